@@ -1,0 +1,435 @@
+//! `check`, `ik`, `fk`, `tensions`, `equilibrium`.
+
+use super::args::{AngleArg, Numbers, RobotArg, number_list, pose_list, warn_pose};
+use super::output::{Table, json, list, num};
+use anyhow::{Context, Result};
+use cdpr::kinematics::{self, FkOptions, Pose};
+use cdpr::robot::{Robot, Stiffness, TensionBounds};
+use cdpr::statics::{self, EquilibriumOptions};
+use clap::{ArgGroup, Args, ValueEnum};
+use serde_json::json;
+use std::process::ExitCode;
+
+// ------------------------------------------------------------------------------- check
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Robot file to validate (or a shipped robot's name).
+    #[arg(value_name = "ROBOT")]
+    pub robot: String,
+    /// Print the compiled robot as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn check(a: CheckArgs) -> Result<ExitCode> {
+    let robot = Robot::load(&a.robot).with_context(|| format!("checking `{}`", a.robot))?;
+    if a.json {
+        json(&robot)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let p = &robot.platform;
+    println!("{}: OK — {}", robot.name, robot.description);
+    if !robot.source.is_empty() {
+        println!("source: {}", robot.source);
+    }
+    println!(
+        "{} cables, {} DOF; platform {} kg, COM ({}) m, box {} m",
+        robot.cable_count(),
+        robot.dof.count(),
+        p.mass,
+        list(p.com.as_slice(), 4),
+        list(p.size.as_slice(), 3)
+    );
+    let i = p.inertia;
+    println!(
+        "inertia diag ({:.4e}, {:.4e}, {:.4e}) kg·m²",
+        i[(0, 0)],
+        i[(1, 1)],
+        i[(2, 2)]
+    );
+    println!(
+        "tension {}…{} N; winch ≤ {} m/s, {} m/s², {} m/s³; PID kp {} ki {} kd {}",
+        robot.tension.min,
+        robot.tension.max,
+        robot.winch.max_velocity,
+        robot.winch.max_acceleration,
+        robot.winch.max_jerk,
+        robot.winch.kp,
+        robot.winch.ki,
+        robot.winch.kd
+    );
+    let (lo, hi) = (robot.workspace.min, robot.workspace.max);
+    println!(
+        "workspace x∈[{}, {}] y∈[{}, {}] z∈[{}, {}] m",
+        lo.x, hi.x, lo.y, hi.y, lo.z, hi.z
+    );
+    let home = Pose::from_array(robot.home);
+    let ik = kinematics::inverse(&robot, &home);
+    let mut t = Table::new(&[
+        "cable",
+        "frame anchor a [m]",
+        "platform anchor b [m]",
+        "stiffness",
+        "damping [N·s/m]",
+        "length at home [m]",
+    ]);
+    for (c, g) in robot.cables.iter().zip(&ik.cables) {
+        let k = match c.stiffness {
+            Stiffness::Constant(k) => format!("{k} N/m"),
+            Stiffness::Ea(ea) => format!("EA {ea} N"),
+        };
+        t.row(vec![
+            c.name.clone(),
+            list(c.frame_anchor.as_slice(), 5),
+            list(c.platform_anchor.as_slice(), 5),
+            k,
+            num(c.damping, 1),
+            num(g.length, 6),
+        ]);
+    }
+    t.print();
+    let dist = statics::tension_distribution(&robot, &home, robot.tension);
+    if dist.feasible {
+        println!(
+            "home pose {:?}: tensions {} N",
+            robot.home,
+            list(&dist.tensions, 3)
+        );
+    } else {
+        println!(
+            "warning: the tension distribution is infeasible at the home pose {:?}",
+            robot.home
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---------------------------------------------------------------------------------- ik
+
+#[derive(Args, Debug)]
+pub struct IkArgs {
+    #[command(flatten)]
+    pub robot: RobotArg,
+    /// Platform pose x,y,z[,roll,pitch,yaw] (m, rad unless --degrees).
+    #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
+    pub pose: Numbers,
+    #[command(flatten)]
+    pub angles: AngleArg,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn ik(a: IkArgs) -> Result<ExitCode> {
+    let robot = a.robot.load()?;
+    let pose = a.angles.pose(&a.pose);
+    warn_pose(&robot, &pose, "pose");
+    let ik = kinematics::inverse(&robot, &pose);
+    let angles = ik.angles();
+    let deg = |f: fn(&kinematics::CableAngles) -> f64| -> Vec<f64> {
+        angles.iter().map(|x| a.angles.angle_out(f(x))).collect()
+    };
+    let (tz, tx, ty) = (deg(|x| x.theta_z), deg(|x| x.theta_x), deg(|x| x.theta_y));
+    if a.json {
+        let directions: Vec<[f64; 3]> = ik.directions().iter().map(|d| [d.x, d.y, d.z]).collect();
+        json(&json!({
+            "robot": robot.name,
+            "pose": a.angles.pose_out(&ik.pose),
+            "lengths": ik.lengths(),
+            "directions": directions,
+            "theta_z": tz,
+            "theta_x": tx,
+            "theta_y": ty,
+            "angle_unit": a.angles.unit(),
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let u = a.angles.unit();
+    println!(
+        "{} at pose ({})",
+        robot.name,
+        list(&a.angles.pose_out(&ik.pose), 6)
+    );
+    let mut t = Table::new(&[
+        "cable".to_string(),
+        "length [m]".into(),
+        "direction d".into(),
+        format!("θz [{u}]"),
+        format!("θx [{u}]"),
+        format!("θy [{u}]"),
+    ]);
+    for (k, (c, g)) in robot.cables.iter().zip(&ik.cables).enumerate() {
+        t.row(vec![
+            c.name.clone(),
+            num(g.length, 6),
+            list(g.direction.as_slice(), 4),
+            num(tz[k], 4),
+            num(tx[k], 4),
+            num(ty[k], 4),
+        ]);
+    }
+    t.print();
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---------------------------------------------------------------------------------- fk
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum FkMethodArg {
+    /// Levenberg–Marquardt least squares on all cables (any robot).
+    Lm,
+    /// Seed 003's three-sphere intersection on cables 1–3, refined on all (3-DOF robots).
+    Sphere,
+}
+
+#[derive(Args, Debug)]
+pub struct FkArgs {
+    #[command(flatten)]
+    pub robot: RobotArg,
+    /// Measured cable lengths l1,…,lm in m, in the robot file's cable order.
+    #[arg(long, value_name = "L1,…,LM", value_parser = number_list, allow_hyphen_values = true)]
+    pub lengths: Numbers,
+    /// Starting pose for the least-squares method (default: the robot's home pose).
+    #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
+    pub guess: Option<Numbers>,
+    #[arg(long, value_enum, default_value = "lm")]
+    pub method: FkMethodArg,
+    /// Fail when the best fit leaves a length error above this (m).
+    #[arg(long, default_value_t = 1e-3, value_name = "M")]
+    pub max_residual: f64,
+    #[command(flatten)]
+    pub angles: AngleArg,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn fk(a: FkArgs) -> Result<ExitCode> {
+    let robot = a.robot.load()?;
+    let options = FkOptions {
+        guess: a.guess.as_ref().map(|g| a.angles.pose(g)),
+        max_residual: a.max_residual,
+        ..FkOptions::default()
+    };
+    let sol = match a.method {
+        FkMethodArg::Lm => kinematics::forward_lm(&robot, &a.lengths, &options),
+        FkMethodArg::Sphere => kinematics::forward_sphere(&robot, &a.lengths, &options),
+    }
+    .with_context(|| format!("forward kinematics of {}", robot.name))?;
+    warn_pose(&robot, &sol.pose, "the solution");
+    if a.json {
+        json(&json!({
+            "robot": robot.name,
+            "pose": a.angles.pose_out(&sol.pose),
+            "residual": sol.residual,
+            "iterations": sol.iterations,
+            "method": sol.method,
+            "angle_unit": a.angles.unit(),
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let p = a.angles.pose_out(&sol.pose);
+    let u = a.angles.unit();
+    println!("pose      x {:.6} y {:.6} z {:.6} m", p[0], p[1], p[2]);
+    println!(
+        "          roll {:.6} pitch {:.6} yaw {:.6} {u}",
+        p[3], p[4], p[5]
+    );
+    println!("residual  {:.3e} m (max length error)", sol.residual);
+    println!("method    {:?}, {} iterations", sol.method, sol.iterations);
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---------------------------------------------------------------------------- tensions
+
+#[derive(Args, Debug, Clone, Copy)]
+pub struct BoundsArg {
+    /// Minimum tension in N (default: the robot file's).
+    #[arg(long, value_name = "N")]
+    pub f_min: Option<f64>,
+    /// Maximum tension in N (default: the robot file's).
+    #[arg(long, value_name = "N")]
+    pub f_max: Option<f64>,
+}
+
+impl BoundsArg {
+    pub fn bounds(&self, robot: &Robot) -> Result<TensionBounds> {
+        let b = TensionBounds {
+            min: self.f_min.unwrap_or(robot.tension.min),
+            max: self.f_max.unwrap_or(robot.tension.max),
+        };
+        if !(b.min.is_finite() && b.max.is_finite() && b.min >= 0.0 && b.max > b.min) {
+            anyhow::bail!(
+                "tension bounds must satisfy 0 ≤ --f-min < --f-max, got [{}, {}] N",
+                b.min,
+                b.max
+            );
+        }
+        Ok(b)
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct TensionsArgs {
+    #[command(flatten)]
+    pub robot: RobotArg,
+    /// Platform pose x,y,z[,roll,pitch,yaw].
+    #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
+    pub pose: Numbers,
+    #[command(flatten)]
+    pub bounds: BoundsArg,
+    #[command(flatten)]
+    pub angles: AngleArg,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn tensions(a: TensionsArgs) -> Result<ExitCode> {
+    let robot = a.robot.load()?;
+    let bounds = a.bounds.bounds(&robot)?;
+    let pose = a.angles.pose(&a.pose);
+    warn_pose(&robot, &pose, "pose");
+    let d = statics::tension_distribution(&robot, &pose, bounds);
+    if a.json {
+        json(&json!({
+            "robot": robot.name,
+            "pose": a.angles.pose_out(&kinematics::effective_pose(&robot, &pose)),
+            "tensions": d.tensions,
+            "feasible": d.feasible,
+            "residual": d.residual,
+            "largest_min_tension": d.largest_min_tension,
+            "f_min": bounds.min,
+            "f_max": bounds.max,
+            "mass": robot.platform.mass,
+        }))?;
+    } else {
+        let mut t = Table::new(&["cable", "tension [N]"]);
+        for (c, f) in robot.cables.iter().zip(&d.tensions) {
+            t.row(vec![c.name.clone(), num(*f, 4)]);
+        }
+        t.print();
+        println!(
+            "bounds [{}, {}] N, mass {} kg, ‖W f + w_g‖ = {:.3e}",
+            bounds.min, bounds.max, robot.platform.mass, d.residual
+        );
+    }
+    if d.feasible {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        match d.largest_min_tension {
+            Some(t) => eprintln!(
+                "infeasible: no tensions in [{}, {}] N hold the platform here; the largest achievable minimum tension is {t:.4} N (shown: those tensions)",
+                bounds.min, bounds.max
+            ),
+            None => eprintln!(
+                "infeasible: no tensions ≤ {} N hold the platform here (outside the wrench-feasible workspace); shown: the closest, leaving residual {:.3e}",
+                bounds.max, d.residual
+            ),
+        }
+        Ok(ExitCode::from(2))
+    }
+}
+
+// ------------------------------------------------------------------------- equilibrium
+
+#[derive(Args, Debug)]
+#[command(group(ArgGroup::new("rest").required(true).args(["rest_lengths", "sag_at", "pretensioned_at"])))]
+pub struct EquilibriumArgs {
+    #[command(flatten)]
+    pub robot: RobotArg,
+    /// Rest (unstretched) lengths L0 in m, one per cable.
+    #[arg(long, value_name = "L1,…,LM", value_parser = number_list, allow_hyphen_values = true)]
+    pub rest_lengths: Option<Numbers>,
+    /// Rest lengths equal to the IK lengths at POSE: shows how far the platform sags.
+    #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
+    pub sag_at: Option<Numbers>,
+    /// Rest lengths L0 = IK(POSE) − f*/k with f* the tension distribution at POSE: the
+    /// platform settles exactly on POSE.
+    #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
+    pub pretensioned_at: Option<Numbers>,
+    /// Starting pose of the search (default: where the unstretched cables reach).
+    #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
+    pub guess: Option<Numbers>,
+    #[command(flatten)]
+    pub bounds: BoundsArg,
+    #[command(flatten)]
+    pub angles: AngleArg,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
+    let robot = a.robot.load()?;
+    let (rest, target) = if let Some(l0) = &a.rest_lengths {
+        (l0.0.clone(), None)
+    } else if let Some(p) = &a.sag_at {
+        let pose = kinematics::effective_pose(&robot, &a.angles.pose(p));
+        warn_pose(&robot, &pose, "pose");
+        (kinematics::lengths(&robot, &pose), Some(pose))
+    } else if let Some(p) = &a.pretensioned_at {
+        let pose = kinematics::effective_pose(&robot, &a.angles.pose(p));
+        warn_pose(&robot, &pose, "pose");
+        let bounds = a.bounds.bounds(&robot)?;
+        let (rest, _) = statics::pretensioned_rest_lengths(&robot, &pose, bounds)
+            .with_context(|| format!("pre-tension at {}", list(&pose.to_array(), 4)))?;
+        (rest, Some(pose))
+    } else {
+        unreachable!("clap requires one of the rest-length options")
+    };
+    let options = EquilibriumOptions {
+        guess: a.guess.as_ref().map(|g| a.angles.pose(g)).or(target),
+        ..EquilibriumOptions::default()
+    };
+    let eq = statics::elastic_equilibrium(&robot, &rest, &options)
+        .with_context(|| format!("elastic equilibrium of {}", robot.name))?;
+    let displacement = target.map(|t| {
+        let (p, q) = (eq.pose.to_array(), t.to_array());
+        let mut d = [0.0; 6];
+        for k in 0..6 {
+            d[k] = if k < 3 {
+                p[k] - q[k]
+            } else {
+                a.angles.angle_out(kinematics::wrap_angle(p[k] - q[k]))
+            };
+        }
+        d
+    });
+    if a.json {
+        json(&json!({
+            "robot": robot.name,
+            "pose": a.angles.pose_out(&eq.pose),
+            "tensions": eq.tensions,
+            "rest_lengths": eq.rest_lengths,
+            "residual": eq.residual,
+            "iterations": eq.iterations,
+            "target": target.map(|t| a.angles.pose_out(&t)),
+            "displacement": displacement,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let p = a.angles.pose_out(&eq.pose);
+    let u = a.angles.unit();
+    println!(
+        "equilibrium x {:.7} y {:.7} z {:.7} m, roll {:.3e} pitch {:.3e} yaw {:.3e} {u}",
+        p[0], p[1], p[2], p[3], p[4], p[5]
+    );
+    if let Some(d) = displacement {
+        println!(
+            "from target dx {:+.4} dy {:+.4} dz {:+.4} mm, |d| {:.4} mm",
+            d[0] * 1e3,
+            d[1] * 1e3,
+            d[2] * 1e3,
+            (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() * 1e3
+        );
+    }
+    let mut t = Table::new(&["cable", "rest length [m]", "tension [N]"]);
+    for ((c, l0), f) in robot.cables.iter().zip(&eq.rest_lengths).zip(&eq.tensions) {
+        t.row(vec![c.name.clone(), num(*l0, 7), num(*f, 4)]);
+    }
+    t.print();
+    println!(
+        "‖W f + w_g‖ = {:.3e}, {} Newton iterations",
+        eq.residual, eq.iterations
+    );
+    Ok(ExitCode::SUCCESS)
+}

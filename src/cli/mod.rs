@@ -1,0 +1,85 @@
+//! Command-line faces of the library. Each subcommand parses, calls `cdpr::…`, and prints a
+//! table (default) or exactly one JSON object on stdout (`--json`). Errors go to stderr with
+//! context and exit status 1; a computed "no" (infeasible tensions) exits with status 2.
+
+mod args;
+mod kin;
+mod output;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Digital shadow for cable-driven parallel robots (CDPRs).
+///
+/// Robots are TOML files (see robots/); the shipped ones can also be named directly:
+/// uvigo8 (seed 000's 8-cable suspended robot), silva4 (seed 003's 4-cable robot) and
+/// caroca (seed 001's CAROCA). All quantities are SI: metres, radians, kilograms, newtons.
+/// Poses are x,y,z[,roll,pitch,yaw] with R = Rz(yaw)·Ry(pitch)·Rx(roll).
+#[derive(Parser, Debug)]
+#[command(name = "cdpr", version, propagate_version = true, max_term_width = 100)]
+#[command(after_help = "Examples:\n  \
+    cdpr check robots/uvigo8.toml\n  \
+    cdpr ik --robot uvigo8 --pose 0,0,0.15\n  \
+    cdpr fk --robot silva4 --lengths 1.36206030,1.42183276,1.22378845,1.15380164 --method sphere\n  \
+    cdpr tensions --robot caroca --pose 0,0,1.5 --payload 15\n  \
+    cdpr equilibrium --robot uvigo8 --sag-at 0,0,0.05")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Validate a robot file and print a summary of it.
+    Check(kin::CheckArgs),
+    /// Inverse kinematics: cable lengths, directions and seed 000's cable angles at a pose.
+    Ik(kin::IkArgs),
+    /// Forward kinematics: the pose that gives measured cable lengths.
+    Fk(kin::FkArgs),
+    /// Tension distribution: minimum-norm tensions within bounds that hold the platform.
+    Tensions(kin::TensionsArgs),
+    /// Elastic statics: where elastic cables of given rest lengths hold the platform.
+    Equilibrium(kin::EquilibriumArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let Some(command) = cli.command else {
+        return no_command();
+    };
+    match run(command) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CDPR_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn no_command() -> ExitCode {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let _ = cmd.print_help();
+    ExitCode::SUCCESS
+}
+
+fn run(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Check(a) => kin::check(a),
+        Command::Ik(a) => kin::ik(a),
+        Command::Fk(a) => kin::fk(a),
+        Command::Tensions(a) => kin::tensions(a),
+        Command::Equilibrium(a) => kin::equilibrium(a),
+    }
+}

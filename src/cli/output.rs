@@ -1,0 +1,80 @@
+//! Printing: plain tables for people, one JSON object for scripts.
+
+use anyhow::Result;
+use serde::Serialize;
+
+/// Prints `value` as one JSON object on stdout.
+pub fn json<T: Serialize>(value: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+/// A plain text table with a header row; numbers right-aligned.
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new<S: AsRef<str>>(header: &[S]) -> Table {
+        Table {
+            header: header.iter().map(|s| s.as_ref().to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub fn print(&self) {
+        let cols = self.header.len();
+        let mut width = vec![0; cols];
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            for (k, cell) in row.iter().enumerate().take(cols) {
+                width[k] = width[k].max(cell.chars().count());
+            }
+        }
+        let line = |row: &[String]| {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(k, c)| {
+                    let pad = width[k] - c.chars().count();
+                    if k == 0 {
+                        format!("{c}{}", " ".repeat(pad))
+                    } else {
+                        format!("{}{c}", " ".repeat(pad))
+                    }
+                })
+                .collect();
+            println!("{}", cells.join("  ").trim_end());
+        };
+        line(&self.header);
+        println!(
+            "{}",
+            width
+                .iter()
+                .map(|w| "-".repeat(*w))
+                .collect::<Vec<_>>()
+                .join("  ")
+        );
+        for row in &self.rows {
+            line(row);
+        }
+    }
+}
+
+/// A number with a fixed number of decimals.
+pub fn num(x: f64, decimals: usize) -> String {
+    format!("{x:.decimals$}")
+}
+
+/// Comma-joined numbers.
+pub fn list(values: &[f64], decimals: usize) -> String {
+    values
+        .iter()
+        .map(|v| num(*v, decimals))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,195 @@
+//! Inverse kinematics, Jacobians and the wrench matrix (seed 000 eqs. 1–3, seed 001 eqs. 2–4).
+//!
+//! Conventions: l_i = a_i − (r + R b_i) points from the platform anchor to the frame anchor,
+//! d_i = l_i/|l_i|, and column i of the wrench matrix is [d_i; (R b_i) × d_i], so that the
+//! cables' wrench about the platform origin is W f. The length Jacobian with respect to the
+//! twist (ṙ, ω) is J = −Wᵀ.
+
+mod fk;
+mod pose;
+
+pub use fk::{FkError, FkMethod, FkOptions, FkSolution, forward, forward_lm, forward_sphere};
+pub use pose::{Pose, wrap_angle};
+
+use crate::robot::{Cable, Dof, Robot};
+use nalgebra::{DMatrix, Matrix3, Vector3};
+use serde::Serialize;
+
+/// One cable's geometry at a pose.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CableGeometry {
+    /// l_i = a_i − (r + R b_i), m.
+    pub vector: Vector3<f64>,
+    /// |l_i|, m.
+    pub length: f64,
+    /// d_i = l_i / |l_i| (zero for a zero-length cable).
+    pub direction: Vector3<f64>,
+    /// R b_i: platform anchor relative to the platform origin, world axes, m.
+    pub arm: Vector3<f64>,
+}
+
+impl CableGeometry {
+    pub fn new(cable: &Cable, position: &Vector3<f64>, rotation: &Matrix3<f64>) -> CableGeometry {
+        let arm = rotation * cable.platform_anchor;
+        let vector = cable.frame_anchor - position - arm;
+        let length = vector.norm();
+        let direction = if length > 1e-12 {
+            vector / length
+        } else {
+            Vector3::zeros()
+        };
+        CableGeometry {
+            vector,
+            length,
+            direction,
+            arm,
+        }
+    }
+
+    /// Moment of a unit tension about the platform origin: (R b_i) × d_i.
+    pub fn moment_arm(&self) -> Vector3<f64> {
+        self.arm.cross(&self.direction)
+    }
+
+    /// Seed 000's cable angles (eqs. 2–3).
+    pub fn angles(&self) -> CableAngles {
+        CableAngles::of(&self.vector)
+    }
+
+    /// Row of ∂L_i/∂q for q = (x, y, z, roll, pitch, yaw), given E(rpy) (see
+    /// [`Pose::angular_rate_matrix`]): [−d_iᵀ, −((R b_i) × d_i)ᵀ E].
+    pub fn pose_gradient(&self, rate_matrix: &Matrix3<f64>) -> [f64; 6] {
+        let m = rate_matrix.transpose() * self.moment_arm();
+        let d = self.direction;
+        [-d.x, -d.y, -d.z, -m.x, -m.y, -m.z]
+    }
+}
+
+/// Seed 000's cable angles, rad: θz the elevation of l_i above the XY plane (eq. 2), θx and θy
+/// the angles of its horizontal projection with the X and Y axes (eq. 3). For a vertical cable
+/// the projection vanishes; then θz = π/2 and θx = θy = π/2 by convention.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CableAngles {
+    pub theta_z: f64,
+    pub theta_x: f64,
+    pub theta_y: f64,
+}
+
+impl CableAngles {
+    pub fn of(l: &Vector3<f64>) -> CableAngles {
+        let half_pi = std::f64::consts::FRAC_PI_2;
+        let horizontal = (l.x * l.x + l.y * l.y).sqrt();
+        let length = l.norm();
+        if horizontal < 1e-12 || length < 1e-12 {
+            return CableAngles {
+                theta_z: half_pi,
+                theta_x: half_pi,
+                theta_y: half_pi,
+            };
+        }
+        // l·l_xy = |l_xy|², so eq. 2 is arccos(|l_xy| / |l|); clamp against rounding.
+        let acos = |c: f64| c.clamp(-1.0, 1.0).acos();
+        CableAngles {
+            theta_z: acos(horizontal / length),
+            theta_x: acos(l.x / horizontal),
+            theta_y: acos(l.y / horizontal),
+        }
+    }
+}
+
+/// Inverse kinematics of every cable at a pose.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InverseKinematics {
+    pub pose: Pose,
+    pub dof: Dof,
+    pub cables: Vec<CableGeometry>,
+}
+
+/// The pose a robot actually takes: 3-DOF robots hold the orientation at zero.
+pub fn effective_pose(robot: &Robot, pose: &Pose) -> Pose {
+    match robot.dof {
+        Dof::Six => *pose,
+        Dof::Three => Pose::from_position(pose.position),
+    }
+}
+
+/// Inverse kinematics (seed 000 eq. 1). For a 3-DOF robot the orientation is taken as zero.
+pub fn inverse(robot: &Robot, pose: &Pose) -> InverseKinematics {
+    let pose = effective_pose(robot, pose);
+    let rotation = pose.rotation();
+    let cables = robot
+        .cables
+        .iter()
+        .map(|c| CableGeometry::new(c, &pose.position, rotation.matrix()))
+        .collect();
+    InverseKinematics {
+        pose,
+        dof: robot.dof,
+        cables,
+    }
+}
+
+/// Cable lengths only (m), without allocation beyond the result.
+pub fn lengths(robot: &Robot, pose: &Pose) -> Vec<f64> {
+    inverse(robot, pose).lengths()
+}
+
+impl InverseKinematics {
+    pub fn lengths(&self) -> Vec<f64> {
+        self.cables.iter().map(|c| c.length).collect()
+    }
+
+    pub fn directions(&self) -> Vec<Vector3<f64>> {
+        self.cables.iter().map(|c| c.direction).collect()
+    }
+
+    pub fn angles(&self) -> Vec<CableAngles> {
+        self.cables.iter().map(CableGeometry::angles).collect()
+    }
+
+    /// Full 6×m wrench matrix, column i = [d_i; (R b_i) × d_i].
+    pub fn wrench_matrix_full(&self) -> DMatrix<f64> {
+        let mut w = DMatrix::zeros(6, self.cables.len());
+        for (i, c) in self.cables.iter().enumerate() {
+            let m = c.moment_arm();
+            w.column_mut(i).copy_from_slice(&[
+                c.direction.x,
+                c.direction.y,
+                c.direction.z,
+                m.x,
+                m.y,
+                m.z,
+            ]);
+        }
+        w
+    }
+
+    /// Wrench matrix restricted to the controlled degrees of freedom: 6×m, or 3×m (force rows)
+    /// for a 3-DOF robot.
+    pub fn wrench_matrix(&self) -> DMatrix<f64> {
+        let full = self.wrench_matrix_full();
+        full.rows(0, self.dof.count()).into_owned()
+    }
+
+    /// Length Jacobian with respect to the twist (ṙ, ω): J = −Wᵀ, m×6 (m×3 for 3 DOF).
+    pub fn twist_jacobian(&self) -> DMatrix<f64> {
+        -self.wrench_matrix().transpose()
+    }
+
+    /// ∂L/∂q for q = (x, y, z, roll, pitch, yaw), m×6 (m×3 for 3 DOF: q = (x, y, z)).
+    pub fn pose_jacobian(&self) -> DMatrix<f64> {
+        let e = self.pose.angular_rate_matrix();
+        let n = self.dof.count();
+        let mut j = DMatrix::zeros(self.cables.len(), n);
+        for (i, c) in self.cables.iter().enumerate() {
+            let row = c.pose_gradient(&e);
+            for k in 0..n {
+                j[(i, k)] = row[k];
+            }
+        }
+        j
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,128 @@
+//! Platform pose and its rotation convention.
+
+use nalgebra::{Isometry3, Matrix3, Rotation3, Translation3, UnitQuaternion, Vector3};
+use serde::{Deserialize, Serialize};
+
+/// Platform pose: position of the platform origin (m) and roll, pitch, yaw (rad) with
+/// R = Rz(yaw)·Ry(pitch)·Rx(roll).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Pose {
+    pub position: Vector3<f64>,
+    /// (roll, pitch, yaw), rad.
+    pub rpy: Vector3<f64>,
+}
+
+impl Pose {
+    pub fn new(x: f64, y: f64, z: f64, roll: f64, pitch: f64, yaw: f64) -> Pose {
+        Pose {
+            position: Vector3::new(x, y, z),
+            rpy: Vector3::new(roll, pitch, yaw),
+        }
+    }
+
+    pub fn from_position(p: Vector3<f64>) -> Pose {
+        Pose {
+            position: p,
+            rpy: Vector3::zeros(),
+        }
+    }
+
+    pub fn from_array(a: [f64; 6]) -> Pose {
+        Pose::new(a[0], a[1], a[2], a[3], a[4], a[5])
+    }
+
+    pub fn to_array(&self) -> [f64; 6] {
+        let (p, r) = (self.position, self.rpy);
+        [p.x, p.y, p.z, r.x, r.y, r.z]
+    }
+
+    /// R = Rz(yaw)·Ry(pitch)·Rx(roll) (nalgebra's `from_euler_angles` is exactly this).
+    pub fn rotation(&self) -> Rotation3<f64> {
+        Rotation3::from_euler_angles(self.rpy.x, self.rpy.y, self.rpy.z)
+    }
+
+    pub fn world_from_platform(&self) -> Isometry3<f64> {
+        Isometry3::from_parts(
+            Translation3::from(self.position),
+            UnitQuaternion::from_rotation_matrix(&self.rotation()),
+        )
+    }
+
+    /// Pose of an isometry, angles recovered in the same convention.
+    pub fn from_isometry(iso: &Isometry3<f64>) -> Pose {
+        let (roll, pitch, yaw) = iso.rotation.euler_angles();
+        Pose {
+            position: iso.translation.vector,
+            rpy: Vector3::new(roll, pitch, yaw),
+        }
+    }
+
+    /// Maps roll/pitch/yaw rates to the angular velocity in world axes: ω = E(rpy)·d(rpy)/dt,
+    /// E = [Rz·Ry·e_x, Rz·e_y, e_z].
+    pub fn angular_rate_matrix(&self) -> Matrix3<f64> {
+        let (pitch, yaw) = (self.rpy.y, self.rpy.z);
+        let (sp, cp) = pitch.sin_cos();
+        let (sy, cy) = yaw.sin_cos();
+        Matrix3::new(cy * cp, -sy, 0.0, sy * cp, cy, 0.0, -sp, 0.0, 1.0)
+    }
+
+    /// Largest position (m) and angle (rad) difference between two poses.
+    pub fn distance(&self, other: &Pose) -> (f64, f64) {
+        let dp = (self.position - other.position).amax();
+        let dr = (self.rpy - other.rpy).map(wrap_angle).amax();
+        (dp, dr)
+    }
+}
+
+/// Wraps an angle to (−π, π].
+pub fn wrap_angle(a: f64) -> f64 {
+    let two_pi = std::f64::consts::TAU;
+    let mut w = a.rem_euclid(two_pi);
+    if w > std::f64::consts::PI {
+        w -= two_pi;
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use approx::assert_relative_eq;
+
+    #[test]
+    fn rotation_is_rz_ry_rx() {
+        let pose = Pose::new(0.0, 0.0, 0.0, 0.3, -0.2, 0.7);
+        let rx = Rotation3::from_axis_angle(&Vector3::x_axis(), 0.3);
+        let ry = Rotation3::from_axis_angle(&Vector3::y_axis(), -0.2);
+        let rz = Rotation3::from_axis_angle(&Vector3::z_axis(), 0.7);
+        assert_relative_eq!(
+            pose.rotation().matrix(),
+            (rz * ry * rx).matrix(),
+            epsilon = 1e-14
+        );
+    }
+
+    #[test]
+    fn angular_rate_matrix_matches_finite_differences() {
+        let pose = Pose::new(0.0, 0.0, 0.0, 0.4, 0.3, -0.8);
+        let rates = Vector3::new(0.7, -0.2, 0.5);
+        let h = 1e-6;
+        let mut next = pose;
+        next.rpy += rates * h;
+        let mut prev = pose;
+        prev.rpy -= rates * h;
+        // dR/dt · Rᵀ = [ω]×
+        let rdot = (next.rotation().matrix() - prev.rotation().matrix()) / (2.0 * h);
+        let skew = rdot * pose.rotation().matrix().transpose();
+        let omega_fd = Vector3::new(skew[(2, 1)], skew[(0, 2)], skew[(1, 0)]);
+        assert_relative_eq!(pose.angular_rate_matrix() * rates, omega_fd, epsilon = 1e-8);
+    }
+
+    #[test]
+    fn isometry_round_trip() {
+        let pose = Pose::new(0.1, -0.2, 0.3, 0.2, -0.4, 1.2);
+        let back = Pose::from_isometry(&pose.world_from_platform());
+        let (dp, dr) = pose.distance(&back);
+        assert!(dp < 1e-14 && dr < 1e-12);
+    }
+}

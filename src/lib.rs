@@ -1,0 +1,9 @@
+//! cdpr: an open, self-contained digital shadow for cable-driven parallel robots.
+//!
+//! Layers, each depending only on those above it in this list:
+//! `robot` (files, model) → `kinematics` / `statics` → `trajectory` / `metrics` → `sim` →
+//! (`shadow`, `viewer`, the `cdpr` binary).
+
+pub mod kinematics;
+pub mod robot;
+pub mod statics;

@@ -1,0 +1,759 @@
+//! The robot file format (TOML, SI units) and its validation.
+//!
+//! Every error names the file, the field and, where the parser knows it, the line, so that a
+//! user can fix a file without reading this code. Nothing here panics on user input.
+
+use super::{Aabb, Cable, Dof, Platform, PlcSymbols, Robot, Stiffness, TensionBounds, Winch};
+use nalgebra::{Matrix3, Vector3};
+use serde::Deserialize;
+use std::ops::Range;
+use toml::Spanned;
+
+/// What can go wrong reading a robot file.
+#[derive(Debug, thiserror::Error)]
+pub enum RobotFileError {
+    #[error("{file}: cannot read the robot file: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no robot file `{spec}` and no built-in robot of that name (built in: {builtin})")]
+    NotFound { spec: String, builtin: String },
+    #[error("{file}:{line}: {field}: {message}")]
+    Invalid {
+        file: String,
+        /// 1-based line, 0 when unknown.
+        line: usize,
+        field: String,
+        message: String,
+    },
+}
+
+impl RobotFileError {
+    /// The dotted field path the error is about (e.g. `cables.frame_anchors[2]`).
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            RobotFileError::Invalid { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Raw, as-written structures. `Spanned` keeps the byte range so that errors can give a line.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRobot {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    source: String,
+    dof: Spanned<i64>,
+    platform: RawPlatform,
+    cables: RawCables,
+    tension: RawTension,
+    winch: RawWinch,
+    workspace: RawBox,
+    #[serde(default)]
+    frame: Option<RawBox>,
+    #[serde(default)]
+    home: Option<Spanned<Vec<f64>>>,
+    #[serde(default)]
+    plc: RawPlc,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlatform {
+    mass: Spanned<f64>,
+    com: Spanned<[f64; 3]>,
+    inertia: Spanned<RawInertia>,
+    size: Spanned<[f64; 3]>,
+    #[serde(default)]
+    box_center: Option<Spanned<[f64; 3]>>,
+    #[serde(default)]
+    payload_options: Option<Spanned<Vec<f64>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawInertia {
+    Named(String),
+    Diagonal([f64; 3]),
+    Full([[f64; 3]; 3]),
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ScalarOrList {
+    Scalar(f64),
+    List(Vec<f64>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCables {
+    #[serde(default)]
+    names: Option<Spanned<Vec<String>>>,
+    frame_anchors: Spanned<Vec<Spanned<[f64; 3]>>>,
+    platform_anchors: Spanned<Vec<Spanned<[f64; 3]>>>,
+    #[serde(default)]
+    stiffness: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    ea: Option<Spanned<ScalarOrList>>,
+    damping: Spanned<ScalarOrList>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTension {
+    min: Spanned<f64>,
+    max: Spanned<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWinch {
+    max_velocity: Spanned<f64>,
+    max_acceleration: Spanned<f64>,
+    max_jerk: Spanned<f64>,
+    #[serde(default)]
+    kp: Option<Spanned<f64>>,
+    #[serde(default)]
+    ki: Option<Spanned<f64>>,
+    #[serde(default)]
+    kd: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBox {
+    min: Spanned<[f64; 3]>,
+    max: Spanned<[f64; 3]>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawPlc {
+    frame_anchors: Option<String>,
+    platform_anchors: Option<String>,
+    lengths: Option<String>,
+    cable_angles: Option<String>,
+    tcp_pose: Option<String>,
+    commanded_lengths: Option<String>,
+    cycle_counter: Option<String>,
+    motion_enable: Option<String>,
+    shadow_pose: Option<String>,
+    shadow_lengths: Option<String>,
+    shadow_tensions: Option<String>,
+    shadow_cycle: Option<String>,
+    writable: Option<Spanned<Vec<String>>>,
+}
+
+/// Default PID of the simulated winch drive (see `sim`), used when `[winch]` gives none.
+pub const DEFAULT_WINCH_KP: f64 = 2.0e5;
+pub const DEFAULT_WINCH_KI: f64 = 2.0e6;
+pub const DEFAULT_WINCH_KD: f64 = 2.0e3;
+
+impl PlcSymbols {
+    /// The names used by the GVL shipped in `assets/twincat/GVL_Shadow.TcGVL`.
+    pub fn defaults() -> PlcSymbols {
+        let shadow_pose = "GVL_Shadow.aShadowPose".to_string();
+        let shadow_lengths = "GVL_Shadow.aShadowLengths".to_string();
+        let shadow_tensions = "GVL_Shadow.aShadowTensions".to_string();
+        let shadow_cycle = "GVL_Shadow.nShadowCycle".to_string();
+        PlcSymbols {
+            frame_anchors: "GVL_Shadow.aFrameAnchors".into(),
+            platform_anchors: "GVL_Shadow.aPlatformAnchors".into(),
+            lengths: "GVL_Shadow.aCableLengths".into(),
+            cable_angles: "GVL_Shadow.aCableAngles".into(),
+            tcp_pose: "GVL_Shadow.aTcpPose".into(),
+            commanded_lengths: "GVL_Shadow.aCmdLengths".into(),
+            cycle_counter: "GVL_Shadow.nCycle".into(),
+            motion_enable: "GVL_Shadow.bMotionEnable".into(),
+            writable: vec![
+                shadow_pose.clone(),
+                shadow_lengths.clone(),
+                shadow_tensions.clone(),
+                shadow_cycle.clone(),
+            ],
+            shadow_pose,
+            shadow_lengths,
+            shadow_tensions,
+            shadow_cycle,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// Parses and validates the text of a robot file; `file` is only used in messages.
+pub fn parse_robot(text: &str, file: &str) -> Result<Robot, RobotFileError> {
+    let ctx = Ctx { text, file };
+    let raw: RawRobot = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
+    build(&ctx, raw)
+}
+
+struct Ctx<'a> {
+    text: &'a str,
+    file: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line_of(&self, offset: usize) -> usize {
+        let end = offset.min(self.text.len());
+        self.text.as_bytes()[..end]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1
+    }
+
+    fn err(
+        &self,
+        span: Option<Range<usize>>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> RobotFileError {
+        RobotFileError::Invalid {
+            file: self.file.to_string(),
+            line: span.map(|s| self.line_of(s.start)).unwrap_or(0),
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// Turns a TOML/serde error into ours, recovering the field path from the span: the
+    /// table header above the error and the key on its line.
+    fn toml_error(&self, error: &toml::de::Error) -> RobotFileError {
+        let span = error.span();
+        let message = error.message().trim().to_string();
+        let field = span
+            .as_ref()
+            .map(|s| self.field_at(s.start, &message))
+            .unwrap_or_else(|| "(file)".to_string());
+        self.err(span, &field, message)
+    }
+
+    fn field_at(&self, offset: usize, message: &str) -> String {
+        let end = offset.min(self.text.len());
+        let before = &self.text[..end];
+        // The table the offset is in: the last header at or above its line.
+        let line_end = self.text[end..]
+            .find('\n')
+            .map(|i| end + i)
+            .unwrap_or(self.text.len());
+        let mut table = String::new();
+        for line in self.text[..line_end].lines() {
+            let t = line.trim_start();
+            if let Some(rest) = t.strip_prefix('[')
+                && let Some(close) = rest.find(']')
+            {
+                table = rest[..close]
+                    .trim_matches(|c| c == '[' || c == ' ')
+                    .to_string();
+            }
+        }
+        // The key written on the line the error points at, if that line is `key = ...`.
+        let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line = self.text[line_start..].lines().next().unwrap_or("");
+        let key = line
+            .split_once('=')
+            .map(|(k, _)| k.trim().to_string())
+            .filter(|k| !k.is_empty() && !k.starts_with('[') && !k.contains(' '));
+        // "missing field `x`" points at the table itself: name the missing key.
+        let missing = message
+            .strip_prefix("missing field `")
+            .and_then(|m| m.split('`').next())
+            .map(str::to_string);
+        let on_header = line.trim_start().starts_with('[');
+        let leaf = if on_header { missing } else { missing.or(key) };
+        match (table.is_empty(), leaf) {
+            (true, Some(k)) => k,
+            (false, Some(k)) => format!("{table}.{k}"),
+            (false, None) => table,
+            (true, None) => "(top level)".to_string(),
+        }
+    }
+}
+
+fn span_of<T>(s: &Spanned<T>) -> Option<Range<usize>> {
+    Some(s.span())
+}
+
+fn finite(ctx: &Ctx, s: &Spanned<f64>, field: &str) -> Result<f64, RobotFileError> {
+    let v = *s.get_ref();
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(ctx.err(
+            span_of(s),
+            field,
+            format!("must be a finite number, got {v}"),
+        ))
+    }
+}
+
+fn positive(ctx: &Ctx, s: &Spanned<f64>, field: &str, unit: &str) -> Result<f64, RobotFileError> {
+    let v = finite(ctx, s, field)?;
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err(ctx.err(
+            span_of(s),
+            field,
+            format!("must be positive, got {v} {unit}"),
+        ))
+    }
+}
+
+fn vec3(ctx: &Ctx, s: &Spanned<[f64; 3]>, field: &str) -> Result<Vector3<f64>, RobotFileError> {
+    let v = s.get_ref();
+    if let Some(k) = v.iter().position(|x| !x.is_finite()) {
+        return Err(ctx.err(
+            span_of(s),
+            field,
+            format!(
+                "component {} must be a finite number, got {}",
+                ["x", "y", "z"][k],
+                v[k]
+            ),
+        ));
+    }
+    Ok(Vector3::new(v[0], v[1], v[2]))
+}
+
+/// A per-cable value given as one number for all cables or one per cable.
+fn per_cable(
+    ctx: &Ctx,
+    s: &Spanned<ScalarOrList>,
+    field: &str,
+    count: usize,
+) -> Result<Vec<f64>, RobotFileError> {
+    let values = match s.get_ref() {
+        ScalarOrList::Scalar(v) => vec![*v; count],
+        ScalarOrList::List(list) => {
+            if list.len() != count {
+                return Err(ctx.err(
+                    span_of(s),
+                    field,
+                    format!(
+                        "gives {} values but the file has {count} cables",
+                        list.len()
+                    ),
+                ));
+            }
+            list.clone()
+        }
+    };
+    if let Some((k, v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(ctx.err(
+            span_of(s),
+            field,
+            format!("value for cable {} is not finite: {v}", k + 1),
+        ));
+    }
+    Ok(values)
+}
+
+fn aabb(ctx: &Ctx, raw: &RawBox, name: &str) -> Result<Aabb, RobotFileError> {
+    let min = vec3(ctx, &raw.min, &format!("{name}.min"))?;
+    let max = vec3(ctx, &raw.max, &format!("{name}.max"))?;
+    if let Some(k) = (0..3).find(|&k| min[k] > max[k]) {
+        return Err(ctx.err(
+            span_of(&raw.max),
+            &format!("{name}.max"),
+            format!(
+                "{} max {} is below min {}",
+                ["x", "y", "z"][k],
+                max[k],
+                min[k]
+            ),
+        ));
+    }
+    Ok(Aabb { min, max })
+}
+
+fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
+    let dof = match *raw.dof.get_ref() {
+        3 => Dof::Three,
+        6 => Dof::Six,
+        other => {
+            return Err(ctx.err(
+                span_of(&raw.dof),
+                "dof",
+                format!("must be 3 (translation only) or 6 (full pose), got {other}"),
+            ));
+        }
+    };
+
+    // --- platform
+    let p = &raw.platform;
+    let mass = positive(ctx, &p.mass, "platform.mass", "kg")?;
+    let com = vec3(ctx, &p.com, "platform.com")?;
+    let size = vec3(ctx, &p.size, "platform.size")?;
+    if let Some(k) = (0..3).find(|&k| size[k] <= 0.0) {
+        return Err(ctx.err(
+            span_of(&p.size),
+            "platform.size",
+            format!(
+                "box edge {} must be positive, got {}",
+                ["x", "y", "z"][k],
+                size[k]
+            ),
+        ));
+    }
+    let box_center = match &p.box_center {
+        Some(c) => vec3(ctx, c, "platform.box_center")?,
+        None => com,
+    };
+    let inertia = match p.inertia.get_ref() {
+        RawInertia::Named(name) if name == "uniform_box" => {
+            Platform::uniform_box_inertia(mass, &size)
+        }
+        RawInertia::Named(name) => {
+            return Err(ctx.err(
+                span_of(&p.inertia),
+                "platform.inertia",
+                format!(
+                    "unknown inertia `{name}`: give \"uniform_box\", [ixx, iyy, izz] or a 3×3 matrix (kg·m²)"
+                ),
+            ));
+        }
+        RawInertia::Diagonal(d) => Matrix3::from_diagonal(&Vector3::new(d[0], d[1], d[2])),
+        RawInertia::Full(m) => Matrix3::from_fn(|r, c| m[r][c]),
+    };
+    check_inertia(ctx, &p.inertia, &inertia)?;
+    let payload_options = match &p.payload_options {
+        Some(list) => {
+            if let Some(v) = list
+                .get_ref()
+                .iter()
+                .find(|v| !(v.is_finite() && **v > 0.0))
+            {
+                return Err(ctx.err(
+                    span_of(list),
+                    "platform.payload_options",
+                    format!("every option must be a positive mass in kg, got {v}"),
+                ));
+            }
+            list.get_ref().clone()
+        }
+        None => Vec::new(),
+    };
+    let platform = Platform {
+        mass,
+        com,
+        inertia,
+        size,
+        box_center,
+        payload_options,
+    };
+
+    // --- cables
+    let cables = build_cables(ctx, &raw.cables, dof)?;
+
+    // --- tension bounds
+    let tmin = finite(ctx, &raw.tension.min, "tension.min")?;
+    let tmax = finite(ctx, &raw.tension.max, "tension.max")?;
+    if tmin < 0.0 {
+        return Err(ctx.err(
+            span_of(&raw.tension.min),
+            "tension.min",
+            format!("cables cannot push: must be ≥ 0 N, got {tmin}"),
+        ));
+    }
+    if tmax <= tmin {
+        return Err(ctx.err(
+            span_of(&raw.tension.max),
+            "tension.max",
+            format!("must exceed tension.min ({tmin} N), got {tmax} N"),
+        ));
+    }
+
+    // --- winch
+    let w = &raw.winch;
+    let gain =
+        |s: &Option<Spanned<f64>>, name: &str, default: f64| -> Result<f64, RobotFileError> {
+            match s {
+                Some(v) => {
+                    let x = finite(ctx, v, name)?;
+                    if x < 0.0 {
+                        Err(ctx.err(span_of(v), name, format!("must be ≥ 0, got {x}")))
+                    } else {
+                        Ok(x)
+                    }
+                }
+                None => Ok(default),
+            }
+        };
+    let winch = Winch {
+        max_velocity: positive(ctx, &w.max_velocity, "winch.max_velocity", "m/s")?,
+        max_acceleration: positive(ctx, &w.max_acceleration, "winch.max_acceleration", "m/s²")?,
+        max_jerk: positive(ctx, &w.max_jerk, "winch.max_jerk", "m/s³")?,
+        kp: gain(&w.kp, "winch.kp", DEFAULT_WINCH_KP)?,
+        ki: gain(&w.ki, "winch.ki", DEFAULT_WINCH_KI)?,
+        kd: gain(&w.kd, "winch.kd", DEFAULT_WINCH_KD)?,
+    };
+
+    // --- boxes and home
+    let workspace = aabb(ctx, &raw.workspace, "workspace")?;
+    let frame = match &raw.frame {
+        Some(f) => aabb(ctx, f, "frame")?,
+        None => {
+            let mut min = cables[0].frame_anchor;
+            let mut max = min;
+            for c in &cables {
+                min = min.inf(&c.frame_anchor);
+                max = max.sup(&c.frame_anchor);
+            }
+            Aabb {
+                min: min.inf(&workspace.min),
+                max: max.sup(&workspace.max),
+            }
+        }
+    };
+    let home = match &raw.home {
+        Some(h) => {
+            let v = h.get_ref();
+            if v.len() != 3 && v.len() != 6 {
+                return Err(ctx.err(
+                    span_of(h),
+                    "home",
+                    format!(
+                        "needs 3 or 6 numbers (x, y, z[, roll, pitch, yaw]), got {}",
+                        v.len()
+                    ),
+                ));
+            }
+            if let Some(x) = v.iter().find(|x| !x.is_finite()) {
+                return Err(ctx.err(span_of(h), "home", format!("must be finite, got {x}")));
+            }
+            let mut pose = [0.0; 6];
+            pose[..v.len()].copy_from_slice(v);
+            pose
+        }
+        None => {
+            let c = workspace.center();
+            [c.x, c.y, c.z, 0.0, 0.0, 0.0]
+        }
+    };
+
+    let plc = build_plc(ctx, raw.plc)?;
+
+    Ok(Robot {
+        name: raw.name,
+        description: raw.description,
+        source: raw.source,
+        path: None,
+        dof,
+        cables,
+        platform,
+        tension: TensionBounds {
+            min: tmin,
+            max: tmax,
+        },
+        winch,
+        workspace,
+        frame,
+        home,
+        plc,
+    })
+}
+
+fn check_inertia(
+    ctx: &Ctx,
+    s: &Spanned<RawInertia>,
+    inertia: &Matrix3<f64>,
+) -> Result<(), RobotFileError> {
+    let field = "platform.inertia";
+    if inertia.iter().any(|x| !x.is_finite()) {
+        return Err(ctx.err(
+            span_of(s),
+            field,
+            "all entries must be finite numbers (kg·m²)",
+        ));
+    }
+    if (inertia - inertia.transpose()).abs().max() > 1e-12 * inertia.abs().max().max(1.0) {
+        return Err(ctx.err(span_of(s), field, "the inertia matrix must be symmetric"));
+    }
+    let eig = inertia.symmetric_eigenvalues();
+    if eig.iter().any(|&e| e <= 0.0) {
+        return Err(ctx.err(
+            span_of(s),
+            field,
+            format!(
+                "must be positive definite (principal moments {:.3e}, {:.3e}, {:.3e} kg·m²)",
+                eig[0], eig[1], eig[2]
+            ),
+        ));
+    }
+    // A rigid body's principal moments obey the triangle inequality.
+    let (a, b, c) = (eig[0], eig[1], eig[2]);
+    if a > b + c + 1e-12 || b > a + c + 1e-12 || c > a + b + 1e-12 {
+        return Err(ctx.err(
+            span_of(s),
+            field,
+            format!("principal moments {a:.3e}, {b:.3e}, {c:.3e} kg·m² violate the triangle inequality: no rigid body has them"),
+        ));
+    }
+    Ok(())
+}
+
+fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, RobotFileError> {
+    let frame = raw.frame_anchors.get_ref();
+    let platform = raw.platform_anchors.get_ref();
+    let count = frame.len();
+    if platform.len() != count {
+        return Err(ctx.err(
+            span_of(&raw.platform_anchors),
+            "cables.platform_anchors",
+            format!("has {} anchors but cables.frame_anchors has {count}: every cable needs one of each", platform.len()),
+        ));
+    }
+    if count < dof.count() {
+        return Err(ctx.err(
+            span_of(&raw.frame_anchors),
+            "cables.frame_anchors",
+            format!(
+                "{count} cables cannot hold {} degrees of freedom",
+                dof.count()
+            ),
+        ));
+    }
+    let names = match &raw.names {
+        Some(n) => {
+            if n.get_ref().len() != count {
+                return Err(ctx.err(
+                    span_of(n),
+                    "cables.names",
+                    format!(
+                        "gives {} names but the file has {count} cables",
+                        n.get_ref().len()
+                    ),
+                ));
+            }
+            n.get_ref().clone()
+        }
+        None => (1..=count).map(|k| format!("cable{k}")).collect(),
+    };
+    let stiffness: Vec<Stiffness> = match (&raw.stiffness, &raw.ea) {
+        (Some(_), Some(ea)) => {
+            return Err(ctx.err(
+                span_of(ea),
+                "cables.ea",
+                "give either `stiffness` (N/m) or `ea` (N, k = EA/L0), not both",
+            ));
+        }
+        (None, None) => {
+            return Err(ctx.err(
+                span_of(&raw.frame_anchors),
+                "cables.stiffness",
+                "missing: give `stiffness` (N/m) or `ea` (N, k = EA/L0)",
+            ));
+        }
+        (Some(k), None) => per_cable(ctx, k, "cables.stiffness", count)?
+            .into_iter()
+            .map(Stiffness::Constant)
+            .collect(),
+        (None, Some(ea)) => per_cable(ctx, ea, "cables.ea", count)?
+            .into_iter()
+            .map(Stiffness::Ea)
+            .collect(),
+    };
+    for (k, s) in stiffness.iter().enumerate() {
+        let (value, name, span) = match s {
+            Stiffness::Constant(v) => (
+                *v,
+                "cables.stiffness",
+                raw.stiffness.as_ref().map(|s| s.span()),
+            ),
+            Stiffness::Ea(v) => (*v, "cables.ea", raw.ea.as_ref().map(|s| s.span())),
+        };
+        if value <= 0.0 {
+            return Err(ctx.err(
+                span,
+                name,
+                format!(
+                    "cable {} ({}) must be positive, got {value}",
+                    k + 1,
+                    names[k]
+                ),
+            ));
+        }
+    }
+    let damping = per_cable(ctx, &raw.damping, "cables.damping", count)?;
+    if let Some((k, v)) = damping.iter().enumerate().find(|(_, v)| **v < 0.0) {
+        return Err(ctx.err(
+            span_of(&raw.damping),
+            "cables.damping",
+            format!("cable {} ({}) must be ≥ 0 N·s/m, got {v}", k + 1, names[k]),
+        ));
+    }
+
+    let mut cables = Vec::with_capacity(count);
+    for k in 0..count {
+        let a = vec3(ctx, &frame[k], &format!("cables.frame_anchors[{k}]"))?;
+        let b = vec3(ctx, &platform[k], &format!("cables.platform_anchors[{k}]"))?;
+        for (j, other) in cables.iter().enumerate() {
+            let other: &Cable = other;
+            if (other.frame_anchor - a).norm() < 1e-9 && (other.platform_anchor - b).norm() < 1e-9 {
+                return Err(ctx.err(
+                    span_of(&platform[k]),
+                    &format!("cables.platform_anchors[{k}]"),
+                    format!(
+                        "cable {} ({}) coincides with cable {} ({}): same frame and platform anchors",
+                        k + 1,
+                        names[k],
+                        j + 1,
+                        names[j]
+                    ),
+                ));
+            }
+        }
+        cables.push(Cable {
+            name: names[k].clone(),
+            frame_anchor: a,
+            platform_anchor: b,
+            stiffness: stiffness[k],
+            damping: damping[k],
+        });
+    }
+    Ok(cables)
+}
+
+fn build_plc(ctx: &Ctx, raw: RawPlc) -> Result<PlcSymbols, RobotFileError> {
+    let d = PlcSymbols::defaults();
+    let writable = match raw.writable {
+        Some(w) => {
+            if let Some(name) = w.get_ref().iter().find(|n| n.trim().is_empty()) {
+                return Err(ctx.err(
+                    span_of(&w),
+                    "plc.writable",
+                    format!("empty symbol name {name:?}"),
+                ));
+            }
+            w.into_inner()
+        }
+        None => d.writable,
+    };
+    let pick = |v: Option<String>, default: String| v.unwrap_or(default);
+    Ok(PlcSymbols {
+        frame_anchors: pick(raw.frame_anchors, d.frame_anchors),
+        platform_anchors: pick(raw.platform_anchors, d.platform_anchors),
+        lengths: pick(raw.lengths, d.lengths),
+        cable_angles: pick(raw.cable_angles, d.cable_angles),
+        tcp_pose: pick(raw.tcp_pose, d.tcp_pose),
+        commanded_lengths: pick(raw.commanded_lengths, d.commanded_lengths),
+        cycle_counter: pick(raw.cycle_counter, d.cycle_counter),
+        motion_enable: pick(raw.motion_enable, d.motion_enable),
+        shadow_pose: pick(raw.shadow_pose, d.shadow_pose),
+        shadow_lengths: pick(raw.shadow_lengths, d.shadow_lengths),
+        shadow_tensions: pick(raw.shadow_tensions, d.shadow_tensions),
+        shadow_cycle: pick(raw.shadow_cycle, d.shadow_cycle),
+        writable,
+    })
+}

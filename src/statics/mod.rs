@@ -1,0 +1,239 @@
+//! Statics: tension distribution (seed 001 eq. 8) and elastic equilibrium.
+//!
+//! Statics is W f + w_g = 0 with moments about the platform origin; for a 3-DOF robot only
+//! the three force rows count (the orientation is held).
+
+mod equilibrium;
+mod qp;
+
+pub use equilibrium::{
+    Equilibrium, EquilibriumOptions, StaticsError, elastic_equilibrium, pretensioned_rest_lengths,
+};
+pub use qp::{QpInfeasible, QpSolution, min_norm_qp};
+
+use crate::kinematics::{self, InverseKinematics, Pose};
+use crate::robot::{Robot, TensionBounds};
+use clarabel::algebra::CscMatrix;
+use clarabel::solver::{
+    DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT, SolverStatus,
+    SupportedConeT, ZeroConeT,
+};
+use nalgebra::{DMatrix, DVector, Vector3};
+use serde::Serialize;
+
+/// Result of the tension distribution at a pose.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Distribution {
+    /// N, one per cable. When infeasible: the tensions that come closest (see `feasible`).
+    pub tensions: Vec<f64>,
+    /// True when f_min ≤ f ≤ f_max and W f + w_g = 0 hold.
+    pub feasible: bool,
+    /// ‖W f + w_g‖ over the controlled rows (N, N·m).
+    pub residual: f64,
+    /// When infeasible: the largest minimum tension reachable with f ≤ f_max and
+    /// W f + w_g = 0 (None when no tensions ≤ f_max balance the load at all).
+    pub largest_min_tension: Option<f64>,
+    pub bounds: TensionBounds,
+}
+
+/// The gravity wrench restricted to the controlled rows.
+pub fn gravity_rows(robot: &Robot, ik: &InverseKinematics) -> DVector<f64> {
+    let wg = robot.gravity_wrench(ik.pose.rotation().matrix());
+    DVector::from_column_slice(&wg[..robot.dof.count()])
+}
+
+/// Minimum-2-norm tensions within `bounds` balancing gravity at `pose` (seed 001 eq. 8).
+pub fn tension_distribution(robot: &Robot, pose: &Pose, bounds: TensionBounds) -> Distribution {
+    let ik = kinematics::inverse(robot, pose);
+    let w = ik.wrench_matrix();
+    let target = -gravity_rows(robot, &ik);
+    distribute_wrench(&w, &target, bounds)
+}
+
+/// Minimum-norm tensions with W f = `wrench` and bounds, with the infeasible case explained.
+pub fn distribute_wrench(
+    w: &DMatrix<f64>,
+    wrench: &DVector<f64>,
+    bounds: TensionBounds,
+) -> Distribution {
+    let m = w.ncols();
+    let lo = DVector::from_element(m, bounds.min);
+    let hi = DVector::from_element(m, bounds.max);
+    match min_norm_qp(w, wrench, &lo, &hi) {
+        Ok(sol) => {
+            let residual = (w * &sol.x - wrench).norm();
+            Distribution {
+                tensions: sol.x.iter().copied().collect(),
+                feasible: true,
+                residual,
+                largest_min_tension: None,
+                bounds,
+            }
+        }
+        Err(QpInfeasible) => {
+            let best = largest_min_tension(w, wrench, bounds.max);
+            let tensions = match &best {
+                Some((_, f)) => f.clone(),
+                None => closest_tensions(w, wrench, bounds.max),
+            };
+            let f = DVector::from_column_slice(&tensions);
+            Distribution {
+                residual: (w * f - wrench).norm(),
+                tensions,
+                feasible: false,
+                largest_min_tension: best.map(|(t, _)| t),
+                bounds,
+            }
+        }
+    }
+}
+
+fn quiet_solver(
+    p: &CscMatrix<f64>,
+    q: &[f64],
+    a: &CscMatrix<f64>,
+    b: &[f64],
+    cones: &[SupportedConeT<f64>],
+) -> Option<DefaultSolver<f64>> {
+    let settings = DefaultSettingsBuilder::default()
+        .verbose(false)
+        .tol_gap_abs(1e-10)
+        .tol_gap_rel(1e-10)
+        .tol_feas(1e-10)
+        .build()
+        .ok()?;
+    DefaultSolver::new(p, q, a, b, cones, settings).ok()
+}
+
+/// LP: max t s.t. W f = wrench, f_i ≥ t, 0 ≤ f_i ≤ f_max (clarabel). Returns t and f;
+/// None when no non-negative tensions up to f_max produce the wrench.
+pub fn largest_min_tension(
+    w: &DMatrix<f64>,
+    wrench: &DVector<f64>,
+    f_max: f64,
+) -> Option<(f64, Vec<f64>)> {
+    let (r, m) = (w.nrows(), w.ncols());
+    // Variables (f_1..f_m, t); constraints A x + s = b.
+    let mut rows: Vec<Vec<f64>> = Vec::with_capacity(r + 3 * m);
+    let mut b = Vec::with_capacity(r + 3 * m);
+    for k in 0..r {
+        let mut row: Vec<f64> = w.row(k).iter().copied().collect();
+        row.push(0.0);
+        rows.push(row);
+        b.push(wrench[k]);
+    }
+    for i in 0..m {
+        let mut row = vec![0.0; m + 1];
+        row[i] = -1.0;
+        row[m] = 1.0; // t − f_i ≤ 0
+        rows.push(row);
+        b.push(0.0);
+        let mut row = vec![0.0; m + 1];
+        row[i] = 1.0; // f_i ≤ f_max
+        rows.push(row);
+        b.push(f_max);
+        let mut row = vec![0.0; m + 1];
+        row[i] = -1.0; // f_i ≥ 0: cables cannot push
+        rows.push(row);
+        b.push(0.0);
+    }
+    let a = CscMatrix::from(&rows);
+    let p = CscMatrix::zeros((m + 1, m + 1));
+    let mut q = vec![0.0; m + 1];
+    q[m] = -1.0;
+    let cones = [ZeroConeT(r), NonnegativeConeT(3 * m)];
+    let mut solver = quiet_solver(&p, &q, &a, &b, &cones)?;
+    solver.solve();
+    match solver.solution.status {
+        SolverStatus::Solved | SolverStatus::AlmostSolved => {
+            let x = &solver.solution.x;
+            Some((x[m], x[..m].to_vec()))
+        }
+        _ => None,
+    }
+}
+
+/// min ‖W f − wrench‖² with 0 ≤ f ≤ f_max (clarabel): the best a robot can do when it cannot
+/// hold the load at all.
+fn closest_tensions(w: &DMatrix<f64>, wrench: &DVector<f64>, f_max: f64) -> Vec<f64> {
+    let m = w.ncols();
+    let wtw = w.transpose() * w;
+    let upper: Vec<Vec<f64>> = (0..m)
+        .map(|i| {
+            (0..m)
+                .map(|j| if j >= i { wtw[(i, j)] } else { 0.0 })
+                .collect()
+        })
+        .collect();
+    let p = CscMatrix::from(&upper);
+    let q: Vec<f64> = (-(w.transpose() * wrench)).iter().copied().collect();
+    let mut rows = Vec::with_capacity(2 * m);
+    let mut b = Vec::with_capacity(2 * m);
+    for i in 0..m {
+        let mut row = vec![0.0; m];
+        row[i] = -1.0;
+        rows.push(row);
+        b.push(0.0);
+        let mut row = vec![0.0; m];
+        row[i] = 1.0;
+        rows.push(row);
+        b.push(f_max);
+    }
+    let a = CscMatrix::from(&rows);
+    let cones = [NonnegativeConeT(2 * m)];
+    match quiet_solver(&p, &q, &a, &b, &cones) {
+        Some(mut solver) => {
+            solver.solve();
+            solver.solution.x.clone()
+        }
+        None => vec![0.0; m],
+    }
+}
+
+/// The same QP as [`min_norm_qp`] solved by clarabel's interior-point method: an independent
+/// second solver for tests and benchmarks. None when clarabel reports anything but solved.
+pub fn min_norm_qp_clarabel(
+    a: &DMatrix<f64>,
+    b: &DVector<f64>,
+    lo: &DVector<f64>,
+    hi: &DVector<f64>,
+) -> Option<DVector<f64>> {
+    let (r, m) = (a.nrows(), a.ncols());
+    let p = CscMatrix::identity(m);
+    let q = vec![0.0; m];
+    let mut rows: Vec<Vec<f64>> = (0..r).map(|k| a.row(k).iter().copied().collect()).collect();
+    let mut rhs: Vec<f64> = b.iter().copied().collect();
+    for i in 0..m {
+        let mut row = vec![0.0; m];
+        row[i] = -1.0;
+        rows.push(row);
+        rhs.push(-lo[i]);
+        let mut row = vec![0.0; m];
+        row[i] = 1.0;
+        rows.push(row);
+        rhs.push(hi[i]);
+    }
+    let amat = CscMatrix::from(&rows);
+    let cones = [ZeroConeT(r), NonnegativeConeT(2 * m)];
+    let mut solver = quiet_solver(&p, &q, &amat, &rhs, &cones)?;
+    solver.solve();
+    match solver.solution.status {
+        SolverStatus::Solved => Some(DVector::from_column_slice(&solver.solution.x)),
+        _ => None,
+    }
+}
+
+/// Total wrench on the platform (W f + w_g) over the controlled rows, for given tensions.
+pub fn wrench_residual(robot: &Robot, pose: &Pose, tensions: &[f64]) -> DVector<f64> {
+    let ik = kinematics::inverse(robot, pose);
+    let w = ik.wrench_matrix();
+    &w * DVector::from_column_slice(tensions) + gravity_rows(robot, &ik)
+}
+
+/// Force of gravity as a vector (N).
+pub fn weight(robot: &Robot) -> Vector3<f64> {
+    Vector3::new(0.0, 0.0, -robot.platform.mass * crate::robot::GRAVITY)
+}
+
+#[cfg(test)]
+mod tests;
