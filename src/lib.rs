@@ -7,3 +7,4 @@
 pub mod kinematics;
 pub mod robot;
 pub mod statics;
+pub mod trajectory;
