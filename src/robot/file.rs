@@ -121,6 +121,8 @@ struct RawWinch {
     max_acceleration: Spanned<f64>,
     max_jerk: Spanned<f64>,
     #[serde(default)]
+    mass: Option<Spanned<f64>>,
+    #[serde(default)]
     kp: Option<Spanned<f64>>,
     #[serde(default)]
     ki: Option<Spanned<f64>>,
@@ -153,10 +155,14 @@ struct RawPlc {
     writable: Option<Spanned<Vec<String>>>,
 }
 
-/// Default PID of the simulated winch drive (see `sim`), used when `[winch]` gives none.
+/// Default reflected mass of a winch (drum and motor inertia J/r²), kg.
+pub const DEFAULT_WINCH_MASS: f64 = 0.2;
+/// Default PID of the simulated winch drive (see `sim`), used when `[winch]` gives none:
+/// with the default mass a 160 Hz position loop (√(kp/m) = 1000 rad/s), damping ratio
+/// kd/(2√(kp·m)) = 1.5, integral time kp/ki = 0.1 s.
 pub const DEFAULT_WINCH_KP: f64 = 2.0e5;
 pub const DEFAULT_WINCH_KI: f64 = 2.0e6;
-pub const DEFAULT_WINCH_KD: f64 = 2.0e3;
+pub const DEFAULT_WINCH_KD: f64 = 600.0;
 
 impl PlcSymbols {
     /// The names used by the GVL shipped in `assets/twincat/GVL_Shadow.TcGVL`.
@@ -494,6 +500,10 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
         max_velocity: positive(ctx, &w.max_velocity, "winch.max_velocity", "m/s")?,
         max_acceleration: positive(ctx, &w.max_acceleration, "winch.max_acceleration", "m/s²")?,
         max_jerk: positive(ctx, &w.max_jerk, "winch.max_jerk", "m/s³")?,
+        mass: match &w.mass {
+            Some(m) => positive(ctx, m, "winch.mass", "kg")?,
+            None => DEFAULT_WINCH_MASS,
+        },
         kp: gain(&w.kp, "winch.kp", DEFAULT_WINCH_KP)?,
         ki: gain(&w.ki, "winch.ki", DEFAULT_WINCH_KI)?,
         kd: gain(&w.kd, "winch.kd", DEFAULT_WINCH_KD)?,

@@ -114,6 +114,8 @@ pub struct Winch {
     pub max_acceleration: f64,
     /// m/s³
     pub max_jerk: f64,
+    /// Reflected mass of drum and motor (J/r²) moved by the simulated drive, kg.
+    pub mass: f64,
     /// PID of the simulated drive (force = kp·e + ki·∫e + kd·ė), N/m, N/(m·s), N·s/m.
     pub kp: f64,
     pub ki: f64,
