@@ -6,5 +6,6 @@
 
 pub mod kinematics;
 pub mod robot;
+pub mod sim;
 pub mod statics;
 pub mod trajectory;

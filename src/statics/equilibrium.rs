@@ -159,7 +159,9 @@ pub fn elastic_equilibrium(
     let start = guess.to_array();
     let mut q = DVector::from_column_slice(&start[..n]);
     let weight = robot.platform.mass * crate::robot::GRAVITY;
-    let tol = options.tolerance * weight.max(1e-6);
+    // Forces are only known to rounding: k·L·ε per cable, which dominates for stiff cables.
+    let rounding: f64 = stiffness.iter().zip(rest).map(|(k, l)| k * l).sum::<f64>() * 1e-14;
+    let tol = (options.tolerance * weight.max(1e-6)).max(rounding);
     let reach = 10.0 * (robot.frame.size().norm() + robot.platform.size.norm());
 
     let mut current = evaluate(robot, rest, &stiffness, &q);

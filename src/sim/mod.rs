@@ -1,0 +1,563 @@
+//! The physics core: one platform, m cables, stepped at a fixed dt by whoever owns it.
+//!
+//! Model vs. state as in MuJoCo: a [`Robot`] is the immutable model; a [`Sim`] holds the
+//! changing state and steps it: `Sim::new(robot, config)`, `set_command`, `step`, `state`.
+//! It knows nothing of windows or sockets; the CLI, the ADS shadow and the viewer all drive
+//! this same type. Two physical models share the interface:
+//! - `chain` ([`chain`]): seed 000's per-cable joint chain in Rapier (universal at a_i,
+//!   active prismatic winch, passive prismatic spring-damper, spherical closure on the
+//!   platform);
+//! - `elastic` ([`elastic`]): the platform as the only body, each cable a unilateral
+//!   spring-damper force (the fast mode and the chain's cross-check).
+//!
+//! and three winch modes: `ideal` (the payout follows the command exactly), `length` (a PID
+//! drive with the robot's velocity/acceleration/jerk limits) and `tension` (commanded
+//! tensions, negatives clipped to zero, as in seed 001).
+
+mod chain;
+pub mod control;
+mod elastic;
+pub mod run;
+pub mod winch;
+
+pub use chain::ChainConfig;
+
+use crate::kinematics::{self, Pose};
+use crate::robot::Robot;
+use crate::statics::{self, EquilibriumOptions};
+use elastic::{CableDrive, ElasticModel};
+use serde::Serialize;
+use winch::{PidWinch, SetpointShaper};
+
+/// Which physical model to step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    /// Per-cable joint chains in Rapier (seed 000's construction).
+    Chain,
+    /// Platform-only rigid body with unilateral spring-damper cables (fast).
+    Elastic,
+}
+
+/// How the winches are driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlMode {
+    /// PID drive tracking commanded lengths within the winch limits.
+    Length,
+    /// The payout follows the commanded length exactly (kinematic winch).
+    Ideal,
+    /// Commanded tensions applied directly; negative values are ignored.
+    Tension,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimConfig {
+    /// Fixed step, s.
+    pub dt: f64,
+    pub model: ModelKind,
+    pub control: ControlMode,
+    pub chain: ChainConfig,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            dt: 1e-3,
+            model: ModelKind::Elastic,
+            control: ControlMode::Ideal,
+            chain: ChainConfig::default(),
+        }
+    }
+}
+
+/// What the controller asks of the winches.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Cable payout (unstretched length from exit point to platform anchor), m, per cable.
+    Lengths(Vec<f64>),
+    /// Cable tensions, N, per cable (negative values are applied as zero).
+    Tensions(Vec<f64>),
+}
+
+/// Everything observable after a step (SI, world axes).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimState {
+    pub time: f64,
+    pub step: u64,
+    pub pose: Pose,
+    /// Velocity of the platform origin (m/s) and angular velocity (rad/s), world axes.
+    pub twist: [f64; 6],
+    /// Winch payout (cable rest length), m.
+    pub winch: Vec<f64>,
+    /// Geometric cable length |a_i − p_i|, m.
+    pub lengths: Vec<f64>,
+    /// Tension from the cable's spring stretch and damper (k·e + c·ė, ≥ 0), N.
+    pub tensions: Vec<f64>,
+    /// Tension seen by the solver: the chain's closure-joint impulses divided by the step
+    /// (equal to `tensions` in the elastic model). The two must agree.
+    pub tensions_constraint: Vec<f64>,
+    /// |W f + w_g − d(momentum)/dt|: Newton–Euler residual of the last step (N, N·m).
+    pub wrench_residual: f64,
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum SimError {
+    #[error("command has {got} values but the robot has {expected} cables")]
+    CommandCount { expected: usize, got: usize },
+    #[error("command for cable {cable} ({name}) is not a finite number: {value}")]
+    BadCommand {
+        cable: usize,
+        name: String,
+        value: f64,
+    },
+    #[error("a {given} command does not fit control mode `{mode:?}`")]
+    WrongCommand {
+        given: &'static str,
+        mode: ControlMode,
+    },
+    #[error("dt must be a positive number of seconds up to 0.01, got {0}")]
+    BadStep(f64),
+    #[error("simulation blew up at step {step} (t = {time:.4} s): {what}")]
+    BlowUp { step: u64, time: f64, what: String },
+    #[error("cannot start: {0}")]
+    Start(String),
+}
+
+enum Model {
+    Elastic(ElasticModel),
+    Chain(Box<chain::ChainModel>),
+}
+
+/// Per-cable drive state of `length` mode.
+#[derive(Debug, Clone, Copy)]
+struct Drive {
+    shaper: SetpointShaper,
+    pid: PidWinch,
+}
+
+/// A running simulation of one robot.
+pub struct Sim {
+    robot: Robot,
+    config: SimConfig,
+    model: Model,
+    /// Current command (lengths or tensions, per the mode).
+    command: Vec<f64>,
+    /// Rest lengths of the last step and their rates (ideal and length modes).
+    rest: Vec<f64>,
+    rest_rate: Vec<f64>,
+    drives: Vec<Drive>,
+    state: SimState,
+    // Scratch for the residual.
+    prev_velocity: nalgebra::Vector6<f64>,
+}
+
+/// Speeds beyond which a run is declared blown up (m/s, rad/s).
+const MAX_SPEED: f64 = 100.0;
+const MAX_SPIN: f64 = 1000.0;
+
+impl Sim {
+    /// A simulation of `robot` at rest at its home pose: winches pre-tensioned so that the
+    /// platform sits exactly there (tension mode: the distribution's tensions).
+    pub fn new(robot: &Robot, config: SimConfig) -> Result<Sim, SimError> {
+        Sim::at(robot, config, &Pose::from_array(robot.home))
+    }
+
+    /// Like [`Sim::new`], at rest at `pose`.
+    pub fn at(robot: &Robot, config: SimConfig, pose: &Pose) -> Result<Sim, SimError> {
+        if !(config.dt > 0.0 && config.dt <= 0.01) {
+            return Err(SimError::BadStep(config.dt));
+        }
+        let pose = kinematics::effective_pose(robot, pose);
+        let m = robot.cable_count();
+        let model = match config.model {
+            ModelKind::Elastic => Model::Elastic(ElasticModel::new(robot, &pose)),
+            ModelKind::Chain => {
+                Model::Chain(Box::new(chain::ChainModel::new(robot, &pose, &config)?))
+            }
+        };
+        let mut sim = Sim {
+            robot: robot.clone(),
+            config,
+            model,
+            command: vec![0.0; m],
+            rest: vec![0.0; m],
+            rest_rate: vec![0.0; m],
+            drives: Vec::new(),
+            state: SimState {
+                time: 0.0,
+                step: 0,
+                pose,
+                twist: [0.0; 6],
+                winch: vec![0.0; m],
+                lengths: vec![0.0; m],
+                tensions: vec![0.0; m],
+                tensions_constraint: vec![0.0; m],
+                wrench_residual: 0.0,
+            },
+            prev_velocity: nalgebra::Vector6::zeros(),
+        };
+        let start = match config.control {
+            ControlMode::Tension => {
+                let d = statics::tension_distribution(robot, &pose, robot.tension);
+                Command::Tensions(d.tensions)
+            }
+            _ => match statics::pretensioned_rest_lengths(robot, &pose, robot.tension) {
+                Ok((rest, _)) => Command::Lengths(rest),
+                Err(_) => Command::Lengths(kinematics::lengths(robot, &pose)),
+            },
+        };
+        sim.settle(&start)?;
+        Ok(sim)
+    }
+
+    pub fn robot(&self) -> &Robot {
+        &self.robot
+    }
+
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+
+    pub fn state(&self) -> &SimState {
+        &self.state
+    }
+
+    /// Puts the platform at rest where `command` holds it: the elastic equilibrium of the
+    /// commanded lengths, or the current pose for tensions. Winch drives start holding their
+    /// load. Time and step count are kept.
+    pub fn settle(&mut self, command: &Command) -> Result<(), SimError> {
+        self.check_command(command)?;
+        let pose = match command {
+            Command::Lengths(rest) => {
+                let options = EquilibriumOptions {
+                    guess: Some(self.state.pose),
+                    ..Default::default()
+                };
+                statics::elastic_equilibrium(&self.robot, rest, &options)
+                    .map_err(|e| {
+                        SimError::Start(format!(
+                            "no static equilibrium for the commanded lengths: {e}"
+                        ))
+                    })?
+                    .pose
+            }
+            Command::Tensions(_) => self.state.pose,
+        };
+        let values = match command {
+            Command::Lengths(v) | Command::Tensions(v) => v.clone(),
+        };
+        self.command.copy_from_slice(&values);
+        let rest = match command {
+            Command::Lengths(v) => v.clone(),
+            Command::Tensions(_) => kinematics::lengths(&self.robot, &pose),
+        };
+        self.rest.copy_from_slice(&rest);
+        self.rest_rate.iter_mut().for_each(|r| *r = 0.0);
+        let lengths = kinematics::lengths(&self.robot, &pose);
+        self.drives = self
+            .robot
+            .cables
+            .iter()
+            .zip(&rest)
+            .zip(&lengths)
+            .map(|((c, &l0), &l)| {
+                let tension = c.stiffness_at(l0) * (l - l0).max(0.0);
+                Drive {
+                    shaper: SetpointShaper::at(l0),
+                    pid: PidWinch::holding(l0, tension, &self.robot.winch),
+                }
+            })
+            .collect();
+        match &mut self.model {
+            Model::Elastic(e) => e.set_pose(&pose),
+            Model::Chain(c) => c.place(&pose, &rest, &self.robot)?,
+        }
+        self.prev_velocity = nalgebra::Vector6::zeros();
+        self.observe(0.0);
+        Ok(())
+    }
+
+    fn check_command(&self, command: &Command) -> Result<(), SimError> {
+        let (values, kind) = match command {
+            Command::Lengths(v) => (v, "lengths"),
+            Command::Tensions(v) => (v, "tensions"),
+        };
+        if values.len() != self.robot.cable_count() {
+            return Err(SimError::CommandCount {
+                expected: self.robot.cable_count(),
+                got: values.len(),
+            });
+        }
+        if let Some((k, v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(SimError::BadCommand {
+                cable: k + 1,
+                name: self.robot.cables[k].name.clone(),
+                value: *v,
+            });
+        }
+        let fits = matches!(
+            (command, self.config.control),
+            (Command::Tensions(_), ControlMode::Tension)
+                | (
+                    Command::Lengths(_),
+                    ControlMode::Ideal | ControlMode::Length
+                )
+        );
+        if !fits {
+            return Err(SimError::WrongCommand {
+                given: kind,
+                mode: self.config.control,
+            });
+        }
+        Ok(())
+    }
+
+    /// Moves the platform to `pose` at rest by hand, keeping the winches and the command
+    /// (the next steps show how the cables react: slack, pulling back, ...).
+    pub fn place(&mut self, pose: &Pose) -> Result<(), SimError> {
+        let pose = kinematics::effective_pose(&self.robot, pose);
+        match &mut self.model {
+            Model::Elastic(e) => e.set_pose(&pose),
+            Model::Chain(c) => c.place(&pose, &self.rest, &self.robot)?,
+        }
+        self.prev_velocity = nalgebra::Vector6::zeros();
+        self.observe(0.0);
+        Ok(())
+    }
+
+    /// Total mechanical energy of the elastic model (kinetic, elastic, gravitational), J;
+    /// None for the chain model.
+    pub fn energy(&self) -> Option<f64> {
+        match &self.model {
+            Model::Elastic(e) => Some(e.energy(&self.rest)),
+            Model::Chain(_) => None,
+        }
+    }
+
+    /// Sets the command used by the following steps.
+    pub fn set_command(&mut self, command: &Command) -> Result<(), SimError> {
+        self.check_command(command)?;
+        match command {
+            Command::Lengths(v) | Command::Tensions(v) => self.command.copy_from_slice(v),
+        }
+        Ok(())
+    }
+
+    /// Advances the simulation by one step of `config.dt`.
+    pub fn step(&mut self) -> Result<(), SimError> {
+        let dt = self.config.dt;
+        match (&mut self.model, self.config.control) {
+            (Model::Elastic(model), ControlMode::Tension) => {
+                model.step(&CableDrive::Tension(&self.command), dt)
+            }
+            (Model::Elastic(model), ControlMode::Ideal) => {
+                for k in 0..self.command.len() {
+                    self.rest_rate[k] = (self.command[k] - self.rest[k]) / dt;
+                    self.rest[k] = self.command[k];
+                }
+                model.step(
+                    &CableDrive::Rest {
+                        lengths: &self.rest,
+                        rates: &self.rest_rate,
+                    },
+                    dt,
+                );
+            }
+            (Model::Elastic(model), ControlMode::Length) => {
+                let now = model.cables_now();
+                for (k, drive) in self.drives.iter_mut().enumerate() {
+                    let cable = &self.robot.cables[k];
+                    let before = drive.pid.position;
+                    let set_point = drive.shaper.update(self.command[k], dt, &self.robot.winch);
+                    let stiffness = cable.stiffness_at(before);
+                    let taut = now[k].length > before;
+                    drive.pid.step(
+                        set_point,
+                        drive.shaper.velocity,
+                        now[k].length,
+                        now[k].length_rate,
+                        stiffness,
+                        cable.damping,
+                        taut,
+                        &self.robot.winch,
+                        dt,
+                    );
+                    self.rest[k] = drive.pid.position;
+                    self.rest_rate[k] = drive.pid.velocity;
+                }
+                model.step(
+                    &CableDrive::Rest {
+                        lengths: &self.rest,
+                        rates: &self.rest_rate,
+                    },
+                    dt,
+                );
+            }
+            (Model::Chain(model), mode) => {
+                let drive = match mode {
+                    ControlMode::Tension => chain::ChainDrive::Tension(&self.command),
+                    ControlMode::Ideal => chain::ChainDrive::Kinematic(&self.command),
+                    ControlMode::Length => {
+                        for (k, drive) in self.drives.iter_mut().enumerate() {
+                            self.rest[k] =
+                                drive.shaper.update(self.command[k], dt, &self.robot.winch);
+                            self.rest_rate[k] = drive.shaper.velocity;
+                        }
+                        chain::ChainDrive::Pid {
+                            set_points: &self.rest,
+                            rates: &self.rest_rate,
+                        }
+                    }
+                };
+                model.step(&drive, &self.robot, dt);
+            }
+        }
+        self.state.step += 1;
+        self.state.time = self.state.step as f64 * dt;
+        self.observe(dt);
+        self.guard()
+    }
+
+    /// Fills the state from the model; `dt` > 0 also computes the wrench residual.
+    fn observe(&mut self, dt: f64) {
+        let s = &mut self.state;
+        let (velocity_com, residual_inputs);
+        match &self.model {
+            Model::Elastic(model) => {
+                s.pose = model.pose();
+                s.twist = model.twist();
+                for (k, now) in model.cables_now().iter().enumerate() {
+                    s.lengths[k] = now.length;
+                }
+                if dt > 0.0 {
+                    s.tensions.copy_from_slice(&model.tensions);
+                } else {
+                    // Not stepped yet: the static spring tensions of the current state.
+                    for (k, cable) in self.robot.cables.iter().enumerate() {
+                        s.tensions[k] = match self.config.control {
+                            ControlMode::Tension => self.command[k].max(0.0),
+                            _ => {
+                                cable.stiffness_at(self.rest[k])
+                                    * (s.lengths[k] - self.rest[k]).max(0.0)
+                            }
+                        };
+                    }
+                }
+                s.tensions_constraint.copy_from_slice(&s.tensions);
+                s.winch.copy_from_slice(&self.rest);
+                velocity_com = nalgebra::Vector6::new(
+                    model.velocity.x,
+                    model.velocity.y,
+                    model.velocity.z,
+                    model.omega.x,
+                    model.omega.y,
+                    model.omega.z,
+                );
+                residual_inputs = (model.mass(), model.orientation);
+            }
+            Model::Chain(model) => {
+                s.pose = model.pose();
+                s.twist = model.twist();
+                model.fill_cables(
+                    &mut s.winch,
+                    &mut s.lengths,
+                    &mut s.tensions,
+                    &mut s.tensions_constraint,
+                );
+                velocity_com = model.com_velocity();
+                residual_inputs = (self.robot.platform.mass, model.orientation());
+            }
+        }
+        if dt > 0.0 {
+            s.wrench_residual = newton_euler_residual(
+                &self.robot,
+                &s.pose,
+                &s.tensions,
+                &self.prev_velocity,
+                &velocity_com,
+                residual_inputs.1,
+                dt,
+            );
+        } else {
+            s.wrench_residual = 0.0;
+        }
+        let _ = residual_inputs.0;
+        self.prev_velocity = velocity_com;
+    }
+
+    fn guard(&self) -> Result<(), SimError> {
+        let s = &self.state;
+        let blow = |what: String| SimError::BlowUp {
+            step: s.step,
+            time: s.time,
+            what,
+        };
+        let finite = s
+            .pose
+            .to_array()
+            .iter()
+            .chain(&s.twist)
+            .all(|x| x.is_finite());
+        if !finite {
+            return Err(blow("the platform state is not finite (NaN)".into()));
+        }
+        if let Some((k, _)) = s.tensions.iter().enumerate().find(|(_, f)| !f.is_finite()) {
+            return Err(blow(format!(
+                "tension of cable {} ({}) is not finite",
+                k + 1,
+                self.robot.cables[k].name
+            )));
+        }
+        let v = (s.twist[0].powi(2) + s.twist[1].powi(2) + s.twist[2].powi(2)).sqrt();
+        let w = (s.twist[3].powi(2) + s.twist[4].powi(2) + s.twist[5].powi(2)).sqrt();
+        if v > MAX_SPEED || w > MAX_SPIN {
+            return Err(blow(format!("runaway velocity: {v:.1} m/s, {w:.1} rad/s")));
+        }
+        if let Model::Chain(model) = &self.model
+            && let Some((k, drift)) = model.worst_drift()
+            && drift > chain::MAX_DRIFT
+        {
+            return Err(blow(format!(
+                "constraint drift {:.2} mm at cable {} ({}) exceeds {} mm",
+                drift * 1e3,
+                k + 1,
+                self.robot.cables[k].name,
+                chain::MAX_DRIFT * 1e3
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Newton–Euler residual about the centre of mass for the tensions of the last step.
+fn newton_euler_residual(
+    robot: &Robot,
+    pose: &Pose,
+    tensions: &[f64],
+    v0: &nalgebra::Vector6<f64>,
+    v1: &nalgebra::Vector6<f64>,
+    orientation: nalgebra::UnitQuaternion<f64>,
+    dt: f64,
+) -> f64 {
+    let ik = kinematics::inverse(robot, pose);
+    let com_arm = pose.rotation() * robot.platform.com;
+    let mut force = nalgebra::Vector3::new(0.0, 0.0, -robot.platform.mass * crate::robot::GRAVITY);
+    let mut torque = nalgebra::Vector3::zeros();
+    for (g, f) in ik.cables.iter().zip(tensions) {
+        force += g.direction * *f;
+        torque += (g.arm - com_arm).cross(&g.direction) * *f;
+    }
+    let rot = orientation.to_rotation_matrix();
+    let inertia = rot.matrix() * robot.platform.inertia * rot.matrix().transpose();
+    let a = (v1.fixed_rows::<3>(0) - v0.fixed_rows::<3>(0)) / dt;
+    let w0 = v0.fixed_rows::<3>(3).into_owned();
+    let w1 = v1.fixed_rows::<3>(3).into_owned();
+    let alpha = (w1 - w0) / dt;
+    let lin = force - a * robot.platform.mass;
+    let ang = torque - inertia * alpha - w1.cross(&(inertia * w1));
+    (lin.norm_squared() + ang.norm_squared()).sqrt()
+}
+
+#[cfg(test)]
+mod tests;

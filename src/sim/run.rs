@@ -1,0 +1,223 @@
+//! Headless runs: a trajectory through a controller into the simulation, recorded.
+
+use super::control::{FeedbackLinearization, LengthController};
+use super::{Command, ControlMode, Sim, SimConfig, SimError, SimState};
+use crate::kinematics::{self, Pose};
+use crate::robot::Robot;
+use crate::trajectory::{Sample, Trajectory};
+use std::time::Instant;
+
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    pub config: SimConfig,
+    /// Subtract the pre-stretch f*/k from the commanded lengths (length and ideal modes).
+    pub compensate: bool,
+    /// Gains of the tension-mode controller (seed 001: 1500, 1500).
+    pub kp: f64,
+    pub kd: f64,
+    /// Extra simulated time after the trajectory ends, s (lets the platform settle).
+    pub settle_time: f64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            config: SimConfig::default(),
+            compensate: false,
+            kp: 1500.0,
+            kd: 1500.0,
+            settle_time: 0.0,
+        }
+    }
+}
+
+/// One recorded step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub commanded: Sample,
+    /// The winch command of the step (payouts in m, or tensions in N in tension mode).
+    pub command: Vec<f64>,
+    /// Geometric cable lengths of the commanded pose, m.
+    pub commanded_lengths: Vec<f64>,
+    pub state: SimState,
+}
+
+/// What a run produced. On a blow-up the records up to the last good step are kept and the
+/// error is returned alongside (nothing recorded is lost, nothing non-finite is recorded).
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub records: Vec<Record>,
+    pub steps: u64,
+    pub wall_s: f64,
+    pub error: Option<SimError>,
+    /// Steps where the compensation was infeasible and plain IK lengths were used.
+    pub uncompensated_steps: u64,
+}
+
+impl RunOutcome {
+    /// Simulated seconds per wall-clock second.
+    pub fn rtf(&self) -> f64 {
+        let simulated = self.records.last().map(|r| r.state.time).unwrap_or(0.0);
+        if self.wall_s > 0.0 {
+            simulated / self.wall_s
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The commanded trajectory at the recorded steps (with segment names).
+    pub fn commanded(&self, source: &Trajectory) -> Trajectory {
+        Trajectory {
+            samples: self
+                .records
+                .iter()
+                .map(|r| Sample {
+                    t: r.state.time,
+                    ..r.commanded
+                })
+                .collect(),
+            segments: source.segments.clone(),
+        }
+    }
+
+    /// The simulated platform trajectory at the recorded steps.
+    pub fn actual(&self, source: &Trajectory) -> Trajectory {
+        let mut prev: Option<&Record> = None;
+        let samples = self
+            .records
+            .iter()
+            .map(|r| {
+                let mut velocity = [0.0; 6];
+                if let Some(p) = prev {
+                    let dt = r.state.time - p.state.time;
+                    let (a, b) = (p.state.pose.to_array(), r.state.pose.to_array());
+                    for k in 0..6 {
+                        velocity[k] = (b[k] - a[k]) / dt;
+                    }
+                }
+                prev = Some(r);
+                Sample {
+                    t: r.state.time,
+                    pose: r.state.pose,
+                    velocity,
+                    acceleration: [0.0; 6],
+                    segment: r.commanded.segment,
+                }
+            })
+            .collect();
+        Trajectory {
+            samples,
+            segments: source.segments.clone(),
+        }
+    }
+}
+
+/// Runs `trajectory` on `robot`: the platform starts at rest where the first command holds
+/// it, then every step takes the trajectory sample at the step's time, computes the command
+/// (IK lengths, compensated or not, or seed 001's tension controller), and steps. `progress`
+/// is called with the fraction done from time to time.
+pub fn run(
+    robot: &Robot,
+    trajectory: &Trajectory,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunOutcome, SimError> {
+    let first = trajectory
+        .samples
+        .first()
+        .ok_or_else(|| SimError::Start("the trajectory is empty".into()))?;
+    let t0 = first.t;
+    let start_pose = kinematics::effective_pose(robot, &first.pose);
+    let lengths_ctl = LengthController::new(robot, options.compensate);
+    let tension_ctl = FeedbackLinearization {
+        kp: options.kp,
+        kd: options.kd,
+        bounds: robot.tension,
+    };
+
+    let mut sim = Sim::at(robot, options.config, &start_pose)?;
+    if options.config.control != ControlMode::Tension {
+        let (rest, _) = lengths_ctl.lengths(robot, &start_pose);
+        sim.settle(&Command::Lengths(rest))?;
+    }
+    let dt = options.config.dt;
+    let total = trajectory.duration() + options.settle_time.max(0.0);
+    let steps = (total / dt).round() as u64;
+    let mut records = Vec::with_capacity(steps as usize + 1);
+    let mut uncompensated = 0;
+    let record = |sim: &Sim, sample: &Sample, command: &[f64]| Record {
+        commanded: *sample,
+        command: command.to_vec(),
+        commanded_lengths: kinematics::lengths(robot, &sample.pose),
+        state: sim.state().clone(),
+    };
+    let first_command = match options.config.control {
+        ControlMode::Tension => {
+            let s = trajectory.sample_at(t0).unwrap_or(*first);
+            match tension_ctl.command(robot, &s, sim.state()) {
+                Command::Tensions(t) => t,
+                Command::Lengths(l) => l,
+            }
+        }
+        _ => lengths_ctl.lengths(robot, &start_pose).0,
+    };
+    records.push(record(&sim, first, &first_command));
+    let started = Instant::now();
+    let mut error = None;
+    let report_every = (steps / 200).max(1);
+    for step in 1..=steps {
+        let t = t0 + step as f64 * dt;
+        let sample = trajectory.sample_at(t).unwrap_or(*first);
+        let sample = Sample {
+            pose: kinematics::effective_pose(robot, &sample.pose),
+            ..sample
+        };
+        let command = match options.config.control {
+            ControlMode::Tension => tension_ctl.command(robot, &sample, sim.state()),
+            _ => {
+                let (l, ok) = lengths_ctl.lengths(robot, &sample.pose);
+                if !ok {
+                    uncompensated += 1;
+                }
+                Command::Lengths(l)
+            }
+        };
+        sim.set_command(&command)?;
+        if let Err(e) = sim.step() {
+            error = Some(e);
+            break;
+        }
+        let values = match &command {
+            Command::Lengths(v) | Command::Tensions(v) => v,
+        };
+        records.push(record(&sim, &sample, values));
+        if step % report_every == 0 {
+            progress(step as f64 / steps as f64);
+        }
+    }
+    progress(1.0);
+    Ok(RunOutcome {
+        steps: sim.state().step,
+        records,
+        wall_s: started.elapsed().as_secs_f64(),
+        error,
+        uncompensated_steps: uncompensated,
+    })
+}
+
+/// A pose held for `duration` seconds, sampled every `dt`: the simplest trajectory.
+pub fn hold(pose: Pose, duration: f64, dt: f64) -> Trajectory {
+    let n = (duration / dt).round().max(1.0) as usize;
+    Trajectory {
+        samples: (0..=n)
+            .map(|k| Sample {
+                t: k as f64 * dt,
+                pose,
+                velocity: [0.0; 6],
+                acceleration: [0.0; 6],
+                segment: None,
+            })
+            .collect(),
+        segments: Vec::new(),
+    }
+}
