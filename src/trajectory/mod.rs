@@ -2,11 +2,11 @@
 //!
 //! Pure maths (no physics). Generators, CSV import/export and the winch-limit checks live in
 //! submodules; this file holds the data type every other layer (simulation, ADS virtual PLC,
-//! viewer, metrics) consumes, the error type and the two entry points [`builtin`] and [`load`].
+//! viewer, metrics) consumes, the error type and the two entry points [`builtin()`] and [`load()`].
 //!
 //! - [`profile`]: 1-D speed laws (trapezoid, S-curve, constant, quintic);
 //! - [`path`]: lines, arcs, waypoint chains, stopped / blended / continuous timing;
-//! - built-ins by name: `seed000`, `pickplace`, `poly5` ([`builtin`], [`BUILTINS`]);
+//! - built-ins by name: `seed000`, `pickplace`, `poly5` ([`builtin()`], [`BUILTINS`]);
 //! - [`csv`]: import/export; [`limits`]: winch limits in cable space and time scaling;
 //! - [`perturb`]: a synthetic "tracking response" (delay, low-pass, offset) for examples.
 
