@@ -5,6 +5,8 @@
 //! (`shadow`, `viewer`, the `cdpr` binary).
 
 pub mod kinematics;
+pub mod metrics;
+pub mod report;
 pub mod robot;
 pub mod sim;
 pub mod statics;

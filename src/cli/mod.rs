@@ -5,6 +5,7 @@
 mod args;
 mod kin;
 mod output;
+mod traj;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -23,7 +24,10 @@ use std::process::ExitCode;
     cdpr ik --robot uvigo8 --pose 0,0,0.15\n  \
     cdpr fk --robot silva4 --lengths 1.36206030,1.42183276,1.22378845,1.15380164 --method sphere\n  \
     cdpr tensions --robot caroca --pose 0,0,1.5 --payload 15\n  \
-    cdpr equilibrium --robot uvigo8 --sag-at 0,0,0.05")]
+    cdpr equilibrium --robot uvigo8 --sag-at 0,0,0.05\n  \
+    cdpr trajectory --robot uvigo8 --name seed000 --speed 0.1 --out seed000.csv\n  \
+    cdpr compare --reference seed000.csv --actual shadow.csv\n  \
+    cdpr report --reference seed000.csv --actual shadow.csv --out report/")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -41,6 +45,24 @@ pub enum Command {
     Tensions(kin::TensionsArgs),
     /// Elastic statics: where elastic cables of given rest lengths hold the platform.
     Equilibrium(kin::EquilibriumArgs),
+    /// Generate a trajectory (seed000, pickplace, poly5) or load a CSV; check it against the
+    /// winch limits, time-scale it, perturb it, write it as CSV.
+    #[command(after_help = "Examples:\n  \
+        cdpr trajectory --robot uvigo8 --name seed000 --speed 0.1 --out seed000.csv\n  \
+        cdpr trajectory --robot silva4 --name pickplace --speed 0.5 --check\n  \
+        cdpr trajectory --robot caroca --name poly5 --speed 0.5 --time-scale --out p5.csv\n  \
+        cdpr trajectory --robot uvigo8 --name seed000.csv --delay 0.07 --lowpass 3 --resample 0.05 --out shadow.csv")]
+    Trajectory(traj::TrajectoryArgs),
+    /// Tracking metrics of an actual trajectory against a reference: lag, RMS, Fréchet, NRMSE,
+    /// per segment (seed 000's Table 1).
+    #[command(after_help = "Examples:\n  \
+        cdpr compare --reference seed000.csv --actual shadow.csv\n  \
+        cdpr compare --reference run.csv --reference-columns _cmd --actual run.csv --json")]
+    Compare(traj::CompareArgs),
+    /// Write a report: metrics.json, a Markdown table like seed 000's Table 1, and plots.
+    #[command(after_help = "Example:\n  \
+        cdpr report --reference seed000.csv --actual shadow.csv --out report/")]
+    Report(traj::ReportArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -81,5 +103,8 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Fk(a) => kin::fk(a),
         Command::Tensions(a) => kin::tensions(a),
         Command::Equilibrium(a) => kin::equilibrium(a),
+        Command::Trajectory(a) => traj::trajectory(a),
+        Command::Compare(a) => traj::compare(a),
+        Command::Report(a) => traj::report(a),
     }
 }

@@ -2,10 +2,77 @@
 //!
 //! Pure maths (no physics). Generators, CSV import/export and the winch-limit checks live in
 //! submodules; this file holds the data type every other layer (simulation, ADS virtual PLC,
-//! viewer, metrics) consumes.
+//! viewer, metrics) consumes, the error type and the two entry points [`builtin()`] and [`load()`].
+//!
+//! - [`profile`]: 1-D speed laws (trapezoid, S-curve, constant, quintic);
+//! - [`path`]: lines, arcs, waypoint chains, stopped / blended / continuous timing;
+//! - built-ins by name: `seed000`, `pickplace`, `poly5` ([`builtin()`], [`BUILTINS`]);
+//! - [`csv`]: import/export; [`limits`]: winch limits in cable space and time scaling;
+//! - [`perturb`]: a synthetic "tracking response" (delay, low-pass, offset) for examples.
+
+mod builtin;
+pub mod csv;
+pub mod limits;
+pub mod path;
+pub mod perturb;
+pub mod profile;
+
+pub use builtin::{
+    BUILTINS, BuiltinOptions, DEFAULT_ACCEL, DEFAULT_JERK, builtin, pickplace_plan, poly5_plan,
+    seed000_box, seed000_plan,
+};
+pub use path::{MotionSpec, Piece, Plan, Transition};
+pub use profile::{Profile, ProfileKind, ProfileLimits};
 
 use crate::kinematics::Pose;
 use serde::Serialize;
+use std::path::Path;
+
+/// Why a trajectory could not be built, read or written. Messages name the file, line, column
+/// or option at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum TrajectoryError {
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    /// A CSV problem at a line (1 = the header row).
+    #[error("{file}:{line}: {message}")]
+    Csv {
+        file: String,
+        line: u64,
+        message: String,
+    },
+    #[error("{name} = {value}: {reason}")]
+    Option {
+        name: &'static str,
+        value: String,
+        reason: String,
+    },
+    #[error("{0}")]
+    Geometry(String),
+    #[error("`{spec}` is neither a built-in trajectory ({known}) nor an existing CSV file")]
+    UnknownName { spec: String, known: String },
+}
+
+/// A built-in trajectory by name (see [`BUILTINS`]), or else a CSV file (see [`csv`]).
+pub fn load(
+    spec: &str,
+    robot: &crate::robot::Robot,
+    options: &BuiltinOptions,
+) -> Result<Trajectory, TrajectoryError> {
+    if BUILTINS.iter().any(|(name, _)| *name == spec) {
+        return builtin(robot, spec, options);
+    }
+    if Path::new(spec).is_file() {
+        return csv::read(spec);
+    }
+    Err(TrajectoryError::UnknownName {
+        spec: spec.to_string(),
+        known: builtin::builtin_names(),
+    })
+}
 
 /// One sample: pose, its first and second time derivatives (x, y, z, roll, pitch, yaw rates),
 /// and the index of its segment in [`Trajectory::segments`] (if tagged).

@@ -1,0 +1,500 @@
+//! `trajectory`, `compare`, `report`.
+
+use super::args::{Numbers, RobotArg, number_list};
+use super::output::{Table, json};
+use anyhow::{Context, Result, bail};
+use cdpr::metrics::{self, CompareOptions, Comparison, Metrics};
+use cdpr::report;
+use cdpr::robot::Robot;
+use cdpr::trajectory::csv::CsvOptions;
+use cdpr::trajectory::limits::{self, CableLimits, LimitCheck};
+use cdpr::trajectory::perturb::{Perturbation, perturb};
+use cdpr::trajectory::{self, BuiltinOptions, ProfileKind, Trajectory, Transition};
+use clap::{Args, ValueEnum};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+// -------------------------------------------------------------------------- trajectory
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ProfileArg {
+    /// Constant-acceleration ramps (unbounded jerk at the switching instants).
+    Trapezoid,
+    /// Jerk-limited S-curve: acceleration ramps at ±jerk.
+    Scurve,
+    /// Cruise speed throughout: velocity steps at every corner, like a PLC streaming positions
+    /// without blending.
+    Constant,
+    /// 5th-order polynomial per move, zero velocity and acceleration at both ends (seed 001).
+    Poly5,
+}
+
+impl From<ProfileArg> for ProfileKind {
+    fn from(p: ProfileArg) -> ProfileKind {
+        match p {
+            ProfileArg::Trapezoid => ProfileKind::Trapezoid,
+            ProfileArg::Scurve => ProfileKind::Scurve,
+            ProfileArg::Constant => ProfileKind::Constant,
+            ProfileArg::Poly5 => ProfileKind::Poly5,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum TransitionArg {
+    /// Stop at every waypoint (each move has its own profile).
+    Stop,
+    /// Round the corners: each move starts while the previous one decelerates.
+    Blend,
+    /// One profile over the whole path (exact path; for tangent-continuous chains).
+    Continuous,
+}
+
+impl From<TransitionArg> for Transition {
+    fn from(t: TransitionArg) -> Transition {
+        match t {
+            TransitionArg::Stop => Transition::Stop,
+            TransitionArg::Blend => Transition::Blend,
+            TransitionArg::Continuous => Transition::Continuous,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct TrajectoryArgs {
+    #[command(flatten)]
+    pub robot: RobotArg,
+    /// A built-in trajectory (seed000, pickplace, poly5) or a CSV file to check, time-scale or
+    /// perturb.
+    #[arg(long, value_name = "NAME|CSV")]
+    pub name: String,
+    /// Cruise speed along the path, m/s (seed 000: 0.1 and 0.4; seed 003: 0.1 and 0.5).
+    #[arg(long, default_value_t = 0.1, value_name = "M/S")]
+    pub speed: f64,
+    /// Sampling period, s (seed 000 logs every 2 ms).
+    #[arg(long, default_value_t = 0.002, value_name = "S")]
+    pub dt: f64,
+    /// Speed profile [default: trapezoid for seed000, scurve for pickplace, poly5 for poly5].
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
+    /// Path acceleration limit, m/s² [default: 3, seed 003's 3000 mm/s²; none for poly5].
+    #[arg(long, value_name = "M/S²")]
+    pub accel: Option<f64>,
+    /// Path jerk limit for the S-curve, m/s³ [default: 8, seed 003's 8000 mm/s³; none for
+    /// poly5].
+    #[arg(long, value_name = "M/S³")]
+    pub jerk: Option<f64>,
+    /// How moves join [default: stop for seed000, blend for pickplace, continuous for poly5].
+    #[arg(long, value_enum)]
+    pub transition: Option<TransitionArg>,
+    /// Write the trajectory to this CSV file.
+    #[arg(long, short = 'o', value_name = "CSV")]
+    pub out: Option<PathBuf>,
+    /// Check the cable velocities, accelerations and jerks against the robot's winch limits;
+    /// exit with status 2 if any is exceeded.
+    #[arg(long)]
+    pub check: bool,
+    /// Slow the trajectory down uniformly until it respects the winch limits.
+    #[arg(long)]
+    pub time_scale: bool,
+    /// Perturb: delay the copy by this many seconds.
+    #[arg(
+        long,
+        value_name = "S",
+        help_heading = "Perturbed copy (a synthetic follower)"
+    )]
+    pub delay: Option<f64>,
+    /// Perturb: critically damped 2nd-order low-pass with this cut-off, Hz.
+    #[arg(
+        long,
+        value_name = "HZ",
+        help_heading = "Perturbed copy (a synthetic follower)"
+    )]
+    pub lowpass: Option<f64>,
+    /// Perturb: add a constant position offset, m.
+    #[arg(long, value_name = "DX,DY,DZ", value_parser = number_list, allow_hyphen_values = true,
+          help_heading = "Perturbed copy (a synthetic follower)")]
+    pub offset: Option<Numbers>,
+    /// Perturb: write the copy sampled every S seconds (seed 000's shadow: 0.05).
+    #[arg(
+        long,
+        value_name = "S",
+        help_heading = "Perturbed copy (a synthetic follower)"
+    )]
+    pub resample: Option<f64>,
+    /// Print one JSON object (a summary, not the samples) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl TrajectoryArgs {
+    fn options(&self) -> BuiltinOptions {
+        BuiltinOptions {
+            speed: self.speed,
+            dt: self.dt,
+            profile: self.profile.map(Into::into),
+            accel: self.accel,
+            jerk: self.jerk,
+            transition: self.transition.map(Into::into),
+        }
+    }
+
+    fn perturbation(&self) -> Result<Option<Perturbation>> {
+        if self.delay.is_none()
+            && self.lowpass.is_none()
+            && self.offset.is_none()
+            && self.resample.is_none()
+        {
+            return Ok(None);
+        }
+        let offset = match &self.offset {
+            None => [0.0; 3],
+            Some(o) if o.len() == 3 => [o[0], o[1], o[2]],
+            Some(o) => bail!("--offset needs 3 numbers dx,dy,dz (m), got {}", o.len()),
+        };
+        Ok(Some(Perturbation {
+            delay: self.delay.unwrap_or(0.0),
+            lowpass_hz: self.lowpass,
+            offset,
+            resample: self.resample,
+        }))
+    }
+}
+
+/// Start and end time of each contiguous run of a segment tag.
+fn segment_runs(t: &Trajectory) -> Vec<(String, f64, f64)> {
+    let mut runs: Vec<(String, f64, f64)> = Vec::new();
+    for s in &t.samples {
+        let name = t.segment_name(s).unwrap_or("").to_string();
+        match runs.last_mut() {
+            Some(last) if last.0 == name => last.2 = s.t,
+            _ => runs.push((name, s.t, s.t)),
+        }
+    }
+    runs
+}
+
+fn peak_speed(t: &Trajectory) -> f64 {
+    t.samples
+        .iter()
+        .map(|s| (s.velocity[0].powi(2) + s.velocity[1].powi(2) + s.velocity[2].powi(2)).sqrt())
+        .fold(0.0, f64::max)
+}
+
+fn path_length(t: &Trajectory) -> f64 {
+    t.samples
+        .windows(2)
+        .map(|w| (w[1].pose.position - w[0].pose.position).norm())
+        .sum()
+}
+
+fn print_check(robot: &Robot, check: &LimitCheck) {
+    let mut table = Table::new(&[
+        "cable quantity",
+        "peak",
+        "limit",
+        "peak/limit",
+        "cable",
+        "at t [s]",
+        "samples over",
+    ]);
+    for (name, unit, p) in [
+        ("velocity", "m/s", &check.velocity),
+        ("acceleration", "m/s²", &check.acceleration),
+        ("jerk", "m/s³", &check.jerk),
+    ] {
+        table.row(vec![
+            format!("{name} [{unit}]"),
+            format!("{:.4}", p.value),
+            format!("{}", p.limit),
+            format!("{:.3}", p.ratio),
+            p.cable.clone(),
+            format!("{:.3}", p.t),
+            p.violations.to_string(),
+        ]);
+    }
+    table.print();
+    if check.ok {
+        println!("within {}'s winch limits", robot.name);
+    } else {
+        println!(
+            "EXCEEDS {}'s winch limits (try --time-scale, a lower --speed, or --profile scurve)",
+            robot.name
+        );
+    }
+}
+
+pub fn trajectory(a: TrajectoryArgs) -> Result<ExitCode> {
+    let robot = a.robot.load()?;
+    let options = a.options();
+    let mut traj = trajectory::load(&a.name, &robot, &options)
+        .with_context(|| format!("trajectory `{}` for {}", a.name, robot.name))?;
+    let limits = CableLimits::of(&robot);
+    let mut factor = None;
+    if a.time_scale {
+        let scaled = limits::time_scale(&robot, &traj, &limits, a.dt).with_context(|| {
+            format!("time-scaling `{}` to {}'s winch limits", a.name, robot.name)
+        })?;
+        factor = Some(scaled.factor);
+        traj = scaled.trajectory;
+    }
+    let check = if a.check || a.time_scale {
+        Some(limits::check(&robot, &traj, &limits).context("checking the winch limits")?)
+    } else {
+        None
+    };
+    let outside = traj
+        .samples
+        .iter()
+        .filter(|s| !robot.workspace.contains(&s.pose.position))
+        .count();
+    if outside > 0 {
+        eprintln!(
+            "warning: {outside} of {} samples are outside {}'s workspace",
+            traj.samples.len(),
+            robot.name
+        );
+    }
+    let perturbation = a.perturbation()?;
+    if let Some(p) = &perturbation {
+        traj = perturb(&traj, p).context("perturbing the trajectory")?;
+    }
+    if let Some(out) = &a.out {
+        trajectory::csv::write(out, &traj).context("writing the trajectory")?;
+    }
+    let runs = segment_runs(&traj);
+    let ok = check.as_ref().is_none_or(|c| c.ok);
+    if a.json {
+        json(&json!({
+            "robot": robot.name,
+            "name": a.name,
+            "samples": traj.samples.len(),
+            "start_s": traj.start_time(),
+            "duration_s": traj.duration(),
+            "path_length": path_length(&traj),
+            "peak_speed": peak_speed(&traj),
+            "segments": runs.iter().map(|(n, t0, t1)| json!({"name": n, "start_s": t0, "end_s": t1})).collect::<Vec<_>>(),
+            "outside_workspace": outside,
+            "time_scale_factor": factor,
+            "perturbed": perturbation.is_some(),
+            "check": check,
+            "out": a.out,
+        }))?;
+    } else {
+        println!(
+            "{} on {}: {} samples over {:.3} s, path {:.4} m, peak speed {:.4} m/s",
+            a.name,
+            robot.name,
+            traj.samples.len(),
+            traj.duration(),
+            path_length(&traj),
+            peak_speed(&traj)
+        );
+        if runs.iter().any(|r| !r.0.is_empty()) {
+            let mut table = Table::new(&["segment", "from [s]", "to [s]"]);
+            for (name, t0, t1) in &runs {
+                table.row(vec![name.clone(), format!("{t0:.3}"), format!("{t1:.3}")]);
+            }
+            table.print();
+        }
+        if let Some(f) = factor {
+            println!("time-scaled by {f:.4} to respect the winch limits");
+        }
+        if perturbation.is_some() {
+            println!("perturbed copy (delay / low-pass / offset / resampling applied)");
+        }
+        if let Some(c) = &check {
+            print_check(&robot, c);
+        }
+        if let Some(out) = &a.out {
+            println!("wrote {}", out.display());
+        }
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+// ----------------------------------------------------------------------------- compare
+
+#[derive(Args, Debug)]
+pub struct CompareInputs {
+    /// Reference (commanded) trajectory, CSV with columns t,x,y,z[,roll,pitch,yaw][,segment].
+    #[arg(long, value_name = "CSV")]
+    pub reference: PathBuf,
+    /// Actual (measured or simulated) trajectory, CSV; may be sampled at another rate.
+    #[arg(long, value_name = "CSV")]
+    pub actual: PathBuf,
+    /// Read the reference's pose columns with this suffix (`_cmd`: x_cmd, y_cmd, …).
+    #[arg(long, value_name = "SUFFIX", default_value = "")]
+    pub reference_columns: String,
+    /// Read the actual's pose columns with this suffix.
+    #[arg(long, value_name = "SUFFIX", default_value = "")]
+    pub actual_columns: String,
+    /// Keep the lag: compare sample by sample without shifting the actual back.
+    #[arg(long)]
+    pub no_lag: bool,
+    /// Largest lag searched by the cross-correlation, s.
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    pub max_lag: f64,
+}
+
+impl CompareInputs {
+    fn load(&self) -> Result<(Trajectory, Trajectory)> {
+        let read = |path: &PathBuf, suffix: &str, what: &str| {
+            let options = CsvOptions {
+                suffix: suffix.to_string(),
+            };
+            trajectory::csv::read_with(path, &options)
+                .with_context(|| format!("reading the {what} trajectory"))
+        };
+        Ok((
+            read(&self.reference, &self.reference_columns, "reference")?,
+            read(&self.actual, &self.actual_columns, "actual")?,
+        ))
+    }
+
+    fn compare(&self, reference: &Trajectory, actual: &Trajectory) -> Result<Comparison> {
+        let options = CompareOptions {
+            remove_lag: !self.no_lag,
+            max_lag_s: self.max_lag,
+        };
+        metrics::compare(reference, actual, &options).with_context(|| {
+            format!(
+                "comparing {} with {}",
+                self.actual.display(),
+                self.reference.display()
+            )
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub inputs: CompareInputs,
+    /// Print one JSON object (SI, metres) instead of the table (mm).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn mm(x: f64) -> String {
+    format!("{:.3}", x * 1e3)
+}
+
+fn metrics_row(name: &str, m: &Metrics) -> Vec<String> {
+    vec![
+        name.to_string(),
+        mm(m.rms[0]),
+        mm(m.rms[1]),
+        mm(m.rms[2]),
+        mm(m.rms_3d),
+        mm(m.frechet),
+        mm(m.max_3d),
+        m.nrmse
+            .iter()
+            .map(|v| v.map_or("–".to_string(), |v| format!("{v:.3}")))
+            .collect::<Vec<_>>()
+            .join(" "),
+    ]
+}
+
+fn print_comparison(c: &Comparison) {
+    println!(
+        "lag {} samples ({:.1} ms, searched up to {} s), {}; {} pairs compared",
+        c.lag_samples,
+        c.lag_s * 1e3,
+        c.max_lag_s,
+        if c.lag_removed {
+            "removed"
+        } else {
+            "not removed"
+        },
+        c.total.samples
+    );
+    let mut table = Table::new(&[
+        "segment",
+        "RMS X [mm]",
+        "RMS Y [mm]",
+        "RMS Z [mm]",
+        "RMS 3D [mm]",
+        "Fréchet [mm]",
+        "max 3D [mm]",
+        "NRMSE x y z",
+    ]);
+    for s in &c.segments {
+        table.row(metrics_row(&s.name, &s.metrics));
+    }
+    table.row(metrics_row("TOTAL", &c.total));
+    table.print();
+    println!(
+        "NRMSE = 1 − ‖x_ref − x‖/‖x_ref − mean(x_ref)‖ (seed 004; 1 is perfect, – = constant reference)"
+    );
+}
+
+pub fn compare(a: CompareArgs) -> Result<ExitCode> {
+    let (reference, actual) = a.inputs.load()?;
+    let c = a.inputs.compare(&reference, &actual)?;
+    if c.reference_outside_actual > 0 {
+        eprintln!(
+            "warning: {} reference samples lie outside the actual trajectory's time span and are not compared",
+            c.reference_outside_actual
+        );
+    }
+    if a.json {
+        json(&c)?;
+    } else {
+        print_comparison(&c);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+// ------------------------------------------------------------------------------ report
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub inputs: CompareInputs,
+    /// Directory to write metrics.json, report.md and the plots (PNG and SVG) into.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: PathBuf,
+    /// Title of the report and its plots [default: "<actual> vs <reference>"].
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Print one JSON object (the files written and the metrics) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn report(a: ReportArgs) -> Result<ExitCode> {
+    let (reference, actual) = a.inputs.load()?;
+    let c = a.inputs.compare(&reference, &actual)?;
+    let name = |p: &PathBuf| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| p.display().to_string())
+    };
+    let title = a.title.clone().unwrap_or_else(|| {
+        format!(
+            "{} vs {}",
+            name(&a.inputs.actual),
+            name(&a.inputs.reference)
+        )
+    });
+    let files = report::write_report(&a.out, &reference, &actual, &c, &title)
+        .with_context(|| format!("writing the report into {}", a.out.display()))?;
+    if a.json {
+        json(&json!({ "files": files, "metrics": c }))?;
+    } else {
+        print_comparison(&c);
+        println!("wrote {}", files.markdown.display());
+        println!("      {}", files.metrics.display());
+        for p in &files.plots {
+            println!("      {}", p.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,165 @@
+//! Discrete Fréchet distance (Eiter & Mannila 1994) in O(min(n, m)) memory.
+//!
+//! The dynamic programme c(i, j) = max(d(pᵢ, q_j), min(c(i−1, j), c(i−1, j−1), c(i, j−1)))
+//! needs only the previous row. Rows run over the shorter path. Work is pruned with an upper
+//! bound U taken from a cheap coupling (greedy walk, or the proportional diagonal): a cell with
+//! d > U can lie on no coupling better than U, so it is treated as blocked, and each row is
+//! computed only over the span reachable from the previous row. The optimal coupling has every
+//! cell ≤ F ≤ U, so it is never pruned: the result is exact. For two paths that follow each
+//! other (a trajectory and its tracking) the span is a narrow band and the cost is ~O(n·w);
+//! for unrelated paths it degrades gracefully to the full O(n·m). Squared distances are used
+//! throughout (max/min commute with the square root).
+
+/// A point in 3D, m.
+pub type Point = [f64; 3];
+
+#[inline]
+fn dist2(a: &Point, b: &Point) -> f64 {
+    let (dx, dy, dz) = (a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+    dx * dx + dy * dy + dz * dz
+}
+
+/// Largest squared distance along a greedy monotone coupling from (0, 0) to (n−1, m−1).
+fn greedy_bound2(p: &[Point], q: &[Point]) -> f64 {
+    let (n, m) = (p.len(), q.len());
+    let (mut i, mut j) = (0, 0);
+    let mut worst = dist2(&p[0], &q[0]);
+    while i + 1 < n || j + 1 < m {
+        let step = if i + 1 == n {
+            (i, j + 1)
+        } else if j + 1 == m {
+            (i + 1, j)
+        } else {
+            let candidates = [(i + 1, j + 1), (i + 1, j), (i, j + 1)];
+            let mut best = candidates[0];
+            let mut best_d = dist2(&p[best.0], &q[best.1]);
+            for &(a, b) in &candidates[1..] {
+                let d = dist2(&p[a], &q[b]);
+                if d < best_d {
+                    best = (a, b);
+                    best_d = d;
+                }
+            }
+            best
+        };
+        (i, j) = step;
+        worst = worst.max(dist2(&p[i], &q[j]));
+    }
+    worst
+}
+
+/// Largest squared distance along the proportional coupling j = ⌊i (m−1)/(n−1)⌋ (n ≥ m),
+/// filled in with horizontal steps so that it is monotone and connected.
+fn diagonal_bound2(p: &[Point], q: &[Point]) -> f64 {
+    let (n, m) = (p.len(), q.len());
+    let mut worst = 0.0f64;
+    let mut j_prev = 0;
+    for (i, pi) in p.iter().enumerate() {
+        let j = if n > 1 { i * (m - 1) / (n - 1) } else { m - 1 };
+        for qj in &q[j_prev..=j] {
+            worst = worst.max(dist2(pi, qj));
+        }
+        j_prev = j;
+    }
+    worst
+}
+
+/// Discrete Fréchet distance between two polylines, m. NaN if either is empty.
+pub fn frechet(p: &[Point], q: &[Point]) -> f64 {
+    if p.is_empty() || q.is_empty() {
+        return f64::NAN;
+    }
+    // Outer loop over the longer path, rows (the memory) over the shorter one.
+    let (p, q) = if p.len() >= q.len() { (p, q) } else { (q, p) };
+    let bound = greedy_bound2(p, q).min(diagonal_bound2(p, q));
+    let m = q.len();
+    let inf = f64::INFINITY;
+    let mut prev = vec![inf; m];
+    let mut cur = vec![inf; m];
+    // Row 0: only horizontal moves.
+    let (mut lo, mut hi) = (0usize, 0usize);
+    let mut left = inf;
+    for j in 0..m {
+        let d = dist2(&p[0], &q[j]);
+        let v = if j == 0 { d } else { d.max(left) };
+        if v > bound {
+            break;
+        }
+        prev[j] = v;
+        left = v;
+        hi = j;
+    }
+    for pi in &p[1..] {
+        // Cells j ∈ [lo, hi + 1] can be entered from the previous row; further right only
+        // from the left. A blocked cell (d > bound) or an unreachable one holds +∞, which
+        // max/min propagate without branches.
+        let mut left = inf;
+        let first = |d: f64, best: f64| if d > bound { inf } else { d.max(best) };
+        cur[lo] = first(dist2(pi, &q[lo]), prev[lo]);
+        left = left.min(cur[lo]);
+        // Hot loop: both predecessors in the previous row are valid here.
+        let above = &prev[lo..=hi];
+        for ((out, pair), qj) in cur[lo + 1..=hi]
+            .iter_mut()
+            .zip(above.windows(2))
+            .zip(&q[lo + 1..=hi])
+        {
+            let v = first(dist2(pi, qj), pair[0].min(pair[1]).min(left));
+            *out = v;
+            left = v;
+        }
+        // Past the previous row's span: the diagonal from (i−1, hi), then only from the left.
+        let mut end = hi;
+        if hi + 1 < m {
+            let v = first(dist2(pi, &q[hi + 1]), prev[hi].min(left));
+            cur[hi + 1] = v;
+            left = v;
+            end = hi + 1;
+            while left < inf && end + 1 < m {
+                let v = first(dist2(pi, &q[end + 1]), left);
+                if v == inf {
+                    break;
+                }
+                cur[end + 1] = v;
+                left = v;
+                end += 1;
+            }
+        }
+        // The new span: first and last reachable cells.
+        let Some(row_lo) = (lo..=end).find(|&j| cur[j] < inf) else {
+            // Cannot happen (the bounding coupling is always reachable); stay safe.
+            return bound.sqrt();
+        };
+        let row_hi = (row_lo..=end)
+            .rev()
+            .find(|&j| cur[j] < inf)
+            .unwrap_or(row_lo);
+        std::mem::swap(&mut prev, &mut cur);
+        lo = row_lo;
+        hi = row_hi;
+    }
+    if hi == m - 1 {
+        prev[m - 1].sqrt()
+    } else {
+        bound.sqrt()
+    }
+}
+
+/// The textbook O(n·m)-memory recursion, for tests of [`frechet`] on small inputs.
+#[cfg(test)]
+pub(crate) fn frechet_reference(p: &[Point], q: &[Point]) -> f64 {
+    let (n, m) = (p.len(), q.len());
+    let mut c = vec![vec![0.0; m]; n];
+    for i in 0..n {
+        for j in 0..m {
+            let d = dist2(&p[i], &q[j]).sqrt();
+            c[i][j] = match (i, j) {
+                (0, 0) => d,
+                (0, _) => d.max(c[0][j - 1]),
+                (_, 0) => d.max(c[i - 1][0]),
+                _ => d.max(c[i - 1][j].min(c[i - 1][j - 1]).min(c[i][j - 1])),
+            };
+        }
+    }
+    c[n - 1][m - 1]
+}

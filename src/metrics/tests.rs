@@ -1,0 +1,57 @@
+//! The pruned, two-row Fréchet against the textbook recursion; helpers against hand values.
+
+use super::frechet::frechet_reference;
+use super::*;
+use proptest::prelude::*;
+
+fn points(max: usize) -> impl Strategy<Value = Vec<Point>> {
+    prop::collection::vec(prop::array::uniform3(-1.0f64..1.0), 1..max)
+}
+
+proptest! {
+    #[test]
+    fn pruned_frechet_equals_the_full_recursion(p in points(40), q in points(40)) {
+        let exact = frechet_reference(&p, &q);
+        prop_assert_eq!(frechet(&p, &q), exact);
+        prop_assert_eq!(frechet(&q, &p), exact);
+    }
+
+    #[test]
+    fn pruned_frechet_is_exact_for_nearby_noisy_paths(
+        noise in prop::collection::vec(prop::array::uniform3(-0.02f64..0.02), 60),
+        shift in 0usize..5,
+    ) {
+        // A zig-zag that revisits places (where a band would fail) and a noisy, shifted copy.
+        let p: Vec<Point> = (0..60).map(|k| {
+            let s = k as f64 / 10.0;
+            [s.sin(), (2.0 * s).cos(), (k % 7) as f64 * 0.01]
+        }).collect();
+        let q: Vec<Point> = (0..60usize).map(|k| {
+            let src = p[k.saturating_sub(shift)];
+            [src[0] + noise[k][0], src[1] + noise[k][1], src[2] + noise[k][2]]
+        }).collect();
+        prop_assert_eq!(frechet(&p, &q), frechet_reference(&p, &q));
+    }
+}
+
+#[test]
+fn resample_interpolates_linearly_and_holds_outside() {
+    let t_src = [0.0, 1.0, 3.0];
+    let x_src = [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [3.0, 2.0, 1.0]];
+    let out = resample(&t_src, &x_src, &[-1.0, 0.5, 2.0, 3.0, 9.0]);
+    assert_eq!(out[0], [0.0, 0.0, 0.0]);
+    assert_eq!(out[1], [0.5, 1.0, 1.5]);
+    assert_eq!(out[2], [2.0, 2.0, 2.0]);
+    assert_eq!(out[3], [3.0, 2.0, 1.0]);
+    assert_eq!(out[4], [3.0, 2.0, 1.0]);
+}
+
+#[test]
+fn nrmse_is_null_for_a_constant_reference_channel() {
+    let r: Vec<Point> = (0..10).map(|k| [k as f64, 0.5, 0.0]).collect();
+    let a: Vec<Point> = r.iter().map(|p| [p[0] + 0.1, p[1] + 0.1, 0.0]).collect();
+    let s = error_stats(&r, &a);
+    assert!(s.nrmse[0].is_some());
+    assert_eq!(s.nrmse[1], None);
+    assert_eq!(s.nrmse[2], None);
+}

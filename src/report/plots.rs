@@ -1,0 +1,390 @@
+//! The report's plots, drawn once per backend (PNG via the bitmap backend, SVG).
+//!
+//! Positions are drawn in mm (the unit of seed 000's figures), time in s. Legends sit in a
+//! header strip and segment names in head-room above the curves, so neither covers data.
+//! Long series are thinned to the minimum and maximum of each of ~2000 buckets per curve,
+//! which keeps peaks visible and the SVGs small.
+
+use super::ReportError;
+use crate::metrics::{Alignment, Comparison};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+type DrawResult = Result<(), Box<dyn Error>>;
+
+const REFERENCE: RGBColor = RGBColor(214, 39, 40);
+const ACTUAL: RGBColor = RGBColor(31, 119, 180);
+const ERROR: RGBColor = RGBColor(44, 44, 44);
+const RMS: RGBColor = RGBColor(255, 127, 14);
+const SHADE: RGBColor = RGBColor(120, 160, 220);
+const FONT: &str = "sans-serif";
+
+/// Contiguous runs of one segment tag: (start time, end time, name).
+fn runs(aligned: &Alignment) -> Vec<(f64, f64, String)> {
+    let mut out: Vec<(f64, f64, String)> = Vec::new();
+    let mut current: Option<(usize, Option<usize>)> = None;
+    for (k, (&t, seg)) in aligned.t.iter().zip(&aligned.segment).enumerate() {
+        match current {
+            Some((_, s)) if s == *seg => {}
+            _ => {
+                if let Some((start, Some(s))) = current {
+                    out.push((aligned.t[start], t, aligned.segment_names[s].clone()));
+                }
+                current = Some((k, *seg));
+            }
+        }
+    }
+    if let (Some((start, Some(s))), Some(&end)) = (current, aligned.t.last()) {
+        out.push((aligned.t[start], end, aligned.segment_names[s].clone()));
+    }
+    out
+}
+
+/// At most ~2·`buckets` points: each bucket's minimum and maximum, in time order.
+fn thin(t: &[f64], y: &[f64], buckets: usize) -> Vec<(f64, f64)> {
+    let n = t.len();
+    if n <= 2 * buckets {
+        return t.iter().copied().zip(y.iter().copied()).collect();
+    }
+    let size = n.div_ceil(buckets);
+    let mut out = Vec::with_capacity(2 * buckets + 1);
+    for start in (0..n).step_by(size) {
+        let end = (start + size).min(n);
+        let (mut lo, mut hi) = (start, start);
+        for k in start..end {
+            if y[k] < y[lo] {
+                lo = k;
+            }
+            if y[k] > y[hi] {
+                hi = k;
+            }
+        }
+        let (a, b) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+        out.push((t[a], y[a]));
+        if b != a {
+            out.push((t[b], y[b]));
+        }
+    }
+    out
+}
+
+/// (min, max) of the values, widened so that a flat channel still gets a readable axis.
+fn range(values: impl Iterator<Item = f64>, min_span: f64) -> (f64, f64) {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.05).max((min_span - (hi - lo)).max(0.0) / 2.0);
+    (lo - pad, hi + pad)
+}
+
+/// Header strip: title on the left, coloured legend entries on the right.
+fn header<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    entries: &[(&str, RGBColor)],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (width, height) = area.dim_in_pixel();
+    let y = height as i32 / 2;
+    area.draw_text(
+        title,
+        &TextStyle::from((FONT, 24).into_font()).pos(text_anchor(HPos::Left)),
+        (15, y),
+    )?;
+    let mut x = width as i32 - 15;
+    for (label, color) in entries.iter().rev() {
+        let style = TextStyle::from((FONT, 18).into_font()).pos(text_anchor(HPos::Right));
+        let (w, _) = area.estimate_text_size(label, &style)?;
+        area.draw_text(label, &style, (x, y))?;
+        x -= w as i32 + 8;
+        area.draw(&PathElement::new(
+            vec![(x - 30, y), (x, y)],
+            color.stroke_width(3),
+        ))?;
+        x -= 30 + 25;
+    }
+    Ok(())
+}
+
+fn text_anchor(h: HPos) -> Pos {
+    Pos::new(h, VPos::Center)
+}
+
+type Chart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Segment shading (every other run, starting with the first, like seed 000 Fig. 5) and,
+/// when `labels`, the segment names centred in the head-room above the data.
+fn shade<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    runs: &[(f64, f64, String)],
+    (lo, hi): (f64, f64),
+    label_y: Option<f64>,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    chart.draw_series(runs.iter().enumerate().filter(|(k, _)| k % 2 == 0).map(
+        |(_, (t0, t1, _))| Rectangle::new([(*t0, lo), (*t1, hi)], SHADE.mix(0.22).filled()),
+    ))?;
+    if let Some(y) = label_y {
+        let style = TextStyle::from((FONT, 17).into_font())
+            .pos(Pos::new(HPos::Center, VPos::Center))
+            .color(&BLACK);
+        chart.draw_series(
+            runs.iter()
+                .map(|(t0, t1, name)| Text::new(name.clone(), ((t0 + t1) / 2.0, y), &style)),
+        )?;
+    }
+    Ok(())
+}
+
+fn axes_plot<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    aligned: &Alignment,
+    title: &str,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let (top, body) = root.split_vertically(50);
+    let lag = if aligned.lag_samples > 0 {
+        format!(
+            "actual, shifted back by the lag ({:.0} ms)",
+            aligned.lag_s * 1e3
+        )
+    } else {
+        "actual".to_string()
+    };
+    header(
+        &top,
+        title,
+        &[("reference (commanded)", REFERENCE), (&lag, ACTUAL)],
+    )?;
+    let runs = runs(aligned);
+    let t = &aligned.t;
+    let (t0, t1) = (t[0], *t.last().unwrap_or(&t[0]));
+    let panels = body.split_evenly((3, 1));
+    for (axis, panel) in panels.iter().enumerate() {
+        let name = ["X", "Y", "Z"][axis];
+        let r: Vec<f64> = aligned.reference.iter().map(|p| p[axis] * 1e3).collect();
+        let a: Vec<f64> = aligned.actual.iter().map(|p| p[axis] * 1e3).collect();
+        let (lo, hi) = range(r.iter().chain(&a).copied(), 1.0);
+        // Head-room for the segment names above the curves.
+        let top_y = hi + (hi - lo) * 0.18;
+        let last = axis == 2;
+        let mut chart = ChartBuilder::on(panel)
+            .margin_left(10)
+            .margin_right(25)
+            .margin_top(8)
+            .margin_bottom(if last { 5 } else { 12 })
+            .x_label_area_size(if last { 55 } else { 28 })
+            .y_label_area_size(85)
+            .build_cartesian_2d(t0..t1.max(t0 + 1e-9), lo..top_y)?;
+        let mut mesh = chart.configure_mesh();
+        mesh.y_desc(format!("{name} [mm]"))
+            .label_style((FONT, 15))
+            .axis_desc_style((FONT, 18))
+            .light_line_style(WHITE.mix(0.0));
+        if last {
+            mesh.x_desc("time [s]");
+        }
+        mesh.draw()?;
+        shade(&mut chart, &runs, (lo, top_y), Some(hi + (hi - lo) * 0.09))?;
+        chart.draw_series(LineSeries::new(
+            thin(t, &r, 2000),
+            REFERENCE.stroke_width(2),
+        ))?;
+        chart.draw_series(LineSeries::new(thin(t, &a, 2000), ACTUAL.stroke_width(1)))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+fn error_plot<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    aligned: &Alignment,
+    comparison: &Comparison,
+    title: &str,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let (top, body) = root.split_vertically(50);
+    let rms = comparison.total.rms_3d * 1e3;
+    let rms_label = format!("RMS 3D = {rms:.3} mm");
+    header(
+        &top,
+        title,
+        &[("|actual − reference| (3D)", ERROR), (&rms_label, RMS)],
+    )?;
+    let t = &aligned.t;
+    let e: Vec<f64> = aligned
+        .reference
+        .iter()
+        .zip(&aligned.actual)
+        .map(|(r, a)| {
+            let (dx, dy, dz) = (a[0] - r[0], a[1] - r[1], a[2] - r[2]);
+            (dx * dx + dy * dy + dz * dz).sqrt() * 1e3
+        })
+        .collect();
+    let hi = e.iter().copied().fold(0.0, f64::max).max(1e-3) * 1.05;
+    let top_y = hi * 1.15;
+    let (t0, t1) = (t[0], *t.last().unwrap_or(&t[0]));
+    let mut chart = ChartBuilder::on(&body)
+        .margin_left(10)
+        .margin_right(25)
+        .margin_top(8)
+        .margin_bottom(5)
+        .x_label_area_size(55)
+        .y_label_area_size(85)
+        .build_cartesian_2d(t0..t1.max(t0 + 1e-9), 0.0..top_y)?;
+    chart
+        .configure_mesh()
+        .x_desc("time [s]")
+        .y_desc("3D error [mm]")
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 18))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    shade(&mut chart, &runs(aligned), (0.0, top_y), Some(hi * 1.075))?;
+    chart.draw_series(LineSeries::new(thin(t, &e, 2000), ERROR.stroke_width(1)))?;
+    chart.draw_series(LineSeries::new(
+        vec![(t0, rms), (t1, rms)],
+        RMS.stroke_width(2),
+    ))?;
+    root.present()?;
+    Ok(())
+}
+
+fn paths_plot<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    aligned: &Alignment,
+    title: &str,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let (top, body) = root.split_vertically(50);
+    header(
+        &top,
+        title,
+        &[("reference (commanded)", REFERENCE), ("actual", ACTUAL)],
+    )?;
+    let panels = body.split_evenly((1, 3));
+    for (panel, (i, j)) in panels.iter().zip([(0, 1), (0, 2), (1, 2)]) {
+        let names = ["x", "y", "z"];
+        let pick = |pts: &[[f64; 3]]| -> Vec<(f64, f64)> {
+            let step = (pts.len() / 4000).max(1);
+            pts.iter()
+                .step_by(step)
+                .map(|p| (p[i] * 1e3, p[j] * 1e3))
+                .collect()
+        };
+        let (r, a) = (pick(&aligned.reference), pick(&aligned.actual));
+        let (xlo, xhi) = range(r.iter().chain(&a).map(|p| p.0), 1.0);
+        let (ylo, yhi) = range(r.iter().chain(&a).map(|p| p.1), 1.0);
+        // Same scale on both axes, so that squares look square.
+        let span = (xhi - xlo).max(yhi - ylo);
+        let (xc, yc) = ((xlo + xhi) / 2.0, (ylo + yhi) / 2.0);
+        let mut chart = ChartBuilder::on(panel)
+            .caption(
+                format!(
+                    "{}{} projection",
+                    names[i].to_uppercase(),
+                    names[j].to_uppercase()
+                ),
+                (FONT, 20),
+            )
+            .margin(15)
+            .x_label_area_size(55)
+            .y_label_area_size(75)
+            .build_cartesian_2d(
+                xc - span / 2.0..xc + span / 2.0,
+                yc - span / 2.0..yc + span / 2.0,
+            )?;
+        chart
+            .configure_mesh()
+            .x_desc(format!("{} [mm]", names[i]))
+            .y_desc(format!("{} [mm]", names[j]))
+            .label_style((FONT, 15))
+            .axis_desc_style((FONT, 18))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        chart.draw_series(LineSeries::new(r, REFERENCE.stroke_width(2)))?;
+        chart.draw_series(LineSeries::new(a, ACTUAL.stroke_width(1)))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+fn plot_error(path: &Path, error: Box<dyn Error>) -> ReportError {
+    ReportError::Plot {
+        file: path.display().to_string(),
+        message: error.to_string(),
+    }
+}
+
+/// Draws every plot as PNG and SVG into `dir`; returns the paths written.
+pub fn write_all(
+    dir: &Path,
+    aligned: &Alignment,
+    comparison: &Comparison,
+    title: &str,
+) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Vec::new();
+    let sizes = [
+        ("axes", (1600, 1100)),
+        ("error", (1600, 600)),
+        ("paths", (1800, 680)),
+    ];
+    for (name, size) in sizes {
+        for ext in ["png", "svg"] {
+            let path = dir.join(format!("{name}.{ext}"));
+            let result = match ext {
+                "png" => {
+                    let root = BitMapBackend::new(&path, size).into_drawing_area();
+                    draw(name, root, aligned, comparison, title)
+                }
+                _ => {
+                    let root = SVGBackend::new(&path, size).into_drawing_area();
+                    draw(name, root, aligned, comparison, title)
+                }
+            };
+            result.map_err(|e| plot_error(&path, e))?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+fn draw<DB: DrawingBackend>(
+    name: &str,
+    root: DrawingArea<DB, Shift>,
+    aligned: &Alignment,
+    comparison: &Comparison,
+    title: &str,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    match name {
+        "axes" => axes_plot(root, aligned, title),
+        "error" => error_plot(root, aligned, comparison, title),
+        _ => paths_plot(root, aligned, title),
+    }
+}

@@ -1,0 +1,323 @@
+//! CSV import/export of trajectories.
+//!
+//! A header row names the columns, in any order: `t` (s) and `x,y,z` (m) are required;
+//! `roll,pitch,yaw` (rad) are optional and zero when missing; `segment` (a name) is optional.
+//! Velocity columns `vx,vy,vz,vroll,vpitch,vyaw` and acceleration columns `ax,…,ayaw` are used
+//! when present; a missing one is estimated by second-order finite differences of its pose
+//! channel (exact for quadratics, also on non-uniform time grids). Other columns are ignored,
+//! so the simulator's output (`t,x_cmd,…,x,…,length_1,…,segment`) can be read; with
+//! [`CsvOptions::suffix`] `_cmd` the pose (and derivative) columns are read as `x_cmd`, ….
+//!
+//! Writing produces all 20 columns with numbers in Rust's shortest round-trip form, so
+//! write∘read is the identity.
+
+use super::{Sample, Trajectory, TrajectoryError};
+use crate::kinematics::Pose;
+use std::io::{Read, Write};
+use std::path::Path;
+
+/// Pose columns, in `Pose::to_array` order.
+pub const POSE_COLUMNS: [&str; 6] = ["x", "y", "z", "roll", "pitch", "yaw"];
+const VELOCITY_COLUMNS: [&str; 6] = ["vx", "vy", "vz", "vroll", "vpitch", "vyaw"];
+const ACCELERATION_COLUMNS: [&str; 6] = ["ax", "ay", "az", "aroll", "apitch", "ayaw"];
+
+/// How to read a CSV file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CsvOptions {
+    /// Appended to the pose and derivative column names (`_cmd` reads `x_cmd`, `vx_cmd`, …);
+    /// `t` and `segment` are never suffixed.
+    pub suffix: String,
+}
+
+/// Reads a trajectory from a CSV file.
+pub fn read(path: impl AsRef<Path>) -> Result<Trajectory, TrajectoryError> {
+    read_with(path, &CsvOptions::default())
+}
+
+/// Reads a trajectory from a CSV file, with options (column suffix).
+pub fn read_with(
+    path: impl AsRef<Path>,
+    options: &CsvOptions,
+) -> Result<Trajectory, TrajectoryError> {
+    let path = path.as_ref();
+    let file = path.display().to_string();
+    let reader = std::fs::File::open(path).map_err(|source| TrajectoryError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    from_reader(reader, &file, options)
+}
+
+fn csv_error(file: &str, line: u64, message: impl Into<String>) -> TrajectoryError {
+    TrajectoryError::Csv {
+        file: file.to_string(),
+        line,
+        message: message.into(),
+    }
+}
+
+fn from_csv_crate(file: &str, error: ::csv::Error) -> TrajectoryError {
+    let line = error.position().map(|p| p.line()).unwrap_or(0);
+    let message = match error.kind() {
+        ::csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("this row has {len} fields but the header has {expected_len}"),
+        ::csv::ErrorKind::Utf8 { .. } => "not valid UTF-8 text".to_string(),
+        _ => error.to_string(),
+    };
+    match error.kind() {
+        ::csv::ErrorKind::Io(e) => TrajectoryError::Io {
+            file: file.to_string(),
+            source: std::io::Error::new(e.kind(), e.to_string()),
+        },
+        _ => csv_error(file, line, message),
+    }
+}
+
+/// Reads a trajectory from any reader; `file` names it in error messages.
+pub fn from_reader<R: Read>(
+    reader: R,
+    file: &str,
+    options: &CsvOptions,
+) -> Result<Trajectory, TrajectoryError> {
+    let mut rdr = ::csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(::csv::Trim::All)
+        .flexible(false)
+        .from_reader(reader);
+    let header = rdr.headers().map_err(|e| from_csv_crate(file, e))?.clone();
+    if header.is_empty() || header.iter().all(str::is_empty) {
+        return Err(csv_error(
+            file,
+            1,
+            "no header row: the first line must name the columns (t,x,y,z,…)",
+        ));
+    }
+    let find = |name: &str| -> Result<Option<usize>, TrajectoryError> {
+        let mut hits = header.iter().enumerate().filter(|(_, h)| *h == name);
+        let first = hits.next().map(|(k, _)| k);
+        if hits.next().is_some() {
+            return Err(csv_error(
+                file,
+                1,
+                format!("the column `{name}` appears more than once"),
+            ));
+        }
+        Ok(first)
+    };
+    let suffixed = |name: &str| format!("{name}{}", options.suffix);
+    let required = |name: String| -> Result<usize, TrajectoryError> {
+        find(&name)?.ok_or_else(|| {
+            csv_error(
+                file,
+                1,
+                format!(
+                    "missing column `{name}` (the header has: {})",
+                    header.iter().collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })
+    };
+    let t_col = required("t".into())?;
+    let mut pose_cols = [None; 6];
+    let mut vel_cols = [None; 6];
+    let mut acc_cols = [None; 6];
+    for k in 0..6 {
+        pose_cols[k] = if k < 3 {
+            Some(required(suffixed(POSE_COLUMNS[k]))?)
+        } else {
+            find(&suffixed(POSE_COLUMNS[k]))?
+        };
+        vel_cols[k] = find(&suffixed(VELOCITY_COLUMNS[k]))?;
+        acc_cols[k] = find(&suffixed(ACCELERATION_COLUMNS[k]))?;
+    }
+    let segment_col = find("segment")?;
+    let column_name = |c: usize| header.get(c).unwrap_or("?").to_string();
+
+    let mut t = Vec::new();
+    let mut channels = vec![Vec::new(); 18]; // pose, velocity, acceleration
+    let mut segment_names: Vec<String> = Vec::new();
+    let mut segments = Vec::new();
+    let mut record = ::csv::StringRecord::new();
+    loop {
+        match rdr.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => return Err(from_csv_crate(file, e)),
+        }
+        let line = record.position().map(|p| p.line()).unwrap_or(0);
+        let number = |c: usize| -> Result<f64, TrajectoryError> {
+            let text = record.get(c).unwrap_or("");
+            let name = column_name(c);
+            if text.is_empty() {
+                return Err(csv_error(file, line, format!("column `{name}` is empty")));
+            }
+            let value: f64 = text.parse().map_err(|_| {
+                csv_error(
+                    file,
+                    line,
+                    format!("column `{name}`: `{text}` is not a number"),
+                )
+            })?;
+            if !value.is_finite() {
+                return Err(csv_error(
+                    file,
+                    line,
+                    format!("column `{name}`: `{text}` is not a finite number"),
+                ));
+            }
+            Ok(value)
+        };
+        let time = number(t_col)?;
+        if let Some(&previous) = t.last()
+            && time <= previous
+        {
+            return Err(csv_error(
+                file,
+                line,
+                format!(
+                    "t = {time} s does not increase (the previous row has t = {previous} s); time must increase strictly"
+                ),
+            ));
+        }
+        t.push(time);
+        for (k, cols) in [pose_cols, vel_cols, acc_cols].iter().enumerate() {
+            for c in 0..6 {
+                let value = match cols[c] {
+                    Some(col) => number(col)?,
+                    None => 0.0,
+                };
+                channels[6 * k + c].push(value);
+            }
+        }
+        let segment = segment_col
+            .and_then(|c| record.get(c))
+            .filter(|s| !s.is_empty())
+            .map(|name| match segment_names.iter().position(|n| n == name) {
+                Some(k) => k,
+                None => {
+                    segment_names.push(name.to_string());
+                    segment_names.len() - 1
+                }
+            });
+        segments.push(segment);
+    }
+    if t.is_empty() {
+        return Err(csv_error(
+            file,
+            1,
+            "no data rows after the header: a trajectory needs at least one sample",
+        ));
+    }
+    for c in 0..6 {
+        if vel_cols[c].is_none() || acc_cols[c].is_none() {
+            let (v, a) = differentiate(&t, &channels[c]);
+            if vel_cols[c].is_none() {
+                channels[6 + c] = v;
+            }
+            if acc_cols[c].is_none() {
+                channels[12 + c] = a;
+            }
+        }
+    }
+    let samples = (0..t.len())
+        .map(|i| {
+            let take = |base: usize| std::array::from_fn(|c| channels[base + c][i]);
+            Sample {
+                t: t[i],
+                pose: Pose::from_array(take(0)),
+                velocity: take(6),
+                acceleration: take(12),
+                segment: segments[i],
+            }
+        })
+        .collect();
+    Ok(Trajectory {
+        samples,
+        segments: segment_names,
+    })
+}
+
+/// First and second time derivatives of a sampled channel: three-point formulas on the
+/// (possibly non-uniform) grid, exact for quadratics; the ends take one-sided differences
+/// (velocity) or their neighbour's value (acceleration).
+pub fn differentiate(t: &[f64], x: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let n = t.len();
+    let mut v = vec![0.0; n];
+    let mut a = vec![0.0; n];
+    if n < 2 {
+        return (v, a);
+    }
+    for i in 1..n - 1 {
+        let (h1, h2) = (t[i] - t[i - 1], t[i + 1] - t[i]);
+        let denominator = h1 * h2 * (h1 + h2);
+        v[i] = (h1 * h1 * x[i + 1] - h2 * h2 * x[i - 1] + (h2 * h2 - h1 * h1) * x[i]) / denominator;
+        a[i] = 2.0 * (h1 * x[i + 1] - (h1 + h2) * x[i] + h2 * x[i - 1]) / denominator;
+    }
+    v[0] = (x[1] - x[0]) / (t[1] - t[0]);
+    v[n - 1] = (x[n - 1] - x[n - 2]) / (t[n - 1] - t[n - 2]);
+    if n > 2 {
+        a[0] = a[1];
+        a[n - 1] = a[n - 2];
+    }
+    (v, a)
+}
+
+/// Writes a trajectory to a CSV file (creating or replacing it).
+pub fn write(path: impl AsRef<Path>, trajectory: &Trajectory) -> Result<(), TrajectoryError> {
+    let path = path.as_ref();
+    let file = path.display().to_string();
+    let io = |source| TrajectoryError::Io {
+        file: file.clone(),
+        source,
+    };
+    let out = std::fs::File::create(path).map_err(io)?;
+    let mut buffered = std::io::BufWriter::new(out);
+    write_to(&mut buffered, trajectory, &file)?;
+    buffered.flush().map_err(io)
+}
+
+/// Writes a trajectory as CSV to any writer.
+pub fn to_writer<W: Write>(writer: W, trajectory: &Trajectory) -> Result<(), TrajectoryError> {
+    write_to(writer, trajectory, "CSV output")
+}
+
+/// Shortest text that parses back to exactly `x`; exponent form for very small or large values.
+fn number(x: f64) -> String {
+    let magnitude = x.abs();
+    if x == 0.0 || (1e-4..1e15).contains(&magnitude) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+fn write_to<W: Write>(
+    writer: W,
+    trajectory: &Trajectory,
+    file: &str,
+) -> Result<(), TrajectoryError> {
+    let mut w = ::csv::Writer::from_writer(writer);
+    let header: Vec<&str> = std::iter::once("t")
+        .chain(POSE_COLUMNS)
+        .chain(VELOCITY_COLUMNS)
+        .chain(ACCELERATION_COLUMNS)
+        .chain(std::iter::once("segment"))
+        .collect();
+    let err = |e: ::csv::Error| from_csv_crate(file, e);
+    w.write_record(&header).map_err(err)?;
+    let mut row: Vec<String> = Vec::with_capacity(header.len());
+    for s in &trajectory.samples {
+        row.clear();
+        row.push(number(s.t));
+        row.extend(s.pose.to_array().iter().map(|&x| number(x)));
+        row.extend(s.velocity.iter().map(|&x| number(x)));
+        row.extend(s.acceleration.iter().map(|&x| number(x)));
+        row.push(trajectory.segment_name(s).unwrap_or("").to_string());
+        w.write_record(&row).map_err(err)?;
+    }
+    w.flush().map_err(|source| TrajectoryError::Io {
+        file: file.to_string(),
+        source,
+    })
+}
