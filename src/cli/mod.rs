@@ -5,6 +5,7 @@
 mod args;
 mod kin;
 mod output;
+mod sim;
 mod traj;
 
 use anyhow::Result;
@@ -63,6 +64,9 @@ pub enum Command {
     #[command(after_help = "Example:\n  \
         cdpr report --reference seed000.csv --actual shadow.csv --out report/")]
     Report(traj::ReportArgs),
+    /// Simulate a trajectory headless (chain or elastic model; length, ideal or tension
+    /// winches), print seed-000-style tracking metrics and the real-time factor.
+    Simulate(sim::SimulateArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -106,5 +110,6 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Trajectory(a) => traj::trajectory(a),
         Command::Compare(a) => traj::compare(a),
         Command::Report(a) => traj::report(a),
+        Command::Simulate(a) => sim::simulate(a),
     }
 }

@@ -402,7 +402,7 @@ fn metrics_row(name: &str, m: &Metrics) -> Vec<String> {
     ]
 }
 
-fn print_comparison(c: &Comparison) {
+pub(crate) fn print_comparison(c: &Comparison) {
     println!(
         "lag {} samples ({:.1} ms, searched up to {} s), {}; {} pairs compared",
         c.lag_samples,

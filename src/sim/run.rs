@@ -35,10 +35,11 @@ impl Default for RunOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     pub commanded: Sample,
-    /// The winch command of the step (payouts in m, or tensions in N in tension mode).
-    pub command: Vec<f64>,
-    /// Geometric cable lengths of the commanded pose, m.
-    pub commanded_lengths: Vec<f64>,
+    /// Commanded winch payouts (length and ideal modes), or the IK lengths of the commanded
+    /// pose (tension mode), m.
+    pub length_command: Vec<f64>,
+    /// Commanded tensions (tension mode), N.
+    pub tension_command: Option<Vec<f64>>,
     pub state: SimState,
 }
 
@@ -145,21 +146,26 @@ pub fn run(
     let steps = (total / dt).round() as u64;
     let mut records = Vec::with_capacity(steps as usize + 1);
     let mut uncompensated = 0;
-    let record = |sim: &Sim, sample: &Sample, command: &[f64]| Record {
-        commanded: *sample,
-        command: command.to_vec(),
-        commanded_lengths: kinematics::lengths(robot, &sample.pose),
-        state: sim.state().clone(),
+    let record = |sim: &Sim, sample: &Sample, command: &Command| match command {
+        Command::Lengths(l) => Record {
+            commanded: *sample,
+            length_command: l.clone(),
+            tension_command: None,
+            state: sim.state().clone(),
+        },
+        Command::Tensions(t) => Record {
+            commanded: *sample,
+            length_command: kinematics::lengths(robot, &sample.pose),
+            tension_command: Some(t.clone()),
+            state: sim.state().clone(),
+        },
     };
     let first_command = match options.config.control {
         ControlMode::Tension => {
             let s = trajectory.sample_at(t0).unwrap_or(*first);
-            match tension_ctl.command(robot, &s, sim.state()) {
-                Command::Tensions(t) => t,
-                Command::Lengths(l) => l,
-            }
+            tension_ctl.command(robot, &s, sim.state())
         }
-        _ => lengths_ctl.lengths(robot, &start_pose).0,
+        _ => Command::Lengths(lengths_ctl.lengths(robot, &start_pose).0),
     };
     records.push(record(&sim, first, &first_command));
     let started = Instant::now();
@@ -187,10 +193,7 @@ pub fn run(
             error = Some(e);
             break;
         }
-        let values = match &command {
-            Command::Lengths(v) | Command::Tensions(v) => v,
-        };
-        records.push(record(&sim, &sample, values));
+        records.push(record(&sim, &sample, &command));
         if step % report_every == 0 {
             progress(step as f64 / steps as f64);
         }

@@ -1,0 +1,293 @@
+//! `simulate`: a trajectory through the physics core, headless.
+
+use super::args::RobotArg;
+use super::output::json;
+use super::traj::{ProfileArg, TransitionArg, print_comparison};
+use anyhow::{Context, Result};
+use cdpr::metrics::{self, CompareOptions};
+use cdpr::sim::run::{self, RunOptions, RunOutcome};
+use cdpr::sim::{ChainConfig, ControlMode, ModelKind, SimConfig};
+use cdpr::trajectory::{self, BuiltinOptions, Trajectory};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Models: `chain` is seed 000's per-cable joint chain in Rapier (universal joint at the exit \
+point, active prismatic winch, passive prismatic spring-damper, spherical joint closing the loop on the \
+platform); `elastic` is the platform alone with each cable a unilateral spring-damper (fast, exact for \
+massless elastic cables).\n\
+Winch modes: `length` tracks the commanded lengths with a PID drive within the winch limits (like the \
+real axes); `ideal` makes the payout follow the command exactly (isolates cable elasticity); \
+`tension` applies commanded tensions from seed 001's feedback-linearising controller (Kp = Kd = 1500 \
+by default), negative values ignored.\n\n\
+Example: cdpr simulate --robot robots/uvigo8.toml --trajectory seed000 --speed 0.1"
+)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub robot: RobotArg,
+    /// A built-in trajectory (seed000, pickplace, poly5) or a CSV file (t,x,y,z[,roll,pitch,yaw][,segment]).
+    #[arg(long, short = 't', value_name = "NAME|CSV")]
+    pub trajectory: String,
+    /// Cruise speed of a built-in trajectory, m/s.
+    #[arg(long, default_value_t = 0.1, value_name = "M/S")]
+    pub speed: f64,
+    /// Speed profile of a built-in trajectory (default: the built-in's own).
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
+    /// Path acceleration of a built-in trajectory, m/s².
+    #[arg(long, value_name = "M/S²")]
+    pub accel: Option<f64>,
+    /// Path jerk of a built-in trajectory, m/s³.
+    #[arg(long, value_name = "M/S³")]
+    pub jerk: Option<f64>,
+    /// How the moves of a built-in trajectory join.
+    #[arg(long, value_enum)]
+    pub transition: Option<TransitionArg>,
+    /// Physics step, s.
+    #[arg(long, default_value_t = 0.001, value_name = "S")]
+    pub dt: f64,
+    /// Physical model.
+    #[arg(long, value_enum, default_value = "chain")]
+    pub model: ModelKind,
+    /// How the winches are driven.
+    #[arg(long, value_enum, default_value = "length")]
+    pub control: ControlMode,
+    /// Subtract the pre-stretch f*/k (tension distribution at each commanded pose) from the
+    /// commanded lengths, so that elastic cables land the platform on target.
+    #[arg(long)]
+    pub compensate: bool,
+    /// Proportional gain of the tension controller (seed 001: 1500), 1/s².
+    #[arg(long, default_value_t = 1500.0, value_name = "1/S²")]
+    pub kp: f64,
+    /// Derivative gain of the tension controller (seed 001: 1500), 1/s.
+    #[arg(long, default_value_t = 1500.0, value_name = "1/S")]
+    pub kd: f64,
+    /// Keep simulating this long after the trajectory ends, s.
+    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    pub settle: f64,
+    /// Chain model: Rapier solver substeps per step.
+    #[arg(long, value_name = "N", default_value_t = ChainConfig::default().solver_iterations)]
+    pub substeps: usize,
+    /// Chain model: projected Gauss–Seidel iterations per substep.
+    #[arg(long, value_name = "N", default_value_t = ChainConfig::default().pgs_iterations)]
+    pub pgs: usize,
+    /// Chain model: mass of each intermediate link, kg.
+    #[arg(long, value_name = "KG", default_value_t = ChainConfig::default().link_mass)]
+    pub link_mass: f64,
+    /// Write every step to this CSV (t, commanded and actual pose, per cable length_cmd_i,
+    /// length_i, tension_i, segment).
+    #[arg(long, short = 'o', value_name = "CSV")]
+    pub out: Option<PathBuf>,
+    /// Compute the metrics without removing the lag.
+    #[arg(long)]
+    pub no_lag: bool,
+    /// Print one JSON object (metrics, rtf, steps, wall_s) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
+    let robot = a.robot.load()?;
+    let options = BuiltinOptions {
+        speed: a.speed,
+        dt: a.dt,
+        profile: a.profile.map(Into::into),
+        accel: a.accel,
+        jerk: a.jerk,
+        transition: a.transition.map(Into::into),
+    };
+    let traj = trajectory::load(&a.trajectory, &robot, &options)
+        .with_context(|| format!("loading trajectory `{}`", a.trajectory))?;
+    let run_options = RunOptions {
+        config: SimConfig {
+            dt: a.dt,
+            model: a.model,
+            control: a.control,
+            chain: ChainConfig {
+                link_mass: a.link_mass,
+                solver_iterations: a.substeps,
+                pgs_iterations: a.pgs,
+            },
+        },
+        compensate: a.compensate,
+        kp: a.kp,
+        kd: a.kd,
+        settle_time: a.settle,
+    };
+    if a.compensate && a.control == ControlMode::Tension {
+        eprintln!("warning: --compensate has no effect in tension mode");
+    }
+    let bar = progress_bar(traj.duration() + a.settle);
+    let mut tick = |fraction: f64| {
+        if let Some(b) = &bar {
+            b.set_position((fraction * 1000.0) as u64);
+        }
+    };
+    let outcome =
+        run::run(&robot, &traj, &run_options, &mut tick).context("starting the simulation")?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    // Write what was computed before reporting anything else, even after a blow-up.
+    if let Some(path) = &a.out {
+        write_csv(path, &robot, &traj, &outcome)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if outcome.uncompensated_steps > 0 {
+        eprintln!(
+            "warning: the tension distribution was infeasible on {} steps; those used plain IK lengths",
+            outcome.uncompensated_steps
+        );
+    }
+    let reference = outcome.commanded(&traj);
+    let actual = outcome.actual(&traj);
+    let compare_options = CompareOptions {
+        remove_lag: !a.no_lag,
+        ..CompareOptions::default()
+    };
+    let comparison = metrics::compare(&reference, &actual, &compare_options);
+    let tensions = tension_range(&outcome);
+    if a.json {
+        let mut value = match &comparison {
+            Ok(c) => serde_json::to_value(c)?,
+            Err(e) => json!({ "metrics_error": e.to_string() }),
+        };
+        if let Some(map) = value.as_object_mut() {
+            map.insert("rtf".into(), json!(outcome.rtf()));
+            map.insert("steps".into(), json!(outcome.steps));
+            map.insert("wall_s".into(), json!(outcome.wall_s));
+            map.insert(
+                "simulated_s".into(),
+                json!(outcome.records.last().map(|r| r.state.time)),
+            );
+            map.insert("model".into(), json!(a.model));
+            map.insert("control".into(), json!(a.control));
+            map.insert("compensate".into(), json!(a.compensate));
+            map.insert("dt".into(), json!(a.dt));
+            map.insert("tension_min".into(), json!(tensions.0));
+            map.insert("tension_max".into(), json!(tensions.1));
+            map.insert(
+                "error".into(),
+                json!(outcome.error.as_ref().map(|e| e.to_string())),
+            );
+        }
+        json(&value)?;
+    } else {
+        println!(
+            "{} on {}: {} model, {} winches{}, dt {} ms, {} steps in {:.2} s wall ({:.0}× real time)",
+            a.trajectory,
+            robot.name,
+            format!("{:?}", a.model).to_lowercase(),
+            format!("{:?}", a.control).to_lowercase(),
+            if a.compensate { ", compensated" } else { "" },
+            a.dt * 1e3,
+            outcome.steps,
+            outcome.wall_s,
+            outcome.rtf()
+        );
+        println!("tensions {:.2} … {:.2} N", tensions.0, tensions.1);
+        match &comparison {
+            Ok(c) => print_comparison(c),
+            Err(e) => eprintln!("warning: no tracking metrics: {e}"),
+        }
+        if let Some(path) = &a.out {
+            println!("wrote {}", path.display());
+        }
+    }
+    match outcome.error {
+        Some(e) => Err(anyhow::Error::new(e).context(format!(
+            "the run stopped early; the {} steps before are kept{}",
+            outcome.records.len().saturating_sub(1),
+            a.out
+                .as_ref()
+                .map(|p| format!(" in {}", p.display()))
+                .unwrap_or_default()
+        ))),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn tension_range(outcome: &RunOutcome) -> (f64, f64) {
+    outcome
+        .records
+        .iter()
+        .flat_map(|r| r.state.tensions.iter())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &f| {
+            (lo.min(f), hi.max(f))
+        })
+}
+
+fn progress_bar(seconds: f64) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(1000);
+    if let Ok(style) = ProgressStyle::with_template(&format!(
+        "simulating {seconds:.1} s [{{bar:40}}] {{percent}}% (eta {{eta}})"
+    )) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    Some(bar)
+}
+
+/// The run as CSV: `t,x_cmd,…,yaw_cmd,x,…,yaw`, per cable `length_cmd_i,length_i,tension_i`,
+/// then `segment`.
+fn write_csv(
+    path: &PathBuf,
+    robot: &cdpr::robot::Robot,
+    traj: &Trajectory,
+    outcome: &RunOutcome,
+) -> Result<()> {
+    let file = std::fs::File::create(path)?;
+    let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
+    let mut header: Vec<String> = [
+        "t",
+        "x_cmd",
+        "y_cmd",
+        "z_cmd",
+        "roll_cmd",
+        "pitch_cmd",
+        "yaw_cmd",
+        "x",
+        "y",
+        "z",
+        "roll",
+        "pitch",
+        "yaw",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for i in 1..=robot.cable_count() {
+        header.extend([
+            format!("length_cmd_{i}"),
+            format!("length_{i}"),
+            format!("tension_{i}"),
+        ]);
+    }
+    header.push("segment".into());
+    w.write_record(&header)?;
+    let mut row: Vec<String> = Vec::with_capacity(header.len());
+    for r in &outcome.records {
+        row.clear();
+        row.push(format!("{}", r.state.time));
+        row.extend(r.commanded.pose.to_array().iter().map(|v| format!("{v}")));
+        row.extend(r.state.pose.to_array().iter().map(|v| format!("{v}")));
+        for i in 0..robot.cable_count() {
+            row.push(format!("{}", r.length_command[i]));
+            row.push(format!("{}", r.state.lengths[i]));
+            row.push(format!("{}", r.state.tensions[i]));
+        }
+        row.push(traj.segment_name(&r.commanded).unwrap_or("").to_string());
+        w.write_record(&row)?;
+    }
+    w.flush()?;
+    let mut inner = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    inner.flush()?;
+    Ok(())
+}
