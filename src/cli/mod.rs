@@ -5,6 +5,7 @@
 mod args;
 mod kin;
 mod output;
+mod plc;
 mod traj;
 
 use anyhow::Result;
@@ -63,6 +64,9 @@ pub enum Command {
     #[command(after_help = "Example:\n  \
         cdpr report --reference seed000.csv --actual shadow.csv --out report/")]
     Report(traj::ReportArgs),
+    /// Virtual PLC: a TwinCAT stand-in serving the robot's ADS symbols on loopback while its
+    /// NC task plays a trajectory.
+    Plc(plc::PlcArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -106,5 +110,6 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Trajectory(a) => traj::trajectory(a),
         Command::Compare(a) => traj::compare(a),
         Command::Report(a) => traj::report(a),
+        Command::Plc(a) => plc::run(a),
     }
 }
