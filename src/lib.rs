@@ -6,6 +6,7 @@
 
 pub mod kinematics;
 pub mod metrics;
+pub mod plc;
 pub mod report;
 pub mod robot;
 pub mod sim;

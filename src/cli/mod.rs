@@ -6,6 +6,7 @@ mod args;
 mod kin;
 mod output;
 mod sim;
+mod plc;
 mod traj;
 
 use anyhow::Result;
@@ -67,6 +68,9 @@ pub enum Command {
     /// Simulate a trajectory headless (chain or elastic model; length, ideal or tension
     /// winches), print seed-000-style tracking metrics and the real-time factor.
     Simulate(sim::SimulateArgs),
+    /// Virtual PLC: a TwinCAT stand-in serving the robot's ADS symbols on loopback while its
+    /// NC task plays a trajectory.
+    Plc(plc::PlcArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -111,5 +115,6 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Compare(a) => traj::compare(a),
         Command::Report(a) => traj::report(a),
         Command::Simulate(a) => sim::simulate(a),
+        Command::Plc(a) => plc::run(a),
     }
 }

@@ -1,0 +1,122 @@
+//! ADS round trips on loopback against the virtual PLC, with the crates.io `ads` client:
+//! a single read by handle, the per-cycle sum read of the shadow's inputs, and a full exchange
+//! cycle (sum read + sum write). Criterion reports mean/median; p50/p99 over 10 000 requests
+//! are printed as well (seed 000's gateway: 48–60 ms per exchange, seed 003: 3 ms per read).
+//! Run: cargo bench --no-default-features --bench ads
+
+use cdpr::kinematics::{self, Pose};
+use cdpr::plc::{
+    self, AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Controller, Runtime,
+    ServerConfig, ShadowLink, ShadowOutputs, Timing, WritePolicy,
+};
+use cdpr::robot::Robot;
+use cdpr::trajectory::Trajectory;
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+fn runtime(robot: &Robot) -> Runtime {
+    let config = ServerConfig::new("127.0.0.1:0".parse().expect("address"));
+    Runtime::start(
+        robot,
+        Trajectory::default(),
+        Timing::default(),
+        plc::default_identity(),
+        config,
+    )
+    .expect("virtual PLC")
+}
+
+fn controller(rt: &Runtime, robot: &Robot) -> AdsController {
+    let target = AmsAddr::new(AmsNetId::LOCAL, 851);
+    let t = AdsTransport::connect(AdsConfig::new(rt.server.local_addr().to_string(), target))
+        .expect("connects");
+    ShadowLink::connect(t, &robot.plc, WritePolicy::AllowListed).expect("resolves")
+}
+
+/// p50 / p99 / max of `n` timed calls, printed in µs.
+fn percentiles(name: &str, n: usize, mut f: impl FnMut()) {
+    let mut t: Vec<Duration> = (0..n)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    t.sort();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!(
+        "{name}: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs over {n} requests",
+        us(t[n / 2]),
+        us(t[n * 99 / 100]),
+        us(t[n - 1])
+    );
+}
+
+fn benches(c: &mut Criterion) {
+    let robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    let rt = runtime(&robot);
+
+    let client = ads::Client::new(
+        ("127.0.0.1", rt.server.local_addr().port()),
+        ads::Timeouts::new(Duration::from_secs(2)),
+        ads::Source::Auto,
+    )
+    .expect("connects");
+    let dev = client.device(ads::AmsAddr::new(
+        ads::AmsNetId::new(127, 0, 0, 1, 1, 1),
+        851,
+    ));
+    let handle = ads::Handle::new(dev, "GVL_Shadow.aCmdLengths").expect("handle");
+    let mut buf = [0u8; 64];
+    c.bench_function("ads_read_by_handle_64B", |b| {
+        b.iter(|| handle.read(black_box(&mut buf)).expect("read"))
+    });
+    percentiles("ads_read_by_handle_64B", 10_000, || {
+        handle.read(&mut buf).expect("read")
+    });
+
+    let mut ctl = controller(&rt, &robot);
+    c.bench_function("ads_sum_read_cycle_inputs", |b| {
+        b.iter(|| black_box(ctl.read_cycle().expect("sum read")))
+    });
+    percentiles("ads_sum_read_cycle_inputs", 10_000, || {
+        black_box(ctl.read_cycle().expect("sum read"));
+    });
+
+    let pose = Pose::from_array(robot.home);
+    let outputs = ShadowOutputs {
+        pose,
+        lengths: kinematics::lengths(&robot, &pose),
+        tensions: vec![5.0; robot.cable_count()],
+        cycle: 0,
+    };
+    c.bench_function("ads_exchange_cycle_read_and_write", |b| {
+        b.iter(|| {
+            let inputs = ctl.read_cycle().expect("sum read");
+            let out = ShadowOutputs {
+                cycle: inputs.cycle,
+                ..outputs.clone()
+            };
+            ctl.write_cycle(&out).expect("sum write");
+        })
+    });
+    percentiles("ads_exchange_cycle_read_and_write", 10_000, || {
+        let inputs = ctl.read_cycle().expect("sum read");
+        let out = ShadowOutputs {
+            cycle: inputs.cycle,
+            ..outputs.clone()
+        };
+        ctl.write_cycle(&out).expect("sum write");
+    });
+    drop(handle);
+    drop(ctl);
+    rt.stop();
+}
+
+criterion_group! {
+    name = ads_benches;
+    config = Criterion::default().measurement_time(Duration::from_secs(3));
+    targets = benches
+}
+criterion_main!(ads_benches);

@@ -1,0 +1,211 @@
+//! `cdpr plc`: the virtual PLC, a TwinCAT stand-in serving ADS on loopback.
+
+use super::args::RobotArg;
+use super::output::{Table, json};
+use anyhow::{Context, Result, bail};
+use cdpr::plc::{self, AmsNetId, DeviceIdentity, Runtime, ServerConfig, Timing};
+use cdpr::trajectory::{self, BuiltinOptions, Trajectory};
+use clap::Args;
+use serde_json::json;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+pub struct PlcArgs {
+    #[command(flatten)]
+    pub robot: RobotArg,
+    /// Address to serve AMS/TCP on (loopback unless told otherwise; 48898 is ADS's port).
+    #[arg(long, default_value = plc::DEFAULT_LISTEN, value_name = "ADDR:PORT")]
+    pub listen: SocketAddr,
+    /// AMS NetId the PLC answers as.
+    #[arg(long, default_value = "127.0.0.1.1.1", value_name = "NETID")]
+    pub ams_net_id: AmsNetId,
+    /// AMS port of the PLC runtime (851: TwinCAT 3's first PLC runtime).
+    #[arg(long, default_value_t = 851, value_name = "PORT")]
+    pub ams_port: u16,
+    /// Trajectory to play: a built-in (seed000, pickplace, poly5) or a CSV file. Without it the
+    /// PLC holds the robot's home pose.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub trajectory: Option<String>,
+    /// Cruise speed of a built-in trajectory, m/s.
+    #[arg(long, default_value_t = 0.1, value_name = "M/S")]
+    pub speed: f64,
+    /// PLC task period (a whole multiple of --nc).
+    #[arg(long, default_value = "10ms", value_parser = parse_duration, value_name = "TIME")]
+    pub task: Duration,
+    /// NC task period: the set-point rate.
+    #[arg(long, default_value = "2ms", value_parser = parse_duration, value_name = "TIME")]
+    pub nc: Duration,
+    /// Time the start pose is held, motion disabled, before the trajectory runs.
+    #[arg(long, default_value = "200ms", value_parser = parse_duration, value_name = "TIME")]
+    pub hold: Duration,
+    /// Stop after this many seconds and print statistics (default: run until killed).
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    /// Print the final statistics as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// "10ms", "2 ms", "0.5s", "250us"; a bare number is seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
+        (n, 1e-6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration (e.g. 10ms, 0.5s)"))?;
+    if !value.is_finite() || value <= 0.0 {
+        return Err(format!("`{text}` must be a positive duration"));
+    }
+    Ok(Duration::from_secs_f64(value * scale))
+}
+
+pub fn run(a: PlcArgs) -> Result<ExitCode> {
+    let robot = a.robot.load()?;
+    if !(a.speed.is_finite() && a.speed > 0.0) {
+        bail!("--speed must be a positive speed in m/s, got {}", a.speed);
+    }
+    let trajectory = match &a.trajectory {
+        None => Trajectory::default(),
+        Some(spec) => {
+            let options = BuiltinOptions {
+                speed: a.speed,
+                dt: a.nc.as_secs_f64(),
+                ..BuiltinOptions::default()
+            };
+            trajectory::load(spec, &robot, &options)
+                .with_context(|| format!("loading trajectory `{spec}`"))?
+        }
+    };
+    let played = trajectory.duration();
+    let timing = Timing {
+        task: a.task,
+        nc: a.nc,
+        hold: a.hold,
+    };
+    let identity = DeviceIdentity {
+        net_id: a.ams_net_id,
+        port: a.ams_port,
+        ..plc::default_identity()
+    };
+    let rt = Runtime::start(
+        &robot,
+        trajectory,
+        timing,
+        identity,
+        ServerConfig::new(a.listen),
+    )
+    .with_context(|| format!("starting the virtual PLC on {}", a.listen))?;
+    // One line on stderr that scripts (and the tests) wait for.
+    eprintln!(
+        "cdpr plc: {} ({} cables) serving ADS on {} as {}:{}; PLC task {:?}, NC task {:?}{}",
+        robot.name,
+        robot.cable_count(),
+        rt.server.local_addr(),
+        a.ams_net_id,
+        a.ams_port,
+        a.task,
+        a.nc,
+        match &a.trajectory {
+            Some(t) => format!("; trajectory {t} ({played:.2} s)"),
+            None => "; holding the home pose".into(),
+        }
+    );
+    let started = Instant::now();
+    match a.duration {
+        Some(s) if s.is_finite() && s >= 0.0 => std::thread::sleep(Duration::from_secs_f64(s)),
+        Some(s) => bail!("--duration must be a non-negative number of seconds, got {s}"),
+        None => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let (connections, frames, rejected) = {
+        let s = rt.server.stats();
+        (
+            s.connections.load(Ordering::Relaxed),
+            s.frames.load(Ordering::Relaxed),
+            s.rejected.load(Ordering::Relaxed),
+        )
+    };
+    let stats = rt.stop();
+    let r = &stats.reaction;
+    if a.json {
+        json(&json!({
+            "seconds": elapsed,
+            "plc_cycles": stats.plc_cycles,
+            "nc_ticks": stats.nc_ticks,
+            "overruns": stats.overruns,
+            "finished": stats.finished,
+            "reaction_samples": r.samples(),
+            "reaction_p50_cycles": r.quantile(0.5),
+            "reaction_p99_cycles": r.quantile(0.99),
+            "reaction_max_cycles": r.max,
+            "motion_delay_cycles": stats.motion_delay_cycles,
+            "connections": connections,
+            "frames": frames,
+            "rejected_connections": rejected,
+        }))?;
+    } else {
+        let opt = |v: Option<u32>| v.map_or("-".to_string(), |v| v.to_string());
+        let mut t = Table::new(&["statistic", "value"]);
+        for (name, value) in [
+            ("seconds", format!("{elapsed:.2}")),
+            ("PLC cycles", stats.plc_cycles.to_string()),
+            (
+                "NC ticks (overruns)",
+                format!("{} ({})", stats.nc_ticks, stats.overruns),
+            ),
+            ("trajectory finished", stats.finished.to_string()),
+            ("reaction samples", r.samples().to_string()),
+            (
+                "reaction p50 / p99 / max [PLC cycles]",
+                format!(
+                    "{} / {} / {}",
+                    opt(r.quantile(0.5)),
+                    opt(r.quantile(0.99)),
+                    opt(r.max)
+                ),
+            ),
+            ("motion delay [PLC cycles]", opt(stats.motion_delay_cycles)),
+            (
+                "connections / frames / rejected",
+                format!("{connections} / {frames} / {rejected}"),
+            ),
+        ] {
+            t.row(vec![name.to_string(), value]);
+        }
+        t.print();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("10ms"), Ok(Duration::from_millis(10)));
+        assert_eq!(parse_duration("2 ms"), Ok(Duration::from_millis(2)));
+        assert_eq!(parse_duration("0.5s"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        assert!(parse_duration("-1ms").unwrap_err().contains("positive"));
+        assert!(
+            parse_duration("fast")
+                .unwrap_err()
+                .contains("not a duration")
+        );
+    }
+}

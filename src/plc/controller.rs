@@ -1,0 +1,405 @@
+//! What the shadow needs from a controller, as a trait ([`Controller`]), and the one
+//! implementation of it, [`ShadowLink`], over two transports: the `ads` crate client
+//! ([`AdsTransport`](super::ads_client::AdsTransport), a real TwinCAT or `cdpr plc`) and the
+//! virtual PLC's memory in-process ([`InProcessTransport`](super::in_process::InProcessTransport),
+//! no sockets, for fast tests).
+//!
+//! Everything that keeps a real machine safe lives here, above the transport, so both
+//! transports share it: nothing is written unless writing was enabled, and then only symbols
+//! on the robot file's `plc.writable` allow-list — checked before a single byte goes out;
+//! values read that are NaN or infinite are refused with the symbol and element named; mm and
+//! degrees are converted to SI here and nowhere else on the shadow's side.
+
+use super::memory;
+use super::symbols::{IecType, Scalar};
+use super::units::{from_mm, pose_from_plc, pose_to_plc, to_mm};
+use crate::kinematics::Pose;
+use crate::robot::PlcSymbols;
+use nalgebra::Vector3;
+use std::collections::HashSet;
+
+/// The geometry a controller holds, SI (seed 000 builds its model from exactly this).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControllerGeometry {
+    /// a_i, world frame, m.
+    pub frame_anchors: Vec<Vector3<f64>>,
+    /// b_i, platform frame, m.
+    pub platform_anchors: Vec<Vector3<f64>>,
+    /// Current cable lengths, m.
+    pub lengths: Vec<f64>,
+    /// (θz, θx) per cable, rad (seed 000 eqs. 2–3).
+    pub cable_angles: Vec<[f64; 2]>,
+    /// TCP pose, m and rad.
+    pub tcp_pose: Pose,
+}
+
+/// What the shadow reads every cycle, in one sum read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CycleInputs {
+    /// Commanded cable lengths, m.
+    pub commanded_lengths: Vec<f64>,
+    /// The PLC's cycle counter.
+    pub cycle: u32,
+    pub motion_enable: bool,
+}
+
+/// What the shadow writes back every cycle, in one sum write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShadowOutputs {
+    /// Platform pose, m and rad.
+    pub pose: Pose,
+    /// Cable lengths, m.
+    pub lengths: Vec<f64>,
+    /// Cable tensions, N.
+    pub tensions: Vec<f64>,
+    /// The PLC cycle counter these outputs answer (lets the PLC measure the reaction time).
+    pub cycle: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ControllerError {
+    #[error("PLC symbol `{symbol}`: {reason}")]
+    Symbol { symbol: String, reason: String },
+    #[error("PLC symbol `{symbol}` element {element}: {value} is not a finite number")]
+    NotFinite {
+        symbol: String,
+        element: usize,
+        value: f64,
+    },
+    #[error("writing to the PLC is disabled (the shadow writes only with --write)")]
+    WriteDisabled,
+    #[error(
+        "PLC symbol `{symbol}` is not on the robot file's plc.writable allow-list: nothing was written"
+    )]
+    NotWritable { symbol: String },
+    #[error("PLC symbol `{symbol}`: ADS error {code:#x} ({text})")]
+    Ads {
+        symbol: String,
+        code: u32,
+        text: String,
+    },
+    /// The connection is gone or unusable: reconnect (see [`Backoff`]).
+    #[error("link to the PLC lost: {0}")]
+    Link(String),
+}
+
+impl ControllerError {
+    /// Whether reconnecting may help.
+    pub fn is_link(&self) -> bool {
+        matches!(self, ControllerError::Link(_))
+    }
+}
+
+/// The shadow's view of a controller.
+pub trait Controller {
+    /// Cables, as the controller's symbol sizes say.
+    fn cable_count(&self) -> usize;
+    /// Reads the geometry (once, at start, and after a reconnect if wanted).
+    fn read_geometry(&mut self) -> Result<ControllerGeometry, ControllerError>;
+    /// One sum read of commanded lengths, cycle counter and motion enable.
+    fn read_cycle(&mut self) -> Result<CycleInputs, ControllerError>;
+    /// One sum write of pose, lengths, tensions and cycle echo. Refused unless writing is
+    /// enabled and all four symbols are on the allow-list.
+    fn write_cycle(&mut self, outputs: &ShadowOutputs) -> Result<(), ControllerError>;
+    /// Re-establishes a lost link and re-resolves the symbols (one attempt).
+    fn reconnect(&mut self) -> Result<(), ControllerError>;
+}
+
+/// Moves bytes of named symbols; the transport under [`ShadowLink`].
+pub trait Transport {
+    /// Resolves the names (handles, types); called on connect and after each reconnect.
+    fn resolve(&mut self, names: &[String]) -> Result<Vec<IecType>, ControllerError>;
+    /// Reads the given symbols (indices into the resolved names) in one request.
+    fn sum_read(&mut self, symbols: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError>;
+    /// Writes the given symbols in one request.
+    fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError>;
+    /// Opens a new link (the old one is dropped).
+    fn reopen(&mut self) -> Result<(), ControllerError>;
+}
+
+// The order of the names handed to the transport.
+const FRAME_ANCHORS: usize = 0;
+const PLATFORM_ANCHORS: usize = 1;
+const LENGTHS: usize = 2;
+const CABLE_ANGLES: usize = 3;
+const TCP_POSE: usize = 4;
+const COMMANDED: usize = 5;
+const CYCLE: usize = 6;
+const ENABLE: usize = 7;
+const SHADOW_POSE: usize = 8;
+const SHADOW_LENGTHS: usize = 9;
+const SHADOW_TENSIONS: usize = 10;
+const SHADOW_CYCLE: usize = 11;
+
+/// Whether the shadow may write at all (`--write`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WritePolicy {
+    ReadOnly,
+    AllowListed,
+}
+
+/// [`Controller`] over a [`Transport`].
+pub struct ShadowLink<T: Transport> {
+    transport: T,
+    names: Vec<String>,
+    types: Vec<IecType>,
+    cables: usize,
+    writable: HashSet<String>,
+    policy: WritePolicy,
+}
+
+/// (reals per cable, fixed reals) each real-valued symbol must hold; `None` for scalars.
+fn expected_reals(slot: usize) -> Option<(usize, usize)> {
+    match slot {
+        FRAME_ANCHORS | PLATFORM_ANCHORS => Some((3, 0)),
+        CABLE_ANGLES => Some((2, 0)),
+        LENGTHS | COMMANDED | SHADOW_LENGTHS | SHADOW_TENSIONS => Some((1, 0)),
+        TCP_POSE | SHADOW_POSE => Some((0, 6)),
+        _ => None,
+    }
+}
+
+impl<T: Transport> ShadowLink<T> {
+    /// Resolves every symbol of `symbols` over `transport` and checks their types: REAL or
+    /// LREAL arrays sized for one cable count (taken from the frame anchors), UDINT counters,
+    /// a BOOL enable flag. Errors name the symbol.
+    pub fn connect(
+        mut transport: T,
+        symbols: &PlcSymbols,
+        policy: WritePolicy,
+    ) -> Result<ShadowLink<T>, ControllerError> {
+        let s = symbols;
+        let names = vec![
+            s.frame_anchors.clone(),
+            s.platform_anchors.clone(),
+            s.lengths.clone(),
+            s.cable_angles.clone(),
+            s.tcp_pose.clone(),
+            s.commanded_lengths.clone(),
+            s.cycle_counter.clone(),
+            s.motion_enable.clone(),
+            s.shadow_pose.clone(),
+            s.shadow_lengths.clone(),
+            s.shadow_tensions.clone(),
+            s.shadow_cycle.clone(),
+        ];
+        let types = transport.resolve(&names)?;
+        let cables = check_types(&names, &types)?;
+        Ok(ShadowLink {
+            transport,
+            names,
+            types,
+            cables,
+            writable: s.writable.iter().map(|n| n.to_ascii_lowercase()).collect(),
+            policy,
+        })
+    }
+
+    pub fn transport(&self) -> &T {
+        &self.transport
+    }
+
+    pub fn transport_mut(&mut self) -> &mut T {
+        &mut self.transport
+    }
+
+    fn reals(&self, slot: usize, bytes: &[u8]) -> Result<Vec<f64>, ControllerError> {
+        let name = &self.names[slot];
+        let values = memory::decode_reals(&self.types[slot], bytes).ok_or_else(|| {
+            ControllerError::Symbol {
+                symbol: name.clone(),
+                reason: format!(
+                    "expected {} bytes, got {}",
+                    self.types[slot].size(),
+                    bytes.len()
+                ),
+            }
+        })?;
+        if let Some((element, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(ControllerError::NotFinite {
+                symbol: name.clone(),
+                element: element + 1,
+                value,
+            });
+        }
+        Ok(values)
+    }
+
+    fn scalar(&self, slot: usize, bytes: &[u8]) -> Result<u32, ControllerError> {
+        memory::decode_u32(&self.types[slot], bytes).ok_or_else(|| ControllerError::Symbol {
+            symbol: self.names[slot].clone(),
+            reason: format!(
+                "cannot decode {} bytes as {}",
+                bytes.len(),
+                self.types[slot].type_name()
+            ),
+        })
+    }
+
+    fn encode(&self, slot: usize, values: &[f64]) -> Result<Vec<u8>, ControllerError> {
+        let name = &self.names[slot];
+        if let Some((element, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(ControllerError::NotFinite {
+                symbol: name.clone(),
+                element: element + 1,
+                value,
+            });
+        }
+        memory::encode_reals(&self.types[slot], values).ok_or_else(|| ControllerError::Symbol {
+            symbol: name.clone(),
+            reason: format!(
+                "{} values do not fit {}",
+                values.len(),
+                self.types[slot].type_name()
+            ),
+        })
+    }
+}
+
+fn check_types(names: &[String], types: &[IecType]) -> Result<usize, ControllerError> {
+    let bad = |slot: usize, reason: String| ControllerError::Symbol {
+        symbol: names[slot].clone(),
+        reason,
+    };
+    let anchors = &types[FRAME_ANCHORS];
+    if !anchors.elements().is_multiple_of(3) || anchors.elements() == 0 {
+        return Err(bad(
+            FRAME_ANCHORS,
+            format!("{} is not an m×3 array", anchors.type_name()),
+        ));
+    }
+    let cables = anchors.elements() / 3;
+    for (slot, ty) in types.iter().enumerate() {
+        match expected_reals(slot) {
+            Some((per_cable, fixed)) => {
+                let want = per_cable * cables + fixed;
+                if !matches!(ty.scalar, Scalar::Real | Scalar::LReal) || ty.elements() != want {
+                    return Err(bad(
+                        slot,
+                        format!(
+                            "is {}, expected {want} REAL or LREAL values for {cables} cables",
+                            ty.type_name()
+                        ),
+                    ));
+                }
+            }
+            None => {
+                let want = if slot == ENABLE {
+                    Scalar::Bool
+                } else {
+                    Scalar::UDInt
+                };
+                if ty.scalar != want || !ty.dims.is_empty() {
+                    return Err(bad(
+                        slot,
+                        format!("is {}, expected {}", ty.type_name(), want.name()),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(cables)
+}
+
+fn vectors_m(mm: &[f64]) -> Vec<Vector3<f64>> {
+    mm.chunks_exact(3)
+        .map(|c| Vector3::new(c[0], c[1], c[2]) / 1e3)
+        .collect()
+}
+
+impl<T: Transport> Controller for ShadowLink<T> {
+    fn cable_count(&self) -> usize {
+        self.cables
+    }
+
+    fn read_geometry(&mut self) -> Result<ControllerGeometry, ControllerError> {
+        let slots = [
+            FRAME_ANCHORS,
+            PLATFORM_ANCHORS,
+            LENGTHS,
+            CABLE_ANGLES,
+            TCP_POSE,
+        ];
+        let raw = self.transport.sum_read(&slots)?;
+        let v: Vec<Vec<f64>> = slots
+            .iter()
+            .zip(&raw)
+            .map(|(&slot, bytes)| self.reals(slot, bytes))
+            .collect::<Result<_, _>>()?;
+        Ok(ControllerGeometry {
+            frame_anchors: vectors_m(&v[0]),
+            platform_anchors: vectors_m(&v[1]),
+            lengths: from_mm(v[2].iter().copied()),
+            cable_angles: v[3]
+                .chunks_exact(2)
+                .map(|c| [c[0].to_radians(), c[1].to_radians()])
+                .collect(),
+            tcp_pose: pose_from_plc(&v[4]),
+        })
+    }
+
+    fn read_cycle(&mut self) -> Result<CycleInputs, ControllerError> {
+        let raw = self.transport.sum_read(&[COMMANDED, CYCLE, ENABLE])?;
+        Ok(CycleInputs {
+            commanded_lengths: from_mm(self.reals(COMMANDED, &raw[0])?),
+            cycle: self.scalar(CYCLE, &raw[1])?,
+            motion_enable: self.scalar(ENABLE, &raw[2])? != 0,
+        })
+    }
+
+    fn write_cycle(&mut self, out: &ShadowOutputs) -> Result<(), ControllerError> {
+        if self.policy != WritePolicy::AllowListed {
+            return Err(ControllerError::WriteDisabled);
+        }
+        // The allow-list first, for all four, so that a refused write writes nothing.
+        for slot in [SHADOW_POSE, SHADOW_LENGTHS, SHADOW_TENSIONS, SHADOW_CYCLE] {
+            if !self
+                .writable
+                .contains(&self.names[slot].to_ascii_lowercase())
+            {
+                return Err(ControllerError::NotWritable {
+                    symbol: self.names[slot].clone(),
+                });
+            }
+        }
+        let pose = pose_to_plc(&out.pose);
+        let lengths = to_mm(out.lengths.iter().copied());
+        let cycle = memory::encode_u32(&self.types[SHADOW_CYCLE], out.cycle).ok_or_else(|| {
+            ControllerError::Symbol {
+                symbol: self.names[SHADOW_CYCLE].clone(),
+                reason: "is not a UDINT".into(),
+            }
+        })?;
+        let items = vec![
+            (SHADOW_POSE, self.encode(SHADOW_POSE, &pose)?),
+            (SHADOW_LENGTHS, self.encode(SHADOW_LENGTHS, &lengths)?),
+            (
+                SHADOW_TENSIONS,
+                self.encode(SHADOW_TENSIONS, &out.tensions)?,
+            ),
+            (SHADOW_CYCLE, cycle),
+        ];
+        self.transport.sum_write(&items)
+    }
+
+    fn reconnect(&mut self) -> Result<(), ControllerError> {
+        self.transport.reopen()?;
+        let types = self.transport.resolve(&self.names)?;
+        let cables = check_types(&self.names, &types)?;
+        if cables != self.cables {
+            return Err(ControllerError::Symbol {
+                symbol: self.names[FRAME_ANCHORS].clone(),
+                reason: format!(
+                    "now holds {cables} cables, {} before the reconnect",
+                    self.cables
+                ),
+            });
+        }
+        self.types = types;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "controller_tests.rs"]
+mod tests;

@@ -1,0 +1,142 @@
+//! `cdpr plc` as a user runs it: the real binary serving ADS on loopback while it plays
+//! seed 000's trajectory; an `ads` crate client reads the moving set points, and the exit
+//! statistics come out as one JSON object.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[test]
+fn cdpr_plc_serves_a_moving_trajectory_and_reports_on_exit() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cdpr"))
+        .args([
+            "plc",
+            "--robot",
+            "uvigo8",
+            "--listen",
+            "127.0.0.1:0",
+            "--trajectory",
+            "seed000",
+            "--speed",
+            "0.4",
+            "--hold",
+            "20ms",
+            "--duration",
+            "1.5",
+            "--json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cdpr runs");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("start line");
+    assert!(
+        line.contains("as 127.0.0.1.1.1:851") && line.contains("seed000"),
+        "{line}"
+    );
+    let addr = line
+        .split("serving ADS on ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("address in the start line");
+
+    let client = ads::Client::new(
+        addr,
+        ads::Timeouts::new(Duration::from_secs(2)),
+        ads::Source::Auto,
+    )
+    .expect("connects");
+    let dev = client.device(ads::AmsAddr::new(
+        ads::AmsNetId::new(127, 0, 0, 1, 1, 1),
+        851,
+    ));
+    let cmd = ads::Handle::new(dev, "GVL_Shadow.aCmdLengths").expect("handle");
+    let read = || {
+        let mut b = [0u8; 64];
+        cmd.read(&mut b).expect("read");
+        f64::from_le_bytes(b[..8].try_into().expect("8"))
+    };
+    let first = read();
+    std::thread::sleep(Duration::from_millis(300));
+    let later = read();
+    assert!(
+        (later - first).abs() > 1.0,
+        "cable 1 moves: {first} → {later} mm"
+    );
+    let enable: u8 = dev
+        .read_value(
+            0xF005,
+            ads::Handle::new(dev, "GVL_Shadow.bMotionEnable")
+                .expect("h")
+                .raw(),
+        )
+        .expect("enable");
+    assert_eq!(enable, 1, "motion enabled while the trajectory runs");
+    drop(cmd);
+    drop(client);
+
+    let out = child.wait_with_output().expect("exits");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let cycles = v["plc_cycles"].as_u64().expect("plc_cycles");
+    assert!(
+        (100..=160).contains(&cycles),
+        "about 150 PLC cycles of 10 ms in 1.5 s: {cycles}"
+    );
+    assert!(v["nc_ticks"].as_u64().expect("nc_ticks") >= 5 * cycles);
+    assert_eq!(v["connections"], 1);
+    assert_eq!(v["rejected_connections"], 0);
+}
+
+#[test]
+fn cdpr_plc_names_bad_options() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cdpr"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("cdpr runs")
+    };
+    let o = run(&[
+        "plc",
+        "--robot",
+        "uvigo8",
+        "--trajectory",
+        "nosuch",
+        "--duration",
+        "0",
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nosuch"));
+    let o = run(&[
+        "plc",
+        "--robot",
+        "uvigo8",
+        "--nc",
+        "3ms",
+        "--listen",
+        "127.0.0.1:0",
+        "--duration",
+        "0",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("multiple"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&[
+        "plc",
+        "--robot",
+        "uvigo8",
+        "--ams-net-id",
+        "1.2.3",
+        "--duration",
+        "0",
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("6 dot-separated"));
+}
