@@ -5,8 +5,8 @@
 mod args;
 mod kin;
 mod output;
-mod sim;
 mod plc;
+mod sim;
 mod traj;
 
 use anyhow::Result;
