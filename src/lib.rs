@@ -5,6 +5,7 @@
 //! (`shadow`, `viewer`, the `cdpr` binary).
 
 pub mod kinematics;
+pub mod legs;
 pub mod metrics;
 pub mod plc;
 pub mod report;

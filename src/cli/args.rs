@@ -67,11 +67,37 @@ impl RobotArg {
     pub fn load(&self) -> Result<Robot> {
         let robot =
             Robot::load(&self.robot).with_context(|| format!("loading robot `{}`", self.robot))?;
+        self.with_payload(robot)
+    }
+
+    /// Loads a robot for a command that only makes sense for cable robots.
+    pub fn load_cable_robot(&self, command: &str) -> Result<Robot> {
+        let robot = self.load()?;
+        if !robot.is_cable_robot() {
+            bail!(
+                "`cdpr {command}` is for cable-driven robots; {} is a {} (its inverse kinematics: `cdpr ik`)",
+                robot.name,
+                kind_name(&robot)
+            );
+        }
+        Ok(robot)
+    }
+
+    fn with_payload(&self, robot: Robot) -> Result<Robot> {
         match self.payload {
             None => Ok(robot),
             Some(m) if m.is_finite() && m > 0.0 => Ok(robot.with_mass(m)),
             Some(m) => bail!("--payload must be a positive mass in kg, got {m}"),
         }
+    }
+}
+
+/// The robot file's `kind`.
+pub fn kind_name(robot: &Robot) -> &'static str {
+    match robot.mechanism {
+        cdpr::robot::Mechanism::Cables => "cdpr",
+        cdpr::robot::Mechanism::LinearDelta { .. } => "linear_delta",
+        cdpr::robot::Mechanism::Rssu2(_) => "rssu2",
     }
 }
 

@@ -28,6 +28,9 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         json(&robot)?;
         return Ok(ExitCode::SUCCESS);
     }
+    if !robot.is_cable_robot() {
+        return super::legs::check(&robot);
+    }
     let p = &robot.platform;
     println!("{}: OK — {}", robot.name, robot.description);
     if !robot.source.is_empty() {
@@ -124,6 +127,9 @@ pub struct IkArgs {
 pub fn ik(a: IkArgs) -> Result<ExitCode> {
     let robot = a.robot.load()?;
     let pose = a.angles.pose(&a.pose);
+    if !robot.is_cable_robot() {
+        return super::legs::ik(&robot, &pose, a.json, &a.angles);
+    }
     warn_pose(&robot, &pose, "pose");
     let ik = kinematics::inverse(&robot, &pose);
     let angles = ik.angles();
@@ -205,7 +211,7 @@ pub struct FkArgs {
 }
 
 pub fn fk(a: FkArgs) -> Result<ExitCode> {
-    let robot = a.robot.load()?;
+    let robot = a.robot.load_cable_robot("fk")?;
     let options = FkOptions {
         guess: a.guess.as_ref().map(|g| a.angles.pose(g)),
         max_residual: a.max_residual,
@@ -285,7 +291,7 @@ pub struct TensionsArgs {
 }
 
 pub fn tensions(a: TensionsArgs) -> Result<ExitCode> {
-    let robot = a.robot.load()?;
+    let robot = a.robot.load_cable_robot("tensions")?;
     let bounds = a.bounds.bounds(&robot)?;
     let pose = a.angles.pose(&a.pose);
     warn_pose(&robot, &pose, "pose");
@@ -359,7 +365,7 @@ pub struct EquilibriumArgs {
 }
 
 pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
-    let robot = a.robot.load()?;
+    let robot = a.robot.load_cable_robot("equilibrium")?;
     let (rest, target) = if let Some(l0) = &a.rest_lengths {
         (l0.0.clone(), None)
     } else if let Some(p) = &a.sag_at {

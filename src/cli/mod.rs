@@ -4,6 +4,7 @@
 
 mod args;
 mod kin;
+mod legs;
 mod output;
 mod plc;
 mod sim;

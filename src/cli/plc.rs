@@ -72,7 +72,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 pub fn run(a: PlcArgs) -> Result<ExitCode> {
-    let robot = a.robot.load()?;
+    let robot = a.robot.load_cable_robot("plc")?;
     if !(a.speed.is_finite() && a.speed > 0.0) {
         bail!("--speed must be a positive speed in m/s, got {}", a.speed);
     }

@@ -140,7 +140,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     }
     if outcome.uncompensated_steps > 0 {
         eprintln!(
-            "warning: the tension distribution was infeasible on {} steps; those used plain IK lengths",
+            "warning: the command was adjusted on {} steps (tension distribution infeasible: plain IK lengths; or the pose out of the robot's reach: pulled back)",
             outcome.uncompensated_steps
         );
     }
@@ -190,10 +190,19 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             outcome.wall_s,
             outcome.rtf()
         );
-        println!("tensions {:.2} … {:.2} N", tensions.0, tensions.1);
-        match &comparison {
-            Ok(c) => print_comparison(c),
-            Err(e) => eprintln!("warning: no tracking metrics: {e}"),
+        let forces = if robot.is_cable_robot() {
+            "tensions"
+        } else {
+            "leg forces"
+        };
+        println!("{forces} {:.2} … {:.2} N", tensions.0, tensions.1);
+        if turns_only(&robot) {
+            print_angle_errors(&reference, &actual);
+        } else {
+            match &comparison {
+                Ok(c) => print_comparison(c),
+                Err(e) => eprintln!("warning: no tracking metrics: {e}"),
+            }
         }
         if let Some(path) = &a.out {
             println!("wrote {}", path.display());
@@ -210,6 +219,70 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         ))),
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// A platform that only turns (the 2-RSSU): its tracking is judged in angles.
+fn turns_only(robot: &cdpr::robot::Robot) -> bool {
+    matches!(robot.mechanism, cdpr::robot::Mechanism::Rssu2(_))
+}
+
+/// Per segment and in total: RMS and largest error of roll and pitch (degrees) and seed 004's
+/// NRMSE, commanded against simulated at the same instants (no lag removed).
+fn print_angle_errors(reference: &Trajectory, actual: &Trajectory) {
+    let mut names: Vec<String> = reference.segments.clone();
+    names.push("TOTAL".into());
+    println!(
+        "{:<8} {:>14} {:>14} {:>14} {:>14} {:>14}",
+        "segment", "RMS roll [°]", "max roll [°]", "RMS pitch [°]", "max pitch [°]", "NRMSE r p"
+    );
+    for (k, name) in names.iter().enumerate() {
+        let total = k == reference.segments.len();
+        let pairs: Vec<_> = reference
+            .samples
+            .iter()
+            .zip(&actual.samples)
+            .filter(|(r, _)| total || r.segment == Some(k))
+            .collect();
+        if pairs.is_empty() {
+            continue;
+        }
+        let mut cols = Vec::new();
+        let mut nrmse = Vec::new();
+        for dof in [3usize, 4] {
+            let (r, a): (Vec<f64>, Vec<f64>) = pairs
+                .iter()
+                .map(|(r, a)| (r.pose.to_array()[dof], a.pose.to_array()[dof]))
+                .unzip();
+            let n = r.len() as f64;
+            let err2: f64 = r.iter().zip(&a).map(|(x, y)| (x - y).powi(2)).sum();
+            let max = r
+                .iter()
+                .zip(&a)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f64::max);
+            let mean = r.iter().sum::<f64>() / n;
+            let spread: f64 = r.iter().map(|x| (x - mean).powi(2)).sum();
+            cols.push((err2 / n).sqrt().to_degrees());
+            cols.push(max.to_degrees());
+            nrmse.push(if spread > 1e-12 * n {
+                format!("{:.3}", 1.0 - (err2 / spread).sqrt())
+            } else {
+                "–".into()
+            });
+        }
+        println!(
+            "{:<8} {:>14.3} {:>14.3} {:>14.3} {:>14.3} {:>14}",
+            name,
+            cols[0],
+            cols[1],
+            cols[2],
+            cols[3],
+            nrmse.join(" ")
+        );
+    }
+    println!(
+        "NRMSE = 1 − ‖x_ref − x‖/‖x_ref − mean(x_ref)‖ (seed 004; 1 is perfect); no lag removed"
+    );
 }
 
 fn tension_range(outcome: &RunOutcome) -> (f64, f64) {
@@ -263,12 +336,25 @@ fn write_csv(
     .iter()
     .map(|s| s.to_string())
     .collect();
+    // Cable robots: per cable commanded payout, length, tension. Robots with legs: per
+    // actuator its commanded and actual position (m or rad), then per leg its length between
+    // the joints at its ends and its axial force (N).
+    let (actuators, legs) = match outcome.records.first() {
+        Some(r) if !robot.is_cable_robot() => (r.length_command.len(), r.state.lengths.len()),
+        _ => (0, 0),
+    };
     for i in 1..=robot.cable_count() {
         header.extend([
             format!("length_cmd_{i}"),
             format!("length_{i}"),
             format!("tension_{i}"),
         ]);
+    }
+    for i in 1..=actuators {
+        header.extend([format!("actuator_cmd_{i}"), format!("actuator_{i}")]);
+    }
+    for i in 1..=legs {
+        header.extend([format!("leg_length_{i}"), format!("leg_force_{i}")]);
     }
     header.push("segment".into());
     w.write_record(&header)?;
@@ -280,6 +366,14 @@ fn write_csv(
         row.extend(r.state.pose.to_array().iter().map(|v| format!("{v}")));
         for i in 0..robot.cable_count() {
             row.push(format!("{}", r.length_command[i]));
+            row.push(format!("{}", r.state.lengths[i]));
+            row.push(format!("{}", r.state.tensions[i]));
+        }
+        for i in 0..actuators {
+            row.push(format!("{}", r.length_command[i]));
+            row.push(format!("{}", r.state.winch[i]));
+        }
+        for i in 0..legs {
             row.push(format!("{}", r.state.lengths[i]));
             row.push(format!("{}", r.state.tensions[i]));
         }

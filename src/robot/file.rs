@@ -45,29 +45,44 @@ impl RobotFileError {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawRobot {
-    name: String,
+pub(super) struct RawRobot {
+    pub(super) name: String,
     #[serde(default)]
-    description: String,
+    pub(super) description: String,
     #[serde(default)]
-    source: String,
-    dof: Spanned<i64>,
-    platform: RawPlatform,
-    cables: RawCables,
-    tension: RawTension,
-    winch: RawWinch,
-    workspace: RawBox,
+    pub(super) source: String,
+    /// `cdpr` (default), `linear_delta` or `rssu2`.
     #[serde(default)]
-    frame: Option<RawBox>,
+    pub(super) kind: Option<Spanned<String>>,
     #[serde(default)]
-    home: Option<Spanned<Vec<f64>>>,
+    pub(super) dof: Option<Spanned<i64>>,
+    pub(super) platform: RawPlatform,
     #[serde(default)]
-    plc: RawPlc,
+    pub(super) cables: Option<RawCables>,
+    #[serde(default)]
+    pub(super) tension: Option<RawTension>,
+    #[serde(default)]
+    pub(super) winch: Option<RawWinch>,
+    /// Actuator limits and drive gains of a robot with legs (the `winch` of a CDPR).
+    #[serde(default)]
+    pub(super) actuators: Option<RawWinch>,
+    #[serde(default)]
+    pub(super) linear_delta: Option<super::mechanism::RawLinearDelta>,
+    #[serde(default)]
+    pub(super) rssu2: Option<super::mechanism::RawRssu2>,
+    #[serde(default)]
+    pub(super) workspace: Option<RawBox>,
+    #[serde(default)]
+    pub(super) frame: Option<RawBox>,
+    #[serde(default)]
+    pub(super) home: Option<Spanned<Vec<f64>>>,
+    #[serde(default)]
+    pub(super) plc: RawPlc,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawPlatform {
+pub(super) struct RawPlatform {
     mass: Spanned<f64>,
     com: Spanned<[f64; 3]>,
     inertia: Spanned<RawInertia>,
@@ -95,7 +110,7 @@ enum ScalarOrList {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawCables {
+pub(super) struct RawCables {
     #[serde(default)]
     names: Option<Spanned<Vec<String>>>,
     frame_anchors: Spanned<Vec<Spanned<[f64; 3]>>>,
@@ -109,14 +124,14 @@ struct RawCables {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawTension {
+pub(super) struct RawTension {
     min: Spanned<f64>,
     max: Spanned<f64>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawWinch {
+pub(super) struct RawWinch {
     max_velocity: Spanned<f64>,
     max_acceleration: Spanned<f64>,
     max_jerk: Spanned<f64>,
@@ -132,14 +147,14 @@ struct RawWinch {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawBox {
+pub(super) struct RawBox {
     min: Spanned<[f64; 3]>,
     max: Spanned<[f64; 3]>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct RawPlc {
+pub(super) struct RawPlc {
     frame_anchors: Option<String>,
     platform_anchors: Option<String>,
     lengths: Option<String>,
@@ -203,7 +218,7 @@ pub fn parse_robot(text: &str, file: &str) -> Result<Robot, RobotFileError> {
     build(&ctx, raw)
 }
 
-struct Ctx<'a> {
+pub(super) struct Ctx<'a> {
     text: &'a str,
     file: &'a str,
 }
@@ -218,7 +233,7 @@ impl Ctx<'_> {
             + 1
     }
 
-    fn err(
+    pub(super) fn err(
         &self,
         span: Option<Range<usize>>,
         field: &str,
@@ -286,11 +301,11 @@ impl Ctx<'_> {
     }
 }
 
-fn span_of<T>(s: &Spanned<T>) -> Option<Range<usize>> {
+pub(super) fn span_of<T>(s: &Spanned<T>) -> Option<Range<usize>> {
     Some(s.span())
 }
 
-fn finite(ctx: &Ctx, s: &Spanned<f64>, field: &str) -> Result<f64, RobotFileError> {
+pub(super) fn finite(ctx: &Ctx, s: &Spanned<f64>, field: &str) -> Result<f64, RobotFileError> {
     let v = *s.get_ref();
     if v.is_finite() {
         Ok(v)
@@ -303,7 +318,12 @@ fn finite(ctx: &Ctx, s: &Spanned<f64>, field: &str) -> Result<f64, RobotFileErro
     }
 }
 
-fn positive(ctx: &Ctx, s: &Spanned<f64>, field: &str, unit: &str) -> Result<f64, RobotFileError> {
+pub(super) fn positive(
+    ctx: &Ctx,
+    s: &Spanned<f64>,
+    field: &str,
+    unit: &str,
+) -> Result<f64, RobotFileError> {
     let v = finite(ctx, s, field)?;
     if v > 0.0 {
         Ok(v)
@@ -316,7 +336,11 @@ fn positive(ctx: &Ctx, s: &Spanned<f64>, field: &str, unit: &str) -> Result<f64,
     }
 }
 
-fn vec3(ctx: &Ctx, s: &Spanned<[f64; 3]>, field: &str) -> Result<Vector3<f64>, RobotFileError> {
+pub(super) fn vec3(
+    ctx: &Ctx,
+    s: &Spanned<[f64; 3]>,
+    field: &str,
+) -> Result<Vector3<f64>, RobotFileError> {
     let v = s.get_ref();
     if let Some(k) = v.iter().position(|x| !x.is_finite()) {
         return Err(ctx.err(
@@ -365,7 +389,7 @@ fn per_cable(
     Ok(values)
 }
 
-fn aabb(ctx: &Ctx, raw: &RawBox, name: &str) -> Result<Aabb, RobotFileError> {
+pub(super) fn aabb(ctx: &Ctx, raw: &RawBox, name: &str) -> Result<Aabb, RobotFileError> {
     let min = vec3(ctx, &raw.min, &format!("{name}.min"))?;
     let max = vec3(ctx, &raw.max, &format!("{name}.max"))?;
     if let Some(k) = (0..3).find(|&k| min[k] > max[k]) {
@@ -384,20 +408,143 @@ fn aabb(ctx: &Ctx, raw: &RawBox, name: &str) -> Result<Aabb, RobotFileError> {
 }
 
 fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
-    let dof = match *raw.dof.get_ref() {
+    let kind = match &raw.kind {
+        None => "cdpr",
+        Some(k) => match k.get_ref().as_str() {
+            "cdpr" => "cdpr",
+            "linear_delta" => "linear_delta",
+            "rssu2" => "rssu2",
+            other => {
+                return Err(ctx.err(
+                    span_of(k),
+                    "kind",
+                    format!("unknown robot kind `{other}`: use cdpr, linear_delta or rssu2"),
+                ));
+            }
+        },
+    };
+    if kind != "cdpr" {
+        return super::mechanism::build_legs(ctx, kind, raw);
+    }
+    let Some(raw_dof) = &raw.dof else {
+        return Err(ctx.err(None, "dof", "missing field `dof` (3 or 6)"));
+    };
+    let dof = match *raw_dof.get_ref() {
         3 => Dof::Three,
         6 => Dof::Six,
         other => {
             return Err(ctx.err(
-                span_of(&raw.dof),
+                span_of(raw_dof),
                 "dof",
                 format!("must be 3 (translation only) or 6 (full pose), got {other}"),
             ));
         }
     };
+    let missing = |section: &str| {
+        ctx.err(
+            None,
+            section,
+            format!("missing section [{section}] (a cable robot needs it)"),
+        )
+    };
+    let raw_cables = raw.cables.as_ref().ok_or_else(|| missing("cables"))?;
+    let raw_tension = raw.tension.as_ref().ok_or_else(|| missing("tension"))?;
+    let raw_winch = raw.winch.as_ref().ok_or_else(|| missing("winch"))?;
+    let raw_workspace = raw.workspace.as_ref().ok_or_else(|| missing("workspace"))?;
 
     // --- platform
-    let p = &raw.platform;
+    let platform = build_platform(ctx, &raw.platform)?;
+
+    // --- cables
+    let cables = build_cables(ctx, raw_cables, dof)?;
+
+    // --- tension bounds
+    let tmin = finite(ctx, &raw_tension.min, "tension.min")?;
+    let tmax = finite(ctx, &raw_tension.max, "tension.max")?;
+    if tmin < 0.0 {
+        return Err(ctx.err(
+            span_of(&raw_tension.min),
+            "tension.min",
+            format!("cables cannot push: must be ≥ 0 N, got {tmin}"),
+        ));
+    }
+    if tmax <= tmin {
+        return Err(ctx.err(
+            span_of(&raw_tension.max),
+            "tension.max",
+            format!("must exceed tension.min ({tmin} N), got {tmax} N"),
+        ));
+    }
+
+    // --- winch
+    let winch = build_winch(ctx, raw_winch, "winch")?;
+    // --- boxes and home
+    let workspace = aabb(ctx, raw_workspace, "workspace")?;
+    let frame = match &raw.frame {
+        Some(f) => aabb(ctx, f, "frame")?,
+        None => {
+            let mut min = cables[0].frame_anchor;
+            let mut max = min;
+            for c in &cables {
+                min = min.inf(&c.frame_anchor);
+                max = max.sup(&c.frame_anchor);
+            }
+            Aabb {
+                min: min.inf(&workspace.min),
+                max: max.sup(&workspace.max),
+            }
+        }
+    };
+    let home = match &raw.home {
+        Some(h) => {
+            let v = h.get_ref();
+            if v.len() != 3 && v.len() != 6 {
+                return Err(ctx.err(
+                    span_of(h),
+                    "home",
+                    format!(
+                        "needs 3 or 6 numbers (x, y, z[, roll, pitch, yaw]), got {}",
+                        v.len()
+                    ),
+                ));
+            }
+            if let Some(x) = v.iter().find(|x| !x.is_finite()) {
+                return Err(ctx.err(span_of(h), "home", format!("must be finite, got {x}")));
+            }
+            let mut pose = [0.0; 6];
+            pose[..v.len()].copy_from_slice(v);
+            pose
+        }
+        None => {
+            let c = workspace.center();
+            [c.x, c.y, c.z, 0.0, 0.0, 0.0]
+        }
+    };
+
+    let plc = build_plc(ctx, raw.plc)?;
+
+    Ok(Robot {
+        mechanism: super::Mechanism::Cables,
+        name: raw.name,
+        description: raw.description,
+        source: raw.source,
+        path: None,
+        dof,
+        cables,
+        platform,
+        tension: TensionBounds {
+            min: tmin,
+            max: tmax,
+        },
+        winch,
+        workspace,
+        frame,
+        home,
+        plc,
+    })
+}
+
+pub(super) fn build_platform(ctx: &Ctx, p: &RawPlatform) -> Result<Platform, RobotFileError> {
     let mass = positive(ctx, &p.mass, "platform.mass", "kg")?;
     let com = vec3(ctx, &p.com, "platform.com")?;
     let size = vec3(ctx, &p.size, "platform.size")?;
@@ -458,30 +605,11 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
         box_center,
         payload_options,
     };
+    Ok(platform)
+}
 
-    // --- cables
-    let cables = build_cables(ctx, &raw.cables, dof)?;
-
-    // --- tension bounds
-    let tmin = finite(ctx, &raw.tension.min, "tension.min")?;
-    let tmax = finite(ctx, &raw.tension.max, "tension.max")?;
-    if tmin < 0.0 {
-        return Err(ctx.err(
-            span_of(&raw.tension.min),
-            "tension.min",
-            format!("cables cannot push: must be ≥ 0 N, got {tmin}"),
-        ));
-    }
-    if tmax <= tmin {
-        return Err(ctx.err(
-            span_of(&raw.tension.max),
-            "tension.max",
-            format!("must exceed tension.min ({tmin} N), got {tmax} N"),
-        ));
-    }
-
-    // --- winch
-    let w = &raw.winch;
+pub(super) fn build_winch(ctx: &Ctx, w: &RawWinch, section: &str) -> Result<Winch, RobotFileError> {
+    let name = |field: &str| format!("{section}.{field}");
     let gain =
         |s: &Option<Spanned<f64>>, name: &str, default: f64| -> Result<f64, RobotFileError> {
             match s {
@@ -496,81 +624,17 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
                 None => Ok(default),
             }
         };
-    let winch = Winch {
-        max_velocity: positive(ctx, &w.max_velocity, "winch.max_velocity", "m/s")?,
-        max_acceleration: positive(ctx, &w.max_acceleration, "winch.max_acceleration", "m/s²")?,
-        max_jerk: positive(ctx, &w.max_jerk, "winch.max_jerk", "m/s³")?,
+    Ok(Winch {
+        max_velocity: positive(ctx, &w.max_velocity, &name("max_velocity"), "m/s")?,
+        max_acceleration: positive(ctx, &w.max_acceleration, &name("max_acceleration"), "m/s²")?,
+        max_jerk: positive(ctx, &w.max_jerk, &name("max_jerk"), "m/s³")?,
         mass: match &w.mass {
-            Some(m) => positive(ctx, m, "winch.mass", "kg")?,
+            Some(m) => positive(ctx, m, &name("mass"), "kg")?,
             None => DEFAULT_WINCH_MASS,
         },
-        kp: gain(&w.kp, "winch.kp", DEFAULT_WINCH_KP)?,
-        ki: gain(&w.ki, "winch.ki", DEFAULT_WINCH_KI)?,
-        kd: gain(&w.kd, "winch.kd", DEFAULT_WINCH_KD)?,
-    };
-
-    // --- boxes and home
-    let workspace = aabb(ctx, &raw.workspace, "workspace")?;
-    let frame = match &raw.frame {
-        Some(f) => aabb(ctx, f, "frame")?,
-        None => {
-            let mut min = cables[0].frame_anchor;
-            let mut max = min;
-            for c in &cables {
-                min = min.inf(&c.frame_anchor);
-                max = max.sup(&c.frame_anchor);
-            }
-            Aabb {
-                min: min.inf(&workspace.min),
-                max: max.sup(&workspace.max),
-            }
-        }
-    };
-    let home = match &raw.home {
-        Some(h) => {
-            let v = h.get_ref();
-            if v.len() != 3 && v.len() != 6 {
-                return Err(ctx.err(
-                    span_of(h),
-                    "home",
-                    format!(
-                        "needs 3 or 6 numbers (x, y, z[, roll, pitch, yaw]), got {}",
-                        v.len()
-                    ),
-                ));
-            }
-            if let Some(x) = v.iter().find(|x| !x.is_finite()) {
-                return Err(ctx.err(span_of(h), "home", format!("must be finite, got {x}")));
-            }
-            let mut pose = [0.0; 6];
-            pose[..v.len()].copy_from_slice(v);
-            pose
-        }
-        None => {
-            let c = workspace.center();
-            [c.x, c.y, c.z, 0.0, 0.0, 0.0]
-        }
-    };
-
-    let plc = build_plc(ctx, raw.plc)?;
-
-    Ok(Robot {
-        name: raw.name,
-        description: raw.description,
-        source: raw.source,
-        path: None,
-        dof,
-        cables,
-        platform,
-        tension: TensionBounds {
-            min: tmin,
-            max: tmax,
-        },
-        winch,
-        workspace,
-        frame,
-        home,
-        plc,
+        kp: gain(&w.kp, &name("kp"), DEFAULT_WINCH_KP)?,
+        ki: gain(&w.ki, &name("ki"), DEFAULT_WINCH_KI)?,
+        kd: gain(&w.kd, &name("kd"), DEFAULT_WINCH_KD)?,
     })
 }
 
@@ -735,7 +799,7 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
     Ok(cables)
 }
 
-fn build_plc(ctx: &Ctx, raw: RawPlc) -> Result<PlcSymbols, RobotFileError> {
+pub(super) fn build_plc(ctx: &Ctx, raw: RawPlc) -> Result<PlcSymbols, RobotFileError> {
     let d = PlcSymbols::defaults();
     let writable = match raw.writable {
         Some(w) => {

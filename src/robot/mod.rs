@@ -5,6 +5,7 @@
 //! viewer) reads this struct and never the file. All quantities are SI (m, kg, s, N).
 
 mod file;
+mod mechanism;
 
 use nalgebra::{Matrix3, Vector3};
 use serde::Serialize;
@@ -172,9 +173,27 @@ pub struct PlcSymbols {
     pub writable: Vec<String>,
 }
 
+/// What closes the loop between the frame and the platform.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    /// A cable-driven parallel robot: `Robot::cables`.
+    Cables,
+    /// Seed 002's linear delta (Keops) and the cylinder it must cover.
+    LinearDelta {
+        delta: crate::legs::LinearDelta,
+        cylinder: crate::legs::Cylinder,
+    },
+    /// Seed 004's 2-RSSU motion platform (pitch and roll).
+    Rssu2(crate::legs::Rssu2),
+}
+
 /// A compiled, validated robot. Immutable: simulation state lives elsewhere.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Robot {
+    /// Cables (a CDPR) or rigid legs (linear delta, 2-RSSU). For legs `cables` is empty,
+    /// `tension` unused and `winch` holds the actuator limits and drive gains.
+    pub mechanism: Mechanism,
     pub name: String,
     pub description: String,
     /// Where the description comes from (paper, controller, ...).
@@ -243,6 +262,11 @@ impl Robot {
         self.cables.len()
     }
 
+    /// True for a cable-driven robot (the cable kinematics, statics and models apply).
+    pub fn is_cable_robot(&self) -> bool {
+        self.mechanism == Mechanism::Cables
+    }
+
     /// The same robot carrying a different total moving mass (inertia scaled with it).
     pub fn with_mass(&self, mass: f64) -> Robot {
         let mut robot = self.clone();
@@ -268,6 +292,8 @@ pub const BUILTIN_ROBOTS: &[(&str, &str)] = &[
     ("uvigo8", include_str!("../../robots/uvigo8.toml")),
     ("silva4", include_str!("../../robots/silva4.toml")),
     ("caroca", include_str!("../../robots/caroca.toml")),
+    ("keops", include_str!("../../robots/keops.toml")),
+    ("rssu2", include_str!("../../robots/rssu2.toml")),
 ];
 
 #[cfg(test)]

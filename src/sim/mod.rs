@@ -17,6 +17,7 @@
 mod chain;
 pub mod control;
 mod elastic;
+mod legs;
 pub mod run;
 pub mod winch;
 
@@ -129,6 +130,8 @@ pub enum SimError {
 enum Model {
     Elastic(ElasticModel),
     Chain(Box<chain::ChainModel>),
+    /// A robot with rigid legs (linear delta, 2-RSSU): the same chain construction.
+    Legs(Box<legs::LegModel>),
 }
 
 /// Per-cable drive state of `length` mode.
@@ -149,6 +152,8 @@ pub struct Sim {
     rest: Vec<f64>,
     rest_rate: Vec<f64>,
     drives: Vec<Drive>,
+    /// Robots with legs: the actuators' travel [min, max]; commands are clamped into it.
+    limits: Vec<[f64; 2]>,
     state: SimState,
     // Scratch for the residual.
     prev_velocity: nalgebra::Vector6<f64>,
@@ -171,6 +176,9 @@ impl Sim {
             return Err(SimError::BadStep(config.dt));
         }
         let pose = kinematics::effective_pose(robot, pose);
+        if !robot.is_cable_robot() {
+            return Sim::legs_at(robot, config, &pose);
+        }
         let m = robot.cable_count();
         let model = match config.model {
             ModelKind::Elastic => Model::Elastic(ElasticModel::new(robot, &pose)),
@@ -186,6 +194,7 @@ impl Sim {
             rest: vec![0.0; m],
             rest_rate: vec![0.0; m],
             drives: Vec::new(),
+            limits: Vec::new(),
             state: SimState {
                 time: 0.0,
                 step: 0,
@@ -213,6 +222,69 @@ impl Sim {
         Ok(sim)
     }
 
+    /// A robot with legs at rest at `pose` (its actuators where the inverse kinematics puts
+    /// them); only the Rapier chain model and position-driven actuators apply.
+    fn legs_at(robot: &Robot, config: SimConfig, pose: &Pose) -> Result<Sim, SimError> {
+        if config.model != ModelKind::Chain {
+            return Err(SimError::Start(format!(
+                "{} has rigid legs: only the `chain` model (its Rapier joint chains) applies, not `{:?}`",
+                robot.name, config.model
+            ).to_lowercase()));
+        }
+        if config.control == ControlMode::Tension {
+            return Err(SimError::Start(format!(
+                "{} has rigid legs: its actuators take positions (ideal or length mode), not tensions",
+                robot.name
+            )));
+        }
+        let pose = match &robot.mechanism {
+            crate::robot::Mechanism::Rssu2(_) => {
+                Pose::new(0.0, 0.0, 0.0, pose.rpy.x, pose.rpy.y, 0.0)
+            }
+            _ => *pose,
+        };
+        let model = legs::LegModel::new(robot, &pose, &config)?;
+        let (m, n) = (model.actuator_count(), model.leg_count());
+        let mut start = vec![0.0; m];
+        model.fill(&mut start, &mut vec![0.0; n], &mut vec![0.0; n]);
+        let mut sim = Sim {
+            robot: robot.clone(),
+            config,
+            model: Model::Legs(Box::new(model)),
+            command: start.clone(),
+            rest: start.clone(),
+            rest_rate: vec![0.0; m],
+            drives: Vec::new(),
+            limits: match &robot.mechanism {
+                crate::robot::Mechanism::LinearDelta { delta, .. } => vec![delta.stroke; m],
+                crate::robot::Mechanism::Rssu2(r) => vec![r.crank_limits; m],
+                crate::robot::Mechanism::Cables => Vec::new(),
+            },
+            state: SimState {
+                time: 0.0,
+                step: 0,
+                pose,
+                twist: [0.0; 6],
+                winch: vec![0.0; m],
+                lengths: vec![0.0; n],
+                tensions: vec![0.0; n],
+                tensions_constraint: vec![0.0; n],
+                wrench_residual: 0.0,
+            },
+            prev_velocity: nalgebra::Vector6::zeros(),
+        };
+        sim.settle(&Command::Lengths(start))?;
+        Ok(sim)
+    }
+
+    /// The name of command channel k (a cable, or an actuator of a robot with legs).
+    fn channel_name(&self, k: usize) -> String {
+        match self.robot.cables.get(k) {
+            Some(c) => c.name.clone(),
+            None => format!("actuator {}", k + 1),
+        }
+    }
+
     pub fn robot(&self) -> &Robot {
         &self.robot
     }
@@ -230,6 +302,30 @@ impl Sim {
     /// load. Time and step count are kept.
     pub fn settle(&mut self, command: &Command) -> Result<(), SimError> {
         self.check_command(command)?;
+        if let Model::Legs(model) = &mut self.model {
+            // Rigid legs: no elastic statics; the platform stays where it is, the drives take
+            // the command as their start.
+            let Command::Lengths(values) = command else {
+                return Err(SimError::WrongCommand {
+                    given: "tensions",
+                    mode: self.config.control,
+                });
+            };
+            self.command.copy_from_slice(values);
+            self.rest.copy_from_slice(values);
+            self.rest_rate.iter_mut().for_each(|r| *r = 0.0);
+            self.drives = values
+                .iter()
+                .map(|&v| Drive {
+                    shaper: SetpointShaper::at(v),
+                    pid: PidWinch::at(v),
+                })
+                .collect();
+            **model = legs::LegModel::new(&self.robot, &self.state.pose, &self.config)?;
+            self.prev_velocity = nalgebra::Vector6::zeros();
+            self.observe(0.0);
+            return Ok(());
+        }
         let pose = match command {
             Command::Lengths(rest) => {
                 let options = EquilibriumOptions {
@@ -274,6 +370,7 @@ impl Sim {
         match &mut self.model {
             Model::Elastic(e) => e.set_pose(&pose),
             Model::Chain(c) => c.place(&pose, &rest, &self.robot)?,
+            Model::Legs(_) => unreachable!("legs are settled above"),
         }
         self.prev_velocity = nalgebra::Vector6::zeros();
         self.observe(0.0);
@@ -285,16 +382,16 @@ impl Sim {
             Command::Lengths(v) => (v, "lengths"),
             Command::Tensions(v) => (v, "tensions"),
         };
-        if values.len() != self.robot.cable_count() {
+        if values.len() != self.command.len() {
             return Err(SimError::CommandCount {
-                expected: self.robot.cable_count(),
+                expected: self.command.len(),
                 got: values.len(),
             });
         }
         if let Some((k, v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return Err(SimError::BadCommand {
                 cable: k + 1,
-                name: self.robot.cables[k].name.clone(),
+                name: self.channel_name(k),
                 value: *v,
             });
         }
@@ -322,6 +419,7 @@ impl Sim {
         match &mut self.model {
             Model::Elastic(e) => e.set_pose(&pose),
             Model::Chain(c) => c.place(&pose, &self.rest, &self.robot)?,
+            Model::Legs(l) => **l = legs::LegModel::new(&self.robot, &pose, &self.config)?,
         }
         self.prev_velocity = nalgebra::Vector6::zeros();
         self.observe(0.0);
@@ -333,7 +431,7 @@ impl Sim {
     pub fn energy(&self) -> Option<f64> {
         match &self.model {
             Model::Elastic(e) => Some(e.energy(&self.rest)),
-            Model::Chain(_) => None,
+            Model::Chain(_) | Model::Legs(_) => None,
         }
     }
 
@@ -342,6 +440,10 @@ impl Sim {
         self.check_command(command)?;
         match command {
             Command::Lengths(v) | Command::Tensions(v) => self.command.copy_from_slice(v),
+        }
+        // Actuators of robots with legs never leave their travel (rail stroke, crank stops).
+        for (c, [lo, hi]) in self.command.iter_mut().zip(&self.limits) {
+            *c = c.clamp(*lo, *hi);
         }
         Ok(())
     }
@@ -414,6 +516,14 @@ impl Sim {
                 };
                 model.step(&drive, &self.robot, dt);
             }
+            (Model::Legs(model), ControlMode::Length) => {
+                for (k, drive) in self.drives.iter_mut().enumerate() {
+                    self.rest[k] = drive.shaper.update(self.command[k], dt, &self.robot.winch);
+                    self.rest_rate[k] = drive.shaper.velocity;
+                }
+                model.step(&self.rest, Some(&self.rest_rate), dt);
+            }
+            (Model::Legs(model), _) => model.step(&self.command, None, dt),
         }
         self.state.step += 1;
         self.state.time = self.state.step as f64 * dt;
@@ -448,6 +558,15 @@ impl Sim {
                 s.tensions_constraint.copy_from_slice(&s.tensions);
                 s.winch.copy_from_slice(&self.rest);
                 s.wrench_residual = if dt > 0.0 { model.residual } else { 0.0 };
+            }
+            Model::Legs(model) => {
+                s.pose = model.pose();
+                s.twist = model.twist();
+                model.fill(&mut s.winch, &mut s.lengths, &mut s.tensions);
+                s.tensions_constraint.copy_from_slice(&s.tensions);
+                // The leg forces are read from the closures; no cable wrench to balance.
+                s.wrench_residual = 0.0;
+                self.prev_velocity = model.com_velocity();
             }
             Model::Chain(model) => {
                 let before = s.pose;
@@ -495,11 +614,11 @@ impl Sim {
             return Err(blow("the platform state is not finite (NaN)".into()));
         }
         if let Some((k, _)) = s.tensions.iter().enumerate().find(|(_, f)| !f.is_finite()) {
-            return Err(blow(format!(
-                "tension of cable {} ({}) is not finite",
-                k + 1,
-                self.robot.cables[k].name
-            )));
+            let what = match self.robot.cables.get(k) {
+                Some(c) => format!("tension of cable {} ({}) is not finite", k + 1, c.name),
+                None => format!("force in leg {} is not finite", k + 1),
+            };
+            return Err(blow(what));
         }
         let v = (s.twist[0].powi(2) + s.twist[1].powi(2) + s.twist[2].powi(2)).sqrt();
         let w = (s.twist[3].powi(2) + s.twist[4].powi(2) + s.twist[5].powi(2)).sqrt();
@@ -515,6 +634,17 @@ impl Sim {
                 drift * 1e3,
                 k + 1,
                 self.robot.cables[k].name,
+                chain::MAX_DRIFT * 1e3
+            )));
+        }
+        if let Model::Legs(model) = &self.model
+            && let Some((k, drift)) = model.worst_drift()
+            && drift > chain::MAX_DRIFT
+        {
+            return Err(blow(format!(
+                "constraint drift {:.2} mm at leg {} exceeds {} mm",
+                drift * 1e3,
+                k + 1,
                 chain::MAX_DRIFT * 1e3
             )));
         }

@@ -57,6 +57,16 @@ pub fn distribute_wrench(
     bounds: TensionBounds,
 ) -> Distribution {
     let m = w.ncols();
+    if m == 0 {
+        // No cables (a robot with legs): nothing can hold the load.
+        return Distribution {
+            tensions: Vec::new(),
+            feasible: false,
+            residual: wrench.norm(),
+            largest_min_tension: None,
+            bounds,
+        };
+    }
     let lo = DVector::from_element(m, bounds.min);
     let hi = DVector::from_element(m, bounds.max);
     match min_norm_qp(w, wrench, &lo, &hi) {

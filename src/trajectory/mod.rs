@@ -7,6 +7,7 @@
 //! - [`profile`]: 1-D speed laws (trapezoid, S-curve, constant, quintic);
 //! - [`path`]: lines, arcs, waypoint chains, stopped / blended / continuous timing;
 //! - built-ins by name: `seed000`, `pickplace`, `poly5` ([`builtin()`], [`BUILTINS`]);
+//! - [`tilt`]: a rotation-only built-in (roll and pitch moves), for the 2-RSSU platform;
 //! - [`csv`]: import/export; [`limits`]: winch limits in cable space and time scaling;
 //! - [`perturb`]: a synthetic "tracking response" (delay, low-pass, offset) for examples.
 
@@ -16,6 +17,7 @@ pub mod limits;
 pub mod path;
 pub mod perturb;
 pub mod profile;
+pub mod tilt;
 
 pub use builtin::{
     BUILTINS, BuiltinOptions, DEFAULT_ACCEL, DEFAULT_JERK, builtin, pickplace_plan, poly5_plan,
@@ -62,7 +64,17 @@ pub fn load(
     robot: &crate::robot::Robot,
     options: &BuiltinOptions,
 ) -> Result<Trajectory, TrajectoryError> {
+    if spec == "tilt" {
+        return tilt::tilt(robot, options);
+    }
     if BUILTINS.iter().any(|(name, _)| *name == spec) {
+        if let crate::robot::Mechanism::Rssu2(_) = robot.mechanism {
+            return Err(TrajectoryError::Geometry(format!(
+                "`{spec}` moves the platform's position, but {} only turns about its universal \
+                 joint (roll, pitch): use `tilt` or a CSV with roll and pitch columns",
+                robot.name
+            )));
+        }
         return builtin(robot, spec, options);
     }
     if Path::new(spec).is_file() {
@@ -70,7 +82,7 @@ pub fn load(
     }
     Err(TrajectoryError::UnknownName {
         spec: spec.to_string(),
-        known: builtin::builtin_names(),
+        known: format!("{}, tilt", builtin::builtin_names()),
     })
 }
 

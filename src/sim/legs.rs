@@ -1,0 +1,552 @@
+//! Robots with rigid legs in Rapier (`model = chain` for a linear delta or a 2-RSSU): the same
+//! construction as the cable chains — per leg a multibody rooted on a fixed body at the leg's
+//! base, a sequence of revolute, prismatic and spherical joints whose frames encode the
+//! starting configuration, and an impulse joint closing the loop on the free platform body —
+//! built here from a generic leg description ([`LegSpec`]) that each mechanism fills from its
+//! inverse kinematics.
+//!
+//! Active joints follow the actuator command: kinematically (`ideal`: the joint velocity is set
+//! so that the coordinate lands on the command each step) or through the same implicit PID as
+//! the cable winches (`length`): the multibody joint spring on the axis (stiffness kp, rest
+//! shifted by (kd/kp)·rate − (ki/kp)·∫e) plus the multibody damping kd.
+
+// Index loops over the legs read like the paper's equations (i = 1..3).
+#![allow(clippy::needless_range_loop)]
+
+use super::{SimConfig, SimError};
+use crate::kinematics::Pose;
+use crate::robot::{Mechanism, Robot};
+use nalgebra::{UnitQuaternion, Vector3, Vector6};
+use rapier3d::prelude::*;
+
+/// One joint of a leg and the link that follows it, at the starting configuration (world).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LinkSpec {
+    pub joint: JointType,
+    /// Joint centre.
+    pub at: Vector3<f64>,
+    /// Centre of mass of the link after the joint.
+    pub body: Vector3<f64>,
+    pub mass: f64,
+    /// Isotropic inertia of that link, kg·m².
+    pub inertia: f64,
+    /// The actuator driving this joint, and its coordinate at the start (m or rad).
+    pub actuator: Option<(usize, f64)>,
+    /// Limits of the joint's actuator coordinate (absolute, m or rad).
+    pub limits: Option<[f64; 2]>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum JointType {
+    Revolute(Vector3<f64>),
+    Prismatic(Vector3<f64>),
+    Spherical,
+}
+
+/// How the last link is closed on the platform.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Closure {
+    /// A spherical joint at a world point, which is `anchor` in the platform frame.
+    Spherical {
+        at: Vector3<f64>,
+        anchor: Vector3<f64>,
+    },
+    /// Welded to the platform (the universal joint of a 2-RSSU ends here).
+    Fixed { at: Vector3<f64> },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct LegSpec {
+    pub name: String,
+    pub base: Vector3<f64>,
+    pub links: Vec<LinkSpec>,
+    pub closure: Closure,
+}
+
+/// Handles of one leg.
+#[derive(Debug, Clone)]
+struct LegHandles {
+    actuated: Vec<(MultibodyJointHandle, usize, f64, usize)>, // (joint, actuator, coordinate at 0, spatial axis)
+    closure: ImpulseJointHandle,
+    last: RigidBodyHandle,
+    base: Vector3<f64>,
+}
+
+fn v3(v: &Vector3<f64>) -> Vector {
+    Vector::new(v.x as f32, v.y as f32, v.z as f32)
+}
+
+fn d3(v: Vector) -> Vector3<f64> {
+    Vector3::new(v.x as f64, v.y as f64, v.z as f64)
+}
+
+fn dquat(q: Rotation) -> UnitQuaternion<f64> {
+    UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
+        q.w as f64, q.x as f64, q.y as f64, q.z as f64,
+    ))
+}
+
+/// The legs of a mechanism at a pose, from its inverse kinematics.
+pub(crate) fn legs_of(robot: &Robot, pose: &Pose) -> Result<Vec<LegSpec>, SimError> {
+    let actuator_mass = robot.winch.mass;
+    match &robot.mechanism {
+        Mechanism::LinearDelta { delta, .. } => {
+            let p = pose.position;
+            let d = delta
+                .actuators(&p)
+                .ok_or_else(|| SimError::Start(format!("the linear delta cannot reach {p:?}")))?;
+            let arm_mass = 0.05;
+            let arm_inertia = arm_mass * delta.arm_length * delta.arm_length / 12.0;
+            let mut legs = Vec::with_capacity(6);
+            for i in 0..3 {
+                let rail = delta.rail_direction(i);
+                let carriage = delta.rail_origin(i) + rail * d[i];
+                for side in [1.0, -1.0] {
+                    let offset =
+                        crate::legs::LinearDelta::pair_axis(i) * (0.5 * delta.arm_spacing * side);
+                    let c = carriage + offset;
+                    let q = p + delta.platform_anchor(i) + offset;
+                    legs.push(LegSpec {
+                        name: format!("rail{}{}", i + 1, if side > 0.0 { "a" } else { "b" }),
+                        base: delta.rail_origin(i) + offset,
+                        links: vec![
+                            LinkSpec {
+                                joint: JointType::Prismatic(rail),
+                                at: delta.rail_origin(i) + offset,
+                                body: c,
+                                // The two arms of a pair share one carriage: half each.
+                                mass: 0.5 * actuator_mass,
+                                inertia: 1e-4,
+                                actuator: Some((i, d[i])),
+                                limits: Some(delta.stroke),
+                            },
+                            LinkSpec {
+                                joint: JointType::Spherical,
+                                at: c,
+                                body: (c + q) * 0.5,
+                                mass: arm_mass,
+                                inertia: arm_inertia,
+                                actuator: None,
+                                limits: None,
+                            },
+                        ],
+                        closure: Closure::Spherical {
+                            at: q,
+                            anchor: delta.platform_anchor(i) + offset,
+                        },
+                    });
+                }
+            }
+            Ok(legs)
+        }
+        Mechanism::Rssu2(r) => {
+            let (roll, pitch) = (pose.rpy.x, pose.rpy.y);
+            let theta = r.inverse(roll, pitch).map_err(|v| {
+                SimError::Start(format!(
+                    "the 2-RSSU cannot reach roll {roll}, pitch {pitch}: {v:?}"
+                ))
+            })?;
+            let rot = crate::legs::Rssu2::rotation(roll, pitch);
+            let crank_mass = 0.5;
+            let mut legs = Vec::with_capacity(3);
+            for i in 0..2 {
+                let m = r.pivot(i);
+                let c = r.crank_end(i, theta[i]);
+                let p = rot * r.attachment(i);
+                legs.push(LegSpec {
+                    name: format!("crank{}", i + 1),
+                    base: m,
+                    links: vec![
+                        LinkSpec {
+                            // θ lifts crank i's end: a turn about −x on the left, +x on the right.
+                            joint: JointType::Revolute(Vector3::new(
+                                if i == 0 { -1.0 } else { 1.0 },
+                                0.0,
+                                0.0,
+                            )),
+                            at: m,
+                            body: (m + c) * 0.5,
+                            mass: crank_mass,
+                            // The drive's reflected inertia sits on the crank axis.
+                            inertia: actuator_mass,
+                            actuator: Some((i, theta[i])),
+                            limits: Some(r.crank_limits),
+                        },
+                        LinkSpec {
+                            joint: JointType::Spherical,
+                            at: c,
+                            body: (c + p) * 0.5,
+                            mass: 0.3,
+                            inertia: 0.3 * r.rod * r.rod / 12.0,
+                            actuator: None,
+                            limits: None,
+                        },
+                    ],
+                    closure: Closure::Spherical {
+                        at: p,
+                        anchor: r.attachment(i),
+                    },
+                });
+            }
+            // The universal joint at the origin: pitch about the base's y, then roll about the
+            // platform's x (R = Ry(pitch)·Rx(roll)).
+            let o = Vector3::zeros();
+            legs.push(LegSpec {
+                name: "universal".into(),
+                base: o,
+                links: vec![
+                    LinkSpec {
+                        joint: JointType::Revolute(Vector3::y()),
+                        at: o,
+                        body: o,
+                        mass: 0.5,
+                        inertia: 1e-3,
+                        actuator: None,
+                        limits: None,
+                    },
+                    LinkSpec {
+                        joint: JointType::Revolute(
+                            crate::legs::Rssu2::rotation(0.0, pitch) * Vector3::x(),
+                        ),
+                        at: o,
+                        body: o,
+                        mass: 0.5,
+                        inertia: 1e-3,
+                        actuator: None,
+                        limits: None,
+                    },
+                ],
+                closure: Closure::Fixed { at: o },
+            });
+            Ok(legs)
+        }
+        Mechanism::Cables => Err(SimError::Start("a cable robot has no rigid legs".into())),
+    }
+}
+
+/// The Rapier model of a robot with legs.
+pub(crate) struct LegModel {
+    world: PhysicsWorld,
+    platform: RigidBodyHandle,
+    legs: Vec<LegHandles>,
+    dt_sub: f64,
+    gains: crate::robot::Winch,
+    integrals: Vec<f64>,
+    actuators: usize,
+}
+
+impl LegModel {
+    pub fn new(robot: &Robot, pose: &Pose, config: &SimConfig) -> Result<LegModel, SimError> {
+        let specs = legs_of(robot, pose)?;
+        let mut world = PhysicsWorld::new();
+        world.gravity = Vector::new(0.0, 0.0, -crate::robot::GRAVITY as f32);
+        world.integration_parameters.dt = config.dt as f32;
+        world.integration_parameters.num_solver_iterations = config.chain.solver_iterations.max(1);
+        world.integration_parameters.num_internal_pgs_iterations =
+            config.chain.pgs_iterations.max(1);
+
+        let iso = pose.world_from_platform();
+        let p = &robot.platform;
+        let i = p.inertia.map(|x| x as f32);
+        let inertia = Matrix::from_cols(
+            Vector::new(i[(0, 0)], i[(1, 0)], i[(2, 0)]),
+            Vector::new(i[(0, 1)], i[(1, 1)], i[(2, 1)]),
+            Vector::new(i[(0, 2)], i[(1, 2)], i[(2, 2)]),
+        );
+        let q = iso.rotation;
+        let platform_rotation =
+            Rotation::from_xyzw(q.i as f32, q.j as f32, q.k as f32, q.w as f32).normalize();
+        let platform = world.bodies.insert(
+            RigidBodyBuilder::dynamic()
+                .pose(Pose3::from_parts(
+                    v3(&iso.translation.vector),
+                    platform_rotation,
+                ))
+                .additional_mass_properties(MassProperties::with_inertia_matrix(
+                    v3(&p.com),
+                    p.mass as f32,
+                    inertia,
+                ))
+                .can_sleep(false),
+        );
+        let platform_pose = Pose3::from_parts(v3(&iso.translation.vector), platform_rotation);
+
+        let mut legs = Vec::with_capacity(specs.len());
+        let mut actuators = 0;
+        for spec in &specs {
+            let root = world
+                .bodies
+                .insert(RigidBodyBuilder::fixed().pose(Pose3::from_translation(v3(&spec.base))));
+            let mut parent = root;
+            let mut parent_at = spec.base;
+            let mut actuated = Vec::new();
+            for link in &spec.links {
+                let body = world.bodies.insert(
+                    RigidBodyBuilder::dynamic()
+                        .pose(Pose3::from_translation(v3(&link.body)))
+                        .additional_mass_properties(MassProperties::new(
+                            Vector::ZERO,
+                            link.mass as f32,
+                            Vector::splat(link.inertia as f32),
+                        ))
+                        .can_sleep(false),
+                );
+                // Joint frames on both bodies at the joint centre, X along the joint axis; the
+                // link bodies are not rotated, so only the translation differs.
+                let axis = match link.joint {
+                    JointType::Revolute(u) | JointType::Prismatic(u) => v3(&u).normalize(),
+                    JointType::Spherical => Vector::X,
+                };
+                let frame_rot = Rotation::from_rotation_arc(Vector::X, axis);
+                let frame1 = Pose3::from_parts(v3(&(link.at - parent_at)), frame_rot);
+                let frame2 = Pose3::from_parts(v3(&(link.at - link.body)), frame_rot);
+                let (locked, spatial_axis, coord_axis) = match link.joint {
+                    JointType::Revolute(_) => {
+                        (JointAxesMask::LOCKED_REVOLUTE_AXES, 3, JointAxis::AngX)
+                    }
+                    JointType::Prismatic(_) => {
+                        (JointAxesMask::LOCKED_PRISMATIC_AXES, 0, JointAxis::LinX)
+                    }
+                    JointType::Spherical => {
+                        (JointAxesMask::LOCKED_SPHERICAL_AXES, 3, JointAxis::AngX)
+                    }
+                };
+                let mut builder = GenericJointBuilder::new(locked)
+                    .local_frame1(frame1)
+                    .local_frame2(frame2);
+                // Rapier's joint-limit constraint cannot act on a kinematic joint (its solve
+                // assumes the joint is in the mass matrix): in `ideal` mode the command is
+                // clamped to the limits instead (`Sim::set_command`).
+                let kinematic = config.control == super::ControlMode::Ideal;
+                if let (false, Some(limits), Some((_, start))) =
+                    (kinematic, link.limits, link.actuator)
+                {
+                    builder = builder.limits(
+                        coord_axis,
+                        [(limits[0] - start) as f32, (limits[1] - start) as f32],
+                    );
+                }
+                let handle = world
+                    .multibody_joints
+                    .insert(parent, body, builder.build(), true)
+                    .ok_or_else(|| {
+                        SimError::Start(format!("leg {}: cannot insert a joint", spec.name))
+                    })?;
+                if let Some((multibody, _)) = world.multibody_joints.get_mut(handle) {
+                    multibody.damping_mut().fill(0.0);
+                }
+                if let Some((index, start)) = link.actuator {
+                    actuated.push((handle, index, start, spatial_axis));
+                    actuators = actuators.max(index + 1);
+                }
+                parent = body;
+                parent_at = link.body;
+            }
+            let closure = match spec.closure {
+                Closure::Spherical { at, anchor } => world.impulse_joints.insert(
+                    parent,
+                    platform,
+                    SphericalJointBuilder::new()
+                        .local_anchor1(v3(&(at - parent_at)))
+                        .local_anchor2(v3(&anchor)),
+                    true,
+                ),
+                Closure::Fixed { at } => {
+                    let world_frame = Pose3::from_translation(v3(&at));
+                    let frame1 = Pose3::from_translation(v3(&(at - parent_at)));
+                    let frame2 = platform_pose.inverse() * world_frame;
+                    world.impulse_joints.insert(
+                        parent,
+                        platform,
+                        FixedJointBuilder::new()
+                            .local_frame1(frame1)
+                            .local_frame2(frame2),
+                        true,
+                    )
+                }
+            };
+            legs.push(LegHandles {
+                actuated,
+                closure,
+                last: parent,
+                base: spec.base,
+            });
+        }
+        Ok(LegModel {
+            world,
+            platform,
+            legs,
+            dt_sub: config.dt / config.chain.solver_iterations.max(1) as f64,
+            gains: robot.winch,
+            integrals: vec![0.0; actuators],
+            actuators,
+        })
+    }
+
+    pub fn actuator_count(&self) -> usize {
+        self.actuators
+    }
+
+    fn coordinate(&self, joint: MultibodyJointHandle, axis: usize) -> f64 {
+        self.world
+            .multibody_joints
+            .get(joint)
+            .and_then(|(mb, id)| mb.link(id))
+            .map(|l| l.joint.coords()[axis] as f64)
+            .unwrap_or(0.0)
+    }
+
+    /// Steps with the actuators following `targets` (kinematic) or a PID towards set points.
+    pub fn step(&mut self, targets: &[f64], rates: Option<&[f64]>, dt: f64) {
+        for leg in 0..self.legs.len() {
+            for k in 0..self.legs[leg].actuated.len() {
+                let (joint, index, start, axis) = self.legs[leg].actuated[k];
+                let q = self.coordinate(joint, axis);
+                let Some((mb, id)) = self.world.multibody_joints.get_mut(joint) else {
+                    continue;
+                };
+                let dof = mb.link(id).map(|l| l.assembly_id());
+                match rates {
+                    None => {
+                        if let Some(link) = mb.link_mut(id) {
+                            link.joint.kinematic = true;
+                        }
+                        if let Some(dof) = dof
+                            && let Some(v) = mb.generalized_velocity_mut().get_mut(dof)
+                        {
+                            *v = ((targets[index] - start - q) / dt) as f32;
+                        }
+                    }
+                    Some(rates) => {
+                        let g = self.gains;
+                        let error = start + q - targets[index];
+                        // Each actuator is integrated once per step, by its first joint.
+                        let first = self
+                            .legs
+                            .iter()
+                            .flat_map(|l| &l.actuated)
+                            .position(|a| a.1 == index)
+                            == Some(
+                                self.legs[..leg]
+                                    .iter()
+                                    .map(|l| l.actuated.len())
+                                    .sum::<usize>()
+                                    + k,
+                            );
+                        if first {
+                            self.integrals[index] += error * dt;
+                        }
+                        let kp = g.kp.max(1e-9);
+                        let rest = targets[index] - start + (g.kd / kp) * rates[index]
+                            - (g.ki / kp) * self.integrals[index];
+                        if let Some(link) = mb.link_mut(id) {
+                            link.joint.set_spring(axis, g.kp as f32, rest as f32);
+                        }
+                        if let Some(dof) = dof
+                            && let Some(d) = mb.damping_mut().get_mut(dof)
+                        {
+                            *d = g.kd as f32;
+                        }
+                    }
+                }
+            }
+        }
+        self.world.step();
+    }
+
+    fn platform_body(&self) -> Option<&RigidBody> {
+        self.world.bodies.get(self.platform)
+    }
+
+    pub fn pose(&self) -> Pose {
+        match self.platform_body() {
+            Some(b) => {
+                let (roll, pitch, yaw) = dquat(*b.rotation()).euler_angles();
+                Pose {
+                    position: d3(b.translation()),
+                    rpy: Vector3::new(roll, pitch, yaw),
+                }
+            }
+            None => Pose::default(),
+        }
+    }
+
+    pub fn twist(&self) -> [f64; 6] {
+        match self.platform_body() {
+            Some(b) => {
+                let w = d3(b.angvel());
+                let v = d3(b.linvel()) + w.cross(&(d3(b.translation()) - d3(b.center_of_mass())));
+                [v.x, v.y, v.z, w.x, w.y, w.z]
+            }
+            None => [0.0; 6],
+        }
+    }
+
+    pub fn com_velocity(&self) -> Vector6<f64> {
+        match self.platform_body() {
+            Some(b) => {
+                let (v, w) = (d3(b.linvel()), d3(b.angvel()));
+                Vector6::new(v.x, v.y, v.z, w.x, w.y, w.z)
+            }
+            None => Vector6::zeros(),
+        }
+    }
+
+    /// Actuator coordinates (one per actuator), leg lengths (base to platform anchor, per leg)
+    /// and the force each closure transmits (N, from its impulse).
+    pub fn fill(&self, actuators: &mut [f64], lengths: &mut [f64], forces: &mut [f64]) {
+        for leg in &self.legs {
+            for &(joint, index, start, axis) in &leg.actuated {
+                if let Some(a) = actuators.get_mut(index) {
+                    *a = start + self.coordinate(joint, axis);
+                }
+            }
+        }
+        let Some(platform) = self.platform_body() else {
+            return;
+        };
+        for (k, leg) in self.legs.iter().enumerate() {
+            let Some(joint) = self.world.impulse_joints.get(leg.closure) else {
+                continue;
+            };
+            let anchor = d3(platform
+                .position()
+                .transform_point(joint.data.local_anchor2()));
+            if let Some(l) = lengths.get_mut(k) {
+                *l = (anchor - leg.base).norm();
+            }
+            if let Some(f) = forces.get_mut(k) {
+                let i = joint.impulses;
+                *f = (i[0] as f64).hypot(i[1] as f64).hypot(i[2] as f64) / self.dt_sub;
+            }
+        }
+    }
+
+    pub fn leg_count(&self) -> usize {
+        self.legs.len()
+    }
+
+    /// Largest closure gap, with its leg.
+    pub fn worst_drift(&self) -> Option<(usize, f64)> {
+        let platform = self.platform_body()?;
+        let mut worst: Option<(usize, f64)> = None;
+        for (k, leg) in self.legs.iter().enumerate() {
+            let joint = self.world.impulse_joints.get(leg.closure)?;
+            let end = self
+                .world
+                .bodies
+                .get(leg.last)?
+                .position()
+                .transform_point(joint.data.local_anchor1());
+            let gap = (end
+                - platform
+                    .position()
+                    .transform_point(joint.data.local_anchor2()))
+            .length() as f64;
+            if worst.is_none_or(|(_, w)| gap > w) {
+                worst = Some((k, gap));
+            }
+        }
+        worst
+    }
+}
