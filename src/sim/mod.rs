@@ -124,6 +124,8 @@ pub enum SimError {
     Start(String),
 }
 
+// The elastic model stays inline: it is the hot path, stepped hundreds of thousands of times a second.
+#[allow(clippy::large_enum_variant)]
 enum Model {
     Elastic(ElasticModel),
     Chain(Box<chain::ChainModel>),
