@@ -120,6 +120,8 @@ impl<C: Controller> Shadow<C> {
         {
             return match e {
                 ShadowError::Controller(e) if !fatal_write(&e) => {
+                    // The steps happened: they stay in the record, before the gap.
+                    self.flush_rows()?;
                     self.lose_link(now, &e);
                     Ok(CycleReport::new(CycleStatus::Offline))
                 }
@@ -255,7 +257,6 @@ impl<C: Controller> Shadow<C> {
         let mut backoff = Backoff::default();
         let next_attempt = now + backoff.next_delay();
         tracing::warn!("link to the PLC lost ({e}); reconnecting with back-off");
-        self.pending.clear();
         self.link = Link::Down {
             since: now,
             next_attempt,

@@ -305,7 +305,7 @@ impl<C: Controller> Shadow<C> {
             None => (model::default_robot(&geometry)?, Vec::new(), false),
         };
         let inputs = controller.read_cycle()?;
-        let consistency = model::consistency(&robot, &geometry);
+        let consistency = model::consistency(&robot, &geometry, &inputs.commanded_lengths);
         let tcp_pose = kinematics::effective_pose(&robot, &geometry.tcp_pose);
         let mut sim = Sim::at(&robot, config.sim, &tcp_pose)?;
         sim.settle(&Command::Lengths(inputs.commanded_lengths.clone()))?;
@@ -447,11 +447,11 @@ fn warn_inconsistent(start: &StartReport) {
     let c = &start.consistency;
     match c.fk_position_offset {
         Some(d) if d > 1e-3 => tracing::warn!(
-            "the controller's TCP pose and its cable lengths disagree by {:.2} mm (forward kinematics of the lengths): check units and anchors",
+            "the controller's TCP pose and its commanded lengths disagree by {:.2} mm (forward kinematics of the lengths): check units and anchors",
             d * 1e3
         ),
         None => tracing::warn!(
-            "forward kinematics of the controller's cable lengths does not converge from its TCP pose: check units and anchors"
+            "forward kinematics of the controller's commanded lengths does not converge from its TCP pose: check units and anchors"
         ),
         _ => {}
     }

@@ -200,8 +200,10 @@ pub fn geometry_change(a: &ControllerGeometry, b: &ControllerGeometry) -> Option
 /// c_dir/c_off correction for exactly this).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Consistency {
-    /// Forward kinematics of the controller's current lengths, from its TCP pose (None if it
-    /// does not converge).
+    /// Forward kinematics of the controller's commanded lengths, from its TCP pose (None if it
+    /// does not converge). Seed 000's TCP pose is "the last pose used for the inverse
+    /// kinematics", so the commanded lengths — not the actual ones, which trail them by the
+    /// drives' following error — must give it back.
     pub fk_of_lengths: Option<Pose>,
     /// Largest position difference between that pose and the TCP pose, m.
     pub fk_position_offset: Option<f64>,
@@ -210,13 +212,17 @@ pub struct Consistency {
     pub angle_mismatch: f64,
 }
 
-pub fn consistency(robot: &Robot, geometry: &ControllerGeometry) -> Consistency {
+pub fn consistency(
+    robot: &Robot,
+    geometry: &ControllerGeometry,
+    commanded_lengths: &[f64],
+) -> Consistency {
     let tcp = kinematics::effective_pose(robot, &geometry.tcp_pose);
     let options = FkOptions {
         guess: Some(tcp),
         ..FkOptions::default()
     };
-    let fk = kinematics::forward(robot, &geometry.lengths, &options)
+    let fk = kinematics::forward(robot, commanded_lengths, &options)
         .ok()
         .map(|s| s.pose);
     let angles = kinematics::inverse(robot, &tcp).angles();
