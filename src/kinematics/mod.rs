@@ -135,6 +135,22 @@ pub fn lengths(robot: &Robot, pose: &Pose) -> Vec<f64> {
 }
 
 impl InverseKinematics {
+    /// Inverse kinematics at the pose exactly as given, also for a 3-DOF robot (whose platform
+    /// physically tilts even though its controller holds the orientation at zero).
+    pub fn at_actual_pose(robot: &Robot, pose: &Pose) -> InverseKinematics {
+        let rotation = pose.rotation();
+        let cables = robot
+            .cables
+            .iter()
+            .map(|c| CableGeometry::new(c, &pose.position, rotation.matrix()))
+            .collect();
+        InverseKinematics {
+            pose: *pose,
+            dof: robot.dof,
+            cables,
+        }
+    }
+
     pub fn lengths(&self) -> Vec<f64> {
         self.cables.iter().map(|c| c.length).collect()
     }

@@ -76,7 +76,6 @@ pub(crate) enum ChainDrive<'a> {
 struct CableChain {
     winch: MultibodyJointHandle,
     spring: MultibodyJointHandle,
-    winch_link: RigidBodyHandle,
     end_link: RigidBodyHandle,
     closure: ImpulseJointHandle,
     /// Payout at winch coordinate 0, m.
@@ -98,6 +97,9 @@ pub(crate) struct ChainModel {
     damping: Vec<f64>,
     gains: crate::robot::Winch,
     config: SimConfig,
+    /// Tension mode: the pulls applied in the last step, N.
+    pulls: Vec<f64>,
+    tension_mode: bool,
 }
 
 fn v3(v: &Vector3<f64>) -> Vector {
@@ -224,6 +226,18 @@ impl ChainModel {
             // not with the platform's transverse motion, so it barely loads the platform.
             let winch_link = link(&mut world, a, r_el);
             let end_link = link(&mut world, a, r_el);
+            if let Some(body) = world.bodies.get_mut(end_link) {
+                // The last link carries the pull of tension mode straight to the platform; keep
+                // its axial inertia small next to a light platform (silva4: 0.6 kg).
+                body.set_additional_mass_properties(
+                    MassProperties::new(
+                        Vector::ZERO,
+                        link_mass * 0.1,
+                        Vector::splat(link_inertia * 0.1),
+                    ),
+                    false,
+                );
+            }
 
             // Joint frames encode the starting configuration (multibody coordinates start at 0):
             // frame2 = world_from_body2⁻¹ · world_from_body1 · frame1.
@@ -288,7 +302,6 @@ impl ChainModel {
             chains.push(CableChain {
                 winch,
                 spring,
-                winch_link,
                 end_link,
                 closure,
                 payout0,
@@ -306,6 +319,8 @@ impl ChainModel {
             damping,
             gains: robot.winch,
             config: *config,
+            pulls: vec![0.0; robot.cable_count()],
+            tension_mode: false,
         };
         model.update_springs();
         Ok(model)
@@ -364,7 +379,10 @@ impl ChainModel {
 
     pub fn step(&mut self, drive: &ChainDrive, robot: &Robot, dt: f64) {
         let _ = robot;
-        self.update_springs();
+        self.tension_mode = matches!(drive, ChainDrive::Tension(_));
+        if !self.tension_mode {
+            self.update_springs();
+        }
         for k in 0..self.chains.len() {
             let c = self.chains[k];
             match drive {
@@ -385,19 +403,18 @@ impl ChainModel {
                     self.set_axis(c.winch, g.kp, rest, g.kd);
                 }
                 ChainDrive::Tension(tensions) => {
-                    self.set_axis(c.winch, 0.0, 0.0, 0.0);
+                    // Seed 001's actuated prismatic: the commanded pull acts on the cable's
+                    // last link, along the cable towards a_i; the winch is held and the cable
+                    // spring is out of the loop (a torque-controlled drive holds the tension
+                    // whatever the stretch).
+                    self.set_kinematic(c.winch, 0.0);
+                    self.set_axis(c.spring, 0.0, 0.0, 0.0);
                     let pull = tensions[k].max(0.0);
-                    if let (Some(winch_body), Some(end_body)) = (
-                        self.world.bodies.get(c.winch_link),
-                        self.world.bodies.get(c.end_link),
-                    ) {
-                        // Reel in: a force on the winch link towards a_i, along the cable.
-                        let dir =
-                            (winch_body.translation() - end_body.translation()).normalize_or_zero();
-                        if let Some(body) = self.world.bodies.get_mut(c.winch_link) {
-                            body.reset_forces(false);
-                            body.add_force(dir * pull as f32, true);
-                        }
+                    self.pulls[k] = pull;
+                    if let Some(body) = self.world.bodies.get_mut(c.end_link) {
+                        let towards_platform = body.rotation() * Vector::X;
+                        body.reset_forces(false);
+                        body.add_force(-towards_platform * pull as f32, true);
                     }
                 }
             }
@@ -486,7 +503,9 @@ impl ChainModel {
             let (qs, vs) = self.joint_state(c.spring);
             winch[k] = c.payout0 + qw;
             let stretch = c.stretch0 + qs;
-            tensions[k] = if stretch > 0.0 {
+            tensions[k] = if self.tension_mode {
+                self.pulls[k]
+            } else if stretch > 0.0 {
                 (self.stiffness[k] * stretch + self.damping[k] * vs).max(0.0)
             } else {
                 0.0

@@ -90,37 +90,65 @@ impl FeedbackLinearization {
         // Angular: rotation-vector error, desired angular velocity/acceleration from the
         // roll/pitch/yaw rates (E(rpy)·rates; the Ė·rates term is neglected).
         let w = Vector3::new(state.twist[3], state.twist[4], state.twist[5]);
-        let (alpha, w_now) = match robot.dof {
-            Dof::Six => {
-                let r_err: Rotation3<f64> = desired.rotation() * rotation.inverse();
-                let e_r = r_err.scaled_axis();
-                let e = desired.angular_rate_matrix();
-                let w_d =
-                    e * Vector3::new(sample.velocity[3], sample.velocity[4], sample.velocity[5]);
-                let dw_d = e * Vector3::new(
-                    sample.acceleration[3],
-                    sample.acceleration[4],
-                    sample.acceleration[5],
-                );
-                (dw_d + e_r * self.kp + (w_d - w) * self.kd, w)
-            }
-            Dof::Three => (Vector3::zeros(), w),
+        let r_err: Rotation3<f64> = desired.rotation() * rotation.inverse();
+        let e_r = r_err.scaled_axis();
+        let e = desired.angular_rate_matrix();
+        let w_d = e * Vector3::new(sample.velocity[3], sample.velocity[4], sample.velocity[5]);
+        let dw_d = e * Vector3::new(
+            sample.acceleration[3],
+            sample.acceleration[4],
+            sample.acceleration[5],
+        );
+        let alpha = match robot.dof {
+            Dof::Six => dw_d + e_r * self.kp + (w_d - w) * self.kd,
+            // An under-constrained platform cannot be held level: only damp its rotation and let
+            // it settle where the cables' moments vanish (measured on silva4: a stiffness term
+            // towards level leaves a steady position error of |R c|·|e_R| at the origin, and
+            // dropping the term from the force makes the platform tumble).
+            Dof::Three => -w * self.kd,
         };
         let p = &robot.platform;
         let r_c = rotation * p.com;
-        let a_c = a_o + alpha.cross(&r_c) + w_now.cross(&w_now.cross(&r_c));
-        let gravity = Vector3::new(0.0, 0.0, -p.mass * crate::robot::GRAVITY);
-        let force = a_c * p.mass - gravity;
         let inertia = rotation.matrix() * p.inertia * rotation.matrix().transpose();
-        let moment = inertia * alpha + w_now.cross(&(inertia * w_now)) + r_c.cross(&force);
-        let ik = kinematics::inverse(robot, &pose);
-        let w_matrix = ik.wrench_matrix();
-        let target = match robot.dof {
-            Dof::Six => DVector::from_column_slice(&[
-                force.x, force.y, force.z, moment.x, moment.y, moment.z,
-            ]),
-            Dof::Three => DVector::from_column_slice(&[force.x, force.y, force.z]),
-        };
-        Command::Tensions(statics::distribute_wrench(&w_matrix, &target, self.bounds).tensions)
+        let gravity = Vector3::new(0.0, 0.0, -p.mass * crate::robot::GRAVITY);
+        // Cable force needed for origin acceleration a_o and angular acceleration α.
+        let force = (a_o + alpha.cross(&r_c) + w.cross(&w.cross(&r_c))) * p.mass - gravity;
+        let moment = inertia * alpha + w.cross(&(inertia * w)) + r_c.cross(&force);
+        match robot.dof {
+            Dof::Six => {
+                let w_matrix = kinematics::inverse(robot, &pose).wrench_matrix();
+                let target = DVector::from_column_slice(&[
+                    force.x, force.y, force.z, moment.x, moment.y, moment.z,
+                ]);
+                Command::Tensions(
+                    statics::distribute_wrench(&w_matrix, &target, self.bounds).tensions,
+                )
+            }
+            Dof::Three => {
+                // Under-constrained: forces exactly, moments (about the origin, at the actual
+                // orientation) in least squares, weighted by 1/arm² to compare N·m with N.
+                let ik = kinematics::InverseKinematics::at_actual_pose(robot, &pose);
+                let full = ik.wrench_matrix_full();
+                let w_force = full.rows(0, 3).into_owned();
+                let w_moment = full.rows(3, 3).into_owned();
+                let arm = robot
+                    .cables
+                    .iter()
+                    .map(|c| (c.platform_anchor - p.com).norm())
+                    .fold(1e-3, f64::max);
+                let f = DVector::from_column_slice(&[force.x, force.y, force.z]);
+                let m = DVector::from_column_slice(&[moment.x, moment.y, moment.z]);
+                let tensions = statics::distribute_force_first(
+                    &w_force,
+                    &f,
+                    &w_moment,
+                    &m,
+                    self.bounds,
+                    1.0 / (arm * arm),
+                )
+                .unwrap_or_else(|| statics::distribute_wrench(&w_force, &f, self.bounds).tensions);
+                Command::Tensions(tensions)
+            }
+        }
     }
 }

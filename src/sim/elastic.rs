@@ -39,8 +39,8 @@ pub(crate) struct CableNow {
     /// dL/dt, m/s.
     pub length_rate: f64,
     pub direction: Vector3<f64>,
-    /// Anchor relative to the centre of mass, world axes.
-    pub arm: Vector3<f64>,
+    /// arm × direction: the moment of a unit tension about the centre of mass.
+    pub moment: Vector3<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -48,6 +48,7 @@ pub(crate) struct ElasticModel {
     cables: Vec<CableData>,
     mass: f64,
     inertia_body: Matrix3<f64>,
+    inverse_inertia_body: Matrix3<f64>,
     com_body: Vector3<f64>,
     // State: centre of mass, its velocity, orientation, angular velocity (world axes).
     pub com: Vector3<f64>,
@@ -56,7 +57,17 @@ pub(crate) struct ElasticModel {
     pub omega: Vector3<f64>,
     /// Tension of each cable during the last step, N.
     pub tensions: Vec<f64>,
+    /// |Δ(momentum)/dt − applied cable and gravity wrench| of the last step (N, N·m):
+    /// rounding only, by construction of the momentum-form kicks.
+    pub residual: f64,
     now: Vec<CableNow>,
+    // Cached with the orientation: R, I_w = R I Rᵀ and its inverse.
+    rotation: Matrix3<f64>,
+    inertia_world: Matrix3<f64>,
+    inverse_inertia_world: Matrix3<f64>,
+    /// Cholesky factor of M + h·C for the current geometry, step and set of damped cables:
+    /// the second half kick of a step and the first of the next share it.
+    factor: Option<(u64, f64, nalgebra::Cholesky<f64, nalgebra::U6>)>,
 }
 
 impl ElasticModel {
@@ -66,23 +77,32 @@ impl ElasticModel {
             .iter()
             .map(|c| CableData {
                 frame_anchor: c.frame_anchor,
-                platform_anchor: c.platform_anchor,
+                platform_anchor: c.platform_anchor - robot.platform.com,
                 stiffness: c.stiffness,
                 damping: c.damping,
             })
             .collect::<Vec<_>>();
         let n = cables.len();
+        let inertia_body = robot.platform.inertia;
+        // Validated positive definite when the robot file was read.
+        let inverse_inertia_body = inertia_body.try_inverse().unwrap_or_else(Matrix3::identity);
         let mut model = ElasticModel {
             cables,
             mass: robot.platform.mass,
-            inertia_body: robot.platform.inertia,
+            inertia_body,
+            inverse_inertia_body,
             com_body: robot.platform.com,
             com: Vector3::zeros(),
             velocity: Vector3::zeros(),
             orientation: UnitQuaternion::identity(),
             omega: Vector3::zeros(),
             tensions: vec![0.0; n],
+            residual: 0.0,
             now: vec![CableNow::default(); n],
+            rotation: Matrix3::identity(),
+            inertia_world: inertia_body,
+            inverse_inertia_world: inverse_inertia_body,
+            factor: None,
         };
         model.set_pose(pose);
         model
@@ -94,11 +114,20 @@ impl ElasticModel {
         self.com = (iso * nalgebra::Point3::from(self.com_body)).coords;
         self.velocity = Vector3::zeros();
         self.omega = Vector3::zeros();
+        self.cache_orientation();
         self.observe();
+        self.factor = None;
+    }
+
+    fn cache_orientation(&mut self) {
+        let r = *self.orientation.to_rotation_matrix().matrix();
+        self.rotation = r;
+        self.inertia_world = r * self.inertia_body * r.transpose();
+        self.inverse_inertia_world = r * self.inverse_inertia_body * r.transpose();
     }
 
     pub fn pose(&self) -> Pose {
-        let r = self.orientation * self.com_body;
+        let r = self.rotation * self.com_body;
         let (roll, pitch, yaw) = self.orientation.euler_angles();
         Pose {
             position: self.com - r,
@@ -108,7 +137,7 @@ impl ElasticModel {
 
     /// Velocity of the platform origin and angular velocity, world axes.
     pub fn twist(&self) -> [f64; 6] {
-        let r = self.orientation * self.com_body;
+        let r = self.rotation * self.com_body;
         let v = self.velocity - self.omega.cross(&r);
         [v.x, v.y, v.z, self.omega.x, self.omega.y, self.omega.z]
     }
@@ -119,9 +148,8 @@ impl ElasticModel {
 
     /// Recomputes the cable geometry of the current state.
     pub fn observe(&mut self) {
-        let rot = self.orientation.to_rotation_matrix();
         for (c, now) in self.cables.iter().zip(self.now.iter_mut()) {
-            let arm = rot * (c.platform_anchor - self.com_body);
+            let arm = self.rotation * c.platform_anchor;
             let l = c.frame_anchor - (self.com + arm);
             let length = l.norm();
             let direction = if length > 1e-12 {
@@ -134,20 +162,15 @@ impl ElasticModel {
                 length,
                 length_rate: -direction.dot(&anchor_velocity),
                 direction,
-                arm,
+                moment: arm.cross(&direction),
             };
         }
-    }
-
-    fn inertia_world(&self) -> Matrix3<f64> {
-        let r = self.orientation.to_rotation_matrix();
-        r.matrix() * self.inertia_body * r.matrix().transpose()
     }
 
     /// Kinetic + elastic + gravitational energy for given rest lengths (J).
     pub fn energy(&self, rest: &[f64]) -> f64 {
         let kinetic = 0.5 * self.mass * self.velocity.norm_squared()
-            + 0.5 * self.omega.dot(&(self.inertia_world() * self.omega));
+            + 0.5 * self.omega.dot(&(self.inertia_world * self.omega));
         let elastic: f64 = self
             .cables
             .iter()
@@ -168,84 +191,104 @@ impl ElasticModel {
     /// Second order and symplectic for the undamped system: energy errors of O((ω·dt)²)
     /// without drift, where semi-implicit Euler shows O(ω·dt) and drifts on the rotations.
     pub fn step(&mut self, drive: &CableDrive, dt: f64) {
-        self.kick(drive, 0.5 * dt);
+        let first = self.kick(drive, 0.5 * dt);
         // Drift: translate with v, rotate with ω, keeping L = I_w ω.
-        let momentum = self.inertia_world() * self.omega;
+        let momentum = self.inertia_world * self.omega;
         self.com += self.velocity * dt;
         self.orientation = UnitQuaternion::from_scaled_axis(self.omega * dt) * self.orientation;
         self.orientation.renormalize_fast();
-        let inertia = self.inertia_world();
-        self.omega = inertia
-            .cholesky()
-            .map(|c| c.solve(&momentum))
-            .unwrap_or(self.omega);
+        self.cache_orientation();
+        self.omega = self.inverse_inertia_world * momentum;
         self.observe();
-        self.kick(drive, 0.5 * dt);
+        self.factor = None;
+        let second = self.kick(drive, 0.5 * dt);
+        self.residual = (first + second).sqrt();
     }
 
     /// Changes the momenta by the cable and gravity forces over `h`, dampers implicit:
-    /// (M + h·C) V⁺ = M V + h·F. Leaves the tensions of the kick in `self.tensions`.
-    fn kick(&mut self, drive: &CableDrive, h: f64) {
-        let inertia = self.inertia_world();
+    /// (M + h·C) V⁺ = M V + h·F. Leaves the tensions of the kick in `self.tensions` and returns
+    /// the squared mismatch between the momentum change and h·(applied wrench).
+    fn kick(&mut self, drive: &CableDrive, h: f64) -> f64 {
         let mut force = Vector3::new(0.0, 0.0, -self.mass * GRAVITY);
         let mut torque = Vector3::zeros();
-        let mut damping = Matrix6::<f64>::zeros();
+        // Bit k set: cable k's damper acts (its row enters C).
+        let mut damped: u64 = 0;
         for (i, (c, now)) in self.cables.iter().zip(&self.now).enumerate() {
-            let moment = now.arm.cross(&now.direction);
             // The cable's unit wrench g = [d; r×d]; its length rate is −g·V.
-            let (explicit, c_damp) = match drive {
-                CableDrive::Tension(t) => (t[i].max(0.0), 0.0),
+            let explicit = match drive {
+                CableDrive::Tension(t) => t[i].max(0.0),
                 CableDrive::Rest { lengths, rates } => {
                     let l0 = lengths[i];
                     let stretch = now.length - l0;
                     let spring = stiffness(c.stiffness, l0) * stretch;
                     // Taut and pulling (a cable cannot push, not even through its damper).
                     if stretch <= 0.0 || spring + c.damping * (now.length_rate - rates[i]) <= 0.0 {
-                        (0.0, 0.0)
+                        0.0
                     } else {
-                        (spring - c.damping * rates[i], c.damping)
+                        if c.damping > 0.0 {
+                            damped |= 1 << i.min(63);
+                        }
+                        spring - c.damping * rates[i]
                     }
                 }
             };
             force += now.direction * explicit;
-            torque += moment * explicit;
-            if c_damp > 0.0 {
-                let g = Vector6::new(
-                    now.direction.x,
-                    now.direction.y,
-                    now.direction.z,
-                    moment.x,
-                    moment.y,
-                    moment.z,
-                );
-                damping += g * g.transpose() * c_damp;
-            }
+            torque += now.moment * explicit;
         }
-        let mut m = Matrix6::<f64>::zeros();
-        m.fixed_view_mut::<3, 3>(0, 0)
-            .copy_from(&(Matrix3::identity() * self.mass));
-        m.fixed_view_mut::<3, 3>(3, 3).copy_from(&inertia);
-        let v = Vector6::new(
-            self.velocity.x,
-            self.velocity.y,
-            self.velocity.z,
-            self.omega.x,
-            self.omega.y,
-            self.omega.z,
-        );
-        let rhs = m * v + Vector6::new(force.x, force.y, force.z, torque.x, torque.y, torque.z) * h;
-        let lhs = m + damping * h;
-        let v_next = match lhs.cholesky() {
-            Some(ch) => ch.solve(&rhs),
-            None => rhs.component_div(&lhs.diagonal()),
-        };
-        self.velocity = v_next.fixed_rows::<3>(0).into_owned();
-        self.omega = v_next.fixed_rows::<3>(3).into_owned();
-        // Tensions over the kick, with the damper at the new velocities.
+        let (v0, w0) = (self.velocity, self.omega);
+        if damped != 0 {
+            let reuse =
+                matches!(&self.factor, Some((mask, step, _)) if *mask == damped && *step == h);
+            if !reuse {
+                // M + h·C, C = Σ c_k g_k g_kᵀ over the damped cables (lower triangle suffices).
+                let mut lhs = Matrix6::<f64>::zeros();
+                for (k, (c, now)) in self.cables.iter().zip(&self.now).enumerate() {
+                    if damped & (1 << k.min(63)) == 0 {
+                        continue;
+                    }
+                    let g = [
+                        now.direction.x,
+                        now.direction.y,
+                        now.direction.z,
+                        now.moment.x,
+                        now.moment.y,
+                        now.moment.z,
+                    ];
+                    let ch = c.damping * h;
+                    for col in 0..6 {
+                        let gc = g[col] * ch;
+                        for row in col..6 {
+                            lhs[(row, col)] += g[row] * gc;
+                        }
+                    }
+                }
+                for k in 0..3 {
+                    lhs[(k, k)] += self.mass;
+                    for j in 0..=k {
+                        lhs[(3 + k, 3 + j)] += self.inertia_world[(k, j)];
+                    }
+                }
+                self.factor = lhs.cholesky().map(|f| (damped, h, f));
+            }
+            let p = self.velocity * self.mass + force * h;
+            let l = self.inertia_world * self.omega + torque * h;
+            let rhs = Vector6::new(p.x, p.y, p.z, l.x, l.y, l.z);
+            if let Some((_, _, f)) = &self.factor {
+                let v = f.solve(&rhs);
+                self.velocity = v.fixed_rows::<3>(0).into_owned();
+                self.omega = v.fixed_rows::<3>(3).into_owned();
+            }
+        } else {
+            self.velocity += force * (h / self.mass);
+            self.omega += self.inverse_inertia_world * (torque * h);
+        }
+        // Tensions over the kick (the damper at the new velocities), and the wrench they and
+        // gravity apply, to check against the momentum change.
+        let mut applied_f = Vector3::new(0.0, 0.0, -self.mass * GRAVITY);
+        let mut applied_t = Vector3::zeros();
         for (i, (c, now)) in self.cables.iter().zip(self.now.iter_mut()).enumerate() {
-            let moment = now.arm.cross(&now.direction);
-            now.length_rate = -(now.direction.dot(&self.velocity) + moment.dot(&self.omega));
-            self.tensions[i] = match drive {
+            now.length_rate = -(now.direction.dot(&self.velocity) + now.moment.dot(&self.omega));
+            let f = match drive {
                 CableDrive::Tension(t) => t[i].max(0.0),
                 CableDrive::Rest { lengths, rates } => {
                     let l0 = lengths[i];
@@ -259,11 +302,13 @@ impl ElasticModel {
                     }
                 }
             };
+            self.tensions[i] = f;
+            applied_f += now.direction * f;
+            applied_t += now.moment * f;
         }
-    }
-
-    pub fn mass(&self) -> f64 {
-        self.mass
+        let dp = (self.velocity - v0) * (self.mass / h) - applied_f;
+        let dl = (self.inertia_world * (self.omega - w0)) / h - applied_t;
+        dp.norm_squared() + dl.norm_squared()
     }
 }
 

@@ -132,7 +132,7 @@ enum Model {
 }
 
 /// Per-cable drive state of `length` mode.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 struct Drive {
     shaper: SetpointShaper,
     pid: PidWinch,
@@ -424,7 +424,6 @@ impl Sim {
     /// Fills the state from the model; `dt` > 0 also computes the wrench residual.
     fn observe(&mut self, dt: f64) {
         let s = &mut self.state;
-        let (velocity_com, residual_inputs);
         match &self.model {
             Model::Elastic(model) => {
                 s.pose = model.pose();
@@ -448,17 +447,10 @@ impl Sim {
                 }
                 s.tensions_constraint.copy_from_slice(&s.tensions);
                 s.winch.copy_from_slice(&self.rest);
-                velocity_com = nalgebra::Vector6::new(
-                    model.velocity.x,
-                    model.velocity.y,
-                    model.velocity.z,
-                    model.omega.x,
-                    model.omega.y,
-                    model.omega.z,
-                );
-                residual_inputs = (model.mass(), model.orientation);
+                s.wrench_residual = if dt > 0.0 { model.residual } else { 0.0 };
             }
             Model::Chain(model) => {
+                let before = s.pose;
                 s.pose = model.pose();
                 s.twist = model.twist();
                 model.fill_cables(
@@ -467,25 +459,23 @@ impl Sim {
                     &mut s.tensions,
                     &mut s.tensions_constraint,
                 );
-                velocity_com = model.com_velocity();
-                residual_inputs = (self.robot.platform.mass, model.orientation());
+                let velocity_com = model.com_velocity();
+                s.wrench_residual = if dt > 0.0 {
+                    newton_euler_residual(
+                        &self.robot,
+                        &before,
+                        &s.tensions,
+                        &self.prev_velocity,
+                        &velocity_com,
+                        model.orientation(),
+                        dt,
+                    )
+                } else {
+                    0.0
+                };
+                self.prev_velocity = velocity_com;
             }
         }
-        if dt > 0.0 {
-            s.wrench_residual = newton_euler_residual(
-                &self.robot,
-                &s.pose,
-                &s.tensions,
-                &self.prev_velocity,
-                &velocity_com,
-                residual_inputs.1,
-                dt,
-            );
-        } else {
-            s.wrench_residual = 0.0;
-        }
-        let _ = residual_inputs.0;
-        self.prev_velocity = velocity_com;
     }
 
     fn guard(&self) -> Result<(), SimError> {

@@ -190,6 +190,59 @@ fn closest_tensions(w: &DMatrix<f64>, wrench: &DVector<f64>, f_max: f64) -> Vec<
     }
 }
 
+/// Tensions for an under-constrained robot (fewer cables than wrench components): the force
+/// rows exactly, the moment rows as closely as possible,
+///     min  weight·‖W_M f − moment‖² + ε‖f‖²   s.t.  W_F f = force,  f_min ≤ f ≤ f_max,
+/// solved by clarabel (a general QP; the active-set solver handles only ‖f‖²). None when the
+/// force rows cannot be met within the bounds.
+pub fn distribute_force_first(
+    w_force: &DMatrix<f64>,
+    force: &DVector<f64>,
+    w_moment: &DMatrix<f64>,
+    moment: &DVector<f64>,
+    bounds: TensionBounds,
+    weight: f64,
+) -> Option<Vec<f64>> {
+    let m = w_force.ncols();
+    let eps = 1e-6;
+    let g = w_moment.transpose() * w_moment * weight + DMatrix::identity(m, m) * eps;
+    let upper: Vec<Vec<f64>> = (0..m)
+        .map(|i| {
+            (0..m)
+                .map(|j| if j >= i { g[(i, j)] } else { 0.0 })
+                .collect()
+        })
+        .collect();
+    let p = CscMatrix::from(&upper);
+    let q: Vec<f64> = (-(w_moment.transpose() * moment) * weight)
+        .iter()
+        .copied()
+        .collect();
+    let r = w_force.nrows();
+    let mut rows: Vec<Vec<f64>> = (0..r)
+        .map(|k| w_force.row(k).iter().copied().collect())
+        .collect();
+    let mut rhs: Vec<f64> = force.iter().copied().collect();
+    for i in 0..m {
+        let mut row = vec![0.0; m];
+        row[i] = -1.0;
+        rows.push(row);
+        rhs.push(-bounds.min);
+        let mut row = vec![0.0; m];
+        row[i] = 1.0;
+        rows.push(row);
+        rhs.push(bounds.max);
+    }
+    let a = CscMatrix::from(&rows);
+    let cones = [ZeroConeT(r), NonnegativeConeT(2 * m)];
+    let mut solver = quiet_solver(&p, &q, &a, &rhs, &cones)?;
+    solver.solve();
+    match solver.solution.status {
+        SolverStatus::Solved | SolverStatus::AlmostSolved => Some(solver.solution.x.clone()),
+        _ => None,
+    }
+}
+
 /// The same QP as [`min_norm_qp`] solved by clarabel's interior-point method: an independent
 /// second solver for tests and benchmarks. None when clarabel reports anything but solved.
 pub fn min_norm_qp_clarabel(

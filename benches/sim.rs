@@ -1,0 +1,67 @@
+//! Physics steps per second on uvigo8 (ideal winches, platform moving under a changing
+//! command), for the elastic and the chain model; plus the chain's solver settings.
+//! Run: cargo bench --no-default-features --bench sim
+
+use cdpr::kinematics::{self, Pose};
+use cdpr::robot::Robot;
+use cdpr::sim::{ChainConfig, Command, ControlMode, ModelKind, Sim, SimConfig};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+fn uvigo8() -> Robot {
+    Robot::builtin("uvigo8").expect("shipped").expect("parses")
+}
+
+/// Commands along a 2 cm circle at 0.1 m/s, one per step, so the bench covers motion.
+fn commands(robot: &Robot, steps: usize) -> Vec<Command> {
+    (0..steps)
+        .map(|k| {
+            let phase = k as f64 * 1e-3 * 5.0;
+            let pose = Pose::new(0.02 * phase.cos(), 0.02 * phase.sin(), 0.15, 0.0, 0.0, 0.0);
+            Command::Lengths(kinematics::lengths(robot, &pose))
+        })
+        .collect()
+}
+
+fn bench_model(c: &mut Criterion, name: &str, config: SimConfig) {
+    let robot = uvigo8();
+    let cmds = commands(&robot, 1000);
+    let mut sim =
+        Sim::at(&robot, config, &Pose::new(0.02, 0.0, 0.15, 0.0, 0.0, 0.0)).expect("starts");
+    let mut k = 0;
+    c.bench_function(name, |b| {
+        b.iter(|| {
+            sim.set_command(&cmds[k % cmds.len()]).expect("valid");
+            k += 1;
+            sim.step().expect("steps");
+            black_box(sim.state().pose)
+        })
+    });
+}
+
+fn benches(c: &mut Criterion) {
+    let elastic = SimConfig {
+        model: ModelKind::Elastic,
+        control: ControlMode::Ideal,
+        ..Default::default()
+    };
+    bench_model(c, "step_elastic_uvigo8", elastic);
+    let chain = SimConfig {
+        model: ModelKind::Chain,
+        control: ControlMode::Ideal,
+        ..Default::default()
+    };
+    bench_model(c, "step_chain_uvigo8", chain);
+    let chain4 = SimConfig {
+        chain: ChainConfig {
+            solver_iterations: 4,
+            pgs_iterations: 1,
+            ..ChainConfig::default()
+        },
+        ..chain
+    };
+    bench_model(c, "step_chain_uvigo8_4substeps", chain4);
+}
+
+criterion_group!(name = sim; config = Criterion::default().sample_size(30); targets = benches);
+criterion_main!(sim);
