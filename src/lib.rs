@@ -2,7 +2,9 @@
 //!
 //! Layers, each depending only on those above it in this list:
 //! `robot` (files, model) → `kinematics` / `statics` → `trajectory` / `metrics` → `sim` →
-//! (`shadow`, `viewer`, the `cdpr` binary).
+//! `plc` (the controller boundary; it does not use `sim`) → (`shadow`, `viewer`, the `cdpr`
+//! binary). `shadow` owns a `sim::Sim` and a `plc::Controller` and steps the one with the
+//! other's commands.
 
 pub mod kinematics;
 pub mod legs;
@@ -10,6 +12,7 @@ pub mod metrics;
 pub mod plc;
 pub mod report;
 pub mod robot;
+pub mod shadow;
 pub mod sim;
 pub mod statics;
 pub mod trajectory;

@@ -7,6 +7,7 @@ mod kin;
 mod legs;
 mod output;
 mod plc;
+mod shadow;
 mod sim;
 mod traj;
 
@@ -30,7 +31,9 @@ use std::process::ExitCode;
     cdpr equilibrium --robot uvigo8 --sag-at 0,0,0.05\n  \
     cdpr trajectory --robot uvigo8 --name seed000 --speed 0.1 --out seed000.csv\n  \
     cdpr compare --reference seed000.csv --actual shadow.csv\n  \
-    cdpr report --reference seed000.csv --actual shadow.csv --out report/")]
+    cdpr report --reference seed000.csv --actual shadow.csv --out report/\n  \
+    cdpr plc --robot uvigo8 --trajectory seed000\n  \
+    cdpr shadow --plc 127.0.0.1 --ams-net-id 127.0.0.1.1.1 --robot uvigo8 --write --record run.csv")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -72,6 +75,9 @@ pub enum Command {
     /// Virtual PLC: a TwinCAT stand-in serving the robot's ADS symbols on loopback while its
     /// NC task plays a trajectory.
     Plc(plc::PlcArgs),
+    /// Live shadow of a TwinCAT controller (or `cdpr plc`) over ADS: the model built from the
+    /// controller's geometry, stepped with its commanded lengths, its state written back.
+    Shadow(shadow::ShadowArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -117,5 +123,6 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Report(a) => traj::report(a),
         Command::Simulate(a) => sim::simulate(a),
         Command::Plc(a) => plc::run(a),
+        Command::Shadow(a) => shadow::run(a),
     }
 }

@@ -41,6 +41,9 @@ pub struct CycleInputs {
     /// The PLC's cycle counter.
     pub cycle: u32,
     pub motion_enable: bool,
+    /// The PLC's own reaction-time diagnostic (`nReactionCycles` beside the cycle counter,
+    /// PLC cycles), read in the same sum read when the PLC has that symbol.
+    pub reaction_cycles: Option<u32>,
 }
 
 /// What the shadow writes back every cycle, in one sum write.
@@ -130,6 +133,8 @@ const SHADOW_POSE: usize = 8;
 const SHADOW_LENGTHS: usize = 9;
 const SHADOW_TENSIONS: usize = 10;
 const SHADOW_CYCLE: usize = 11;
+/// Optional: the PLC's reaction-time diagnostic (resolved only if the PLC has it).
+const REACTION: usize = 12;
 
 /// Whether the shadow may write at all (`--write`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,6 +151,8 @@ pub struct ShadowLink<T: Transport> {
     cables: usize,
     writable: HashSet<String>,
     policy: WritePolicy,
+    /// Whether `names[REACTION]` exists on the PLC and is read every cycle.
+    has_reaction: bool,
 }
 
 /// (reals per cable, fixed reals) each real-valued symbol must hold; `None` for scalars.
@@ -183,6 +190,14 @@ impl<T: Transport> ShadowLink<T> {
             s.shadow_tensions.clone(),
             s.shadow_cycle.clone(),
         ];
+        // The reaction diagnostic is optional (a TwinCAT GVL may leave it out): probe it alone
+        // first, so that a PLC without it costs no half-resolved set of handles.
+        let reaction = super::symbols::reaction_symbol(s);
+        let has_reaction = probe_reaction(&mut transport, &reaction);
+        let mut names = names;
+        if has_reaction {
+            names.push(reaction);
+        }
         let types = transport.resolve(&names)?;
         let cables = check_types(&names, &types)?;
         Ok(ShadowLink {
@@ -192,7 +207,14 @@ impl<T: Transport> ShadowLink<T> {
             cables,
             writable: s.writable.iter().map(|n| n.to_ascii_lowercase()).collect(),
             policy,
+            has_reaction,
         })
+    }
+
+    /// The PLC's reaction-time diagnostic symbol, if the PLC has one (read every cycle into
+    /// [`CycleInputs::reaction_cycles`]).
+    pub fn reaction_symbol(&self) -> Option<&str> {
+        self.has_reaction.then(|| self.names[REACTION].as_str())
     }
 
     pub fn transport(&self) -> &T {
@@ -254,6 +276,14 @@ impl<T: Transport> ShadowLink<T> {
             ),
         })
     }
+}
+
+/// Whether `name` resolves to a UDINT scalar.
+fn probe_reaction<T: Transport>(transport: &mut T, name: &str) -> bool {
+    matches!(
+        transport.resolve(&[name.to_string()]).as_deref(),
+        Ok([ty]) if ty.scalar == Scalar::UDInt && ty.dims.is_empty()
+    )
 }
 
 fn check_types(names: &[String], types: &[IecType]) -> Result<usize, ControllerError> {
@@ -339,11 +369,28 @@ impl<T: Transport> Controller for ShadowLink<T> {
     }
 
     fn read_cycle(&mut self) -> Result<CycleInputs, ControllerError> {
-        let raw = self.transport.sum_read(&[COMMANDED, CYCLE, ENABLE])?;
+        let slots: &[usize] = if self.has_reaction {
+            &[COMMANDED, CYCLE, ENABLE, REACTION]
+        } else {
+            &[COMMANDED, CYCLE, ENABLE]
+        };
+        let raw = self.transport.sum_read(slots)?;
+        if raw.len() != slots.len() {
+            return Err(ControllerError::Link(format!(
+                "sum read returned {} of {} symbols",
+                raw.len(),
+                slots.len()
+            )));
+        }
+        let reaction_cycles = match raw.get(3) {
+            Some(bytes) => Some(self.scalar(REACTION, bytes)?),
+            None => None,
+        };
         Ok(CycleInputs {
             commanded_lengths: from_mm(self.reals(COMMANDED, &raw[0])?),
             cycle: self.scalar(CYCLE, &raw[1])?,
             motion_enable: self.scalar(ENABLE, &raw[2])? != 0,
+            reaction_cycles,
         })
     }
 
@@ -384,6 +431,11 @@ impl<T: Transport> Controller for ShadowLink<T> {
 
     fn reconnect(&mut self) -> Result<(), ControllerError> {
         self.transport.reopen()?;
+        if self.has_reaction && !probe_reaction(&mut self.transport, &self.names[REACTION]) {
+            // The restarted PLC lacks the optional diagnostic: carry on without it.
+            self.names.truncate(REACTION);
+            self.has_reaction = false;
+        }
         let types = self.transport.resolve(&self.names)?;
         let cables = check_types(&self.names, &types)?;
         if cables != self.cables {

@@ -84,6 +84,9 @@ fn lockstep_echo_reacts_within_one_plc_cycle() {
     let r = &core.stats().reaction;
     assert_eq!(r.samples(), 99);
     assert_eq!(r.max, Some(1));
+    // The PLC's own diagnostic comes back in the same sum read.
+    assert_eq!(c.reaction_symbol(), Some("GVL_Shadow.nReactionCycles"));
+    assert_eq!(c.read_cycle().expect("read").reaction_cycles, Some(1));
     // What the PLC received is what was sent, in mm and degrees.
     let pose = core
         .memory()
@@ -218,6 +221,7 @@ fn guard_holds_the_last_good_command_on_an_impossible_jump() {
         commanded_lengths: vec![l; 8],
         cycle: 1,
         motion_enable: true,
+        reaction_cycles: None,
     };
     g.check(sample(1.0), 0.002).expect("first");
     g.check(sample(1.0015), 0.002)
@@ -236,4 +240,27 @@ fn backoff_doubles_up_to_its_cap() {
     assert_eq!(ms, vec![50, 100, 200, 400, 800, 1600, 2000, 2000]);
     b.reset();
     assert_eq!(b.next_delay(), Duration::from_millis(50));
+}
+
+#[test]
+fn a_plc_without_the_reaction_diagnostic_still_connects() {
+    let robot = uvigo8();
+    let full = SymbolTable::from_robot(&robot).expect("table");
+    let decls = full
+        .symbols()
+        .iter()
+        .filter(|s| !s.name.ends_with("nReactionCycles"))
+        .map(|s| (s.name.clone(), s.ty.clone(), s.comment.clone()))
+        .collect();
+    let memory = PlcMemory::new(SymbolTable::new(decls).expect("table"));
+    let mut c = ShadowLink::connect(
+        InProcessTransport::new(memory),
+        &robot.plc,
+        WritePolicy::ReadOnly,
+    )
+    .expect("connects without the optional symbol");
+    assert_eq!(c.reaction_symbol(), None);
+    assert_eq!(c.read_cycle().expect("read").reaction_cycles, None);
+    c.reconnect().expect("reconnects");
+    assert_eq!(c.read_cycle().expect("read").reaction_cycles, None);
 }

@@ -11,7 +11,10 @@ use nalgebra::{Matrix3, Vector3};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-pub use file::{RobotFileError, parse_robot};
+pub use file::{
+    DEFAULT_WINCH_KD, DEFAULT_WINCH_KI, DEFAULT_WINCH_KP, DEFAULT_WINCH_MASS, RobotFileError,
+    parse_robot,
+};
 
 /// Degrees of freedom the controller commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -276,12 +279,89 @@ impl Robot {
         robot
     }
 
+    /// The same robot with other anchors — e.g. the ones a controller holds (seed 000's
+    /// automatic generation reads them over ADS). Everything else is kept: names, mass,
+    /// inertia, stiffness, damping, limits, `[plc]`; the frame box grows to hold the new
+    /// frame anchors. Errors name the cable.
+    pub fn with_geometry(
+        &self,
+        frame_anchors: &[Vector3<f64>],
+        platform_anchors: &[Vector3<f64>],
+    ) -> Result<Robot, GeometryError> {
+        let expected = self.cable_count();
+        if frame_anchors.len() != expected || platform_anchors.len() != expected {
+            return Err(GeometryError::CableCount {
+                expected,
+                frame: frame_anchors.len(),
+                platform: platform_anchors.len(),
+            });
+        }
+        let mut robot = self.clone();
+        for (k, (a, b)) in frame_anchors.iter().zip(platform_anchors).enumerate() {
+            let name = &self.cables[k].name;
+            for (which, v) in [("frame", a), ("platform", b)] {
+                if v.iter().any(|x| !x.is_finite()) {
+                    return Err(GeometryError::NotFinite {
+                        cable: k + 1,
+                        name: name.clone(),
+                        which,
+                        value: [v.x, v.y, v.z],
+                    });
+                }
+            }
+            if let Some(j) = (0..k).find(|&j| {
+                (frame_anchors[j] - a).norm() < 1e-9 && (platform_anchors[j] - b).norm() < 1e-9
+            }) {
+                return Err(GeometryError::Coincident {
+                    cable: k + 1,
+                    name: name.clone(),
+                    other: j + 1,
+                    other_name: self.cables[j].name.clone(),
+                });
+            }
+            robot.cables[k].frame_anchor = *a;
+            robot.cables[k].platform_anchor = *b;
+            robot.frame.min = robot.frame.min.inf(a);
+            robot.frame.max = robot.frame.max.sup(a);
+        }
+        Ok(robot)
+    }
+
     /// Gravity wrench about the platform origin, world axes: [F; M] with F = (0, 0, −m g).
     pub fn gravity_wrench(&self, world_from_platform_rotation: &Matrix3<f64>) -> [f64; 6] {
         let force = Vector3::new(0.0, 0.0, -self.platform.mass * GRAVITY);
         let moment = (world_from_platform_rotation * self.platform.com).cross(&force);
         [force.x, force.y, force.z, moment.x, moment.y, moment.z]
     }
+}
+
+/// Why anchors do not fit a robot ([`Robot::with_geometry`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GeometryError {
+    #[error(
+        "the robot has {expected} cables but the geometry gives {frame} frame and {platform} platform anchors"
+    )]
+    CableCount {
+        expected: usize,
+        frame: usize,
+        platform: usize,
+    },
+    #[error("{which} anchor of cable {cable} ({name}) is not finite: {value:?}")]
+    NotFinite {
+        cable: usize,
+        name: String,
+        which: &'static str,
+        value: [f64; 3],
+    },
+    #[error(
+        "cable {cable} ({name}) coincides with cable {other} ({other_name}): same frame and platform anchors"
+    )]
+    Coincident {
+        cable: usize,
+        name: String,
+        other: usize,
+        other_name: String,
+    },
 }
 
 /// Standard gravity, m/s², along −z.

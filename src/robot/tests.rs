@@ -249,3 +249,64 @@ fn load_names_unknown_robots() {
         "{msg}"
     );
 }
+
+#[test]
+fn with_geometry_replaces_the_anchors_and_keeps_the_rest() {
+    let robot = builtin("uvigo8");
+    let shift = Vector3::new(0.01, -0.02, 0.005);
+    let frame: Vec<_> = robot.cables.iter().map(|c| c.frame_anchor * 1.5).collect();
+    let platform: Vec<_> = robot
+        .cables
+        .iter()
+        .map(|c| c.platform_anchor + shift)
+        .collect();
+    let moved = robot.with_geometry(&frame, &platform).expect("fits");
+    for (k, c) in moved.cables.iter().enumerate() {
+        assert_eq!(c.frame_anchor, frame[k]);
+        assert_eq!(c.platform_anchor, platform[k]);
+        assert_eq!(c.name, robot.cables[k].name);
+        assert_eq!(c.stiffness, robot.cables[k].stiffness);
+        assert!(moved.frame.contains(&c.frame_anchor), "frame box grew");
+    }
+    assert_eq!(moved.platform, robot.platform);
+    assert_eq!(moved.winch, robot.winch);
+    assert_eq!(moved.plc, robot.plc);
+    // The frame box of uvigo8 reaches x = 1.45 m; anchors at 1.5 × 1.39656 m lie beyond it.
+    assert!((moved.frame.max.x - 1.5 * 1.39656).abs() < 1e-12);
+    // Same anchors: the same robot.
+    let same: (Vec<_>, Vec<_>) = robot
+        .cables
+        .iter()
+        .map(|c| (c.frame_anchor, c.platform_anchor))
+        .unzip();
+    assert_eq!(robot.with_geometry(&same.0, &same.1).expect("fits"), robot);
+}
+
+#[test]
+fn with_geometry_names_what_does_not_fit() {
+    let robot = builtin("uvigo8");
+    let (mut frame, mut platform): (Vec<_>, Vec<_>) = robot
+        .cables
+        .iter()
+        .map(|c| (c.frame_anchor, c.platform_anchor))
+        .unzip();
+    let e = robot
+        .with_geometry(&frame[..4], &platform[..4])
+        .expect_err("4 of 8");
+    assert!(e.to_string().contains("8 cables") && e.to_string().contains("4 frame"));
+    platform[2].y = f64::NAN;
+    let e = robot.with_geometry(&frame, &platform).expect_err("NaN");
+    assert!(
+        e.to_string()
+            .contains("platform anchor of cable 3 (upper2)"),
+        "{e}"
+    );
+    platform[2] = platform[5];
+    frame[2] = frame[5];
+    let e = robot.with_geometry(&frame, &platform).expect_err("twins");
+    assert!(
+        e.to_string()
+            .contains("cable 6 (lower1) coincides with cable 3 (upper2)"),
+        "{e}"
+    );
+}

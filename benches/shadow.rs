@@ -1,0 +1,132 @@
+//! The shadow's full exchange cycle over ADS on loopback, physics included: one sum read of
+//! the virtual PLC's commanded lengths, the physics stepped 2 ms (two 1 ms steps), one sum
+//! write of pose, lengths, tensions and the cycle echo. Issue 6's goal: p50 ≤ 0.5 ms and
+//! p99 ≤ 2 ms over 10 000 cycles (seed 000's pyads gateway: 48–60 ms per exchange).
+//!
+//! Two figures per model:
+//! - back to back: 10 000 cycles with the shadow's clock advanced 2 ms per call and no sleep —
+//!   the work of a cycle alone;
+//! - real time: 10 000 cycles of `shadow::run` at its 2 ms period (20 s) — what `cdpr shadow`
+//!   does, with the PLC's reaction time (seed 003's figure, PLC cycles) measured meanwhile.
+//!
+//! Criterion times one back-to-back cycle too. Run: cargo bench --no-default-features --bench shadow
+
+use cdpr::plc::{
+    self, AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Runtime, ServerConfig,
+    ShadowLink, Timing, WritePolicy,
+};
+use cdpr::robot::Robot;
+use cdpr::shadow::{self, CycleTiming, Shadow, ShadowConfig, Summary};
+use cdpr::sim::ModelKind;
+use cdpr::trajectory::{self, BuiltinOptions};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+const CYCLES: u64 = 10_000;
+
+fn runtime(robot: &Robot, hold: Duration) -> Runtime {
+    // seed000 at 0.1 m/s lasts 31 s: the PLC moves for the whole bench.
+    let options = BuiltinOptions {
+        speed: 0.1,
+        dt: 0.002,
+        ..BuiltinOptions::default()
+    };
+    let trajectory = trajectory::builtin(robot, "seed000", &options).expect("seed000");
+    let timing = Timing {
+        hold,
+        ..Timing::default()
+    };
+    let config = ServerConfig::new("127.0.0.1:0".parse().expect("address"));
+    Runtime::start(robot, trajectory, timing, plc::default_identity(), config).expect("PLC")
+}
+
+fn shadow(rt: &Runtime, robot: &Robot, model: ModelKind) -> Shadow<AdsController> {
+    let target = AmsAddr::new(AmsNetId::LOCAL, 851);
+    let t = AdsTransport::connect(AdsConfig::new(rt.server.local_addr().to_string(), target))
+        .expect("connects");
+    let link = ShadowLink::connect(t, &robot.plc, WritePolicy::AllowListed).expect("resolves");
+    let mut config = ShadowConfig {
+        write: true,
+        timing: CycleTiming::Free {
+            period: Duration::from_millis(2),
+        },
+        ..ShadowConfig::default()
+    };
+    config.sim.model = model;
+    Shadow::new(link, Some(robot.clone()), config).expect("shadow")
+}
+
+fn print(name: &str, s: &Summary) {
+    let us = |v: Option<f64>| v.map_or(f64::NAN, |v| v * 1e6);
+    println!(
+        "{name}: {} cycles: cycle p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs (ADS p50 {:.0} / p99 {:.0} µs, physics p50 {:.0} / p99 {:.0} µs); overruns {}, skipped steps {}, rejected {}",
+        s.cycles,
+        us(s.cycle_p50_s),
+        us(s.cycle_p99_s),
+        s.cycle_max_s * 1e6,
+        us(s.io_p50_s),
+        us(s.io_p99_s),
+        us(s.physics_p50_s),
+        us(s.physics_p99_s),
+        s.overruns,
+        s.skipped_steps,
+        s.rejected
+    );
+}
+
+fn benches(c: &mut Criterion) {
+    let robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    for model in [ModelKind::Chain, ModelKind::Elastic] {
+        let name = format!("{model:?}").to_lowercase();
+        let rt = runtime(&robot, Duration::from_millis(20));
+        let mut s = shadow(&rt, &robot, model);
+        let origin = s.clock_origin();
+        let mut k = 0u64;
+        let mut next = || {
+            k += 1;
+            origin + Duration::from_millis(2 * k)
+        };
+        for _ in 0..CYCLES {
+            let now = next();
+            s.cycle_at(now).expect("cycle");
+        }
+        print(&format!("shadow_cycle_{name}_back_to_back"), &s.summary());
+        c.bench_function(&format!("shadow_cycle_{name}_ads"), |b| {
+            b.iter(|| {
+                let now = next();
+                s.cycle_at(now).expect("cycle")
+            })
+        });
+        drop(s);
+        rt.stop();
+    }
+
+    // Real time, the default model, as `cdpr shadow --cycle 2ms` runs it; the PLC holds its
+    // start pose until the shadow answers, so that it can time the first motion too.
+    let rt = runtime(&robot, Duration::from_millis(500));
+    let mut s = shadow(&rt, &robot, ModelKind::Chain);
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    shadow::run(&mut s, Some(Duration::from_millis(2 * CYCLES)), &stop).expect("runs");
+    let wall = started.elapsed().as_secs_f64();
+    print("shadow_cycle_chain_real_time", &s.summary());
+    let stats = rt.stop();
+    let r = &stats.reaction;
+    println!(
+        "real time over {wall:.1} s: PLC reaction p50 {:?}, p99 {:?}, max {:?} PLC cycles over {} echoes; motion delay {:?} PLC cycles; the shadow's reading of the PLC's diagnostic: p50 {:?}",
+        r.quantile(0.5),
+        r.quantile(0.99),
+        r.max,
+        r.samples(),
+        stats.motion_delay_cycles,
+        s.summary().reaction_cycles
+    );
+}
+
+criterion_group! {
+    name = shadow_benches;
+    config = Criterion::default().measurement_time(Duration::from_secs(3));
+    targets = benches
+}
+criterion_main!(shadow_benches);
