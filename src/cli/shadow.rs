@@ -146,6 +146,14 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         .as_deref()
         .map(|r| Robot::load(r).with_context(|| format!("loading robot `{r}`")))
         .transpose()?;
+    if let Some(r) = file.as_ref().filter(|r| !r.is_cable_robot()) {
+        bail!(
+            "{} is a {} robot: the ADS shadow reads and drives cable robots (a CDPR's anchors and \
+             cable lengths)",
+            r.name,
+            super::args::kind_name(r)
+        );
+    }
     if a.control == ControlMode::Tension {
         bail!("--control tension does not fit a shadow: the controller commands lengths");
     }

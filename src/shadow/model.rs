@@ -104,6 +104,7 @@ pub fn default_robot(geometry: &ControllerGeometry) -> Result<Robot, GeometryErr
         frame,
         home: geometry.tcp_pose.to_array(),
         plc: PlcSymbols::defaults(),
+        mechanism: crate::robot::Mechanism::Cables,
     };
     template.with_geometry(&geometry.frame_anchors, &geometry.platform_anchors)
 }
