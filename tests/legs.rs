@@ -279,3 +279,36 @@ fn a_translating_trajectory_on_the_rssu2_is_refused_with_the_way_out() {
         .expect_err("keops cannot rotate");
     assert!(err.to_string().contains("keops"), "{err}");
 }
+
+#[test]
+fn the_legs_drawn_by_the_viewer_follow_the_closed_form() {
+    let (robot, delta, cylinder) = keops();
+    let p = nalgebra::Vector3::new(0.03, -0.02, cylinder.z_top - 0.1);
+    let sim = Sim::at(&robot, chain(ControlMode::Ideal), &Pose::from_position(p)).expect("keops");
+    let legs = sim.leg_polylines();
+    assert_eq!(legs.len(), 6, "two arms per rail");
+    let ik = delta.actuators(&p).expect("in reach");
+    for (k, leg) in legs.iter().enumerate() {
+        // Rail origin, carriage (spherical joint), platform anchor.
+        assert_eq!(leg.len(), 3);
+        let i = k / 2;
+        let rail = delta.rail_direction(i);
+        let along = (leg[1] - leg[0]).dot(&rail);
+        assert!((along - ik[i]).abs() < 1e-5, "{along} vs {}", ik[i]);
+        assert!(((leg[2] - leg[1]).norm() - delta.arm_length).abs() < 1e-5);
+    }
+    let (robot, r) = rssu2();
+    let sim = Sim::at(
+        &robot,
+        chain(ControlMode::Ideal),
+        &Pose::new(0.0, 0.0, 0.0, 0.1, -0.2, 0.0),
+    )
+    .expect("rssu2");
+    let legs = sim.leg_polylines();
+    assert_eq!(legs.len(), 3, "two cranks and the universal joint");
+    for leg in &legs[..2] {
+        // Pivot, crank end, platform attachment: crank and rod keep their lengths.
+        assert!(((leg[1] - leg[0]).norm() - r.crank).abs() < 1e-5);
+        assert!(((leg[2] - leg[1]).norm() - r.rod).abs() < 1e-5);
+    }
+}

@@ -30,7 +30,8 @@ Example: cdpr simulate --robot robots/uvigo8.toml --trajectory seed000 --speed 0
 pub struct SimulateArgs {
     #[command(flatten)]
     pub robot: RobotArg,
-    /// A built-in trajectory (seed000, pickplace, poly5) or a CSV file (t,x,y,z[,roll,pitch,yaw][,segment]).
+    /// A built-in trajectory (seed000, pickplace, poly5; tilt: roll and pitch moves, --speed in
+    /// rad/s) or a CSV file (t,x,y,z[,roll,pitch,yaw][,segment]).
     #[arg(long, short = 't', value_name = "NAME|CSV")]
     pub trajectory: String,
     /// Cruise speed of a built-in trajectory, m/s.

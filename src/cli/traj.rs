@@ -65,7 +65,7 @@ impl From<TransitionArg> for Transition {
 pub struct TrajectoryArgs {
     #[command(flatten)]
     pub robot: RobotArg,
-    /// A built-in trajectory (seed000, pickplace, poly5) or a CSV file to check, time-scale or
+    /// A built-in trajectory (seed000, pickplace, poly5, tilt) or a CSV file to check, time-scale or
     /// perturb.
     #[arg(long, value_name = "NAME|CSV")]
     pub name: String,

@@ -70,6 +70,8 @@ struct LegHandles {
     closure: ImpulseJointHandle,
     last: RigidBodyHandle,
     base: Vector3<f64>,
+    /// Each joint's centre as a point of the body after it (for drawing).
+    joints: Vec<(RigidBodyHandle, Vector)>,
 }
 
 fn v3(v: &Vector3<f64>) -> Vector {
@@ -280,6 +282,7 @@ impl LegModel {
             let mut parent = root;
             let mut parent_at = spec.base;
             let mut actuated = Vec::new();
+            let mut joints = Vec::new();
             for link in &spec.links {
                 let body = world.bodies.insert(
                     RigidBodyBuilder::dynamic()
@@ -339,6 +342,11 @@ impl LegModel {
                     actuated.push((handle, index, start, spatial_axis));
                     actuators = actuators.max(index + 1);
                 }
+                // A prismatic joint's centre slides with its carriage: the leg is drawn from
+                // its base straight to the next joint instead.
+                if !matches!(link.joint, JointType::Prismatic(_)) {
+                    joints.push((body, v3(&(link.at - link.body))));
+                }
                 parent = body;
                 parent_at = link.body;
             }
@@ -370,6 +378,7 @@ impl LegModel {
                 closure,
                 last: parent,
                 base: spec.base,
+                joints,
             });
         }
         Ok(LegModel {
@@ -520,6 +529,42 @@ impl LegModel {
                 *f = (i[0] as f64).hypot(i[1] as f64).hypot(i[2] as f64) / self.dt_sub;
             }
         }
+    }
+
+    /// Per leg, the points to draw it through (world, m): its base, every joint centre and
+    /// the point where it closes on the platform.
+    pub fn polylines(&self) -> Vec<Vec<Vector3<f64>>> {
+        let Some(platform) = self.platform_body() else {
+            return Vec::new();
+        };
+        self.legs
+            .iter()
+            .map(|leg| {
+                let mut points = vec![leg.base];
+                let ends = leg
+                    .joints
+                    .iter()
+                    .filter_map(|(body, local)| {
+                        let b = self.world.bodies.get(*body)?;
+                        Some(d3(b.position().transform_point(*local)))
+                    })
+                    .chain(self.world.impulse_joints.get(leg.closure).map(|joint| {
+                        d3(platform
+                            .position()
+                            .transform_point(joint.data.local_anchor2()))
+                    }));
+                // A joint at the previous point (a crank's axis at its base) adds nothing.
+                for p in ends {
+                    if points
+                        .last()
+                        .is_none_or(|q: &Vector3<f64>| (p - q).norm() > 1e-6)
+                    {
+                        points.push(p);
+                    }
+                }
+                points
+            })
+            .collect()
     }
 
     pub fn leg_count(&self) -> usize {

@@ -285,6 +285,16 @@ impl Sim {
         }
     }
 
+    /// For robots with legs: per leg the points to draw it through (world, m) — its base,
+    /// every joint centre, its end on the platform. Empty for cable robots (a cable is the
+    /// segment from its frame anchor to its platform anchor).
+    pub fn leg_polylines(&self) -> Vec<Vec<nalgebra::Vector3<f64>>> {
+        match &self.model {
+            Model::Legs(model) => model.polylines(),
+            _ => Vec::new(),
+        }
+    }
+
     pub fn robot(&self) -> &Robot {
         &self.robot
     }
