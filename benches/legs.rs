@@ -51,7 +51,7 @@ fn steps(c: &mut Criterion) {
     let centre = Vector3::new(0.0, 0.0, cylinder.z_top - 0.5 * cylinder.height);
     let commands: Vec<Vec<f64>> = (0..1000)
         .map(|k| {
-            let phase = k as f64 * 1e-3 * 5.0;
+            let phase = k as f64 * std::f64::consts::TAU / 1000.0;
             let p = centre + Vector3::new(0.02 * phase.cos(), 0.02 * phase.sin(), 0.0);
             delta.actuators(&p).expect("in reach").to_vec()
         })
@@ -78,12 +78,13 @@ fn steps(c: &mut Criterion) {
     };
     let commands: Vec<Vec<f64>> = (0..1000)
         .map(|k| {
-            let phase = k as f64 * 1e-3 * 5.0;
+            let phase = k as f64 * std::f64::consts::TAU / 1000.0;
             r.inverse(0.1 * phase.sin(), 0.1 * phase.cos())
                 .expect("in reach")
                 .to_vec()
         })
         .collect();
+    k = 0;
     let mut sim =
         Sim::at(&rssu2, config, &Pose::new(0.0, 0.0, 0.0, 0.0, 0.1, 0.0)).expect("starts");
     c.bench_function("rssu2 chain step", |b| {

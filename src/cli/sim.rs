@@ -155,6 +155,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let tensions = tension_range(&outcome);
     if a.json {
         let mut value = match &comparison {
+            _ if turns_only(&robot) => json!({ "angles": angle_errors(&reference, &actual) }),
             Ok(c) => serde_json::to_value(c)?,
             Err(e) => json!({ "metrics_error": e.to_string() }),
         };
@@ -198,7 +199,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         };
         println!("{forces} {:.2} … {:.2} N", tensions.0, tensions.1);
         if turns_only(&robot) {
-            print_angle_errors(&reference, &actual);
+            print_angle_errors(&angle_errors(&reference, &actual));
         } else {
             match &comparison {
                 Ok(c) => print_comparison(c),
@@ -227,15 +228,24 @@ fn turns_only(robot: &cdpr::robot::Robot) -> bool {
     matches!(robot.mechanism, cdpr::robot::Mechanism::Rssu2(_))
 }
 
-/// Per segment and in total: RMS and largest error of roll and pitch (degrees) and seed 004's
-/// NRMSE, commanded against simulated at the same instants (no lag removed).
-fn print_angle_errors(reference: &Trajectory, actual: &Trajectory) {
+/// Tracking of one segment (or the total) in angles: RMS and largest error of roll and pitch
+/// (degrees) and seed 004's NRMSE (None for a constant reference).
+#[derive(serde::Serialize)]
+struct AngleErrors {
+    segment: String,
+    rms_roll_deg: f64,
+    max_roll_deg: f64,
+    rms_pitch_deg: f64,
+    max_pitch_deg: f64,
+    nrmse_roll: Option<f64>,
+    nrmse_pitch: Option<f64>,
+}
+
+/// Commanded against simulated at the same instants (no lag removed), per segment then total.
+fn angle_errors(reference: &Trajectory, actual: &Trajectory) -> Vec<AngleErrors> {
     let mut names: Vec<String> = reference.segments.clone();
     names.push("TOTAL".into());
-    println!(
-        "{:<8} {:>14} {:>14} {:>14} {:>14} {:>14}",
-        "segment", "RMS roll [°]", "max roll [°]", "RMS pitch [°]", "max pitch [°]", "NRMSE r p"
-    );
+    let mut out = Vec::new();
     for (k, name) in names.iter().enumerate() {
         let total = k == reference.segments.len();
         let pairs: Vec<_> = reference
@@ -247,38 +257,54 @@ fn print_angle_errors(reference: &Trajectory, actual: &Trajectory) {
         if pairs.is_empty() {
             continue;
         }
-        let mut cols = Vec::new();
-        let mut nrmse = Vec::new();
-        for dof in [3usize, 4] {
-            let (r, a): (Vec<f64>, Vec<f64>) = pairs
+        let stats = |dof: usize| {
+            let n = pairs.len() as f64;
+            let mut err2 = 0.0;
+            let mut max = 0.0f64;
+            let mean = pairs
                 .iter()
-                .map(|(r, a)| (r.pose.to_array()[dof], a.pose.to_array()[dof]))
-                .unzip();
-            let n = r.len() as f64;
-            let err2: f64 = r.iter().zip(&a).map(|(x, y)| (x - y).powi(2)).sum();
-            let max = r
-                .iter()
-                .zip(&a)
-                .map(|(x, y)| (x - y).abs())
-                .fold(0.0, f64::max);
-            let mean = r.iter().sum::<f64>() / n;
-            let spread: f64 = r.iter().map(|x| (x - mean).powi(2)).sum();
-            cols.push((err2 / n).sqrt().to_degrees());
-            cols.push(max.to_degrees());
-            nrmse.push(if spread > 1e-12 * n {
-                format!("{:.3}", 1.0 - (err2 / spread).sqrt())
-            } else {
-                "–".into()
-            });
-        }
+                .map(|(r, _)| r.pose.to_array()[dof])
+                .sum::<f64>()
+                / n;
+            let mut spread = 0.0;
+            for (r, a) in &pairs {
+                let (x, y) = (r.pose.to_array()[dof], a.pose.to_array()[dof]);
+                err2 += (x - y).powi(2);
+                max = max.max((x - y).abs());
+                spread += (x - mean).powi(2);
+            }
+            let nrmse = (spread > 1e-12 * n).then(|| 1.0 - (err2 / spread).sqrt());
+            ((err2 / n).sqrt().to_degrees(), max.to_degrees(), nrmse)
+        };
+        let (roll, pitch) = (stats(3), stats(4));
+        out.push(AngleErrors {
+            segment: name.clone(),
+            rms_roll_deg: roll.0,
+            max_roll_deg: roll.1,
+            rms_pitch_deg: pitch.0,
+            max_pitch_deg: pitch.1,
+            nrmse_roll: roll.2,
+            nrmse_pitch: pitch.2,
+        });
+    }
+    out
+}
+
+fn print_angle_errors(errors: &[AngleErrors]) {
+    println!(
+        "{:<8} {:>14} {:>14} {:>14} {:>14} {:>14}",
+        "segment", "RMS roll [°]", "max roll [°]", "RMS pitch [°]", "max pitch [°]", "NRMSE r p"
+    );
+    let show = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{v:.3}"));
+    for e in errors {
         println!(
             "{:<8} {:>14.3} {:>14.3} {:>14.3} {:>14.3} {:>14}",
-            name,
-            cols[0],
-            cols[1],
-            cols[2],
-            cols[3],
-            nrmse.join(" ")
+            e.segment,
+            e.rms_roll_deg,
+            e.max_roll_deg,
+            e.rms_pitch_deg,
+            e.max_pitch_deg,
+            format!("{} {}", show(e.nrmse_roll), show(e.nrmse_pitch))
         );
     }
     println!(

@@ -1,0 +1,122 @@
+//! The `cdpr` binary on the robots with legs: check, ik, simulate, and their errors.
+
+use std::process::{Command, Output};
+
+fn cdpr(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cdpr"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cdpr runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn check_reports_the_papers_numbers() {
+    let o = cdpr(&["check", "robots/keops.toml"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("rails at 45.00°"), "{out}");
+    assert!(
+        out.contains("4071 of 4071 points (10 mm grid) reachable"),
+        "{out}"
+    );
+    let o = cdpr(&["check", "rssu2"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("reach: pitch [-30.27°, 30.27°], roll [-26.38°, 26.38°]"),
+        "{out}"
+    );
+}
+
+#[test]
+fn ik_gives_actuators_or_says_why_not() {
+    // On the axis the three carriages are equal (symmetry).
+    let o = cdpr(&[
+        "ik",
+        "--robot",
+        "keops",
+        "--pose",
+        "0,0,-0.6,0,0,0",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let a: Vec<f64> = serde_json::from_value(v["actuators"].clone()).expect("actuators");
+    assert_eq!(a.len(), 3);
+    assert!(
+        (a[0] - a[1]).abs() < 1e-12 && (a[1] - a[2]).abs() < 1e-12,
+        "{a:?}"
+    );
+    // Far below the cylinder: out of reach, exit code 2, the constraint named.
+    let o = cdpr(&["ik", "--robot", "keops", "--pose", "0,0,-1.5,0,0,0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stdout).contains("NOT reachable"));
+    // Level platform: both cranks horizontal (the rest pose of the file's geometry).
+    let o = cdpr(&["ik", "--robot", "rssu2", "--pose", "0,0,0,0,0,0", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let a: Vec<f64> = serde_json::from_value(v["actuators"].clone()).expect("actuators");
+    assert!(a.iter().all(|x| x.abs() < 1e-9), "{a:?}");
+}
+
+#[test]
+fn simulate_tilts_the_rssu2_and_judges_it_in_angles() {
+    let dir = std::env::temp_dir().join(format!("cdpr-cli-legs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let csv = dir.join("tilt.csv");
+    let o = cdpr(&[
+        "simulate",
+        "--robot",
+        "rssu2",
+        "--trajectory",
+        "tilt",
+        "--speed",
+        "1.0",
+        "--control",
+        "ideal",
+        "--json",
+        "--out",
+        csv.to_str().expect("utf-8 path"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let angles = v["angles"].as_array().expect("angle metrics");
+    let total = angles.last().expect("a total");
+    assert_eq!(total["segment"], "TOTAL");
+    assert!(
+        total["max_pitch_deg"].as_f64().expect("number") < 0.05,
+        "{total}"
+    );
+    let header = std::fs::read_to_string(&csv).expect("csv written");
+    let header = header.lines().next().expect("a header");
+    assert!(header.contains("actuator_cmd_2,actuator_2"), "{header}");
+    assert!(header.contains("leg_force_3"), "{header}");
+    // A translating trajectory is refused with the way out; so is a cable-only model.
+    let o = cdpr(&["simulate", "--robot", "rssu2", "--trajectory", "seed000"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("use `tilt`"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = cdpr(&[
+        "simulate",
+        "--robot",
+        "keops",
+        "--trajectory",
+        "seed000",
+        "--model",
+        "elastic",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("only the `chain` model"),
+        "{}",
+        text(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
