@@ -102,11 +102,11 @@ pub(crate) struct ChainModel {
     tension_mode: bool,
 }
 
-fn v3(v: &Vector3<f64>) -> Vector {
+pub(crate) fn v3(v: &Vector3<f64>) -> Vector {
     Vector::new(v.x as f32, v.y as f32, v.z as f32)
 }
 
-fn d3(v: Vector) -> Vector3<f64> {
+pub(crate) fn d3(v: Vector) -> Vector3<f64> {
     Vector3::new(v.x as f64, v.y as f64, v.z as f64)
 }
 
@@ -114,10 +114,32 @@ fn quat(q: &UnitQuaternion<f64>) -> Rotation {
     Rotation::from_xyzw(q.i as f32, q.j as f32, q.k as f32, q.w as f32).normalize()
 }
 
-fn dquat(q: Rotation) -> UnitQuaternion<f64> {
+pub(crate) fn dquat(q: Rotation) -> UnitQuaternion<f64> {
     UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
         q.w as f64, q.x as f64, q.y as f64, q.z as f64,
     ))
+}
+
+/// A body's pose (its frame's origin and orientation) as a platform pose.
+pub(crate) fn body_pose(b: &RigidBody) -> Pose {
+    let (roll, pitch, yaw) = dquat(*b.rotation()).euler_angles();
+    Pose {
+        position: d3(b.translation()),
+        rpy: Vector3::new(roll, pitch, yaw),
+    }
+}
+
+/// Velocity of a body's frame origin and its angular velocity (world).
+pub(crate) fn body_twist(b: &RigidBody) -> [f64; 6] {
+    let w = d3(b.angvel());
+    let v = d3(b.linvel()) + w.cross(&(d3(b.translation()) - d3(b.center_of_mass())));
+    [v.x, v.y, v.z, w.x, w.y, w.z]
+}
+
+/// Velocity of a body's centre of mass and its angular velocity (world).
+pub(crate) fn body_com_velocity(b: &RigidBody) -> Vector6<f64> {
+    let (v, w) = (d3(b.linvel()), d3(b.angvel()));
+    Vector6::new(v.x, v.y, v.z, w.x, w.y, w.z)
 }
 
 impl ChainModel {
@@ -447,42 +469,19 @@ impl ChainModel {
     }
 
     pub fn pose(&self) -> Pose {
-        match self.platform_body() {
-            Some(b) => {
-                let q = dquat(*b.rotation());
-                let (roll, pitch, yaw) = q.euler_angles();
-                Pose {
-                    position: d3(b.translation()),
-                    rpy: Vector3::new(roll, pitch, yaw),
-                }
-            }
-            None => Pose::default(),
-        }
+        self.platform_body().map(body_pose).unwrap_or_default()
     }
 
     /// Velocity of the platform origin and angular velocity (world).
     pub fn twist(&self) -> [f64; 6] {
-        match self.platform_body() {
-            Some(b) => {
-                let w = d3(b.angvel());
-                let com = d3(b.center_of_mass());
-                let origin = d3(b.translation());
-                let v = d3(b.linvel()) + w.cross(&(origin - com));
-                [v.x, v.y, v.z, w.x, w.y, w.z]
-            }
-            None => [0.0; 6],
-        }
+        self.platform_body().map(body_twist).unwrap_or([0.0; 6])
     }
 
     /// Velocity of the centre of mass and angular velocity (world).
     pub fn com_velocity(&self) -> Vector6<f64> {
-        match self.platform_body() {
-            Some(b) => {
-                let (v, w) = (d3(b.linvel()), d3(b.angvel()));
-                Vector6::new(v.x, v.y, v.z, w.x, w.y, w.z)
-            }
-            None => Vector6::zeros(),
-        }
+        self.platform_body()
+            .map(body_com_velocity)
+            .unwrap_or_else(Vector6::zeros)
     }
 
     /// Winch payouts, cable lengths (a_i to the platform anchor), spring tensions and

@@ -13,10 +13,11 @@
 // Index loops over the legs read like the paper's equations (i = 1..3).
 #![allow(clippy::needless_range_loop)]
 
+use super::chain::{body_com_velocity, body_pose, body_twist, d3, v3};
 use super::{SimConfig, SimError};
 use crate::kinematics::Pose;
 use crate::robot::{Mechanism, Robot};
-use nalgebra::{UnitQuaternion, Vector3, Vector6};
+use nalgebra::{Vector3, Vector6};
 use rapier3d::prelude::*;
 
 /// One joint of a leg and the link that follows it, at the starting configuration (world).
@@ -72,20 +73,6 @@ struct LegHandles {
     base: Vector3<f64>,
     /// Each joint's centre as a point of the body after it (for drawing).
     joints: Vec<(RigidBodyHandle, Vector)>,
-}
-
-fn v3(v: &Vector3<f64>) -> Vector {
-    Vector::new(v.x as f32, v.y as f32, v.z as f32)
-}
-
-fn d3(v: Vector) -> Vector3<f64> {
-    Vector3::new(v.x as f64, v.y as f64, v.z as f64)
-}
-
-fn dquat(q: Rotation) -> UnitQuaternion<f64> {
-    UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
-        q.w as f64, q.x as f64, q.y as f64, q.z as f64,
-    ))
 }
 
 /// The legs of a mechanism at a pose, from its inverse kinematics.
@@ -468,37 +455,17 @@ impl LegModel {
     }
 
     pub fn pose(&self) -> Pose {
-        match self.platform_body() {
-            Some(b) => {
-                let (roll, pitch, yaw) = dquat(*b.rotation()).euler_angles();
-                Pose {
-                    position: d3(b.translation()),
-                    rpy: Vector3::new(roll, pitch, yaw),
-                }
-            }
-            None => Pose::default(),
-        }
+        self.platform_body().map(body_pose).unwrap_or_default()
     }
 
     pub fn twist(&self) -> [f64; 6] {
-        match self.platform_body() {
-            Some(b) => {
-                let w = d3(b.angvel());
-                let v = d3(b.linvel()) + w.cross(&(d3(b.translation()) - d3(b.center_of_mass())));
-                [v.x, v.y, v.z, w.x, w.y, w.z]
-            }
-            None => [0.0; 6],
-        }
+        self.platform_body().map(body_twist).unwrap_or([0.0; 6])
     }
 
     pub fn com_velocity(&self) -> Vector6<f64> {
-        match self.platform_body() {
-            Some(b) => {
-                let (v, w) = (d3(b.linvel()), d3(b.angvel()));
-                Vector6::new(v.x, v.y, v.z, w.x, w.y, w.z)
-            }
-            None => Vector6::zeros(),
-        }
+        self.platform_body()
+            .map(body_com_velocity)
+            .unwrap_or_else(Vector6::zeros)
     }
 
     /// Actuator coordinates (one per actuator), leg lengths (base to platform anchor, per leg)

@@ -102,6 +102,24 @@ pub struct SimState {
     pub wrench_residual: f64,
 }
 
+impl SimState {
+    /// Time zero, at rest at `pose`, with `actuators` winch/actuator values and `channels`
+    /// lengths and tensions (cables, or legs), all zero.
+    fn at_rest(pose: Pose, actuators: usize, channels: usize) -> SimState {
+        SimState {
+            time: 0.0,
+            step: 0,
+            pose,
+            twist: [0.0; 6],
+            winch: vec![0.0; actuators],
+            lengths: vec![0.0; channels],
+            tensions: vec![0.0; channels],
+            tensions_constraint: vec![0.0; channels],
+            wrench_residual: 0.0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum SimError {
     #[error("command has {got} values but the robot has {expected} cables")]
@@ -195,17 +213,7 @@ impl Sim {
             rest_rate: vec![0.0; m],
             drives: Vec::new(),
             limits: Vec::new(),
-            state: SimState {
-                time: 0.0,
-                step: 0,
-                pose,
-                twist: [0.0; 6],
-                winch: vec![0.0; m],
-                lengths: vec![0.0; m],
-                tensions: vec![0.0; m],
-                tensions_constraint: vec![0.0; m],
-                wrench_residual: 0.0,
-            },
+            state: SimState::at_rest(pose, m, m),
             prev_velocity: nalgebra::Vector6::zeros(),
         };
         let start = match config.control {
@@ -260,17 +268,7 @@ impl Sim {
                 crate::robot::Mechanism::Rssu2(r) => vec![r.crank_limits; m],
                 crate::robot::Mechanism::Cables => Vec::new(),
             },
-            state: SimState {
-                time: 0.0,
-                step: 0,
-                pose,
-                twist: [0.0; 6],
-                winch: vec![0.0; m],
-                lengths: vec![0.0; n],
-                tensions: vec![0.0; n],
-                tensions_constraint: vec![0.0; n],
-                wrench_residual: 0.0,
-            },
+            state: SimState::at_rest(pose, m, n),
             prev_velocity: nalgebra::Vector6::zeros(),
         };
         sim.settle(&Command::Lengths(start))?;
