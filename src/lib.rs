@@ -1,8 +1,8 @@
 //! cdpr: an open, self-contained digital shadow for cable-driven parallel robots.
 //!
 //! Layers, each depending only on those above it in this list:
-//! `robot` (files, model) → `kinematics` / `statics` → `trajectory` / `metrics` → `sim` →
-//! (`shadow`, `viewer`, the `cdpr` binary).
+//! `robot` (files, model) → `kinematics` / `statics` → `workspace` / `trajectory` / `metrics` →
+//! `sim` → `surrogate` → (`shadow`, `viewer`, the `cdpr` binary).
 
 pub mod kinematics;
 pub mod metrics;
@@ -11,4 +11,6 @@ pub mod report;
 pub mod robot;
 pub mod sim;
 pub mod statics;
+pub mod surrogate;
 pub mod trajectory;
+pub mod workspace;

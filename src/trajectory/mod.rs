@@ -8,6 +8,8 @@
 //! - [`path`]: lines, arcs, waypoint chains, stopped / blended / continuous timing;
 //! - built-ins by name: `seed000`, `pickplace`, `poly5` ([`builtin()`], [`BUILTINS`]);
 //! - [`csv`]: import/export; [`limits`]: winch limits in cable space and time scaling;
+//! - [`signals`]: seed 004's identification signals `steps`, `chirp`, `dsine`, `dsquare`,
+//!   `sines` (also by name in [`load()`]);
 //! - [`perturb`]: a synthetic "tracking response" (delay, low-pass, offset) for examples.
 
 mod builtin;
@@ -16,6 +18,7 @@ pub mod limits;
 pub mod path;
 pub mod perturb;
 pub mod profile;
+pub mod signals;
 
 pub use builtin::{
     BUILTINS, BuiltinOptions, DEFAULT_ACCEL, DEFAULT_JERK, builtin, pickplace_plan, poly5_plan,
@@ -65,12 +68,19 @@ pub fn load(
     if BUILTINS.iter().any(|(name, _)| *name == spec) {
         return builtin(robot, spec, options);
     }
+    if let Some(kind) = signals::SignalKind::from_name(spec) {
+        return signals::signal(robot, kind, options.dt);
+    }
     if Path::new(spec).is_file() {
         return csv::read(spec);
     }
+    let identification = signals::SIGNALS.iter().map(|(n, _)| *n);
     Err(TrajectoryError::UnknownName {
         spec: spec.to_string(),
-        known: builtin::builtin_names(),
+        known: std::iter::once(builtin::builtin_names())
+            .chain(identification.map(str::to_string))
+            .collect::<Vec<_>>()
+            .join(", "),
     })
 }
 
