@@ -110,10 +110,12 @@ impl DofFilter {
         let (c1, s1) = (theta.cos(), -theta.sin());
         let (c2, s2) = ((2.0 * theta).cos(), -(2.0 * theta).sin());
         let num = (self.b * (1.0 + 2.0 * c1 + c2), self.b * (2.0 * s1 + s2));
-        let den = (1.0 + self.a1 * c1 + self.a2 * c2, self.a1 * s1 + self.a2 * s2);
+        let den = (
+            1.0 + self.a1 * c1 + self.a2 * c2,
+            self.a1 * s1 + self.a2 * s2,
+        );
         let mag = (num.0.hypot(num.1)) / den.0.hypot(den.1);
-        let phase =
-            num.1.atan2(num.0) - den.1.atan2(den.0) - theta * self.delay_samples as f64;
+        let phase = num.1.atan2(num.0) - den.1.atan2(den.0) - theta * self.delay_samples as f64;
         (mag, phase)
     }
 }
@@ -159,7 +161,8 @@ impl DofState {
             }
             old
         };
-        let y = filter.b * (v + 2.0 * self.v1 + self.v2) - filter.a1 * self.y1 - filter.a2 * self.y2;
+        let y =
+            filter.b * (v + 2.0 * self.v1 + self.v2) - filter.a1 * self.y1 - filter.a2 * self.y2;
         self.v2 = self.v1;
         self.v1 = v;
         self.y2 = self.y1;

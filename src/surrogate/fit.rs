@@ -8,13 +8,13 @@
 //!   the integer delay that is best on a coarse version of the same grid, refined by a
 //!   pattern search;
 //! - [`FitMethod::NelderMead`] (default): a coarse grid over wide ranges (log-spaced f_n), then
-//!   bounded Nelder–Mead on (ln f_n, ζ[, K]) from the best grid points, then the same integer
+//!   bounded Nelder–Mead (argmin's, see [`super::optimize`]) on (ln f_n, ζ[, K]) from the best grid points, then the same integer
 //!   pattern search over the delay with Nelder–Mead warm-started at each candidate. It never
 //!   does worse than its own starting grid, and on seed 004's ranges it finds the grid's
 //!   optimum or better (tested).
 
 use super::filter::{DofFilter, DofParams, DofState};
-use super::nelder_mead;
+use super::optimize;
 
 /// One reference response of one DOF: the commanded input and the measured output, both as
 /// deviations from the rest value, sampled every `dt` of the fit.
@@ -172,7 +172,12 @@ pub fn fit_dof(series: &[Series], dt: f64, options: &FitOptions) -> Result<DofFi
         .filter_map(|s| {
             let n = s.output.len() as f64;
             let mean = s.output.iter().sum::<f64>() / n;
-            let spread = s.output.iter().map(|y| (y - mean).powi(2)).sum::<f64>().sqrt();
+            let spread = s
+                .output
+                .iter()
+                .map(|y| (y - mean).powi(2))
+                .sum::<f64>()
+                .sqrt();
             (spread > MIN_SPREAD * n.sqrt()).then_some((s, spread))
         })
         .collect();
@@ -338,7 +343,7 @@ fn nelder_mead_fit(ev: &mut Evaluator, o: &FitOptions, max_delay: usize) -> Cand
     }
     grid.sort_by(|a, b| b.0.total_cmp(&a.0));
     // Nelder–Mead in (ln f, ζ[, K]) at a fixed delay, from a starting candidate.
-    let local = |ev: &mut Evaluator, d: usize, start: &Candidate, evals: usize| {
+    let local = |ev: &mut Evaluator, d: usize, start: &Candidate, evals: u64| {
         let mut x0 = vec![start.2.ln(), start.3];
         let mut lo = vec![f_lo.ln(), z_lo];
         let mut hi = vec![f_hi.ln(), z_hi];
@@ -351,17 +356,17 @@ fn nelder_mead_fit(ev: &mut Evaluator, o: &FitOptions, max_delay: usize) -> Cand
         }
         let gain_of = |x: &[f64]| if o.fit_gain { x[2] } else { 1.0 };
         let mut cost = |x: &[f64]| -ev.score(d, x[0].exp(), x[1], gain_of(x));
-        let (x, c, _) = nelder_mead::minimize(&mut cost, &x0, &step, &lo, &hi, 1e-10, evals);
+        let (x, c) = optimize::minimize(&mut cost, &x0, &step, &lo, &hi, 1e-10, evals);
         best_of(*start, (-c, d, x[0].exp(), x[1], gain_of(&x)))
     };
     let mut best: Candidate = grid[0];
     for start in grid.iter().take(3) {
-        let c = local(ev, start.1, start, 300);
+        let c = local(ev, start.1, start, 150);
         best = best_of(best, c);
     }
     let mut refit = |ev: &mut Evaluator, d: usize, c: &Candidate| {
         let start = (ev.score(d, c.2, c.3, c.4), d, c.2, c.3, c.4);
-        local(ev, d, &start, 120)
+        local(ev, d, &start, 60)
     };
     delay_search(ev, best, stride, max_delay, &mut refit)
 }

@@ -18,7 +18,7 @@
 pub mod combine;
 pub mod filter;
 pub mod fit;
-mod nelder_mead;
+mod optimize;
 pub mod params;
 pub mod reference;
 pub mod run;

@@ -129,9 +129,16 @@ impl SurrogateParams {
 
     /// DOF `k` (0 = x … 5 = yaw), if fitted.
     pub fn dof(&self, k: usize) -> Option<&DofEntry> {
-        [&self.x, &self.y, &self.z, &self.roll, &self.pitch, &self.yaw]
-            .get(k)
-            .and_then(|e| e.as_ref())
+        [
+            &self.x,
+            &self.y,
+            &self.z,
+            &self.roll,
+            &self.pitch,
+            &self.yaw,
+        ]
+        .get(k)
+        .and_then(|e| e.as_ref())
     }
 
     pub fn set_dof(&mut self, k: usize, entry: DofEntry) {
@@ -185,11 +192,19 @@ impl SurrogateParams {
         })?;
         let dt = *raw.dt.get_ref();
         if !(dt.is_finite() && dt > 0.0) {
-            return Err(err(Some(raw.dt.span()), "dt", format!("must be a positive period in s, got {dt}")));
+            return Err(err(
+                Some(raw.dt.span()),
+                "dt",
+                format!("must be a positive period in s, got {dt}"),
+            ));
         }
         let rest = *raw.rest.get_ref();
         if rest.iter().any(|v| !v.is_finite()) {
-            return Err(err(Some(raw.rest.span()), "rest", "must be 6 finite numbers".into()));
+            return Err(err(
+                Some(raw.rest.span()),
+                "rest",
+                "must be 6 finite numbers".into(),
+            ));
         }
         let mut params = SurrogateParams::empty(&raw.robot, dt, rest);
         params.method = raw.method;

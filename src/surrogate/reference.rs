@@ -9,9 +9,9 @@ use super::{DOF_NAMES, Surrogate};
 use crate::robot::Robot;
 use crate::sim::SimError;
 use crate::sim::run::{self, RunOptions, RunOutcome};
+use crate::trajectory::TrajectoryError;
 use crate::trajectory::csv::{CsvOptions, read, read_with};
 use crate::trajectory::signals::{self, SignalKind};
-use crate::trajectory::TrajectoryError;
 use serde::Serialize;
 
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +66,11 @@ impl ReferenceRun {
         Ok(ReferenceRun {
             name: path.to_string(),
             dt,
-            input: commanded.samples.iter().map(|s| s.pose.to_array()).collect(),
+            input: commanded
+                .samples
+                .iter()
+                .map(|s| s.pose.to_array())
+                .collect(),
             output: actual.samples.iter().map(|s| s.pose.to_array()).collect(),
         })
     }
@@ -101,7 +105,11 @@ impl ReferenceRun {
     }
 
     /// The demanded poses after the combination step (unchanged without a reachability).
-    pub fn combined_input(&self, rest: &[f64; 6], reach: Option<&dyn Reachability>) -> Vec<[f64; 6]> {
+    pub fn combined_input(
+        &self,
+        rest: &[f64; 6],
+        reach: Option<&dyn Reachability>,
+    ) -> Vec<[f64; 6]> {
         match reach {
             None => self.input.clone(),
             Some(r) => self
@@ -117,7 +125,11 @@ impl ReferenceRun {
 fn moves(channel: &[f64]) -> bool {
     let n = channel.len().max(1) as f64;
     let mean = channel.iter().sum::<f64>() / n;
-    let spread = channel.iter().map(|v| (v - mean).powi(2)).sum::<f64>().sqrt();
+    let spread = channel
+        .iter()
+        .map(|v| (v - mean).powi(2))
+        .sum::<f64>()
+        .sqrt();
     spread > fit::MIN_SPREAD * n.sqrt()
 }
 
@@ -125,7 +137,10 @@ fn moves(channel: &[f64]) -> bool {
 fn series(input: &[[f64; 6]], output: &[[f64; 6]], dof: usize, rest: &[f64; 6]) -> Option<Series> {
     let u: Vec<f64> = input.iter().map(|p| p[dof] - rest[dof]).collect();
     let y: Vec<f64> = output.iter().map(|p| p[dof] - rest[dof]).collect();
-    moves(&u).then_some(Series { input: u, output: y })
+    moves(&u).then_some(Series {
+        input: u,
+        output: y,
+    })
 }
 
 /// Runs the physics core on each identification `signal` for each DOF in turn (one run per
@@ -185,10 +200,16 @@ pub fn fit_all(
         });
     };
     let dt = first.dt;
-    if let Some(other) = runs.iter().find(|r| (r.dt - dt).abs() > 1e-9 * dt.max(1e-12) * 1e3) {
+    if let Some(other) = runs
+        .iter()
+        .find(|r| (r.dt - dt).abs() > 1e-9 * dt.max(1e-12) * 1e3)
+    {
         return Err(SurrogateError::Reference {
             name: other.name.clone(),
-            message: format!("its period {} s differs from {} s of {}", other.dt, dt, first.name),
+            message: format!(
+                "its period {} s differs from {} s of {}",
+                other.dt, dt, first.name
+            ),
         });
     }
     let inputs: Vec<Vec<[f64; 6]>> = runs.iter().map(|r| r.combined_input(rest, reach)).collect();
@@ -207,7 +228,10 @@ pub fn fit_all(
             dof: DOF_NAMES[dof],
             source,
         })?;
-        params.set_dof(dof, DofEntry::from_params(&fitted.params, Some(fitted.nrmse)));
+        params.set_dof(
+            dof,
+            DofEntry::from_params(&fitted.params, Some(fitted.nrmse)),
+        );
         reports.push(DofReport {
             dof: DOF_NAMES[dof],
             fit: fitted,
@@ -238,7 +262,10 @@ pub fn validate(
         return Vec::new();
     };
     let mut state = surrogate.start(first);
-    let simulated: Vec<[f64; 6]> = input.iter().map(|u| surrogate.step(&mut state, u)).collect();
+    let simulated: Vec<[f64; 6]> = input
+        .iter()
+        .map(|u| surrogate.step(&mut state, u))
+        .collect();
     (0..6)
         .filter_map(|dof| {
             let u: Vec<f64> = input.iter().map(|p| p[dof]).collect();

@@ -23,11 +23,26 @@ use crate::robot::{Dof, Robot};
 
 /// Names and descriptions of the signal built-ins.
 pub const SIGNALS: &[(&str, &str)] = &[
-    ("steps", "steps of ±A and ±A/2 on each DOF in turn (identification)"),
-    ("chirp", "seed 004's exponential chirp 0.1 → 6.6 Hz on each DOF in turn (identification)"),
-    ("dsine", "damped sine 0.5 Hz on each DOF in turn (validation)"),
-    ("dsquare", "damped square wave 0.25 Hz on each DOF in turn (validation)"),
-    ("sines", "sines of different frequencies on all DOFs at once (joint validation)"),
+    (
+        "steps",
+        "steps of ±A and ±A/2 on each DOF in turn (identification)",
+    ),
+    (
+        "chirp",
+        "seed 004's exponential chirp 0.1 → 6.6 Hz on each DOF in turn (identification)",
+    ),
+    (
+        "dsine",
+        "damped sine 0.5 Hz on each DOF in turn (validation)",
+    ),
+    (
+        "dsquare",
+        "damped square wave 0.25 Hz on each DOF in turn (validation)",
+    ),
+    (
+        "sines",
+        "sines of different frequencies on all DOFs at once (joint validation)",
+    ),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -100,7 +115,11 @@ pub fn unit_value(kind: SignalKind, t: f64, dof: usize) -> f64 {
     match kind {
         SignalKind::Steps => {
             const LEVELS: [f64; 8] = [0.0, 1.0, 0.0, -1.0, 0.0, 0.5, -0.5, 0.0];
-            let k = if t < 0.5 { 0 } else { 1 + ((t - 0.5) / 1.5) as usize };
+            let k = if t < 0.5 {
+                0
+            } else {
+                1 + ((t - 0.5) / 1.5) as usize
+            };
             LEVELS[k.min(LEVELS.len() - 1)]
         }
         SignalKind::Chirp => {
@@ -112,7 +131,11 @@ pub fn unit_value(kind: SignalKind, t: f64, dof: usize) -> f64 {
             // Hold the sign through the zero crossings at exact multiples of the half period.
             let sign = if s.abs() < 1e-12 { 1.0 } else { s.signum() };
             let value = (-0.06 * t).exp() * sign;
-            if t >= kind.duration() - 1e-9 { 0.0 } else { value }
+            if t >= kind.duration() - 1e-9 {
+                0.0
+            } else {
+                value
+            }
         }
         SignalKind::Sines => (tau * SINES_HZ[dof % 6] * t).sin() * fade_out(t, kind.duration()),
     }
@@ -147,7 +170,12 @@ fn rest_pose(robot: &Robot) -> [f64; 6] {
 
 /// Builds a trajectory from pose values at t = k·dt, velocities and accelerations by finite
 /// differences, with per-sample segment indices.
-fn from_values(t: Vec<f64>, poses: Vec<[f64; 6]>, tags: Vec<Option<usize>>, segments: Vec<String>) -> Trajectory {
+fn from_values(
+    t: Vec<f64>,
+    poses: Vec<[f64; 6]>,
+    tags: Vec<Option<usize>>,
+    segments: Vec<String>,
+) -> Trajectory {
     let mut velocity = vec![[0.0; 6]; t.len()];
     let mut acceleration = vec![[0.0; 6]; t.len()];
     for k in 0..6 {
@@ -172,7 +200,12 @@ fn from_values(t: Vec<f64>, poses: Vec<[f64; 6]>, tags: Vec<Option<usize>>, segm
 
 /// One DOF's signal about the robot's home pose, sampled every `dt`, tagged with the DOF's
 /// name, with `REST_BETWEEN` s of rest before and after.
-pub fn single_dof(robot: &Robot, kind: SignalKind, dof: usize, dt: f64) -> Result<Trajectory, TrajectoryError> {
+pub fn single_dof(
+    robot: &Robot,
+    kind: SignalKind,
+    dof: usize,
+    dt: f64,
+) -> Result<Trajectory, TrajectoryError> {
     sequence(robot, kind, &[dof], dt)
 }
 
@@ -181,7 +214,12 @@ pub fn signal(robot: &Robot, kind: SignalKind, dt: f64) -> Result<Trajectory, Tr
     sequence(robot, kind, &robot_dofs(robot), dt)
 }
 
-fn sequence(robot: &Robot, kind: SignalKind, dofs: &[usize], dt: f64) -> Result<Trajectory, TrajectoryError> {
+fn sequence(
+    robot: &Robot,
+    kind: SignalKind,
+    dofs: &[usize],
+    dt: f64,
+) -> Result<Trajectory, TrajectoryError> {
     if !(dt.is_finite() && dt > 0.0 && dt <= 0.1) {
         return Err(TrajectoryError::Option {
             name: "dt",

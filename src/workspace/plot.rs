@@ -79,9 +79,17 @@ pub fn write_slices(
     for ext in ["png", "svg"] {
         let path = dir.join(format!("{stem}.{ext}"));
         let result = if ext == "png" {
-            draw(BitMapBackend::new(&path, size).into_drawing_area(), slices, spec)
+            draw(
+                BitMapBackend::new(&path, size).into_drawing_area(),
+                slices,
+                spec,
+            )
         } else {
-            draw(SVGBackend::new(&path, size).into_drawing_area(), slices, spec)
+            draw(
+                SVGBackend::new(&path, size).into_drawing_area(),
+                slices,
+                spec,
+            )
         };
         result.map_err(|e| PlotError {
             file: path.display().to_string(),
@@ -104,8 +112,14 @@ fn aspect(s: &Slice) -> f64 {
 
 /// Panel rows: the XY slices side by side, then each XZ slice on its own row.
 fn rows(slices: &[Slice]) -> (Vec<&Slice>, Vec<&Slice>) {
-    let xy = slices.iter().filter(|s| matches!(s.plane, Plane::Xy(_))).collect();
-    let xz = slices.iter().filter(|s| matches!(s.plane, Plane::Xz(_))).collect();
+    let xy = slices
+        .iter()
+        .filter(|s| matches!(s.plane, Plane::Xy(_)))
+        .collect();
+    let xz = slices
+        .iter()
+        .filter(|s| matches!(s.plane, Plane::Xz(_)))
+        .collect();
     (xy, xz)
 }
 
@@ -125,7 +139,10 @@ fn row_heights(slices: &[Slice]) -> Vec<u32> {
 }
 
 fn figure_size(slices: &[Slice]) -> (u32, u32) {
-    (WIDTH, HEADER + row_heights(slices).iter().sum::<u32>().max(200))
+    (
+        WIDTH,
+        HEADER + row_heights(slices).iter().sum::<u32>().max(200),
+    )
 }
 
 fn caption(plane: Plane) -> String {
@@ -135,7 +152,11 @@ fn caption(plane: Plane) -> String {
     }
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, slices: &[Slice], spec: &PlotSpec) -> DrawResult
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    slices: &[Slice],
+    spec: &PlotSpec,
+) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
@@ -175,20 +196,31 @@ where
     let left = TextStyle::from((FONT, 24).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
     area.draw_text(spec.title, &left, (15, y))?;
     let entries: [(String, RGBColor, bool); 3] = [
-        (format!("tensions exist, but not all ≥ {} N", spec.f_min), BELOW_MIN, true),
+        (
+            format!("tensions exist, but not all ≥ {} N", spec.f_min),
+            BELOW_MIN,
+            true,
+        ),
         ("no tensions hold the platform".into(), NO_TENSIONS, true),
         ("[workspace] box of the robot file".into(), BOX, false),
     ];
     let mut x = width as i32 - 15;
     for (label, colour, filled) in entries.iter().rev() {
-        let style = TextStyle::from((FONT, 17).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+        let style =
+            TextStyle::from((FONT, 17).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
         let (w, _) = area.estimate_text_size(label, &style)?;
         area.draw_text(label, &style, (x, y))?;
         x -= w as i32 + 8;
         if *filled {
-            area.draw(&Rectangle::new([(x - 22, y - 9), (x, y + 9)], colour.filled()))?;
+            area.draw(&Rectangle::new(
+                [(x - 22, y - 9), (x, y + 9)],
+                colour.filled(),
+            ))?;
         } else {
-            area.draw(&Rectangle::new([(x - 22, y - 9), (x, y + 9)], colour.stroke_width(3)))?;
+            area.draw(&Rectangle::new(
+                [(x - 22, y - 9), (x, y + 9)],
+                colour.stroke_width(3),
+            ))?;
         }
         x -= 22 + 28;
     }
@@ -219,7 +251,10 @@ where
     chart.draw_series((0..steps).map(|k| {
         let a = lo + (hi - lo) * k as f64 / steps as f64;
         let b = lo + (hi - lo) * (k + 1) as f64 / steps as f64;
-        Rectangle::new([(0.0, a), (1.0, b)], viridis(k as f64 / steps as f64).filled())
+        Rectangle::new(
+            [(0.0, a), (1.0, b)],
+            viridis(k as f64 / steps as f64).filled(),
+        )
     }))?;
     Ok(())
 }
@@ -237,7 +272,11 @@ fn box_outline(plane: Plane, b: &Aabb) -> Option<[(f64, f64); 2]> {
     }
 }
 
-fn panel_plot<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s: &Slice, spec: &PlotSpec) -> DrawResult
+fn panel_plot<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: &Slice,
+    spec: &PlotSpec,
+) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
@@ -255,13 +294,22 @@ where
         .y_label_area_size(65)
         .build_cartesian_2d(u0..u1, v0..v1)?;
     let n_u = s.u_edges.len() - 1;
-    chart.draw_series(s.capacity.iter().zip(&s.feasible).enumerate().map(|(k, (c, f))| {
-        let (a, b) = (k % n_u, k / n_u);
-        Rectangle::new(
-            [(s.u_edges[a], s.v_edges[b]), (s.u_edges[a + 1], s.v_edges[b + 1])],
-            cell_color(*c, *f, spec).filled(),
-        )
-    }))?;
+    chart.draw_series(
+        s.capacity
+            .iter()
+            .zip(&s.feasible)
+            .enumerate()
+            .map(|(k, (c, f))| {
+                let (a, b) = (k % n_u, k / n_u);
+                Rectangle::new(
+                    [
+                        (s.u_edges[a], s.v_edges[b]),
+                        (s.u_edges[a + 1], s.v_edges[b + 1]),
+                    ],
+                    cell_color(*c, *f, spec).filled(),
+                )
+            }),
+    )?;
     chart
         .configure_mesh()
         .x_desc("x [m]")
@@ -271,8 +319,15 @@ where
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(BLACK.mix(0.12))
         .draw()?;
-    if let Some(corners) = spec.workspace.as_ref().and_then(|b| box_outline(s.plane, b)) {
-        chart.draw_series(std::iter::once(Rectangle::new(corners, BOX.stroke_width(3))))?;
+    if let Some(corners) = spec
+        .workspace
+        .as_ref()
+        .and_then(|b| box_outline(s.plane, b))
+    {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            corners,
+            BOX.stroke_width(3),
+        )))?;
     }
     Ok(())
 }

@@ -87,7 +87,10 @@ fn intervals(ok: &dyn Fn(f64) -> bool, lo: f64, hi: f64, dz: f64) -> Vec<AxisInt
         }
     }
     if let Some(s) = start {
-        out.push(AxisInterval { from_z: s, to_z: hi });
+        out.push(AxisInterval {
+            from_z: s,
+            to_z: hi,
+        });
     }
     out
 }
