@@ -217,9 +217,14 @@ impl SurrogateParams {
             if let Err(message) = entry.params().check() {
                 // Point at the offending key inside the table when it can be found.
                 let key = message.split_whitespace().next().unwrap_or("");
-                let line_span = text[span.clone()]
-                    .find(&format!("{key} "))
-                    .or_else(|| text[span.clone()].find(&format!("{key}=")))
+                // The table runs from its header to the next header.
+                let body = &text[span.start..];
+                let end = body.get(1..).and_then(|b| b.find("\n[")).map(|e| e + 1);
+                let body = &body[..end.unwrap_or(body.len())];
+                let line_span = body
+                    .find(&format!("\n{key} "))
+                    .or_else(|| body.find(&format!("\n{key}=")))
+                    .map(|at| at + 1)
                     .map(|at| (span.start + at)..(span.start + at + 1))
                     .unwrap_or(span);
                 let field = if key.contains('_') || key == "gain" || key == "damping" {
