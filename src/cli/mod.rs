@@ -7,7 +7,9 @@ mod kin;
 mod output;
 mod plc;
 mod sim;
+mod surrogate;
 mod traj;
+mod workspace;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -71,6 +73,11 @@ pub enum Command {
     /// Virtual PLC: a TwinCAT stand-in serving the robot's ADS symbols on loopback while its
     /// NC task plays a trajectory.
     Plc(plc::PlcArgs),
+    /// Seed 004's digital-filter surrogate: fit it to reference runs, validate it.
+    Surrogate(surrogate::SurrogateArgs),
+    /// Wrench-feasible workspace: volume, containment of the robot's `[workspace]` box, where
+    /// a minimum tension stops being reachable, and a plot of slices.
+    Workspace(workspace::WorkspaceArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -116,5 +123,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Report(a) => traj::report(a),
         Command::Simulate(a) => sim::simulate(a),
         Command::Plc(a) => plc::run(a),
+        Command::Surrogate(a) => surrogate::run(a),
+        Command::Workspace(a) => workspace::run(a),
     }
 }

@@ -6,7 +6,7 @@ use super::traj::{ProfileArg, TransitionArg, print_comparison};
 use anyhow::{Context, Result};
 use cdpr::metrics::{self, CompareOptions};
 use cdpr::sim::run::{self, RunOptions, RunOutcome};
-use cdpr::sim::{ChainConfig, ControlMode, ModelKind, SimConfig};
+use cdpr::sim::{ChainConfig, ControlMode, SimConfig};
 use cdpr::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -51,9 +51,16 @@ pub struct SimulateArgs {
     /// Physics step, s.
     #[arg(long, default_value_t = 0.001, value_name = "S")]
     pub dt: f64,
-    /// Physical model.
+    /// Model: the physics core's `chain` or `elastic`, or seed 004's `surrogate` filters.
     #[arg(long, value_enum, default_value = "chain")]
-    pub model: ModelKind,
+    pub model: super::surrogate::ModelArg,
+    /// Surrogate parameter file (from `cdpr surrogate fit`), with --model surrogate.
+    #[arg(long, value_name = "TOML")]
+    pub surrogate: Option<PathBuf>,
+    /// Surrogate: skip seed 004's combination step (scaling unreachable demands back into
+    /// the wrench-feasible workspace).
+    #[arg(long)]
+    pub no_combine: bool,
     /// How the winches are driven.
     #[arg(long, value_enum, default_value = "length")]
     pub control: ControlMode,
@@ -92,6 +99,9 @@ pub struct SimulateArgs {
 }
 
 pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
+    let Some(model) = a.model.physics() else {
+        return super::surrogate::simulate(a);
+    };
     let robot = a.robot.load()?;
     let options = BuiltinOptions {
         speed: a.speed,
@@ -106,7 +116,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let run_options = RunOptions {
         config: SimConfig {
             dt: a.dt,
-            model: a.model,
+            model,
             control: a.control,
             chain: ChainConfig {
                 link_mass: a.link_mass,
@@ -165,7 +175,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
                 "simulated_s".into(),
                 json!(outcome.records.last().map(|r| r.state.time)),
             );
-            map.insert("model".into(), json!(a.model));
+            map.insert("model".into(), json!(model));
             map.insert("control".into(), json!(a.control));
             map.insert("compensate".into(), json!(a.compensate));
             map.insert("dt".into(), json!(a.dt));
@@ -182,7 +192,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             "{} on {}: {} model, {} winches{}, dt {} ms, {} steps in {:.2} s wall ({:.0}× real time)",
             a.trajectory,
             robot.name,
-            format!("{:?}", a.model).to_lowercase(),
+            format!("{model:?}").to_lowercase(),
             format!("{:?}", a.control).to_lowercase(),
             if a.compensate { ", compensated" } else { "" },
             a.dt * 1e3,
@@ -212,7 +222,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     }
 }
 
-fn tension_range(outcome: &RunOutcome) -> (f64, f64) {
+pub(super) fn tension_range(outcome: &RunOutcome) -> (f64, f64) {
     outcome
         .records
         .iter()
@@ -222,7 +232,7 @@ fn tension_range(outcome: &RunOutcome) -> (f64, f64) {
         })
 }
 
-fn progress_bar(seconds: f64) -> Option<ProgressBar> {
+pub(super) fn progress_bar(seconds: f64) -> Option<ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
@@ -237,7 +247,7 @@ fn progress_bar(seconds: f64) -> Option<ProgressBar> {
 
 /// The run as CSV: `t,x_cmd,…,yaw_cmd,x,…,yaw`, per cable `length_cmd_i,length_i,tension_i`,
 /// then `segment`.
-fn write_csv(
+pub(super) fn write_csv(
     path: &PathBuf,
     robot: &cdpr::robot::Robot,
     traj: &Trajectory,
