@@ -91,6 +91,10 @@ pub struct PhysicsArgs {
     /// Cruise speed of built-in trajectories used as references, m/s.
     #[arg(long, default_value_t = 0.1, value_name = "M/S")]
     pub speed: f64,
+    /// Generated reference runs: subtract the cables' pre-stretch f*/k from the commanded
+    /// lengths (as `simulate --compensate`), so the platform lands on target.
+    #[arg(long)]
+    pub compensate: bool,
     /// Skip seed 004's combination step (scaling unreachable demands back into the
     /// wrench-feasible workspace) before the filters.
     #[arg(long)]
@@ -178,6 +182,7 @@ fn run_options(p: &PhysicsArgs) -> RunOptions {
             control: p.control,
             chain: ChainConfig::default(),
         },
+        compensate: p.compensate,
         ..RunOptions::default()
     }
 }

@@ -14,7 +14,8 @@
 //! - sines: DOF k at f_k ∈ {0.23, 0.31, 0.37, 0.29, 0.41, 0.19} Hz, 20 s, last second faded.
 //!
 //! Amplitudes A: a quarter of the `[workspace]` box along each translation (less where the
-//! home pose sits closer to the box's edge), 5° for rotations.
+//! home pose sits closer to the box's edge), 5° for rotations; the chirp's amplitude shrinks
+//! as its frequency rises to stay within the winch limits ([`chirp_envelope`]).
 
 use super::csv::differentiate;
 use super::{Sample, Trajectory, TrajectoryError};
@@ -152,6 +153,31 @@ pub fn amplitudes(robot: &Robot) -> [f64; 6] {
     a
 }
 
+/// The chirp's amplitude limit for DOF `dof` at time t of the sweep: 80 % of what keeps a
+/// sine at the instantaneous frequency f₀·rᵗ within the winch's velocity, acceleration and
+/// jerk limits (A·ω ≤ v, A·ω² ≤ a, A·ω³ ≤ j; for rotations divided by the platform's largest
+/// anchor radius). Beyond those limits the drive's set-point shaper makes the response
+/// amplitude-dependent, which no linear filter can represent; below them the sweep identifies
+/// the linear dynamics. On uvigo8 this shrinks the 5 cm chirp to ≈ 0.6 mm at 6.6 Hz.
+pub fn chirp_envelope(robot: &Robot, dof: usize, t: f64) -> f64 {
+    let w = std::f64::consts::TAU * CHIRP_F0 * CHIRP_RATE.powf(t);
+    let lever = if dof < 3 {
+        1.0
+    } else {
+        robot
+            .cables
+            .iter()
+            .map(|c| c.platform_anchor.norm())
+            .fold(0.0f64, f64::max)
+            .max(1e-3)
+    };
+    let lim = &robot.winch;
+    let amplitude = (lim.max_velocity / w)
+        .min(lim.max_acceleration / (w * w))
+        .min(lim.max_jerk / (w * w * w));
+    0.8 * amplitude / lever
+}
+
 /// The DOFs a robot commands (x, y, z and, on 6-DOF robots, roll, pitch, yaw).
 pub fn robot_dofs(robot: &Robot) -> Vec<usize> {
     match robot.dof {
@@ -259,7 +285,11 @@ fn sequence(
             if index < pieces.len() && within <= kind.duration() {
                 tag = Some(index);
                 for &d in &pieces[index] {
-                    pose[d] = rest[d] + amp[d] * unit_value(kind, within, d);
+                    let a = match kind {
+                        SignalKind::Chirp => amp[d].min(chirp_envelope(robot, d, within)),
+                        _ => amp[d],
+                    };
+                    pose[d] = rest[d] + a * unit_value(kind, within, d);
                 }
             }
         }
