@@ -71,6 +71,7 @@ fn benches(c: &mut Criterion) {
             black_box(out.last().copied())
         })
     });
+    group.sample_size(10);
     // Zero-rotation demands (as the seed000 trajectory): the map answers the interior.
     let flat: Vec<[f64; 6]> = input
         .iter()
@@ -83,7 +84,6 @@ fn benches(c: &mut Criterion) {
             black_box((stats, out.last().copied()))
         })
     });
-    group.sample_size(10);
     // Rotated demands: every step goes to the exact tension-distribution QP.
     group.bench_function("combined_rotating", |b| {
         b.iter(|| {

@@ -17,7 +17,6 @@
 
 use crate::kinematics::{Pose, effective_pose};
 use crate::robot::{Robot, TensionBounds};
-use crate::statics;
 use crate::workspace::FeasibilityMap;
 
 /// What the combination step asks of a robot: can it take this pose?
@@ -152,6 +151,6 @@ impl Reachability for CdprReachability {
         {
             return true;
         }
-        statics::tension_distribution(&self.robot, &pose, self.bounds).feasible
+        crate::workspace::feasible_at(&self.robot, &pose, self.bounds)
     }
 }

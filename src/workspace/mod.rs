@@ -69,6 +69,24 @@ impl OrientationRange {
     }
 }
 
+/// Whether tensions within `bounds` hold the platform at `pose`: the exact active-set QP
+/// alone ([`statics::tension_distribution`] would also run the LP that explains an infeasible
+/// pose, 20× the cost, which a yes/no question does not need).
+#[inline]
+pub fn feasible_at(robot: &Robot, pose: &Pose, bounds: TensionBounds) -> bool {
+    let ik = kinematics::inverse(robot, pose);
+    let w = ik.wrench_matrix();
+    let target = -statics::gravity_rows(robot, &ik);
+    let m = w.ncols();
+    statics::min_norm_qp(
+        &w,
+        &target,
+        &DVector::from_element(m, bounds.min),
+        &DVector::from_element(m, bounds.max),
+    )
+    .is_ok()
+}
+
 /// Whether tensions within `bounds` hold the platform at `position` for every orientation of
 /// `orientations` (the exact QP; stops at the first failure).
 pub fn pose_feasible(
@@ -82,7 +100,7 @@ pub fn pose_feasible(
             position: *position,
             rpy: *rpy,
         };
-        statics::tension_distribution(robot, &pose, bounds).feasible
+        feasible_at(robot, &pose, bounds)
     })
 }
 
