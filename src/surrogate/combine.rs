@@ -141,16 +141,20 @@ impl CdprReachability {
 }
 
 impl Reachability for CdprReachability {
+    #[inline]
     fn reachable(&self, pose: &[f64; 6]) -> bool {
-        let pose = effective_pose(&self.robot, &Pose::from_array(*pose));
-        let rpy = [pose.rpy.x, pose.rpy.y, pose.rpy.z];
-        let p = [pose.position.x, pose.position.y, pose.position.z];
+        // Map first, straight from the array (a 3-DOF robot holds zero rotation).
+        let rpy = match self.robot.dof {
+            crate::robot::Dof::Six => [pose[3], pose[4], pose[5]],
+            crate::robot::Dof::Three => [0.0; 3],
+        };
         if let Some(map) = &self.map
             && map.covers_rotation(&rpy)
-            && map.cell_feasible(&p) == Some(true)
+            && map.cell_feasible(&[pose[0], pose[1], pose[2]]) == Some(true)
         {
             return true;
         }
+        let pose = effective_pose(&self.robot, &Pose::from_array(*pose));
         crate::workspace::feasible_at(&self.robot, &pose, self.bounds)
     }
 }
