@@ -233,7 +233,7 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
         }))?;
     } else {
         println!(
-            "{}: tensions {} … {} N, {}{} grid {}³ over [{:.3}, {:.3}, {:.3}] … [{:.3}, {:.3}, {:.3}] m",
+            "{}: tensions {} … {} N, {} grid {}³ over [{:.3}, {:.3}, {:.3}] … [{:.3}, {:.3}, {:.3}] m",
             robot.name,
             bounds.min,
             bounds.max,
@@ -243,7 +243,6 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
                     orientations.len()
                 ))
                 .unwrap_or_else(|| "zero rotation,".into()),
-            "",
             a.grid,
             region.min.x,
             region.min.y,

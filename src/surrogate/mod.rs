@@ -84,10 +84,10 @@ impl Surrogate {
     /// One sample: the (already combined) demanded pose in, the simulated pose out.
     #[inline]
     pub fn step(&self, state: &mut SurrogateState, input: &[f64; 6]) -> [f64; 6] {
-        for k in 0..6 {
-            state.output[k] = match (&self.filters[k], &mut state.dofs[k]) {
-                (Some(f), Some(s)) => self.rest[k] + s.step(f, input[k] - self.rest[k]),
-                _ => input[k],
+        for (k, (&u, out)) in input.iter().zip(state.output.iter_mut()).enumerate() {
+            *out = match (&self.filters[k], &mut state.dofs[k]) {
+                (Some(f), Some(s)) => self.rest[k] + s.step(f, u - self.rest[k]),
+                _ => u,
             };
         }
         state.output

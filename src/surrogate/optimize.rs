@@ -10,8 +10,11 @@ use argmin::core::{CostFunction, Error, Executor};
 use argmin::solver::neldermead::NelderMead;
 use std::cell::RefCell;
 
+/// The cost being minimised (argmin's `CostFunction::cost` takes `&self`, hence the cell).
+type Cost<'a> = RefCell<&'a mut dyn FnMut(&[f64]) -> f64>;
+
 struct Boxed<'a> {
-    cost: RefCell<&'a mut dyn FnMut(&[f64]) -> f64>,
+    cost: Cost<'a>,
     lo: &'a [f64],
     hi: &'a [f64],
 }

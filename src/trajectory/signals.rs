@@ -146,9 +146,9 @@ pub fn unit_value(kind: SignalKind, t: f64, dof: usize) -> f64 {
 pub fn amplitudes(robot: &Robot) -> [f64; 6] {
     let ws = robot.workspace;
     let mut a = [5f64.to_radians(); 6];
-    for k in 0..3 {
+    for (k, a) in a.iter_mut().enumerate().take(3) {
         let room = (robot.home[k] - ws.min[k]).min(ws.max[k] - robot.home[k]);
-        a[k] = (0.25 * (ws.max[k] - ws.min[k])).min(room).max(0.0);
+        *a = (0.25 * (ws.max[k] - ws.min[k])).min(room).max(0.0);
     }
     a
 }

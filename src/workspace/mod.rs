@@ -251,20 +251,21 @@ impl FeasibleSet {
     pub fn touched_faces(&self) -> Vec<&'static str> {
         let [nx, ny, nz] = self.grid.cells;
         let mut faces = Vec::new();
-        let any = |f: &dyn Fn(usize, usize, usize) -> bool| {
-            (0..nz).any(|k| (0..ny).any(|j| (0..nx).any(|i| f(i, j, k) && self.at(i, j, k))))
-        };
-        let checks: [(&'static str, Box<dyn Fn(usize, usize, usize) -> bool>); 6] = [
-            ("x_min", Box::new(|i, _, _| i == 0)),
-            ("x_max", Box::new(move |i, _, _| i + 1 == nx)),
-            ("y_min", Box::new(|_, j, _| j == 0)),
-            ("y_max", Box::new(move |_, j, _| j + 1 == ny)),
-            ("z_min", Box::new(|_, _, k| k == 0)),
-            ("z_max", Box::new(move |_, _, k| k + 1 == nz)),
+        // Per face: the axis (0 = x, 1 = y, 2 = z) and the index on it.
+        let faces_at = [
+            ("x_min", 0, 0),
+            ("x_max", 0, nx - 1),
+            ("y_min", 1, 0),
+            ("y_max", 1, ny - 1),
+            ("z_min", 2, 0),
+            ("z_max", 2, nz - 1),
         ];
-        for (name, f) in checks.iter() {
-            if any(f.as_ref()) {
-                faces.push(*name);
+        for (name, axis, at) in faces_at {
+            let touched = (0..nz).any(|k| {
+                (0..ny).any(|j| (0..nx).any(|i| [i, j, k][axis] == at && self.at(i, j, k)))
+            });
+            if touched {
+                faces.push(name);
             }
         }
         faces
@@ -296,7 +297,7 @@ pub(crate) fn parallel_map<T: Send>(
                     for index in range {
                         out.push(job(index));
                         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                        if n % 256 == 0 {
+                        if n.is_multiple_of(256) {
                             progress(n as f64 / count as f64);
                         }
                     }
