@@ -234,9 +234,9 @@ fn bad_inputs_fail_with_the_file_and_line() {
     );
     let o = cdpr(&["trajectory", "-r", "uvigo8", "--name", "spiral"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("`spiral` is neither a built-in trajectory (seed000, pickplace, poly5")
-    );
+    assert!(stderr(&o).contains(
+        "`spiral` is neither a built-in trajectory (seed000, pickplace, poly5, tilt, steps, chirp"
+    ));
     let o = cdpr(&[
         "trajectory",
         "-r",

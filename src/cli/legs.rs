@@ -124,7 +124,6 @@ pub fn ik(robot: &Robot, pose: &Pose, as_json: bool, angles: &AngleArg) -> Resul
 
 /// `workspace` for a linear delta: seed 002's point-cloud check of the required cylinder, which
 /// constraint fails where, and a plot (top and side views).
-#[allow(dead_code)] // until `cdpr workspace` dispatches here
 pub fn workspace(robot: &Robot, step: f64, plot: Option<&Path>, as_json: bool) -> Result<ExitCode> {
     let Mechanism::LinearDelta { delta, cylinder } = &robot.mechanism else {
         anyhow::bail!("{} is not a linear delta", robot.name);
@@ -206,4 +205,51 @@ pub fn workspace(robot: &Robot, step: f64, plot: Option<&Path>, as_json: bool) -
     } else {
         ExitCode::from(2)
     })
+}
+
+/// `workspace` for the 2-RSSU: its reach in (roll, pitch) — Table 1's axis ranges and the
+/// coupled reach along the diagonals, where seed 004's combination step pulls demands back.
+pub fn rssu2_reach(robot: &Robot, as_json: bool) -> Result<ExitCode> {
+    let Mechanism::Rssu2(r) = &robot.mechanism else {
+        anyhow::bail!("{} is not a 2-RSSU", robot.name);
+    };
+    let ranges = r.ranges().map(f64::to_degrees);
+    // Reach along 16 directions in the (roll, pitch) plane.
+    let directions: Vec<(f64, f64, f64)> = (0..16)
+        .map(|k| {
+            let a = k as f64 * std::f64::consts::TAU / 16.0;
+            let reach = r.reach(a.cos(), a.sin());
+            (
+                a.to_degrees(),
+                (reach * a.cos()).to_degrees(),
+                (reach * a.sin()).to_degrees(),
+            )
+        })
+        .collect();
+    if as_json {
+        json(&json!({
+            "robot": robot.name,
+            "pitch_deg": [ranges[0], ranges[1]],
+            "roll_deg": [ranges[2], ranges[3]],
+            "boundary_deg": directions.iter().map(|d| json!({"direction": d.0, "roll": d.1, "pitch": d.2})).collect::<Vec<_>>(),
+        }))?;
+    } else {
+        println!(
+            "{}: pitch [{:.2}°, {:.2}°], roll [{:.2}°, {:.2}°] (seed 004, Table 1: ±30.27°, ±26.38°)",
+            robot.name, ranges[0], ranges[1], ranges[2], ranges[3]
+        );
+        println!(
+            "reach boundary (a crank at its stop or a rod out of reach) along directions in (roll, pitch):"
+        );
+        let mut t = Table::new(&["direction [°]", "roll [°]", "pitch [°]"]);
+        for (a, roll, pitch) in &directions {
+            t.row(vec![
+                format!("{a:.1}"),
+                format!("{roll:.2}"),
+                format!("{pitch:.2}"),
+            ]);
+        }
+        t.print();
+    }
+    Ok(ExitCode::SUCCESS)
 }

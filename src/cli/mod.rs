@@ -9,7 +9,9 @@ mod output;
 mod plc;
 mod shadow;
 mod sim;
+mod surrogate;
 mod traj;
+mod workspace;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -78,9 +80,33 @@ pub enum Command {
     /// Live shadow of a TwinCAT controller (or `cdpr plc`) over ADS: the model built from the
     /// controller's geometry, stepped with its commanded lengths, its state written back.
     Shadow(shadow::ShadowArgs),
+    /// Seed 004's digital-filter surrogate: fit it to reference runs, validate it.
+    Surrogate(surrogate::SurrogateArgs),
+    /// Wrench-feasible workspace: volume, containment of the robot's `[workspace]` box, where
+    /// a minimum tension stops being reachable, and a plot of slices.
+    Workspace(workspace::WorkspaceArgs),
+}
+
+/// `cdpr … | head` closes our standard output early; Rust's `println!` then panics. What was
+/// asked for has been read, so end quietly as a SIGPIPE-terminated Unix tool would (141).
+fn quiet_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info)
+    }));
 }
 
 pub fn main() -> ExitCode {
+    quiet_on_broken_pipe();
     let cli = Cli::parse();
     init_tracing();
     let Some(command) = cli.command else {
@@ -124,5 +150,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Simulate(a) => sim::simulate(a),
         Command::Plc(a) => plc::run(a),
         Command::Shadow(a) => shadow::run(a),
+        Command::Surrogate(a) => surrogate::run(a),
+        Command::Workspace(a) => workspace::run(a),
     }
 }

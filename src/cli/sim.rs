@@ -6,7 +6,7 @@ use super::traj::{ProfileArg, TransitionArg, print_comparison};
 use anyhow::{Context, Result};
 use cdpr::metrics::{self, CompareOptions};
 use cdpr::sim::run::{self, RunOptions, RunOutcome};
-use cdpr::sim::{ChainConfig, ControlMode, ModelKind, SimConfig};
+use cdpr::sim::{ChainConfig, ControlMode, SimConfig};
 use cdpr::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -52,9 +52,16 @@ pub struct SimulateArgs {
     /// Physics step, s.
     #[arg(long, default_value_t = 0.001, value_name = "S")]
     pub dt: f64,
-    /// Physical model.
+    /// Model: the physics core's `chain` or `elastic`, or seed 004's `surrogate` filters.
     #[arg(long, value_enum, default_value = "chain")]
-    pub model: ModelKind,
+    pub model: super::surrogate::ModelArg,
+    /// Surrogate parameter file (from `cdpr surrogate fit`), with --model surrogate.
+    #[arg(long, value_name = "TOML")]
+    pub surrogate: Option<PathBuf>,
+    /// Surrogate: skip seed 004's combination step (scaling unreachable demands back into
+    /// the wrench-feasible workspace).
+    #[arg(long)]
+    pub no_combine: bool,
     /// How the winches are driven.
     #[arg(long, value_enum, default_value = "length")]
     pub control: ControlMode,
@@ -93,6 +100,9 @@ pub struct SimulateArgs {
 }
 
 pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
+    let Some(model) = a.model.physics() else {
+        return super::surrogate::simulate(a);
+    };
     let robot = a.robot.load()?;
     let options = BuiltinOptions {
         speed: a.speed,
@@ -107,7 +117,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let run_options = RunOptions {
         config: SimConfig {
             dt: a.dt,
-            model: a.model,
+            model,
             control: a.control,
             chain: ChainConfig {
                 link_mass: a.link_mass,
@@ -167,7 +177,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
                 "simulated_s".into(),
                 json!(outcome.records.last().map(|r| r.state.time)),
             );
-            map.insert("model".into(), json!(a.model));
+            map.insert("model".into(), json!(model));
             map.insert("control".into(), json!(a.control));
             map.insert("compensate".into(), json!(a.compensate));
             map.insert("dt".into(), json!(a.dt));
@@ -184,7 +194,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             "{} on {}: {} model, {} winches{}, dt {} ms, {} steps in {:.2} s wall ({:.0}× real time)",
             a.trajectory,
             robot.name,
-            format!("{:?}", a.model).to_lowercase(),
+            format!("{model:?}").to_lowercase(),
             format!("{:?}", a.control).to_lowercase(),
             if a.compensate { ", compensated" } else { "" },
             a.dt * 1e3,
@@ -224,14 +234,14 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
 }
 
 /// A platform that only turns (the 2-RSSU): its tracking is judged in angles.
-fn turns_only(robot: &cdpr::robot::Robot) -> bool {
+pub(super) fn turns_only(robot: &cdpr::robot::Robot) -> bool {
     matches!(robot.mechanism, cdpr::robot::Mechanism::Rssu2(_))
 }
 
 /// Tracking of one segment (or the total) in angles: RMS and largest error of roll and pitch
 /// (degrees) and seed 004's NRMSE (None for a constant reference).
 #[derive(serde::Serialize)]
-struct AngleErrors {
+pub(super) struct AngleErrors {
     segment: String,
     rms_roll_deg: f64,
     max_roll_deg: f64,
@@ -242,7 +252,7 @@ struct AngleErrors {
 }
 
 /// Commanded against simulated at the same instants (no lag removed), per segment then total.
-fn angle_errors(reference: &Trajectory, actual: &Trajectory) -> Vec<AngleErrors> {
+pub(super) fn angle_errors(reference: &Trajectory, actual: &Trajectory) -> Vec<AngleErrors> {
     let mut names: Vec<String> = reference.segments.clone();
     names.push("TOTAL".into());
     let mut out = Vec::new();
@@ -290,7 +300,7 @@ fn angle_errors(reference: &Trajectory, actual: &Trajectory) -> Vec<AngleErrors>
     out
 }
 
-fn print_angle_errors(errors: &[AngleErrors]) {
+pub(super) fn print_angle_errors(errors: &[AngleErrors]) {
     println!(
         "{:<8} {:>14} {:>14} {:>14} {:>14} {:>14}",
         "segment", "RMS roll [°]", "max roll [°]", "RMS pitch [°]", "max pitch [°]", "NRMSE r p"
@@ -312,7 +322,7 @@ fn print_angle_errors(errors: &[AngleErrors]) {
     );
 }
 
-fn tension_range(outcome: &RunOutcome) -> (f64, f64) {
+pub(super) fn tension_range(outcome: &RunOutcome) -> (f64, f64) {
     outcome
         .records
         .iter()
@@ -322,7 +332,7 @@ fn tension_range(outcome: &RunOutcome) -> (f64, f64) {
         })
 }
 
-fn progress_bar(seconds: f64) -> Option<ProgressBar> {
+pub(super) fn progress_bar(seconds: f64) -> Option<ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
@@ -337,7 +347,7 @@ fn progress_bar(seconds: f64) -> Option<ProgressBar> {
 
 /// The run as CSV: `t,x_cmd,…,yaw_cmd,x,…,yaw`, per cable `length_cmd_i,length_i,tension_i`,
 /// then `segment`.
-fn write_csv(
+pub(super) fn write_csv(
     path: &PathBuf,
     robot: &cdpr::robot::Robot,
     traj: &Trajectory,

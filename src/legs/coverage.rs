@@ -227,11 +227,7 @@ where
                 .legend(move |(x, y)| Circle::new((x, y), 4, colour(v).filled()));
         }
         chart
-            .draw_series(std::iter::once(Circle::new(
-                (1e9, 1e9),
-                1,
-                colour(None).filled(),
-            )))?
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
             .label(name(None))
             .legend(|(x, y)| Circle::new((x, y), 4, colour(None).filled()));
         chart

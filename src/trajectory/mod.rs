@@ -9,6 +9,8 @@
 //! - built-ins by name: `seed000`, `pickplace`, `poly5` ([`builtin()`], [`BUILTINS`]);
 //! - [`tilt`]: a rotation-only built-in (roll and pitch moves), for the 2-RSSU platform;
 //! - [`csv`]: import/export; [`limits`]: winch limits in cable space and time scaling;
+//! - [`signals`]: seed 004's identification signals `steps`, `chirp`, `dsine`, `dsquare`,
+//!   `sines` (also by name in [`load()`]);
 //! - [`perturb`]: a synthetic "tracking response" (delay, low-pass, offset) for examples.
 
 mod builtin;
@@ -17,6 +19,7 @@ pub mod limits;
 pub mod path;
 pub mod perturb;
 pub mod profile;
+pub mod signals;
 pub mod tilt;
 
 pub use builtin::{
@@ -77,12 +80,20 @@ pub fn load(
         }
         return builtin(robot, spec, options);
     }
+    if let Some(kind) = signals::SignalKind::from_name(spec) {
+        return signals::signal(robot, kind, options.dt);
+    }
     if Path::new(spec).is_file() {
         return csv::read(spec);
     }
+    let identification = signals::SIGNALS.iter().map(|(n, _)| *n);
     Err(TrajectoryError::UnknownName {
         spec: spec.to_string(),
-        known: format!("{}, tilt", builtin::builtin_names()),
+        known: std::iter::once(builtin::builtin_names())
+            .chain(std::iter::once("tilt".to_string()))
+            .chain(identification.map(str::to_string))
+            .collect::<Vec<_>>()
+            .join(", "),
     })
 }
 

@@ -1,0 +1,572 @@
+//! `surrogate fit|validate` and `simulate --model surrogate`: seed 004's digital-filter model.
+
+use super::args::RobotArg;
+use super::output::{Table, json};
+use super::sim::{
+    SimulateArgs, angle_errors, print_angle_errors, progress_bar, tension_range, turns_only,
+    write_csv,
+};
+use super::traj::print_comparison;
+use anyhow::{Context, Result, bail};
+use cdpr::metrics::{self, CompareOptions};
+use cdpr::robot::{Mechanism, Robot};
+use cdpr::sim::run::{self, RunOptions};
+use cdpr::sim::{ChainConfig, ControlMode, ModelKind, SimConfig};
+use cdpr::surrogate::reference::{self, DofScore, ReferenceRun};
+use cdpr::surrogate::run::{SurrogateRunOptions, run as run_surrogate};
+use cdpr::surrogate::{
+    CdprReachability, DOF_NAMES, FitMethod, FitOptions, Reachability, Surrogate, SurrogateParams,
+    dof_index,
+};
+use cdpr::trajectory::signals::{SignalKind, robot_dofs};
+use cdpr::trajectory::{self, BuiltinOptions};
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `--model` of `simulate`: the physics core's models and the surrogate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelArg {
+    /// Per-cable joint chains in Rapier (seed 000's construction).
+    Chain,
+    /// Platform-only rigid body with unilateral spring-damper cables (fast).
+    Elastic,
+    /// Seed 004's digital filters (needs --surrogate PARAMS.toml from `cdpr surrogate fit`).
+    Surrogate,
+}
+
+impl ModelArg {
+    /// The physics model, or None for the surrogate.
+    pub fn physics(self) -> Option<ModelKind> {
+        match self {
+            ModelArg::Chain => Some(ModelKind::Chain),
+            ModelArg::Elastic => Some(ModelKind::Elastic),
+            ModelArg::Surrogate => None,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct SurrogateArgs {
+    #[command(subcommand)]
+    pub command: SurrogateCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SurrogateCommand {
+    /// Fit per DOF a delay + Tustin second-order low-pass to reference responses and write
+    /// the parameter file.
+    #[command(
+        after_help = "The references are recorded runs (`cdpr simulate --out run.csv`: the \
+`_cmd` pose columns are the input, the plain pose columns the response) or, without --reference, \
+runs of the physics core on seed 004's identification signals (--signals, one DOF at a time). \
+Each DOF is fitted on the references that move it, maximising seed 004's NRMSE \
+(1 − ‖y − ŷ‖/‖y − ȳ‖, 1 is perfect). --validate scores the fitted surrogate on other \
+trajectories (the physics core is run on them with the same settings) so the NRMSE reported is \
+on data the fit never saw.\n\n\
+Examples:\n  \
+cdpr simulate --robot uvigo8 --trajectory steps --model elastic --out steps.csv\n  \
+cdpr surrogate fit --robot uvigo8 --reference steps.csv --out uvigo8-surrogate.toml\n  \
+cdpr surrogate fit --robot uvigo8 --signals steps,chirp --model elastic \\\n      \
+--validate dsine,dsquare,sines,seed000 --out uvigo8-surrogate.toml"
+    )]
+    Fit(FitArgs),
+    /// Score a parameter file against reference runs (NRMSE per DOF, surrogate vs. no model).
+    #[command(after_help = "Example:\n  \
+cdpr surrogate validate --robot uvigo8 --surrogate uvigo8-surrogate.toml --reference dsine,seed000")]
+    Validate(ValidateArgs),
+}
+
+/// How to produce physics reference runs.
+#[derive(Args, Debug, Clone)]
+pub struct PhysicsArgs {
+    /// Physics model for generated reference runs [default: elastic for cable robots, chain
+    /// for robots with legs].
+    #[arg(long, value_enum)]
+    pub model: Option<ModelKind>,
+    /// Winch drive for generated reference runs.
+    #[arg(long, value_enum, default_value = "length")]
+    pub control: ControlMode,
+    /// Step of generated reference runs (and of the fit), s.
+    #[arg(long, default_value_t = 0.001, value_name = "S")]
+    pub dt: f64,
+    /// Cruise speed of built-in trajectories used as references, m/s.
+    #[arg(long, default_value_t = 0.1, value_name = "M/S")]
+    pub speed: f64,
+    /// Generated reference runs: subtract the cables' pre-stretch f*/k from the commanded
+    /// lengths (as `simulate --compensate`), so the platform lands on target.
+    #[arg(long)]
+    pub compensate: bool,
+    /// Skip seed 004's combination step (scaling unreachable demands back into the
+    /// wrench-feasible workspace) before the filters.
+    #[arg(long)]
+    pub no_combine: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FitArgs {
+    #[command(flatten)]
+    pub robot: RobotArg,
+    /// Reference runs: CSV files written by `cdpr simulate --out`, or trajectory names (signals
+    /// steps, chirp, dsine, dsquare, sines; built-ins seed000, pickplace, poly5) to run through
+    /// the physics core. Comma-separated or repeated.
+    #[arg(long, value_delimiter = ',', value_name = "CSV|NAME")]
+    pub reference: Vec<String>,
+    /// Identification signals run one DOF at a time when no --reference is given.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "steps,chirp",
+        value_name = "NAMES"
+    )]
+    pub signals: Vec<String>,
+    /// Trajectories to validate on after fitting (CSV or names, as --reference).
+    #[arg(long, value_delimiter = ',', value_name = "CSV|NAME")]
+    pub validate: Vec<String>,
+    /// DOFs to fit (default: all the robot commands).
+    #[arg(long, value_delimiter = ',', value_name = "x,y,z,roll,pitch,yaw")]
+    pub dofs: Vec<String>,
+    /// Fit method: seed 004's 0.05 grid (ζ ∈ [1, 1.6], f_n ∈ [1, 3] Hz, gain 1) or a coarse
+    /// grid over wide ranges refined by Nelder–Mead.
+    #[arg(long, value_enum, default_value = "nelder-mead")]
+    pub method: MethodArg,
+    /// Fit the static gain too (Nelder–Mead only; seed 004 fixes it at 1).
+    #[arg(long)]
+    pub fit_gain: bool,
+    /// Longest delay considered, s.
+    #[arg(long, default_value_t = 0.25, value_name = "S")]
+    pub max_delay: f64,
+    #[command(flatten)]
+    pub physics: PhysicsArgs,
+    /// Where to write the parameter file (TOML).
+    #[arg(long, short = 'o', value_name = "TOML")]
+    pub out: PathBuf,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MethodArg {
+    Grid,
+    NelderMead,
+}
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub robot: RobotArg,
+    /// Parameter file written by `cdpr surrogate fit`.
+    #[arg(long, value_name = "TOML")]
+    pub surrogate: PathBuf,
+    /// Reference runs (CSV or names, as in `fit`). Comma-separated or repeated.
+    #[arg(long, value_delimiter = ',', required = true, value_name = "CSV|NAME")]
+    pub reference: Vec<String>,
+    #[command(flatten)]
+    pub physics: PhysicsArgs,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: SurrogateArgs) -> Result<ExitCode> {
+    match a.command {
+        SurrogateCommand::Fit(f) => fit(f),
+        SurrogateCommand::Validate(v) => validate(v),
+    }
+}
+
+/// The physics model of generated reference runs: the one asked for, else the robot's
+/// cheapest (robots with legs only have the chain model).
+fn physics_model(robot: &Robot, p: &PhysicsArgs) -> ModelKind {
+    p.model.unwrap_or(if robot.is_cable_robot() {
+        ModelKind::Elastic
+    } else {
+        ModelKind::Chain
+    })
+}
+
+fn run_options(robot: &Robot, p: &PhysicsArgs) -> RunOptions {
+    RunOptions {
+        config: SimConfig {
+            dt: p.dt,
+            model: physics_model(robot, p),
+            control: p.control,
+            chain: ChainConfig::default(),
+        },
+        compensate: p.compensate,
+        ..RunOptions::default()
+    }
+}
+
+/// A reference: a CSV file as recorded, or a trajectory name run through the physics core.
+fn load_reference(robot: &Robot, spec: &str, p: &PhysicsArgs) -> Result<ReferenceRun> {
+    if Path::new(spec).is_file() {
+        return ReferenceRun::from_csv(spec).with_context(|| format!("reading reference `{spec}`"));
+    }
+    let options = BuiltinOptions {
+        speed: p.speed,
+        dt: p.dt,
+        ..BuiltinOptions::default()
+    };
+    let traj = trajectory::load(spec, robot, &options)
+        .with_context(|| format!("reference `{spec}` is neither a file nor a trajectory name"))?;
+    let bar = progress_bar(traj.duration());
+    let mut tick = |fraction: f64| {
+        if let Some(b) = &bar {
+            b.set_position((fraction * 1000.0) as u64);
+        }
+    };
+    let outcome = run::run(robot, &traj, &run_options(robot, p), &mut tick)
+        .with_context(|| format!("running `{spec}` through the physics core"))?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if let Some(e) = outcome.error {
+        return Err(anyhow::Error::new(e).context(format!("physics run of `{spec}`")));
+    }
+    let name = format!("{spec} ({:?})", physics_model(robot, p)).to_lowercase();
+    Ok(ReferenceRun::from_outcome(&name, &outcome, p.dt))
+}
+
+/// Seed 004's combination step asks the robot whether it can take a pose: a CDPR by its
+/// tension distribution (with a precomputed map), a robot with legs by its inverse kinematics.
+fn reachability(robot: &Robot, no_combine: bool) -> Option<Box<dyn Reachability>> {
+    if no_combine {
+        return None;
+    }
+    Some(match robot.mechanism.clone() {
+        Mechanism::Cables => Box::new(CdprReachability::with_map(robot, 0.01)),
+        Mechanism::Rssu2(r) => Box::new(move |pose: &[f64; 6]| r.reachable(pose[3], pose[4])),
+        Mechanism::LinearDelta { delta, .. } => Box::new(move |pose: &[f64; 6]| {
+            delta
+                .inverse(&nalgebra::Vector3::new(pose[0], pose[1], pose[2]))
+                .is_ok()
+        }),
+    })
+}
+
+fn parse_dofs(robot: &Robot, names: &[String]) -> Result<Vec<usize>> {
+    if names.is_empty() {
+        return Ok(robot_dofs(robot));
+    }
+    names
+        .iter()
+        .map(|n| {
+            dof_index(n.trim())
+                .with_context(|| format!("--dofs: `{n}` is not a DOF (x, y, z, roll, pitch, yaw)"))
+        })
+        .collect()
+}
+
+fn fit(a: FitArgs) -> Result<ExitCode> {
+    let robot = a.robot.load()?;
+    let dofs = parse_dofs(&robot, &a.dofs)?;
+    let p = &a.physics;
+    let mut rest = robot.home;
+    if robot.dof == cdpr::robot::Dof::Three {
+        rest[3..].fill(0.0);
+    }
+    let runs: Vec<ReferenceRun> = if a.reference.is_empty() {
+        let kinds: Vec<SignalKind> = a
+            .signals
+            .iter()
+            .map(|s| {
+                SignalKind::from_name(s.trim()).with_context(|| {
+                    format!("--signals: unknown signal `{s}` (steps, chirp, dsine, dsquare, sines)")
+                })
+            })
+            .collect::<Result<_>>()?;
+        let total = kinds.len() * dofs.len();
+        if !a.json {
+            eprintln!(
+                "running {total} identification runs ({} on {}, {:?} model) …",
+                a.signals.join(", "),
+                dofs.iter()
+                    .map(|&d| DOF_NAMES[d])
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                physics_model(&robot, p)
+            );
+        }
+        let mut progress = |done: usize, total: usize| {
+            if !a.json {
+                eprintln!("  identification run {done}/{total} done");
+            }
+        };
+        reference::identification_runs(
+            &robot,
+            &kinds,
+            &dofs,
+            &run_options(&robot, p),
+            &mut progress,
+        )
+        .context("identification runs")?
+    } else {
+        a.reference
+            .iter()
+            .map(|r| load_reference(&robot, r, p))
+            .collect::<Result<_>>()?
+    };
+    let mut options = match a.method {
+        MethodArg::Grid => FitOptions::seed004(),
+        MethodArg::NelderMead => FitOptions::wide(runs[0].dt),
+    };
+    options.max_delay_s = a.max_delay;
+    if a.fit_gain {
+        if options.method == FitMethod::Grid {
+            bail!("--fit-gain needs --method nelder-mead (seed 004's grid fixes the gain at 1)");
+        }
+        options.fit_gain = true;
+    }
+    let reach = reachability(&robot, p.no_combine);
+    let reach_dyn = reach.as_deref();
+    let started = std::time::Instant::now();
+    let (mut params, reports) =
+        reference::fit_all(&robot.name, &rest, &runs, &dofs, &options, reach_dyn)
+            .context("fitting the surrogate")?;
+    let fit_s = started.elapsed().as_secs_f64();
+    params.method = Some(
+        match a.method {
+            MethodArg::Grid => "grid",
+            MethodArg::NelderMead => "nelder-mead",
+        }
+        .into(),
+    );
+    params.references = runs.iter().map(|r| r.name.clone()).collect();
+    params
+        .write(&a.out)
+        .with_context(|| format!("writing {}", a.out.display()))?;
+
+    // Validation on trajectories the fit did not see.
+    let surrogate = Surrogate::new(&params, params.dt);
+    let mut validation = Vec::new();
+    for spec in &a.validate {
+        let run = load_reference(&robot, spec, p)?;
+        if (run.dt - params.dt).abs() > 1e-9 {
+            bail!(
+                "validation run `{spec}` has period {} s, the fit {} s",
+                run.dt,
+                params.dt
+            );
+        }
+        validation.push((
+            spec.clone(),
+            reference::validate(&surrogate, &run, reach_dyn),
+        ));
+    }
+    if a.json {
+        json(&json!({
+            "params": a.out,
+            "fit_s": fit_s,
+            "dofs": reports,
+            "validation": validation.iter().map(|(n, s)| json!({"reference": n, "scores": s})).collect::<Vec<_>>(),
+        }))?;
+    } else {
+        println!(
+            "fitted {} DOF(s) of {} on {} reference run(s) in {:.1} s ({} method)",
+            reports.len(),
+            robot.name,
+            runs.len(),
+            fit_s,
+            params.method.as_deref().unwrap_or("")
+        );
+        let mut t = Table::new(&["dof", "delay ms", "f_n Hz", "ζ", "K", "NRMSE (fit)", "runs"]);
+        for r in &reports {
+            let q = r.fit.params;
+            t.row(vec![
+                r.dof.into(),
+                format!("{:.0}", q.delay_s * 1e3),
+                format!("{:.3}", q.natural_frequency_hz),
+                format!("{:.3}", q.damping),
+                format!("{:.3}", q.gain),
+                format!("{:.4}", r.fit.nrmse),
+                r.references.len().to_string(),
+            ]);
+        }
+        t.print();
+        if !validation.is_empty() {
+            println!(
+                "\nNRMSE on trajectories not used for the fit (surrogate / demand taken as response):"
+            );
+            print_scores(&validation);
+        }
+        println!("wrote {}", a.out.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_scores(validation: &[(String, Vec<DofScore>)]) {
+    let mut t = Table::new(&["reference", "x", "y", "z", "roll", "pitch", "yaw"]);
+    for (name, scores) in validation {
+        let mut row = vec![name.clone()];
+        for dof in DOF_NAMES {
+            row.push(
+                scores
+                    .iter()
+                    .find(|s| s.dof == dof)
+                    .map(|s| {
+                        let f = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or("–".into());
+                        format!("{} / {}", f(s.nrmse), f(s.baseline))
+                    })
+                    .unwrap_or_else(|| "·".into()),
+            );
+        }
+        t.row(row);
+    }
+    t.print();
+}
+
+fn load_params(path: &Path, robot: &Robot) -> Result<SurrogateParams> {
+    let params = SurrogateParams::read(path).context("reading the surrogate parameters")?;
+    if params.robot != robot.name {
+        eprintln!(
+            "warning: {} was fitted on robot `{}`, used here on `{}`",
+            path.display(),
+            params.robot,
+            robot.name
+        );
+    }
+    Ok(params)
+}
+
+fn validate(a: ValidateArgs) -> Result<ExitCode> {
+    let robot = a.robot.load()?;
+    let params = load_params(&a.surrogate, &robot)?;
+    let reach = reachability(&robot, a.physics.no_combine);
+    let reach_dyn = reach.as_deref();
+    let mut validation = Vec::new();
+    for spec in &a.reference {
+        let run = load_reference(&robot, spec, &a.physics)?;
+        let surrogate = Surrogate::new(&params, run.dt);
+        validation.push((
+            spec.clone(),
+            reference::validate(&surrogate, &run, reach_dyn),
+        ));
+    }
+    if a.json {
+        json(
+            &validation
+                .iter()
+                .map(|(n, s)| json!({"reference": n, "scores": s}))
+                .collect::<Vec<_>>(),
+        )?;
+    } else {
+        println!("NRMSE per DOF (surrogate / demand taken as response; 1 is perfect):");
+        print_scores(&validation);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cdpr simulate --model surrogate`.
+pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
+    let robot = a.robot.load()?;
+    let Some(path) = &a.surrogate else {
+        bail!(
+            "--model surrogate needs --surrogate PARAMS.toml (write one with `cdpr surrogate fit`)"
+        );
+    };
+    let params = load_params(path, &robot)?;
+    let options = BuiltinOptions {
+        speed: a.speed,
+        dt: a.dt,
+        profile: a.profile.map(Into::into),
+        accel: a.accel,
+        jerk: a.jerk,
+        transition: a.transition.map(Into::into),
+    };
+    let traj = trajectory::load(&a.trajectory, &robot, &options)
+        .with_context(|| format!("loading trajectory `{}`", a.trajectory))?;
+    let surrogate = Surrogate::new(&params, a.dt);
+    let reach = reachability(&robot, a.no_combine);
+    let reach_dyn = reach.as_deref();
+    let (outcome, stats) = run_surrogate(
+        &robot,
+        &surrogate,
+        reach_dyn,
+        &traj,
+        &SurrogateRunOptions {
+            settle_time: a.settle,
+            compensate: a.compensate,
+        },
+    );
+    if let Some(path) = &a.out {
+        write_csv(path, &robot, &traj, &outcome)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    let simulated = outcome.records.last().map(|r| r.state.time).unwrap_or(0.0);
+    let rtf = simulated / stats.stepping_s.max(1e-12);
+    let comparison = metrics::compare(
+        &outcome.commanded(&traj),
+        &outcome.actual(&traj),
+        &CompareOptions {
+            remove_lag: !a.no_lag,
+            ..CompareOptions::default()
+        },
+    );
+    let tensions = tension_range(&outcome);
+    if a.json {
+        let mut value = match &comparison {
+            _ if turns_only(&robot) => json!({
+                "angles": angle_errors(&outcome.commanded(&traj), &outcome.actual(&traj))
+            }),
+            Ok(c) => serde_json::to_value(c)?,
+            Err(e) => json!({ "metrics_error": e.to_string() }),
+        };
+        if let Some(map) = value.as_object_mut() {
+            map.insert("model".into(), json!("surrogate"));
+            map.insert("surrogate".into(), json!(path));
+            map.insert("rtf".into(), json!(rtf));
+            map.insert("stepping_s".into(), json!(stats.stepping_s));
+            map.insert("wall_s".into(), json!(outcome.wall_s));
+            map.insert("steps".into(), json!(outcome.steps));
+            map.insert("simulated_s".into(), json!(simulated));
+            map.insert("limited_steps".into(), json!(stats.limited_steps));
+            map.insert("dt".into(), json!(a.dt));
+            map.insert("tension_min".into(), json!(tensions.0));
+            map.insert("tension_max".into(), json!(tensions.1));
+        }
+        json(&value)?;
+    } else {
+        println!(
+            "{} on {}: surrogate model ({}), dt {} ms, {} steps: filters {:.4} s ({:.0}× real time), with read-out {:.2} s",
+            a.trajectory,
+            robot.name,
+            path.display(),
+            a.dt * 1e3,
+            outcome.steps,
+            stats.stepping_s,
+            rtf,
+            outcome.wall_s
+        );
+        if stats.limited_steps > 0 {
+            println!(
+                "combination step: {} demands scaled back into the robot's reach",
+                stats.limited_steps
+            );
+        }
+        if robot.is_cable_robot() {
+            println!(
+                "tensions {:.2} … {:.2} N (distribution at the surrogate's poses)",
+                tensions.0, tensions.1
+            );
+        }
+        if turns_only(&robot) {
+            print_angle_errors(&angle_errors(
+                &outcome.commanded(&traj),
+                &outcome.actual(&traj),
+            ));
+        } else {
+            match &comparison {
+                Ok(c) => print_comparison(c),
+                Err(e) => eprintln!("warning: no tracking metrics: {e}"),
+            }
+        }
+        if let Some(path) = &a.out {
+            println!("wrote {}", path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
