@@ -12,3 +12,5 @@ pub mod robot;
 pub mod sim;
 pub mod statics;
 pub mod trajectory;
+#[cfg(feature = "viewer")]
+pub mod viewer;

@@ -8,6 +8,8 @@ mod output;
 mod plc;
 mod sim;
 mod traj;
+#[cfg(feature = "viewer")]
+mod view;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -71,15 +73,25 @@ pub enum Command {
     /// Virtual PLC: a TwinCAT stand-in serving the robot's ADS symbols on loopback while its
     /// NC task plays a trajectory.
     Plc(plc::PlcArgs),
+    /// The 3D viewer: the physics core's state drawn live (frame, platform, cables coloured
+    /// by tension, paths), an egui panel to pick robot, trajectory and model; --screenshot
+    /// renders one picture and exits. Without arguments: the demo.
+    #[cfg(feature = "viewer")]
+    View(view::ViewArgs),
 }
 
 pub fn main() -> ExitCode {
+    let started = std::time::Instant::now();
     let cli = Cli::parse();
     init_tracing();
-    let Some(command) = cli.command else {
-        return no_command();
+    let command = match cli.command {
+        Some(command) => command,
+        None => match no_command() {
+            Some(command) => command,
+            None => return ExitCode::SUCCESS,
+        },
     };
-    match run(command) {
+    match run(command, started) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
@@ -97,14 +109,26 @@ fn init_tracing() {
         .try_init();
 }
 
-fn no_command() -> ExitCode {
+/// `cdpr` alone: the viewer's demo when the viewer is built in (`cargo run --release` opens
+/// it), the command overview otherwise.
+#[cfg(feature = "viewer")]
+fn no_command() -> Option<Command> {
+    Cli::try_parse_from(["cdpr", "view"])
+        .ok()
+        .and_then(|cli| cli.command)
+}
+
+#[cfg(not(feature = "viewer"))]
+fn no_command() -> Option<Command> {
     use clap::CommandFactory;
     let mut cmd = Cli::command();
     let _ = cmd.print_help();
-    ExitCode::SUCCESS
+    None
 }
 
-fn run(command: Command) -> Result<ExitCode> {
+fn run(command: Command, started: std::time::Instant) -> Result<ExitCode> {
+    #[cfg(not(feature = "viewer"))]
+    let _ = started; // only the viewer reports the time to its first frame
     match command {
         Command::Check(a) => kin::check(a),
         Command::Ik(a) => kin::ik(a),
@@ -116,5 +140,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Report(a) => traj::report(a),
         Command::Simulate(a) => sim::simulate(a),
         Command::Plc(a) => plc::run(a),
+        #[cfg(feature = "viewer")]
+        Command::View(a) => view::view(a, started),
     }
 }
