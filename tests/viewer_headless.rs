@@ -42,8 +42,8 @@ fn row_of(playback: &Playback) -> Vec<f64> {
     row.extend(playback.commanded().to_array());
     row.extend(s.pose.to_array());
     let command = playback.driver().record().length_command;
-    for k in 0..s.lengths.len() {
-        row.extend([command[k], s.lengths[k], s.tensions[k]]);
+    for ((length_cmd, length), tension) in command.iter().zip(&s.lengths).zip(&s.tensions) {
+        row.extend([*length_cmd, *length, *tension]);
     }
     row
 }

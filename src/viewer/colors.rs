@@ -60,13 +60,14 @@ pub fn tension_color(tension: f64, scale_max: f64) -> Color {
     Color::srgb(r, g, b)
 }
 
+/// Slack: at most [`SLACK`], or not a number.
 pub fn is_slack(tension: f64) -> bool {
-    !(tension > SLACK)
+    tension.is_nan() || tension <= SLACK
 }
 
 /// The smallest 1, 2 or 5 × 10^k that is ≥ `x` (at least 1 N).
 pub fn nice_ceil(x: f64) -> f64 {
-    if !(x > 1.0) {
+    if x.is_nan() || x <= 1.0 {
         return 1.0;
     }
     let decade = 10f64.powf(x.log10().floor());

@@ -255,7 +255,7 @@ impl Playback {
         self.total_steps += 1;
         let dt = self.driver.options().config.dt;
         self.owed = self.owed.max(self.driver.steps() as f64 * dt);
-        if self.driver.steps() % SAMPLE_EVERY == 0 {
+        if self.driver.steps().is_multiple_of(SAMPLE_EVERY) {
             self.sample();
         }
         Ok(())
