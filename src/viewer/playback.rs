@@ -345,3 +345,71 @@ fn advance_playback(time: Res<Time>, playback: Option<ResMut<Playback>>) {
         playback.advance(time.delta());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::{ControlMode, ModelKind};
+
+    fn quick(robot: &str, loops: u32) -> DemoEntry {
+        DemoEntry {
+            scenario: Scenario {
+                speed: 0.5,
+                model: ModelKind::Elastic,
+                control: ControlMode::Ideal,
+                ..Scenario::for_robot(robot)
+            },
+            loops,
+        }
+    }
+
+    /// Advances in 50 ms frames until `done` holds; returns the simulated seconds it took.
+    fn play_until(playback: &mut Playback, done: impl Fn(&Playback) -> bool) -> f64 {
+        let mut simulated = 0.0;
+        while !done(playback) {
+            playback.advance(Duration::from_millis(50));
+            simulated += 0.05;
+            assert!(simulated < 600.0, "never happened");
+            assert!(playback.error.is_none(), "{:?}", playback.error);
+        }
+        simulated
+    }
+
+    #[test]
+    fn the_demo_plays_each_entry_its_loops_then_moves_on_and_wraps() {
+        let playlist = vec![quick("caroca", 2), quick("silva4", 1)];
+        let caroca = playlist[0].scenario.build().expect("builds");
+        let one_loop = caroca.trajectory().duration() + END_HOLD;
+        let mut playback = Playback::demo(playlist).expect("demo");
+        let robot = |p: &Playback| p.scenario.robot.clone();
+        let took = play_until(&mut playback, |p| robot(p) != "caroca");
+        assert_eq!(robot(&playback), "silva4");
+        // Two loops of CAROCA's move (each ends after the hold), to within a frame.
+        assert!(
+            (took - 2.0 * one_loop).abs() <= 0.05 + 1e-9,
+            "{took} vs {}",
+            2.0 * one_loop
+        );
+        // A fresh run: history and clock start again.
+        assert!(playback.driver().elapsed() < 0.06);
+        play_until(&mut playback, |p| robot(p) == "caroca");
+        let demo = playback.demo.as_ref().expect("still the demo");
+        assert_eq!((demo.entry, demo.loops_done), (0, 0));
+    }
+
+    #[test]
+    fn the_physics_does_not_advance_while_paused_and_steps_on_request() {
+        let mut playback = Playback::new(quick("silva4", 1).scenario).expect("builds");
+        playback.paused = true;
+        assert_eq!(playback.advance(Duration::from_millis(500)), 0);
+        assert_eq!(playback.driver().steps(), 0);
+        playback.step_once().expect("steps");
+        assert_eq!(playback.driver().steps(), 1);
+        // Unpaused, the clock owes the frame's time at the time scale: 0.2 s × 0.5 = 100 steps
+        // after the one already taken.
+        playback.paused = false;
+        playback.time_scale = 0.5;
+        assert_eq!(playback.advance(Duration::from_millis(200)), 100);
+        assert_eq!(playback.driver().steps(), 101);
+    }
+}
