@@ -26,6 +26,11 @@ pub struct CapturePlan {
 /// Frames the screenshot may take to arrive before the run counts as failed.
 const SCREENSHOT_WATCHDOG: u32 = 300;
 
+/// The latest [`Summary`], shared with [`super::run`]: the winit runner leaves the app's
+/// world empty when it returns, so the figures are handed out through this.
+#[derive(Resource, Debug, Clone, Default)]
+pub struct SummarySink(pub std::sync::Arc<std::sync::Mutex<Option<Summary>>>);
+
 /// Set once by the render world when it has finished rendering its first frame.
 static FIRST_FRAME_RENDERED: OnceLock<Instant> = OnceLock::new();
 
@@ -61,6 +66,7 @@ pub fn per_frame(
     playback: Res<Playback>,
     mut stats: ResMut<FrameStats>,
     mut panel: ResMut<PanelState>,
+    sink: Res<SummarySink>,
     mut requested: Local<Option<u32>>,
     mut exit: MessageWriter<AppExit>,
 ) {
@@ -84,6 +90,14 @@ pub fn per_frame(
     let previous: u64 = stats.steps_per_frame.iter().sum::<u64>() + stats.steps_before;
     stats.steps_per_frame.push(steps - previous.min(steps));
     panel.steps_last_frame = stats.steps_per_frame.last().copied().unwrap_or(0);
+    // Sorting the frame times each frame costs O(n log n): every frame at first, then every
+    // 64th (a long session's summary is then at most 64 frames old).
+    if stats.frame_times.len() < 4096 || frame.0.is_multiple_of(64) {
+        let summary = Summary::of(&stats, &playback, plan.started);
+        if let Ok(mut slot) = sink.0.lock() {
+            *slot = Some(summary);
+        }
+    }
 
     if let Some(max) = plan.max_frames
         && frame.0 + 1 >= max

@@ -142,19 +142,15 @@ pub fn run(options: ViewerOptions) -> Result<Summary, ViewerError> {
         Ok(app) => app,
         Err(payload) => return Err(ViewerError::Startup(panic_text(payload.as_ref()))),
     };
+    let sink = capture::SummarySink::default();
+    app.insert_resource(sink.clone());
     let exit = app.run();
-    let world = app.world();
-    let summary = match (
-        world.get_resource::<capture::FrameStats>(),
-        world.get_resource::<Playback>(),
-    ) {
-        (Some(stats), Some(playback)) => Summary::of(stats, playback, options.started),
-        _ => {
-            return Err(ViewerError::Startup(
-                "the app ended before it started".into(),
-            ));
-        }
-    };
+    let summary = sink
+        .0
+        .lock()
+        .ok()
+        .and_then(|mut slot| slot.take())
+        .ok_or_else(|| ViewerError::Startup("the app ended before its first frame".into()))?;
     if let Some(path) = &options.screenshot
         && !path.is_file()
     {
