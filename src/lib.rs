@@ -18,4 +18,6 @@ pub mod sim;
 pub mod statics;
 pub mod surrogate;
 pub mod trajectory;
+#[cfg(feature = "viewer")]
+pub mod viewer;
 pub mod workspace;

@@ -11,6 +11,8 @@ mod shadow;
 mod sim;
 mod surrogate;
 mod traj;
+#[cfg(feature = "viewer")]
+mod view;
 mod workspace;
 
 use anyhow::Result;
@@ -85,6 +87,11 @@ pub enum Command {
     /// Wrench-feasible workspace: volume, containment of the robot's `[workspace]` box, where
     /// a minimum tension stops being reachable, and a plot of slices.
     Workspace(workspace::WorkspaceArgs),
+    /// The 3D viewer: the physics core's state drawn live (frame, platform, cables coloured
+    /// by tension, paths), an egui panel to pick robot, trajectory and model; --screenshot
+    /// renders one picture and exits. Without arguments: the demo.
+    #[cfg(feature = "viewer")]
+    View(view::ViewArgs),
 }
 
 /// `cdpr … | head` closes our standard output early; Rust's `println!` then panics. What was
@@ -106,13 +113,18 @@ fn quiet_on_broken_pipe() {
 }
 
 pub fn main() -> ExitCode {
+    let started = std::time::Instant::now();
     quiet_on_broken_pipe();
     let cli = Cli::parse();
     init_tracing();
-    let Some(command) = cli.command else {
-        return no_command();
+    let command = match cli.command {
+        Some(command) => command,
+        None => match no_command() {
+            Some(command) => command,
+            None => return ExitCode::SUCCESS,
+        },
     };
-    match run(command) {
+    match run(command, started) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
@@ -130,14 +142,26 @@ fn init_tracing() {
         .try_init();
 }
 
-fn no_command() -> ExitCode {
+/// `cdpr` alone: the viewer's demo when the viewer is built in (`cargo run --release` opens
+/// it), the command overview otherwise.
+#[cfg(feature = "viewer")]
+fn no_command() -> Option<Command> {
+    Cli::try_parse_from(["cdpr", "view"])
+        .ok()
+        .and_then(|cli| cli.command)
+}
+
+#[cfg(not(feature = "viewer"))]
+fn no_command() -> Option<Command> {
     use clap::CommandFactory;
     let mut cmd = Cli::command();
     let _ = cmd.print_help();
-    ExitCode::SUCCESS
+    None
 }
 
-fn run(command: Command) -> Result<ExitCode> {
+fn run(command: Command, started: std::time::Instant) -> Result<ExitCode> {
+    #[cfg(not(feature = "viewer"))]
+    let _ = started; // only the viewer reports the time to its first frame
     match command {
         Command::Check(a) => kin::check(a),
         Command::Ik(a) => kin::ik(a),
@@ -152,5 +176,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Shadow(a) => shadow::run(a),
         Command::Surrogate(a) => surrogate::run(a),
         Command::Workspace(a) => workspace::run(a),
+        #[cfg(feature = "viewer")]
+        Command::View(a) => view::view(a, started),
     }
 }

@@ -16,6 +16,7 @@
 
 mod chain;
 pub mod control;
+pub mod driver;
 mod elastic;
 mod legs;
 pub mod run;

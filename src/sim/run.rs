@@ -1,8 +1,8 @@
 //! Headless runs: a trajectory through a controller into the simulation, recorded.
 
-use super::control::{FeedbackLinearization, LengthController};
-use super::{Command, ControlMode, Sim, SimConfig, SimError, SimState};
-use crate::kinematics::{self, Pose};
+use super::driver::Driver;
+use super::{SimConfig, SimError, SimState};
+use crate::kinematics::Pose;
 use crate::robot::Robot;
 use crate::trajectory::{Sample, Trajectory};
 use std::time::Instant;
@@ -115,96 +115,42 @@ impl RunOutcome {
 
 /// Runs `trajectory` on `robot`: the platform starts at rest where the first command holds
 /// it, then every step takes the trajectory sample at the step's time, computes the command
-/// (IK lengths, compensated or not, or seed 001's tension controller), and steps. `progress`
-/// is called with the fraction done from time to time.
+/// (IK lengths, compensated or not, or seed 001's tension controller), and steps — the
+/// per-step logic is [`Driver`]'s, which the viewer shares. `progress` is called with the
+/// fraction done from time to time.
 pub fn run(
     robot: &Robot,
     trajectory: &Trajectory,
     options: &RunOptions,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunOutcome, SimError> {
-    let first = trajectory
-        .samples
-        .first()
-        .ok_or_else(|| SimError::Start("the trajectory is empty".into()))?;
-    let t0 = first.t;
-    let start_pose = kinematics::effective_pose(robot, &first.pose);
-    let lengths_ctl = LengthController::new(robot, options.compensate);
-    let tension_ctl = FeedbackLinearization {
-        kp: options.kp,
-        kd: options.kd,
-        bounds: robot.tension,
-    };
-
-    let mut sim = Sim::at(robot, options.config, &start_pose)?;
-    if options.config.control != ControlMode::Tension {
-        let (rest, _) = lengths_ctl.lengths(robot, &start_pose);
-        sim.settle(&Command::Lengths(rest))?;
-    }
+    let mut driver = Driver::new(robot, trajectory.clone(), options)?;
     let dt = options.config.dt;
     let total = trajectory.duration() + options.settle_time.max(0.0);
     let steps = (total / dt).round() as u64;
     let mut records = Vec::with_capacity(steps as usize + 1);
-    let mut uncompensated = 0;
-    let record = |sim: &Sim, sample: &Sample, command: &Command| match command {
-        Command::Lengths(l) => Record {
-            commanded: *sample,
-            length_command: l.clone(),
-            tension_command: None,
-            state: sim.state().clone(),
-        },
-        Command::Tensions(t) => Record {
-            commanded: *sample,
-            length_command: kinematics::lengths(robot, &sample.pose),
-            tension_command: Some(t.clone()),
-            state: sim.state().clone(),
-        },
-    };
-    let first_command = match options.config.control {
-        ControlMode::Tension => {
-            let s = trajectory.sample_at(t0).unwrap_or(*first);
-            tension_ctl.command(robot, &s, sim.state())
-        }
-        _ => Command::Lengths(lengths_ctl.lengths(robot, &start_pose).0),
-    };
-    records.push(record(&sim, first, &first_command));
+    records.push(driver.record());
     let started = Instant::now();
     let mut error = None;
     let report_every = (steps / 200).max(1);
     for step in 1..=steps {
-        let t = t0 + step as f64 * dt;
-        let sample = trajectory.sample_at(t).unwrap_or(*first);
-        let sample = Sample {
-            pose: kinematics::effective_pose(robot, &sample.pose),
-            ..sample
-        };
-        let command = match options.config.control {
-            ControlMode::Tension => tension_ctl.command(robot, &sample, sim.state()),
-            _ => {
-                let (l, ok) = lengths_ctl.lengths(robot, &sample.pose);
-                if !ok {
-                    uncompensated += 1;
-                }
-                Command::Lengths(l)
-            }
-        };
-        sim.set_command(&command)?;
-        if let Err(e) = sim.step() {
+        driver.command_next_step()?;
+        if let Err(e) = driver.step_physics() {
             error = Some(e);
             break;
         }
-        records.push(record(&sim, &sample, &command));
+        records.push(driver.record());
         if step % report_every == 0 {
             progress(step as f64 / steps as f64);
         }
     }
     progress(1.0);
     Ok(RunOutcome {
-        steps: sim.state().step,
+        steps: driver.state().step,
         records,
         wall_s: started.elapsed().as_secs_f64(),
         error,
-        uncompensated_steps: uncompensated,
+        uncompensated_steps: driver.uncompensated_steps(),
     })
 }
 

@@ -1,0 +1,162 @@
+//! `cdpr view`: the 3D viewer (and, with no arguments at all, its demo).
+
+use anyhow::{Context, Result, bail};
+use cdpr::sim::{ControlMode, ModelKind};
+use cdpr::viewer::{self, Executor, Scenario, ViewerOptions};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Without --robot and --trajectory the demo plays: uvigo8 on seed 000's test, \
+then silva4's pick-and-place, then CAROCA's quintic move, round and round.\n\n\
+Keys: Space pause/run, R reset, S one step, F frame the robot, H help, Esc quit. Mouse: left-drag \
+orbit, right-drag pan, wheel zoom.\n\n\
+Examples:\n  \
+cdpr view\n  \
+cdpr view --robot silva4 --trajectory pickplace --speed 0.5 --model elastic --control tension\n  \
+xvfb-run -a -s \"-screen 0 1280x720x24\" cdpr view --robot caroca --screenshot caroca.png --seek 5"
+)]
+pub struct ViewArgs {
+    /// Robot file or shipped robot (uvigo8, silva4, caroca); alone it plays the robot's own
+    /// trajectory (seed000, pickplace or poly5).
+    #[arg(long, short = 'r', value_name = "ROBOT")]
+    pub robot: Option<String>,
+    /// A built-in trajectory (seed000, pickplace, poly5) or a CSV file.
+    #[arg(long, short = 't', value_name = "NAME|CSV")]
+    pub trajectory: Option<String>,
+    /// Cruise speed of a built-in trajectory, m/s.
+    #[arg(long, default_value_t = 0.1, value_name = "M/S")]
+    pub speed: f64,
+    /// Physical model (as `cdpr simulate`).
+    #[arg(long, value_enum, default_value = "chain")]
+    pub model: ModelKind,
+    /// How the winches are driven (as `cdpr simulate`).
+    #[arg(long, value_enum, default_value = "length")]
+    pub control: ControlMode,
+    /// Subtract the pre-stretch f*/k from the commanded lengths.
+    #[arg(long)]
+    pub compensate: bool,
+    /// Simulated seconds per wall-clock second.
+    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    pub time_scale: f64,
+    /// Start this many simulated seconds into the run (fills the trails).
+    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    pub seek: f64,
+    /// Render, save the window as this PNG after --frames frames, and exit. Each frame then
+    /// advances the simulation by exactly 1/60 s, so the picture depends only on the arguments.
+    #[arg(long, value_name = "PNG")]
+    pub screenshot: Option<PathBuf>,
+    /// Frame at which the screenshot is taken.
+    #[arg(long, default_value_t = 5, value_name = "N", requires = "screenshot")]
+    pub frames: u32,
+    /// Window size, pixels.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size, value_name = "WxH")]
+    pub size: (u32, u32),
+    /// Exit after this many frames (measurements).
+    #[arg(long, value_name = "N")]
+    pub max_frames: Option<u32>,
+    /// Exit after this many wall-clock seconds (measurements).
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    /// ECS executor of the main schedules (see the README for the measurement).
+    #[arg(long, value_enum, default_value = "single", hide = true)]
+    pub executor: ExecutorArg,
+    /// Print the frame-time and physics-rate summary at exit.
+    #[arg(long)]
+    pub stats: bool,
+    /// Live mode: draw the ADS shadow of a controller (or of `cdpr plc`) at this address.
+    /// Needs the shadow module, which this build does not have yet.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub plc: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default)]
+pub enum ExecutorArg {
+    #[default]
+    Single,
+    Multi,
+}
+
+fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let (w, h) = text
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("`{text}` is not WIDTHxHEIGHT"))?;
+    let parse = |s: &str| {
+        s.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| (64..=8192).contains(v))
+            .ok_or_else(|| format!("`{s}` is not a size between 64 and 8192 pixels"))
+    };
+    Ok((parse(w)?, parse(h)?))
+}
+
+pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
+    if let Some(address) = &a.plc {
+        bail!(
+            "live mode needs the shadow module (the ADS shadow of a controller), which this \
+             build does not have yet; `cdpr view --plc {address}` will work once it lands. \
+             Without --plc the viewer plays the simulation."
+        );
+    }
+    if !(a.speed.is_finite() && a.speed > 0.0) {
+        bail!("--speed must be a positive number of m/s, got {}", a.speed);
+    }
+    if !(a.time_scale.is_finite() && a.time_scale > 0.0 && a.time_scale <= 100.0) {
+        bail!("--time-scale must be in (0, 100], got {}", a.time_scale);
+    }
+    if !(a.seek.is_finite() && a.seek >= 0.0) {
+        bail!(
+            "--seek must be a non-negative number of seconds, got {}",
+            a.seek
+        );
+    }
+    let duration = match a.duration {
+        None => None,
+        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) => bail!("--duration must be a positive number of seconds, got {s}"),
+    };
+    let scenario = match (&a.robot, &a.trajectory) {
+        (None, None) => None,
+        (robot, trajectory) => {
+            let robot = robot.clone().unwrap_or_else(|| "uvigo8".into());
+            Some(Scenario {
+                trajectory: trajectory
+                    .clone()
+                    .unwrap_or_else(|| viewer::scenario::default_trajectory(&robot).into()),
+                robot,
+                speed: a.speed,
+                model: a.model,
+                control: a.control,
+                compensate: a.compensate,
+            })
+        }
+    };
+    let options = ViewerOptions {
+        scenario,
+        time_scale: a.time_scale,
+        seek: a.seek,
+        screenshot: a.screenshot.clone(),
+        frames: a.frames,
+        max_frames: a.max_frames,
+        duration,
+        size: a.size,
+        executor: match a.executor {
+            ExecutorArg::Single => Executor::Single,
+            ExecutorArg::Multi => Executor::Multi,
+        },
+        started,
+        ..ViewerOptions::default()
+    };
+    let summary = viewer::run(options).context("cdpr view")?;
+    if a.stats {
+        eprintln!("{}", summary.line());
+    }
+    if let Some(path) = &a.screenshot {
+        println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

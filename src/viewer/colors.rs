@@ -1,0 +1,136 @@
+//! The tension colour scale and the scene's fixed colours.
+//!
+//! Tensions map from 0 to a "nice" upper bound (1, 2 or 5 × 10^k N) that grows with the largest
+//! tension seen in the run, so that a 1 kg robot (a few newtons) and CAROCA (hundreds) both use
+//! the whole scale; the legend shows the bound. Slack cables (no tension) are not on the scale:
+//! they are drawn thin and grey.
+
+use bevy::color::Color;
+
+/// Below this a cable counts as slack, N.
+pub const SLACK: f64 = 1e-3;
+
+/// Stops of the scale, low → high: blue, cyan, green, yellow, orange, red. No purple or grey
+/// in it, so that the platform (purple) and slack cables (grey) stand apart.
+const STOPS: [[f32; 3]; 6] = [
+    [0.15, 0.35, 0.95],
+    [0.10, 0.80, 0.95],
+    [0.15, 0.85, 0.30],
+    [0.95, 0.90, 0.15],
+    [1.00, 0.55, 0.10],
+    [0.90, 0.12, 0.10],
+];
+
+pub const SLACK_COLOR: Color = Color::srgb(0.55, 0.55, 0.58);
+pub const PLATFORM_COLOR: Color = Color::srgb(0.62, 0.30, 0.85);
+pub const TCP_COLOR: Color = Color::srgb(1.0, 1.0, 1.0);
+pub const PULLEY_COLOR: Color = Color::srgb(0.90, 0.75, 0.25);
+pub const LEG_COLOR: Color = Color::srgb(0.85, 0.87, 0.90);
+pub const FRAME_COLOR: Color = Color::srgb(0.62, 0.64, 0.68);
+pub const WORKSPACE_COLOR: Color = Color::srgba(0.45, 0.75, 0.95, 0.35);
+pub const COMMANDED_TRAIL: Color = Color::srgb(0.92, 0.92, 0.92);
+pub const ACTUAL_TRAIL: Color = Color::srgb(1.0, 0.35, 0.75);
+pub const GHOST_COLOR: Color = Color::srgba(1.0, 1.0, 1.0, 0.8);
+pub const GROUND_COLOR: Color = Color::srgb(0.22, 0.24, 0.27);
+pub const BACKGROUND: Color = Color::srgb(0.08, 0.09, 0.11);
+
+/// The colour of `fraction` ∈ [0, 1] of the scale (clamped), linear between the stops.
+pub fn scale_color(fraction: f64) -> [f32; 3] {
+    let x = if fraction.is_finite() {
+        fraction.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let pos = x * (STOPS.len() - 1) as f64;
+    let k = (pos.floor() as usize).min(STOPS.len() - 2);
+    let u = (pos - k as f64) as f32;
+    let (a, b) = (STOPS[k], STOPS[k + 1]);
+    [
+        a[0] + (b[0] - a[0]) * u,
+        a[1] + (b[1] - a[1]) * u,
+        a[2] + (b[2] - a[2]) * u,
+    ]
+}
+
+/// A cable's colour: on the scale, or grey when slack.
+pub fn tension_color(tension: f64, scale_max: f64) -> Color {
+    if is_slack(tension) {
+        return SLACK_COLOR;
+    }
+    let [r, g, b] = scale_color(tension / scale_max.max(SLACK));
+    Color::srgb(r, g, b)
+}
+
+/// Slack: at most [`SLACK`], or not a number.
+pub fn is_slack(tension: f64) -> bool {
+    tension.is_nan() || tension <= SLACK
+}
+
+/// The smallest 1, 2 or 5 × 10^k that is ≥ `x` (at least 1 N).
+pub fn nice_ceil(x: f64) -> f64 {
+    if x.is_nan() || x <= 1.0 {
+        return 1.0;
+    }
+    let decade = 10f64.powf(x.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * decade)
+        .find(|v| *v >= x * (1.0 - 1e-12))
+        .unwrap_or(10.0 * decade)
+}
+
+/// egui's colour for a Bevy colour (sRGB, opaque).
+pub fn to_color32(color: Color) -> bevy_egui::egui::Color32 {
+    let s = color.to_srgba();
+    let byte = |v: f32| (v.clamp(0.0, 1.0) * 255.0).round() as u8;
+    bevy_egui::egui::Color32::from_rgb(byte(s.red), byte(s.green), byte(s.blue))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scale_runs_from_blue_to_red_through_the_stops() {
+        assert_eq!(scale_color(0.0), STOPS[0]);
+        assert_eq!(scale_color(1.0), STOPS[5]);
+        assert_eq!(scale_color(0.4), STOPS[2]);
+        assert_eq!(scale_color(7.0), STOPS[5]);
+        assert_eq!(scale_color(f64::NAN), STOPS[0]);
+        let mid = scale_color(0.1); // halfway between the first two stops
+        for c in 0..3 {
+            assert!((mid[c] - 0.5 * (STOPS[0][c] + STOPS[1][c])).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn slack_cables_are_grey_and_taut_ones_are_not() {
+        assert_eq!(tension_color(0.0, 10.0), SLACK_COLOR);
+        assert_eq!(tension_color(-3.0, 10.0), SLACK_COLOR);
+        assert_eq!(tension_color(f64::NAN, 10.0), SLACK_COLOR);
+        assert_ne!(tension_color(0.01, 10.0), SLACK_COLOR);
+        assert_eq!(
+            tension_color(10.0, 10.0).to_srgba(),
+            Color::srgb(0.90, 0.12, 0.10).to_srgba()
+        );
+    }
+
+    #[test]
+    fn nice_bounds_are_1_2_5_decades() {
+        for (x, want) in [
+            (0.0, 1.0),
+            (0.7, 1.0),
+            (1.0, 1.0),
+            (1.2, 2.0),
+            (4.9, 5.0),
+            (5.0, 5.0),
+            (7.3, 10.0),
+            (99.0, 100.0),
+            (101.0, 200.0),
+            (2400.0, 5000.0),
+            (6500.0, 10000.0),
+        ] {
+            assert_eq!(nice_ceil(x), want, "nice_ceil({x})");
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Text over the 3D view (bevy_ui): the keyboard help (top right) and the legend of the tension
+//! colour scale, the slack cables, the trails and the ghost (bottom right).
+
+use super::colors::{self, scale_color};
+use super::scene::TensionScale;
+use bevy::prelude::*;
+
+#[derive(Component)]
+pub struct HelpOverlay;
+/// Labels of the scale at ½ and 1 of its bound.
+#[derive(Component)]
+pub struct LegendLabel(pub f64);
+/// The ghost's line in the legend (it says whose commanded pose it is).
+#[derive(Component)]
+pub struct GhostLabel;
+
+pub const HELP: &str = "Space  pause / run\n\
+R      reset the run\n\
+S      one physics step (pauses)\n\
+F      frame the robot\n\
+H, F1  hide / show this help\n\
+Esc    quit\n\
+Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
+
+const LEGEND_WIDTH: f32 = 230.0;
+
+fn font(size: f32) -> TextFont {
+    TextFont {
+        font_size: FontSize::Px(size),
+        ..default()
+    }
+}
+
+/// `ghost` names whose commanded pose the ghost is ("commanded pose" or "controller's
+/// commanded pose").
+pub fn spawn_overlays(mut commands: Commands, ghost: Res<GhostText>) {
+    commands.spawn((
+        HelpOverlay,
+        Text::new(HELP),
+        font(14.0),
+        TextColor(Color::WHITE),
+        Node {
+            position_type: PositionType::Absolute,
+            top: px(10),
+            right: px(10),
+            padding: UiRect::all(px(8)),
+            ..default()
+        },
+        BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.62)),
+    ));
+    let stops: Vec<ColorStop> = (0..=10)
+        .map(|k| {
+            let [r, g, b] = scale_color(k as f64 / 10.0);
+            Color::srgb(r, g, b).into()
+        })
+        .collect();
+    commands
+        .spawn((
+            Node {
+                position_type: PositionType::Absolute,
+                bottom: px(10),
+                right: px(10),
+                flex_direction: FlexDirection::Column,
+                row_gap: px(4),
+                padding: UiRect::all(px(8)),
+                ..default()
+            },
+            BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.62)),
+        ))
+        .with_children(|legend| {
+            legend.spawn((Text::new("Cable tension [N]"), font(14.0)));
+            legend.spawn((
+                Node {
+                    width: px(LEGEND_WIDTH),
+                    height: px(16),
+                    ..default()
+                },
+                BackgroundGradient::from(LinearGradient::to_right(stops)),
+            ));
+            legend
+                .spawn(Node {
+                    width: px(LEGEND_WIDTH),
+                    justify_content: JustifyContent::SpaceBetween,
+                    ..default()
+                })
+                .with_children(|row| {
+                    row.spawn((Text::new("0"), font(13.0)));
+                    row.spawn((LegendLabel(0.5), Text::new("…"), font(13.0)));
+                    row.spawn((LegendLabel(1.0), Text::new("…"), font(13.0)));
+                });
+            let swatch =
+                |legend: &mut ChildSpawnerCommands, color: Color, height: f32, text: &str| {
+                    legend
+                        .spawn(Node {
+                            align_items: AlignItems::Center,
+                            column_gap: px(8),
+                            ..default()
+                        })
+                        .with_children(|row| {
+                            row.spawn((
+                                Node {
+                                    width: px(28),
+                                    height: px(height),
+                                    ..default()
+                                },
+                                BackgroundColor(color),
+                            ));
+                            row.spawn((Text::new(text), font(13.0)));
+                        });
+                };
+            swatch(legend, colors::SLACK_COLOR, 2.0, "slack cable (thin, grey)");
+            swatch(legend, colors::COMMANDED_TRAIL, 3.0, "commanded TCP path");
+            swatch(legend, colors::ACTUAL_TRAIL, 3.0, "actual TCP path");
+            legend
+                .spawn(Node {
+                    align_items: AlignItems::Center,
+                    column_gap: px(8),
+                    ..default()
+                })
+                .with_children(|row| {
+                    row.spawn((
+                        Node {
+                            width: px(26),
+                            height: px(12),
+                            border: UiRect::all(px(1)),
+                            ..default()
+                        },
+                        BorderColor::all(colors::GHOST_COLOR),
+                    ));
+                    row.spawn((GhostLabel, Text::new(ghost.0.clone()), font(13.0)));
+                });
+        });
+}
+
+/// The legend's line for the ghost box.
+#[derive(Resource, Debug, Clone)]
+pub struct GhostText(pub String);
+
+/// Rewrites the scale's labels when its bound changes.
+pub fn update_legend(scale: Res<TensionScale>, mut labels: Query<(&LegendLabel, &mut Text)>) {
+    if !scale.is_changed() {
+        return;
+    }
+    for (label, mut text) in &mut labels {
+        let value = label.0 * scale.0;
+        let wanted = if value >= 10.0 || value == value.round() {
+            format!("{value:.0}")
+        } else {
+            format!("{value:.1}")
+        };
+        if text.0 != wanted {
+            text.0 = wanted;
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! The real binary's window under Xvfb with Mesa's software Vulkan (lavapipe): a screenshot
+//! that shows the robot, and the physics keeping real time while frames take hundreds of
+//! milliseconds. Without `xvfb-run` or a Vulkan driver the tests print a loud SKIPPED line and
+//! pass, unless `CDPR_REQUIRE_DISPLAY=1` (`.ci/run` sets it), when they fail.
+#![cfg(feature = "viewer")]
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+/// A Vulkan loader and at least one driver manifest (lavapipe's on a CI machine).
+fn has_vulkan() -> bool {
+    let loader = [
+        "/usr/lib/x86_64-linux-gnu/libvulkan.so.1",
+        "/usr/lib/aarch64-linux-gnu/libvulkan.so.1",
+        "/usr/lib64/libvulkan.so.1",
+        "/usr/lib/libvulkan.so.1",
+    ]
+    .iter()
+    .any(|p| Path::new(p).exists());
+    let manifest = ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .flatten()
+        .any(|e| e.path().extension().is_some_and(|x| x == "json"));
+    loader && manifest
+}
+
+/// `None` (after a loud SKIPPED line) when this machine cannot run the window.
+fn display_available(test: &str) -> Option<()> {
+    if on_path("xvfb-run") && on_path("xauth") && has_vulkan() {
+        return Some(());
+    }
+    let required = std::env::var("CDPR_REQUIRE_DISPLAY").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "CDPR_REQUIRE_DISPLAY=1 but xvfb-run, xauth or a Vulkan driver is missing \
+         (apt-get install xvfb xauth mesa-vulkan-drivers libvulkan1)"
+    );
+    // Straight to the stderr handle: libtest swallows eprintln! of a passing test.
+    let line = format!(
+        "\n*** SKIPPED {test}: no xvfb-run/xauth or no Vulkan driver (install xvfb xauth \
+         mesa-vulkan-drivers libvulkan1) ***\n\n"
+    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    None
+}
+
+/// Runs `cdpr ARGS` in a 1280×720×24 Xvfb screen.
+fn under_xvfb(args: &[&str], scratch_dir: &Path) -> Output {
+    let runtime = scratch_dir.join("xdg");
+    let _ = std::fs::create_dir_all(&runtime);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700));
+    }
+    Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x720x24"])
+        .arg(env!("CARGO_BIN_EXE_cdpr"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .output()
+        .expect("xvfb-run starts")
+}
+
+struct Picture {
+    width: u32,
+    height: u32,
+    rgb: Vec<u8>,
+}
+
+impl Picture {
+    fn read(path: &Path) -> Picture {
+        let file = std::fs::File::open(path).expect("the PNG exists");
+        let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+        decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+        let mut reader = decoder.read_info().expect("a PNG");
+        let mut buffer = vec![0; reader.output_buffer_size().expect("size")];
+        let info = reader.next_frame(&mut buffer).expect("a frame");
+        let channels = info.color_type.samples();
+        let rgb = buffer[..info.buffer_size()]
+            .chunks(channels)
+            .flat_map(|p| [p[0], p[1], p[2]])
+            .collect();
+        Picture {
+            width: info.width,
+            height: info.height,
+            rgb,
+        }
+    }
+
+    fn pixel(&self, x: u32, y: u32) -> [f32; 3] {
+        let i = 3 * (y * self.width + x) as usize;
+        [
+            self.rgb[i] as f32 / 255.0,
+            self.rgb[i + 1] as f32 / 255.0,
+            self.rgb[i + 2] as f32 / 255.0,
+        ]
+    }
+
+    /// Pixels in [x0, x1) × [y0, y1) for which `test` holds.
+    fn count(
+        &self,
+        (x0, x1): (u32, u32),
+        (y0, y1): (u32, u32),
+        test: impl Fn([f32; 3]) -> bool,
+    ) -> usize {
+        let mut n = 0;
+        for y in y0..y1.min(self.height) {
+            for x in x0..x1.min(self.width) {
+                if test(self.pixel(x, y)) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+}
+
+fn near(c: [f32; 3], target: [f32; 3], tolerance: f32) -> bool {
+    (0..3).all(|k| (c[k] - target[k]).abs() <= tolerance)
+}
+
+/// Any colour of the tension scale (sampled finely), as drawn: cables are unlit and the camera
+/// does no tone mapping, so their pixels are the legend's colours.
+fn on_tension_scale(c: [f32; 3]) -> bool {
+    (0..=100).any(|k| near(c, cdpr::viewer::colors::scale_color(k as f64 / 100.0), 0.06))
+}
+
+/// The platform's purple, lit: red and blue well above green, blue the largest.
+fn platform_like(c: [f32; 3]) -> bool {
+    let [r, g, b] = c;
+    b > 0.15 && r > g + 0.08 && b > g + 0.15 && b >= r * 0.9 && r >= b * 0.45
+}
+
+#[test]
+fn screenshot_shows_the_robot_the_cables_and_the_legend() {
+    let Some(()) = display_available("viewer screenshot test") else {
+        return;
+    };
+    let dir = scratch("viewer-screenshot");
+    let png_path: PathBuf = dir.join("uvigo8.png");
+    let png_s = png_path.to_string_lossy().into_owned();
+    let out = under_xvfb(
+        &[
+            "view",
+            "--robot",
+            "uvigo8",
+            "--seek",
+            "12",
+            "--screenshot",
+            &png_s,
+            "--frames",
+            "3",
+            "--stats",
+        ],
+        &dir,
+    );
+    // xvfb-run can exit 0 after the app failed: the file is the evidence.
+    assert!(
+        out.status.success() && png_path.is_file(),
+        "cdpr view --screenshot failed ({:?}):\n{}",
+        out.status,
+        stderr(&out)
+    );
+    let picture = Picture::read(&png_path);
+    assert_eq!((picture.width, picture.height), (1280, 720));
+
+    // Not blank: many colours, light and dark.
+    let mut colours = std::collections::HashSet::new();
+    for p in picture.rgb.chunks(3) {
+        colours.insert([p[0] >> 3, p[1] >> 3, p[2] >> 3]);
+    }
+    assert!(
+        colours.len() > 300,
+        "only {} distinct colours",
+        colours.len()
+    );
+
+    // The panel (left), the 3D view (right of it), the legend (bottom right).
+    let view = (330, 1280);
+    let platform = picture.count((560, 1060), (150, 620), platform_like);
+    assert!(
+        platform > 150,
+        "platform purple: {platform} pixels in the middle of the view"
+    );
+    let cables = picture.count(view, (0, 520), on_tension_scale);
+    assert!(cables > 300, "tension-coloured cable pixels: {cables}");
+    let legend = (1000, 1280);
+    let low = picture.count(legend, (560, 720), |c| near(c, [0.15, 0.35, 0.95], 0.05));
+    let high = picture.count(legend, (560, 720), |c| near(c, [0.90, 0.12, 0.10], 0.05));
+    assert!(
+        low > 20 && high > 20,
+        "legend ends: blue {low}, red {high} pixels"
+    );
+    // The panel is egui's dark grey with light text.
+    let panel_text = picture.count((0, 300), (0, 720), |c| c.iter().all(|v| *v > 0.7));
+    assert!(panel_text > 500, "panel text pixels: {panel_text}");
+}
+
+#[test]
+fn physics_keeps_real_time_while_software_rendering_is_slow() {
+    let Some(()) = display_available("viewer real-time test") else {
+        return;
+    };
+    let dir = scratch("viewer-realtime");
+    // seed 000 on uvigo8 with the chain model (the heaviest step) for 8 s of wall time.
+    let out = under_xvfb(
+        &["view", "--robot", "uvigo8", "--duration", "8", "--stats"],
+        &dir,
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "cdpr view failed:\n{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("cdpr view:"))
+        .unwrap_or_else(|| panic!("no summary line in:\n{err}"));
+    let figure = |name: &str| -> f64 {
+        let rest = &line[line
+            .find(name)
+            .unwrap_or_else(|| panic!("no `{name}` in {line}"))
+            + name.len()..];
+        rest.trim_start()
+            .split([' ', ','])
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no number after `{name}` in {line}"))
+    };
+    let rtf = figure("rtf");
+    let p50 = figure("p50");
+    let steps = figure("physics");
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("\nmeasured under Xvfb/lavapipe: {line}\n").as_bytes(),
+    );
+    // Frames take far longer than a physics step (1 ms), yet the simulated time follows the
+    // wall clock: each frame takes as many steps as its duration asks.
+    assert!(
+        p50 > 5.0,
+        "frame p50 {p50} ms: not a slow software renderer?"
+    );
+    assert!(
+        (0.97..=1.03).contains(&rtf),
+        "real-time factor {rtf}: {line}"
+    );
+    assert!(steps > 6_000.0, "{steps} steps in 8 s");
+}
+
+#[test]
+fn without_a_display_the_viewer_says_so_instead_of_panicking() {
+    let o = Command::new(env!("CARGO_BIN_EXE_cdpr"))
+        .args(["view", "--robot", "silva4"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("runs");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("no display"), "{err}");
+    assert!(err.contains("xvfb-run"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn live_mode_says_it_needs_the_shadow_module() {
+    let o = Command::new(env!("CARGO_BIN_EXE_cdpr"))
+        .args(["view", "--plc", "127.0.0.1:48898"])
+        .output()
+        .expect("runs");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("live mode needs the shadow module"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
