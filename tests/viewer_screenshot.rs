@@ -272,13 +272,14 @@ fn without_a_display_the_viewer_says_so_instead_of_panicking() {
 }
 
 #[test]
-fn live_mode_says_it_needs_the_shadow_module() {
+fn live_mode_says_it_is_not_there_yet_and_what_to_run() {
     let o = Command::new(env!("CARGO_BIN_EXE_cdpr"))
         .args(["view", "--plc", "127.0.0.1:48898"])
         .output()
         .expect("runs");
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("live mode needs the shadow module"), "{err}");
+    assert!(err.contains("live mode is not in the viewer yet"), "{err}");
+    assert!(err.contains("cdpr shadow --plc 127.0.0.1:48898"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }

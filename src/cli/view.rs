@@ -68,7 +68,7 @@ pub struct ViewArgs {
     #[arg(long)]
     pub stats: bool,
     /// Live mode: draw the ADS shadow of a controller (or of `cdpr plc`) at this address.
-    /// Needs the shadow module, which this build does not have yet.
+    /// Not in the viewer yet: it says so and exits (run `cdpr shadow` headless instead).
     #[arg(long, value_name = "HOST[:PORT]")]
     pub plc: Option<String>,
 }
@@ -97,9 +97,9 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
 pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
     if let Some(address) = &a.plc {
         bail!(
-            "live mode needs the shadow module (the ADS shadow of a controller), which this \
-             build does not have yet; `cdpr view --plc {address}` will work once it lands. \
-             Without --plc the viewer plays the simulation."
+            "live mode is not in the viewer yet: run the shadow headless with `cdpr shadow \
+             --plc {address} --ams-net-id ... --record run.csv`, then `cdpr view --trajectory \
+             run.csv` replays the recorded poses. Without --plc the viewer plays the simulation."
         );
     }
     if !(a.speed.is_finite() && a.speed > 0.0) {
