@@ -4,7 +4,7 @@ use super::file::{
     Ctx, RawRobot, RobotFileError, aabb, build_platform, build_plc, build_winch, finite, positive,
     span_of,
 };
-use super::{Aabb, Dof, Mechanism, Robot, TensionBounds};
+use super::{Aabb, Dof, Mechanism, Platform, Robot, TensionBounds};
 use crate::legs::{Cylinder, LinearDelta, Rssu2};
 use nalgebra::Vector3;
 use serde::Deserialize;
@@ -136,7 +136,7 @@ pub(super) fn build_legs(ctx: &Ctx, kind: &str, raw: RawRobot) -> Result<Robot, 
     };
     let frame = match &raw.frame {
         Some(f) => aabb(ctx, f, "frame")?,
-        None => frame_of(&mechanism, &workspace),
+        None => frame_of(&mechanism, &workspace, &platform, &home),
     };
     Ok(Robot {
         mechanism,
@@ -238,7 +238,9 @@ fn build_rssu2(ctx: &Ctx, r: &RawRssu2) -> Result<Rssu2, RobotFileError> {
 }
 
 /// A drawing box around the whole mechanism.
-fn frame_of(mechanism: &Mechanism, workspace: &Aabb) -> Aabb {
+/// The drawing frame when the file gives none: the workspace, the legs' bases and travel, and
+/// the platform's box turned any way about its home pose (a sphere round it).
+fn frame_of(mechanism: &Mechanism, workspace: &Aabb, platform: &Platform, home: &[f64; 6]) -> Aabb {
     let mut min = workspace.min;
     let mut max = workspace.max;
     let mut grow = |p: Vector3<f64>| {
@@ -260,5 +262,9 @@ fn frame_of(mechanism: &Mechanism, workspace: &Aabb) -> Aabb {
         }
         Mechanism::Cables => {}
     }
+    let centre = Vector3::new(home[0], home[1], home[2]) + platform.box_center;
+    let radius = Vector3::repeat(0.5 * platform.size.norm());
+    grow(centre - radius);
+    grow(centre + radius);
     Aabb { min, max }
 }
