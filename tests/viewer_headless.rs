@@ -53,6 +53,8 @@ fn row_of(playback: &Playback) -> Vec<f64> {
 fn check_against_simulate(scenario: &Scenario, frames: &[Duration], csv_rows: &[Vec<f64>]) -> u64 {
     let mut playback = Playback::new(scenario.clone()).expect("scenario builds");
     playback.looping = false; // the CSV ends with the trajectory
+    // Determinism, not speed, is checked here: a loaded debug build must not drop steps.
+    playback.step_budget = Duration::from_secs(3600);
     let mut app = headless_app(playback, frames[0]);
     let mut expected_time = 0.0;
     for (index, frame) in frames.iter().enumerate() {

@@ -124,6 +124,9 @@ pub struct Playback {
     pub time_scale: f64,
     /// Play the trajectory again after it ends (and [`END_HOLD`]).
     pub looping: bool,
+    /// Wall time a frame may spend stepping ([`STEP_BUDGET`] by default; tests that compare
+    /// step by step with `cdpr simulate` lift it, so a slow machine cannot drop steps).
+    pub step_budget: Duration,
     /// Simulated time owed since the driver started, s.
     owed: f64,
     /// Simulated time dropped because the physics could not keep up, s.
@@ -147,6 +150,7 @@ impl Playback {
             paused: false,
             time_scale: 1.0,
             looping: true,
+            step_budget: STEP_BUDGET,
             owed: 0.0,
             dropped: 0.0,
             history: History::default(),
@@ -234,7 +238,7 @@ impl Playback {
                 break;
             }
             taken += 1;
-            if taken % 64 == 0 && started.elapsed() > STEP_BUDGET {
+            if taken % 64 == 0 && started.elapsed() > self.step_budget {
                 let behind = (due - self.driver.steps()) as f64 * dt;
                 self.dropped += behind;
                 self.owed -= behind;
