@@ -256,11 +256,7 @@ fn build_app(options: &ViewerOptions, playback: Playback) -> App {
     if screenshot_mode {
         app.insert_resource(TimeUpdateStrategy::ManualDuration(SCREENSHOT_FRAME));
     } else {
-        // Frames under a software renderer can take longer than Bevy's default 250 ms clamp;
-        // the physics must still see the whole wall-clock time to keep real time.
-        if let Some(mut time) = app.world_mut().get_resource_mut::<Time<Virtual>>() {
-            time.set_max_delta(Duration::from_secs(2));
-        }
+        lift_frame_clamp(&mut app);
     }
     if options.executor == Executor::Single {
         for label in [
@@ -293,5 +289,14 @@ pub fn headless_app(playback: Playback, frame: Duration) -> App {
         .insert_resource(TimeUpdateStrategy::ManualDuration(frame))
         .insert_resource(playback)
         .add_plugins(PlaybackPlugin);
+    lift_frame_clamp(&mut app);
     app
+}
+
+/// Frames under a software renderer can take longer than Bevy's default 250 ms clamp of
+/// virtual time; the physics must still see the whole wall-clock time to keep real time.
+fn lift_frame_clamp(app: &mut App) {
+    if let Some(mut time) = app.world_mut().get_resource_mut::<Time<Virtual>>() {
+        time.set_max_delta(Duration::from_secs(2));
+    }
 }
