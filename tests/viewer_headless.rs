@@ -128,7 +128,12 @@ fn slow_and_irregular_frames_change_nothing_but_the_steps_per_frame() {
         })
         .collect();
     let steps = check_against_simulate(&scenario, &frames, &rows);
-    assert!(steps > 5_000, "{steps} steps");
+    // The frames (40, 50–400 ms) outlast the run: every row of `cdpr simulate` was compared.
+    assert!(
+        steps as usize >= rows.len() - 1,
+        "{steps} steps, {} rows",
+        rows.len()
+    );
 }
 
 #[test]
