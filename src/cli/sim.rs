@@ -99,21 +99,28 @@ pub struct SimulateArgs {
     pub json: bool,
 }
 
+impl SimulateArgs {
+    /// The trajectory asked for, sampled at the physics step with the built-in's options.
+    pub(super) fn load_trajectory(&self, robot: &cdpr::robot::Robot) -> Result<Trajectory> {
+        let options = BuiltinOptions {
+            speed: self.speed,
+            dt: self.dt,
+            profile: self.profile.map(Into::into),
+            accel: self.accel,
+            jerk: self.jerk,
+            transition: self.transition.map(Into::into),
+        };
+        trajectory::load(&self.trajectory, robot, &options)
+            .with_context(|| format!("loading trajectory `{}`", self.trajectory))
+    }
+}
+
 pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let Some(model) = a.model.physics() else {
         return super::surrogate::simulate(a);
     };
     let robot = a.robot.load()?;
-    let options = BuiltinOptions {
-        speed: a.speed,
-        dt: a.dt,
-        profile: a.profile.map(Into::into),
-        accel: a.accel,
-        jerk: a.jerk,
-        transition: a.transition.map(Into::into),
-    };
-    let traj = trajectory::load(&a.trajectory, &robot, &options)
-        .with_context(|| format!("loading trajectory `{}`", a.trajectory))?;
+    let traj = a.load_trajectory(&robot)?;
     let run_options = RunOptions {
         config: SimConfig {
             dt: a.dt,

@@ -469,16 +469,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         );
     };
     let params = load_params(path, &robot)?;
-    let options = BuiltinOptions {
-        speed: a.speed,
-        dt: a.dt,
-        profile: a.profile.map(Into::into),
-        accel: a.accel,
-        jerk: a.jerk,
-        transition: a.transition.map(Into::into),
-    };
-    let traj = trajectory::load(&a.trajectory, &robot, &options)
-        .with_context(|| format!("loading trajectory `{}`", a.trajectory))?;
+    let traj = a.load_trajectory(&robot)?;
     let surrogate = Surrogate::new(&params, a.dt);
     let reach = reachability(&robot, a.no_combine);
     let reach_dyn = reach.as_deref();
