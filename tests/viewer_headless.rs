@@ -41,7 +41,7 @@ fn row_of(playback: &Playback) -> Vec<f64> {
     let mut row = vec![s.time];
     row.extend(playback.commanded().to_array());
     row.extend(s.pose.to_array());
-    let command = playback.driver().record().length_command;
+    let command = playback.driver().expect("a run").record().length_command;
     for ((length_cmd, length), tension) in command.iter().zip(&s.lengths).zip(&s.tensions) {
         row.extend([*length_cmd, *length, *tension]);
     }
@@ -64,7 +64,7 @@ fn check_against_simulate(scenario: &Scenario, frames: &[Duration], csv_rows: &[
             expected_time += frame.as_secs_f64(); // Bevy's first update has a zero delta
         }
         let playback = app.world().resource::<Playback>();
-        let steps = playback.driver().steps();
+        let steps = playback.driver().expect("a run").steps();
         // The physics rate does not depend on the frame rate: time owed / dt steps, exactly.
         assert_eq!(
             steps,
@@ -83,7 +83,11 @@ fn check_against_simulate(scenario: &Scenario, frames: &[Duration], csv_rows: &[
             );
         }
     }
-    app.world().resource::<Playback>().driver().steps()
+    app.world()
+        .resource::<Playback>()
+        .driver()
+        .expect("a run")
+        .steps()
 }
 
 #[test]
@@ -166,6 +170,9 @@ fn the_library_run_and_the_viewer_agree_on_every_record() {
         app.update();
     }
     let playback = app.world().resource::<Playback>();
-    assert_eq!(playback.driver().steps(), 2000);
-    assert_eq!(playback.driver().record(), outcome.records[2000]);
+    assert_eq!(playback.driver().expect("a run").steps(), 2000);
+    assert_eq!(
+        playback.driver().expect("a run").record(),
+        outcome.records[2000]
+    );
 }

@@ -3,7 +3,9 @@
 use super::output::{Table, json};
 use super::plc::parse_duration;
 use anyhow::{Context, Result, bail};
-use cdpr::plc::{AdsConfig, AdsSource, AdsTransport, AmsAddr, AmsNetId, ShadowLink, WritePolicy};
+use cdpr::plc::{
+    AdsConfig, AdsController, AdsSource, AdsTransport, AmsAddr, AmsNetId, ShadowLink, WritePolicy,
+};
 use cdpr::robot::{PlcSymbols, Robot};
 use cdpr::shadow::{self, CycleTiming, Recorder, Shadow, ShadowConfig, StartReport, Summary};
 use cdpr::sim::{ChainConfig, ControlMode, ModelKind, SimConfig};
@@ -35,25 +37,10 @@ pub struct ShadowArgs {
     /// The controller's AMS/TCP endpoint, HOST or HOST:PORT (ADS's port 48898 by default).
     #[arg(long, value_name = "HOST[:PORT]")]
     pub plc: String,
-    /// AMS NetId of the controller (TwinCAT: SYSTEM → Routes → NetId Management; `cdpr plc`:
-    /// 127.0.0.1.1.1).
-    #[arg(long, value_name = "NETID")]
-    pub ams_net_id: AmsNetId,
-    /// AMS port of the PLC runtime (851: TwinCAT 3's first PLC runtime).
-    #[arg(long, default_value_t = 851, value_name = "PORT")]
-    pub ams_port: u16,
     /// Robot file (or a shipped robot's name) for mass, inertia, stiffness, damping, limits and
     /// the [plc] symbol names; the anchors always come from the controller.
     #[arg(long, short = 'r', value_name = "ROBOT")]
     pub robot: Option<String>,
-    /// `2ms` (or any period): free-running, physics stepped to the wall clock; `lockstep`: physics
-    /// advances the PLC's cycle-counter delta × --plc-period.
-    #[arg(long, default_value = "2ms", value_parser = parse_cycle, value_name = "PERIOD|lockstep")]
-    pub cycle: CycleArg,
-    /// Lockstep: period of the PLC task that increments the cycle counter (seed 003 and
-    /// `cdpr plc`: 10 ms; TwinCAT: the task's cycle time). Checked against the counter's rate.
-    #[arg(long, default_value = "10ms", value_parser = parse_duration, value_name = "TIME")]
-    pub plc_period: Duration,
     /// Physics step, s.
     #[arg(long, default_value_t = 0.001, value_name = "S")]
     pub dt: f64,
@@ -64,16 +51,8 @@ pub struct ShadowArgs {
     /// already); `length` adds a PID drive with the robot's limits.
     #[arg(long, value_enum, default_value = "ideal")]
     pub control: ControlMode,
-    /// Write pose, cable lengths, tensions and the cycle echo back to the controller (only the
-    /// symbols on the robot file's [plc] writable list). Without it nothing is written.
-    #[arg(long)]
-    pub write: bool,
-    /// Record every physics step to this CSV: `cdpr simulate --out`'s columns, then plc_cycle,
-    /// enable and the flags rejected and gap.
-    #[arg(long, value_name = "CSV")]
-    pub record: Option<PathBuf>,
-    /// No window. There is no viewer in this build, so the shadow always runs headless; the
-    /// flag keeps scripts explicit (the viewer will be `cdpr view --plc`).
+    /// No window: `cdpr shadow` always runs headless (`cdpr view --plc` draws the same shadow
+    /// in 3D); the flag lets scripts say so.
     #[arg(long)]
     pub headless: bool,
     /// Stop after this many seconds (default: until Ctrl-C).
@@ -82,6 +61,38 @@ pub struct ShadowArgs {
     /// Print the statistics at exit as one JSON object.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub link: LinkArgs,
+}
+
+/// How the shadow talks to the controller: shared by `cdpr shadow` and `cdpr view --plc`.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Controller link (cdpr shadow, cdpr view --plc)")]
+pub struct LinkArgs {
+    /// AMS NetId of the controller (TwinCAT: SYSTEM → Routes → NetId Management; `cdpr plc`:
+    /// 127.0.0.1.1.1). Default: the --plc address + .1.1 when it is an IPv4 address (TwinCAT's
+    /// default NetId).
+    #[arg(long, value_name = "NETID", requires = "plc")]
+    pub ams_net_id: Option<AmsNetId>,
+    /// AMS port of the PLC runtime (851: TwinCAT 3's first PLC runtime).
+    #[arg(long, default_value_t = 851, value_name = "PORT")]
+    pub ams_port: u16,
+    /// `2ms` (or any period): free-running, physics stepped to the wall clock; `lockstep`: physics
+    /// advances the PLC's cycle-counter delta × --plc-period.
+    #[arg(long, default_value = "2ms", value_parser = parse_cycle, value_name = "PERIOD|lockstep")]
+    pub cycle: CycleArg,
+    /// Lockstep: period of the PLC task that increments the cycle counter (seed 003 and
+    /// `cdpr plc`: 10 ms; TwinCAT: the task's cycle time). Checked against the counter's rate.
+    #[arg(long, default_value = "10ms", value_parser = parse_duration, value_name = "TIME")]
+    pub plc_period: Duration,
+    /// Write pose, cable lengths, tensions and the cycle echo back to the controller (only the
+    /// symbols on the robot file's [plc] writable list). Without it nothing is written.
+    #[arg(long, requires = "plc")]
+    pub write: bool,
+    /// Record every physics step to this CSV: `cdpr simulate --out`'s columns, then plc_cycle,
+    /// enable and the flags rejected and gap.
+    #[arg(long, value_name = "CSV", requires = "plc")]
+    pub record: Option<PathBuf>,
     /// AMS source address: `auto` (the local IPv4 + .1.1, port 58913: what the PLC's route
     /// must name), `request` (ask the router on the other end for one), or NETID:PORT.
     #[arg(long, default_value = "auto", value_parser = parse_source, value_name = "auto|request|NETID:PORT")]
@@ -89,6 +100,25 @@ pub struct ShadowArgs {
     /// ADS timeout (connect, read, write): a dead PLC is noticed within it.
     #[arg(long, default_value = "500ms", value_parser = parse_duration, value_name = "TIME")]
     pub timeout: Duration,
+}
+
+/// What [`open`] needs beyond the link: the robot file and the physics.
+pub struct ShadowSetup<'a> {
+    pub plc: &'a str,
+    pub robot: Option<&'a str>,
+    pub dt: f64,
+    pub model: ModelKind,
+    pub control: ControlMode,
+}
+
+/// A shadow connected to its controller, and what to tell the user about it.
+pub struct Opened {
+    pub shadow: Shadow<AdsController>,
+    pub endpoint: String,
+    pub target: AmsAddr,
+    pub timing: CycleTiming,
+    /// The one stderr line scripts (and the tests) wait for.
+    pub banner: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -140,10 +170,32 @@ pub fn endpoint(plc: &str) -> String {
     }
 }
 
-pub fn run(a: ShadowArgs) -> Result<ExitCode> {
-    let file = a
+/// The controller's NetId: given, or the IPv4 host of `plc` + .1.1 (TwinCAT's default).
+fn net_id(plc: &str, given: Option<AmsNetId>) -> Result<AmsNetId> {
+    if let Some(id) = given {
+        return Ok(id);
+    }
+    let endpoint = endpoint(plc);
+    let host = endpoint
+        .rsplit_once(':')
+        .map_or(endpoint.as_str(), |(host, _)| host);
+    match host.parse::<std::net::Ipv4Addr>() {
+        Ok(ip) => {
+            let [a, b, c, d] = ip.octets();
+            Ok(AmsNetId([a, b, c, d, 1, 1]))
+        }
+        Err(_) => bail!(
+            "--ams-net-id is needed: `{host}` is not an IPv4 address to derive the controller's \
+             NetId from (TwinCAT: SYSTEM → Routes → NetId Management)"
+        ),
+    }
+}
+
+/// Connects to the controller, resolves the shadow's symbols and starts the shadow (its
+/// geometry read, its platform settled); the record is opened when asked for.
+pub fn open(setup: &ShadowSetup, link: &LinkArgs) -> Result<Opened> {
+    let file = setup
         .robot
-        .as_deref()
         .map(|r| Robot::load(r).with_context(|| format!("loading robot `{r}`")))
         .transpose()?;
     if let Some(r) = file.as_ref().filter(|r| !r.is_cable_robot()) {
@@ -154,41 +206,36 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
             super::args::kind_name(r)
         );
     }
-    if a.control == ControlMode::Tension {
+    if setup.control == ControlMode::Tension {
         bail!("--control tension does not fit a shadow: the controller commands lengths");
     }
-    let duration = match a.duration {
-        Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(s) => bail!("--duration must be a non-negative number of seconds, got {s}"),
-        None => None,
-    };
-    let timing = match a.cycle {
+    let timing = match link.cycle {
         CycleArg::Free(period) => CycleTiming::Free { period },
         CycleArg::Lockstep => CycleTiming::Lockstep {
-            plc_period: a.plc_period,
+            plc_period: link.plc_period,
         },
     };
     let config = ShadowConfig {
         sim: SimConfig {
-            dt: a.dt,
-            model: a.model,
-            control: a.control,
+            dt: setup.dt,
+            model: setup.model,
+            control: setup.control,
             chain: ChainConfig::default(),
         },
         timing,
-        write: a.write,
+        write: link.write,
         ..ShadowConfig::default()
     };
     let symbols = file
         .as_ref()
         .map_or_else(PlcSymbols::defaults, |r| r.plc.clone());
-    let endpoint = endpoint(&a.plc);
-    let target = AmsAddr::new(a.ams_net_id, a.ams_port);
+    let endpoint = endpoint(setup.plc);
+    let target = AmsAddr::new(net_id(setup.plc, link.ams_net_id)?, link.ams_port);
     let transport = AdsTransport::connect(AdsConfig {
         endpoint: endpoint.clone(),
         target,
-        source: a.source,
-        timeout: a.timeout,
+        source: link.source,
+        timeout: link.timeout,
     })
     .with_context(|| {
         format!(
@@ -196,53 +243,77 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         )
     })?;
     let source = transport.source();
-    let policy = if a.write {
+    let policy = if link.write {
         WritePolicy::AllowListed
     } else {
         WritePolicy::ReadOnly
     };
-    let link = ShadowLink::connect(transport, &symbols, policy)
+    let controller = ShadowLink::connect(transport, &symbols, policy)
         .with_context(|| format!("resolving the shadow's symbols on {target}"))?;
-    let mut shadow = Shadow::new(link, file, config).context("starting the shadow")?;
-    if let Some(path) = &a.record {
+    let mut shadow = Shadow::new(controller, file, config).context("starting the shadow")?;
+    if let Some(path) = &link.record {
         let recorder = Recorder::create(path, shadow.robot().cable_count())
             .with_context(|| format!("creating {}", path.display()))?;
         shadow.record_to(recorder);
     }
     let robot = shadow.robot();
-    // One line on stderr that scripts (and the tests) wait for.
-    eprintln!(
-        "cdpr shadow: {} ({} cables, {}/{} dt {} ms) of {target} at {endpoint} as {}; {}; {}{}",
+    let banner = format!(
+        "{} ({} cables, {}/{} dt {} ms) of {target} at {endpoint} as {}; {}; {}{}",
         if shadow.start_report().from_file {
             robot.name.as_str()
         } else {
             "template model"
         },
         robot.cable_count(),
-        format!("{:?}", a.model).to_lowercase(),
-        format!("{:?}", a.control).to_lowercase(),
-        a.dt * 1e3,
+        format!("{:?}", setup.model).to_lowercase(),
+        format!("{:?}", setup.control).to_lowercase(),
+        setup.dt * 1e3,
         source.map_or("?".into(), |s| s.to_string()),
         match timing {
             CycleTiming::Free { period } => format!("free-running every {period:?}"),
             CycleTiming::Lockstep { plc_period } =>
                 format!("lockstep with the PLC counter ({plc_period:?} per cycle)"),
         },
-        if a.write {
+        if link.write {
             "writing the allow-listed symbols"
         } else {
             "read-only"
         },
-        a.record
+        link.record
             .as_ref()
             .map(|p| format!("; recording {}", p.display()))
             .unwrap_or_default()
     );
-    if !a.headless {
-        eprintln!(
-            "note: no viewer in this build: running headless (`cdpr view --plc` will show it)"
-        );
-    }
+    Ok(Opened {
+        shadow,
+        endpoint,
+        target,
+        timing,
+        banner,
+    })
+}
+
+pub fn run(a: ShadowArgs) -> Result<ExitCode> {
+    let duration = match a.duration {
+        Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) => bail!("--duration must be a non-negative number of seconds, got {s}"),
+        None => None,
+    };
+    let setup = ShadowSetup {
+        plc: &a.plc,
+        robot: a.robot.as_deref(),
+        dt: a.dt,
+        model: a.model,
+        control: a.control,
+    };
+    let Opened {
+        mut shadow,
+        timing,
+        banner,
+        ..
+    } = open(&setup, &a.link)?;
+    // One line on stderr that scripts (and the tests) wait for.
+    eprintln!("cdpr shadow: {banner}");
     if !a.json {
         print_start(shadow.start_report());
     }
@@ -272,8 +343,8 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
                     CycleTiming::Lockstep { .. } => "lockstep".into(),
                 }),
             );
-            map.insert("write".into(), json!(a.write));
-            map.insert("record".into(), json!(a.record));
+            map.insert("write".into(), json!(a.link.write));
+            map.insert("record".into(), json!(a.link.record));
             map.insert("start".into(), start_json(shadow.start_report()));
             map.insert(
                 "anchors".into(),
@@ -287,7 +358,7 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         json(&v)?;
     } else {
         print_summary(&summary, wall, shadow.time());
-        if let Some(path) = &a.record {
+        if let Some(path) = &a.link.record {
             println!("wrote {}", path.display());
         }
     }
@@ -329,7 +400,7 @@ fn start_json(s: &StartReport) -> serde_json::Value {
     })
 }
 
-fn print_start(s: &StartReport) {
+pub fn print_start(s: &StartReport) {
     let p = s.start_pose.position * 1e3;
     println!(
         "start: platform at rest at ({:.3}, {:.3}, {:.3}) mm, {:.3} mm from the controller's TCP pose (sag of the commanded lengths)",
@@ -371,7 +442,7 @@ fn print_start(s: &StartReport) {
     t.print();
 }
 
-fn print_summary(s: &Summary, wall: f64, simulated: f64) {
+pub fn print_summary(s: &Summary, wall: f64, simulated: f64) {
     let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.3}", v * 1e3));
     let cycles = |v: Option<u32>| v.map_or("-".into(), |v| v.to_string());
     let mut t = Table::new(&["statistic", "value"]);
@@ -434,6 +505,20 @@ mod tests {
         assert_eq!(endpoint("plc.local"), "plc.local:48898");
         assert_eq!(endpoint("[::1]:5000"), "[::1]:5000");
         assert_eq!(endpoint("[::1]"), "[::1]:48898");
+    }
+
+    #[test]
+    fn the_net_id_defaults_to_an_ipv4_host_plus_1_1() {
+        let id = |plc: &str| net_id(plc, None).map_err(|e| e.to_string());
+        assert_eq!(id("192.168.1.10"), Ok(AmsNetId([192, 168, 1, 10, 1, 1])));
+        assert_eq!(id("127.0.0.1:5000"), Ok(AmsNetId([127, 0, 0, 1, 1, 1])));
+        let given = AmsNetId([5, 6, 7, 8, 1, 1]);
+        assert_eq!(net_id("plc.local", Some(given)).ok(), Some(given));
+        let err = id("plc.local").expect_err("a host name gives no NetId");
+        assert!(
+            err.contains("--ams-net-id") && err.contains("plc.local"),
+            "{err}"
+        );
     }
 
     #[test]

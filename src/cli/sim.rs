@@ -362,24 +362,6 @@ pub(super) fn write_csv(
 ) -> Result<()> {
     let file = std::fs::File::create(path)?;
     let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
-    let mut header: Vec<String> = [
-        "t",
-        "x_cmd",
-        "y_cmd",
-        "z_cmd",
-        "roll_cmd",
-        "pitch_cmd",
-        "yaw_cmd",
-        "x",
-        "y",
-        "z",
-        "roll",
-        "pitch",
-        "yaw",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
     // Cable robots: per cable commanded payout, length, tension. Robots with legs: per
     // actuator its commanded and actual position (m or rad), then per leg its length between
     // the joints at its ends and its axial force (N).
@@ -387,13 +369,7 @@ pub(super) fn write_csv(
         Some(r) if !robot.is_cable_robot() => (r.length_command.len(), r.state.lengths.len()),
         _ => (0, 0),
     };
-    for i in 1..=robot.cable_count() {
-        header.extend([
-            format!("length_cmd_{i}"),
-            format!("length_{i}"),
-            format!("tension_{i}"),
-        ]);
-    }
+    let mut header = cdpr::sim::run::csv_columns(robot.cable_count());
     for i in 1..=actuators {
         header.extend([format!("actuator_cmd_{i}"), format!("actuator_{i}")]);
     }

@@ -1,8 +1,11 @@
 //! `cdpr view`: the 3D viewer (and, with no arguments at all, its demo).
 
+use super::shadow::{self, LinkArgs, ShadowSetup};
 use anyhow::{Context, Result, bail};
+use cdpr::shadow::CycleTiming;
 use cdpr::sim::{ControlMode, ModelKind};
-use cdpr::viewer::{self, Executor, Scenario, ViewerOptions};
+use cdpr::viewer::live::LiveOutcome;
+use cdpr::viewer::{self, Executor, LiveInfo, Scenario, ViewerOptions};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,8 +17,14 @@ use std::time::{Duration, Instant};
 then silva4's pick-and-place, then CAROCA's quintic move, round and round.\n\n\
 Keys: Space pause/run, R reset, S one step, F frame the robot, H help, Esc quit. Mouse: left-drag \
 orbit, right-drag pan, wheel zoom.\n\n\
+Live mode (--plc): the ADS shadow of a controller, exactly as `cdpr shadow` runs it (same cycle, \
+physics and write allow-list) on a thread of its own, drawn at the screen's rate; the panel shows \
+the link (connected / offline / stopped), the PLC cycle and the exchange figures, the ghost box is \
+the controller's commanded pose. Space freezes the view only; closing the window stops the shadow \
+and flushes --record.\n\n\
 Examples:\n  \
 cdpr view\n  \
+cdpr plc --robot uvigo8 --trajectory seed000 &  cdpr view --plc 127.0.0.1 --robot uvigo8 --write\n  \
 cdpr view --robot silva4 --trajectory pickplace --speed 0.5 --model elastic --control tension\n  \
 xvfb-run -a -s \"-screen 0 1280x720x24\" cdpr view --robot caroca --screenshot caroca.png --seek 5"
 )]
@@ -33,9 +42,9 @@ pub struct ViewArgs {
     /// Physical model (as `cdpr simulate`).
     #[arg(long, value_enum, default_value = "chain")]
     pub model: ModelKind,
-    /// How the winches are driven (as `cdpr simulate`).
-    #[arg(long, value_enum, default_value = "length")]
-    pub control: ControlMode,
+    /// How the winches are driven (as `cdpr simulate`; default `length`, live `ideal`).
+    #[arg(long, value_enum)]
+    pub control: Option<ControlMode>,
     /// Subtract the pre-stretch f*/k from the commanded lengths.
     #[arg(long)]
     pub compensate: bool,
@@ -67,10 +76,13 @@ pub struct ViewArgs {
     /// Print the frame-time and physics-rate summary at exit.
     #[arg(long)]
     pub stats: bool,
-    /// Live mode: draw the ADS shadow of a controller (or of `cdpr plc`) at this address.
-    /// Not in the viewer yet: it says so and exits (run `cdpr shadow` headless instead).
+    /// Live mode: draw the ADS shadow of the controller (or of `cdpr plc`) at this address,
+    /// HOST or HOST:PORT. The model comes from the controller's geometry; --robot adds mass,
+    /// stiffness and limits (as `cdpr shadow`).
     #[arg(long, value_name = "HOST[:PORT]")]
     pub plc: Option<String>,
+    #[command(flatten)]
+    pub link: LinkArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -95,13 +107,6 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
 }
 
 pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
-    if let Some(address) = &a.plc {
-        bail!(
-            "live mode is not in the viewer yet: run the shadow headless with `cdpr shadow \
-             --plc {address} --ams-net-id ... --record run.csv`, then `cdpr view --trajectory \
-             run.csv` replays the recorded poses. Without --plc the viewer plays the simulation."
-        );
-    }
     if !(a.speed.is_finite() && a.speed > 0.0) {
         bail!("--speed must be a positive number of m/s, got {}", a.speed);
     }
@@ -119,24 +124,8 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
         Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
         Some(s) => bail!("--duration must be a positive number of seconds, got {s}"),
     };
-    let scenario = match (&a.robot, &a.trajectory) {
-        (None, None) => None,
-        (robot, trajectory) => {
-            let robot = robot.clone().unwrap_or_else(|| "uvigo8".into());
-            Some(Scenario {
-                trajectory: trajectory
-                    .clone()
-                    .unwrap_or_else(|| viewer::scenario::default_trajectory(&robot).into()),
-                robot,
-                speed: a.speed,
-                model: a.model,
-                control: a.control,
-                compensate: a.compensate,
-            })
-        }
-    };
     let options = ViewerOptions {
-        scenario,
+        scenario: None,
         time_scale: a.time_scale,
         seek: a.seek,
         screenshot: a.screenshot.clone(),
@@ -151,12 +140,117 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
         started,
         ..ViewerOptions::default()
     };
+    if let Some(plc) = &a.plc {
+        return live(&a, plc, options);
+    }
+    let scenario = match (&a.robot, &a.trajectory) {
+        (None, None) => None,
+        (robot, trajectory) => {
+            let robot = robot.clone().unwrap_or_else(|| "uvigo8".into());
+            Some(Scenario {
+                trajectory: trajectory
+                    .clone()
+                    .unwrap_or_else(|| viewer::scenario::default_trajectory(&robot).into()),
+                robot,
+                speed: a.speed,
+                model: a.model,
+                control: a.control.unwrap_or(ControlMode::Length),
+                compensate: a.compensate,
+            })
+        }
+    };
+    let options = ViewerOptions {
+        scenario,
+        ..options
+    };
     let summary = viewer::run(options).context("cdpr view")?;
     if a.stats {
         eprintln!("{}", summary.line());
     }
     if let Some(path) = &a.screenshot {
         println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cdpr view --plc`: connects and starts the shadow as `cdpr shadow` does, runs it on its own
+/// thread while the window draws it, then stops it (flushing the record) and prints its
+/// statistics as `cdpr shadow` does.
+fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
+    let not_live = [
+        (a.trajectory.is_some(), "--trajectory"),
+        (a.seek != 0.0, "--seek"),
+        (a.time_scale != 1.0, "--time-scale"),
+        (a.compensate, "--compensate"),
+    ];
+    if let Some((_, flag)) = not_live.iter().find(|(given, _)| *given) {
+        bail!(
+            "{flag} does not apply to live mode: the controller commands the motion (drop --plc \
+             to play a trajectory)"
+        );
+    }
+    let setup = ShadowSetup {
+        plc,
+        robot: a.robot.as_deref(),
+        dt: viewer::scenario::DT,
+        model: a.model,
+        control: a.control.unwrap_or(ControlMode::Ideal),
+    };
+    let opened = shadow::open(&setup, &a.link)?;
+    eprintln!("cdpr view: live shadow: {}", opened.banner);
+    shadow::print_start(opened.shadow.start_report());
+    let mut lines = vec![
+        ("AMS target".to_string(), opened.target.to_string()),
+        (
+            "model".to_string(),
+            format!("{:?} / {:?}", setup.model, setup.control).to_lowercase(),
+        ),
+        (
+            "cycle".to_string(),
+            match opened.timing {
+                CycleTiming::Free { period } => format!("every {period:?}"),
+                CycleTiming::Lockstep { plc_period } => format!("lockstep, {plc_period:?}"),
+            },
+        ),
+        (
+            "writes".to_string(),
+            if a.link.write {
+                "allow-listed symbols".to_string()
+            } else {
+                "none (read-only)".to_string()
+            },
+        ),
+    ];
+    if let Some(path) = &a.link.record {
+        lines.push(("record".to_string(), path.display().to_string()));
+    }
+    let info = LiveInfo {
+        address: opened.endpoint.clone(),
+        lines,
+    };
+    let (feed, handle) =
+        viewer::live::spawn(opened.shadow, info, None).context("starting the shadow's thread")?;
+    let started = Instant::now();
+    let shown = viewer::run_live(options, feed);
+    let wall = started.elapsed().as_secs_f64();
+    // The shadow stops (and flushes its record) whatever became of the window.
+    let outcome = handle.finish();
+    if let Some(outcome) = &outcome {
+        shadow::print_summary(&outcome.summary, wall, outcome.simulated);
+        if let Some(path) = &a.link.record {
+            println!("wrote {}", path.display());
+        }
+    }
+    let summary = shown.context("cdpr view")?;
+    if a.stats {
+        eprintln!("{}", summary.line());
+    }
+    if let Some(path) = &a.screenshot {
+        println!("wrote {}", path.display());
+    }
+    match outcome {
+        Some(LiveOutcome { result, .. }) => result.context("the shadow stopped")?,
+        None => bail!("the shadow's thread panicked (see the message above)"),
     }
     Ok(ExitCode::SUCCESS)
 }

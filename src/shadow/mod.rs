@@ -42,7 +42,7 @@ pub mod stats;
 
 pub use model::{AnchorDifference, AnchorKind, Consistency};
 pub use record::{RecordError, Recorder};
-pub use run::run;
+pub use run::{run, run_with};
 pub use stats::{Histogram, ShadowStats, Summary};
 
 use crate::kinematics::{self, Pose};
@@ -432,6 +432,14 @@ impl<C: Controller> Shadow<C> {
     /// Whether the link to the controller is up.
     pub fn is_linked(&self) -> bool {
         matches!(self.link, Link::Up)
+    }
+
+    /// When the link went down (`None` while it is up).
+    pub fn offline_since(&self) -> Option<Instant> {
+        match self.link {
+            Link::Up => None,
+            Link::Down { since, .. } => Some(since),
+        }
     }
 
     pub fn controller(&self) -> &C {

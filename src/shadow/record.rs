@@ -44,33 +44,9 @@ impl From<std::io::Error> for RecordError {
     }
 }
 
-/// The header for `cables` cables.
+/// The header for `cables` cables: `cdpr simulate --out`'s columns, then the shadow's.
 pub fn header(cables: usize) -> Vec<String> {
-    let mut h: Vec<String> = [
-        "t",
-        "x_cmd",
-        "y_cmd",
-        "z_cmd",
-        "roll_cmd",
-        "pitch_cmd",
-        "yaw_cmd",
-        "x",
-        "y",
-        "z",
-        "roll",
-        "pitch",
-        "yaw",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for i in 1..=cables {
-        h.extend([
-            format!("length_cmd_{i}"),
-            format!("length_{i}"),
-            format!("tension_{i}"),
-        ]);
-    }
+    let mut h = crate::sim::run::csv_columns(cables);
     h.extend(["segment", "plc_cycle", "enable", "rejected", "gap"].map(String::from));
     h
 }

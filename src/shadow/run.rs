@@ -2,7 +2,7 @@
 //! after a duration, flushes the record. What `cdpr shadow` runs; a viewer can run it on a
 //! thread of its own.
 
-use super::{CycleStatus, CycleTiming, Shadow, ShadowError};
+use super::{CycleReport, CycleStatus, CycleTiming, Shadow, ShadowError};
 use crate::plc::Controller;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -25,6 +25,17 @@ pub fn run<C: Controller>(
     duration: Option<Duration>,
     stop: &AtomicBool,
 ) -> Result<(), ShadowError> {
+    run_with(shadow, duration, stop, |_, _| {})
+}
+
+/// [`run`], calling `after_cycle` after each cycle (outside its measured time): how the
+/// viewer's live mode publishes the state it draws without touching the loop's timing.
+pub fn run_with<C: Controller>(
+    shadow: &mut Shadow<C>,
+    duration: Option<Duration>,
+    stop: &AtomicBool,
+    mut after_cycle: impl FnMut(&Shadow<C>, &CycleReport),
+) -> Result<(), ShadowError> {
     let start = Instant::now();
     let end = duration.map(|d| start + d);
     let period = match shadow.config().timing {
@@ -41,6 +52,7 @@ pub fn run<C: Controller>(
             Ok(r) => r,
             Err(e) => break Err(e),
         };
+        after_cycle(shadow, &report);
         let wake = match (report.status, report.retry_at) {
             (CycleStatus::Offline, Some(retry)) => {
                 deadline = retry;

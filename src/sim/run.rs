@@ -154,6 +154,36 @@ pub fn run(
     })
 }
 
+/// The leading columns of a run's CSV (`cdpr simulate --out`, and the shadow's record): time,
+/// commanded pose, actual pose, then per cable its commanded payout, length and tension.
+pub fn csv_columns(cables: usize) -> Vec<String> {
+    let mut h: Vec<String> = [
+        "t",
+        "x_cmd",
+        "y_cmd",
+        "z_cmd",
+        "roll_cmd",
+        "pitch_cmd",
+        "yaw_cmd",
+        "x",
+        "y",
+        "z",
+        "roll",
+        "pitch",
+        "yaw",
+    ]
+    .map(String::from)
+    .to_vec();
+    for i in 1..=cables {
+        h.extend([
+            format!("length_cmd_{i}"),
+            format!("length_{i}"),
+            format!("tension_{i}"),
+        ]);
+    }
+    h
+}
+
 /// A pose held for `duration` seconds, sampled every `dt`: the simplest trajectory.
 pub fn hold(pose: Pose, duration: f64, dt: f64) -> Trajectory {
     let n = (duration / dt).round().max(1.0) as usize;

@@ -195,7 +195,7 @@ pub fn keyboard(
             playback.error = Some(e.to_string());
         }
     }
-    if keys.just_pressed(KeyCode::KeyS) {
+    if keys.just_pressed(KeyCode::KeyS) && !playback.is_live() {
         playback.paused = true;
         if let Err(e) = playback.step_once() {
             playback.error = Some(e.to_string());

@@ -6,11 +6,13 @@
 //! one here would be a second physics path).
 //!
 //! Faces: `cdpr view` (and `cargo run --release` with no arguments: the demo), `cdpr view
-//! --screenshot` for CI, [`headless_app`] for tests.
+//! --screenshot` for CI, [`headless_app`] for tests, and live mode ([`run_live`], `cdpr view
+//! --plc`): the ADS shadow runs on its own thread ([`live`]) and the viewer draws it.
 
 mod camera;
 pub mod capture;
 pub mod colors;
+pub mod live;
 mod overlay;
 mod panel;
 pub mod playback;
@@ -18,6 +20,7 @@ pub mod scenario;
 pub mod scene;
 
 pub use capture::Summary;
+pub use live::{LiveFeed, LiveHandle, LiveInfo};
 pub use playback::{Playback, PlaybackPlugin};
 pub use scenario::{DemoEntry, Scenario};
 
@@ -126,6 +129,17 @@ pub fn run(options: ViewerOptions) -> Result<Summary, ViewerError> {
     };
     playback.time_scale = options.time_scale;
     playback.seek(options.seek)?;
+    run_playback(&options, playback)
+}
+
+/// Live mode: opens the window on what `feed` publishes (the shadow runs on its own thread;
+/// stop it with its [`LiveHandle`] once this returns). `options.scenario`, `time_scale` and
+/// `seek` do not apply: the controller drives the motion.
+pub fn run_live(options: ViewerOptions, feed: LiveFeed) -> Result<Summary, ViewerError> {
+    run_playback(&options, Playback::live(feed))
+}
+
+fn run_playback(options: &ViewerOptions, playback: Playback) -> Result<Summary, ViewerError> {
     if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
         return Err(ViewerError::NoDisplay);
     }
@@ -136,7 +150,7 @@ pub fn run(options: ViewerOptions) -> Result<Summary, ViewerError> {
     // Bevy reports a display it cannot open or a missing GPU by panicking while the plugins
     // build; that becomes an error here instead of a crash (the panic message is kept).
     let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        build_app(&options, playback)
+        build_app(options, playback)
     }));
     let mut app = match built {
         Ok(app) => app,
@@ -174,8 +188,16 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 
 fn build_app(options: &ViewerOptions, playback: Playback) -> App {
     let screenshot_mode = options.screenshot.is_some();
-    let title = format!("cdpr — {}", playback.robot().name);
-    let ghost = "commanded pose (ghost box)".to_string();
+    let (title, ghost) = match playback.live_feed() {
+        Some(feed) => (
+            format!("cdpr — live shadow of {}", feed.info.address),
+            "controller's commanded pose (ghost box)".to_string(),
+        ),
+        None => (
+            format!("cdpr — {}", playback.robot().name),
+            "commanded pose (ghost box)".to_string(),
+        ),
+    };
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins

@@ -2,6 +2,7 @@
 //! colour scale, the slack cables, the trails and the ghost (bottom right).
 
 use super::colors::{self, scale_color};
+use super::playback::Playback;
 use super::scene::TensionScale;
 use bevy::prelude::*;
 
@@ -13,6 +14,9 @@ pub struct LegendLabel(pub f64);
 /// The ghost's line in the legend (it says whose commanded pose it is).
 #[derive(Component)]
 pub struct GhostLabel;
+/// The legend's title: cable tension, or leg force for a robot with legs.
+#[derive(Component)]
+pub struct LegendTitle;
 
 pub const HELP: &str = "Space  pause / run\n\
 R      reset the run\n\
@@ -68,7 +72,7 @@ pub fn spawn_overlays(mut commands: Commands, ghost: Res<GhostText>) {
             BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.62)),
         ))
         .with_children(|legend| {
-            legend.spawn((Text::new("Cable tension [N]"), font(14.0)));
+            legend.spawn((LegendTitle, Text::new("Cable tension [N]"), font(14.0)));
             legend.spawn((
                 Node {
                     width: px(LEGEND_WIDTH),
@@ -136,8 +140,23 @@ pub fn spawn_overlays(mut commands: Commands, ghost: Res<GhostText>) {
 #[derive(Resource, Debug, Clone)]
 pub struct GhostText(pub String);
 
-/// Rewrites the scale's labels when its bound changes.
-pub fn update_legend(scale: Res<TensionScale>, mut labels: Query<(&LegendLabel, &mut Text)>) {
+/// Rewrites the scale's labels when its bound changes, and the title for the robot's kind.
+pub fn update_legend(
+    scale: Res<TensionScale>,
+    playback: Res<Playback>,
+    mut labels: Query<(&LegendLabel, &mut Text), Without<LegendTitle>>,
+    mut titles: Query<&mut Text, (With<LegendTitle>, Without<LegendLabel>)>,
+) {
+    let title = if playback.robot().is_cable_robot() {
+        "Cable tension [N]"
+    } else {
+        "Leg force [N]"
+    };
+    for mut text in &mut titles {
+        if text.0 != title {
+            text.0 = title.to_string();
+        }
+    }
     if !scale.is_changed() {
         return;
     }

@@ -2,6 +2,7 @@
 //! live numbers and two small plots (cable tensions, tracking error).
 
 use super::colors::{self, to_color32};
+use super::live::LinkState;
 use super::playback::{PLOT_SAMPLES, Playback};
 use super::scenario::{self, Scenario};
 use super::scene::{DisplayOptions, TensionScale};
@@ -18,22 +19,11 @@ pub struct PanelState {
     pub robots: Vec<String>,
     /// The CSV path being typed.
     pub csv_path: String,
-    /// Live mode: the panel shows the link instead of the scenario controls.
-    pub live: Option<LivePanel>,
     /// The speed slider's value while it is dragged, m/s.
     pub speed_edit: Option<f64>,
     /// Frame time, smoothed, s.
     pub frame_time: f64,
     pub steps_last_frame: u64,
-}
-
-/// What live mode shows in the panel (filled by the live link each frame).
-#[derive(Debug, Clone, Default)]
-pub struct LivePanel {
-    pub address: String,
-    pub connected: bool,
-    pub status: String,
-    pub lines: Vec<(String, String)>,
 }
 
 impl PanelState {
@@ -42,7 +32,6 @@ impl PanelState {
             rect: egui::Rect::NOTHING,
             robots,
             csv_path: String::new(),
-            live: None,
             speed_edit: None,
             frame_time: 0.0,
             steps_last_frame: 0,
@@ -97,9 +86,10 @@ pub fn panel(
         .show(&mut root, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 ui.heading("cdpr — CDPR shadow");
-                match state.live.clone() {
-                    Some(live) => live_section(ui, &live),
-                    None => scenario_section(ui, playback, state),
+                if playback.is_live() {
+                    live_section(ui, playback);
+                } else {
+                    scenario_section(ui, playback, state);
                 }
                 ui.separator();
                 display_section(ui, &mut display);
@@ -117,25 +107,94 @@ pub fn panel(
     Ok(())
 }
 
-fn live_section(ui: &mut egui::Ui, live: &LivePanel) {
+/// Live mode: the connection indicator, where and how the shadow runs, its cycle figures, and
+/// pause (which freezes the view only: the shadow keeps exchanging with the controller).
+fn live_section(ui: &mut egui::Ui, playback: &mut Playback) {
+    let Some(feed) = playback.live_feed() else {
+        return;
+    };
+    let latest = &feed.latest;
+    let (color, text) = match &latest.link {
+        LinkState::Connected => (
+            egui::Color32::from_rgb(60, 200, 90),
+            "connected".to_string(),
+        ),
+        LinkState::Offline { since } => (
+            egui::Color32::from_rgb(240, 170, 40),
+            format!(
+                "offline {:.1} s, reconnecting",
+                since.elapsed().as_secs_f64()
+            ),
+        ),
+        LinkState::Stopped { error: None } => {
+            (egui::Color32::from_gray(140), "stopped".to_string())
+        }
+        LinkState::Stopped { error: Some(_) } => (
+            egui::Color32::from_rgb(230, 70, 60),
+            "stopped on an error".to_string(),
+        ),
+    };
     ui.horizontal(|ui| {
-        let (color, text) = if live.connected {
-            (egui::Color32::from_rgb(60, 200, 90), "connected")
-        } else {
-            (egui::Color32::from_rgb(230, 70, 60), "offline")
-        };
         let (rect, _) = ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
         ui.painter().circle_filled(rect.center(), 6.0, color);
-        ui.label(format!("{text}: {}", live.address));
+        ui.strong(format!("live: {text}"));
     });
-    if !live.status.is_empty() {
-        ui.label(&live.status);
+    if let LinkState::Stopped { error: Some(e) } = &latest.link {
+        ui.colored_label(egui::Color32::from_rgb(255, 110, 110), e);
     }
+    let ms = |v: Option<f64>| v.map_or("–".into(), |v| format!("{:.3}", v * 1e3));
+    let summary = &latest.summary;
     egui::Grid::new("live_grid").striped(true).show(ui, |ui| {
-        for (name, value) in &live.lines {
-            ui.label(name);
-            ui.monospace(value);
-            ui.end_row();
+        row(ui, "controller", feed.info.address.clone());
+        for (name, value) in &feed.info.lines {
+            row(ui, name, value.clone());
+        }
+        row(
+            ui,
+            "PLC cycle",
+            format!(
+                "{}  motion {}",
+                latest.plc_cycle,
+                if latest.motion_enable { "on" } else { "off" }
+            ),
+        );
+        row(
+            ui,
+            "exchange p50/p99",
+            format!(
+                "{} / {} ms",
+                ms(summary.cycle_p50_s),
+                ms(summary.cycle_p99_s)
+            ),
+        );
+        row(
+            ui,
+            "reaction p50",
+            summary
+                .reaction_cycles
+                .map_or("–".into(), |c| format!("{c} PLC cycles")),
+        );
+        row(
+            ui,
+            "rejected / gaps",
+            format!("{} / {}", latest.rejected, summary.gaps),
+        );
+    });
+    let label = if playback.paused {
+        "▶ follow"
+    } else {
+        "⏸ freeze view"
+    };
+    ui.horizontal(|ui| {
+        if ui
+            .button(label)
+            .on_hover_text("the shadow keeps running; only the view stops")
+            .clicked()
+        {
+            playback.paused = !playback.paused;
+        }
+        if ui.button("clear trails").clicked() {
+            let _ = playback.reset();
         }
     });
 }
@@ -335,20 +394,20 @@ fn numbers(ui: &mut egui::Ui, playback: &Playback, state: &PanelState, scale_max
             entry.loops
         ));
     }
-    let traj = playback.driver().trajectory();
-    let segment = traj
-        .segment_name(playback.driver().commanded())
-        .unwrap_or("–");
-    egui::Grid::new("numbers").striped(true).show(ui, |ui| {
-        row(
-            ui,
-            "time",
+    let time = match playback.driver() {
+        Some(driver) => {
+            let traj = driver.trajectory();
+            let segment = traj.segment_name(driver.commanded()).unwrap_or("–");
             format!(
                 "{:7.3} / {:.1} s  {segment}",
-                playback.driver().elapsed(),
+                driver.elapsed(),
                 traj.duration()
-            ),
-        );
+            )
+        }
+        None => format!("{:7.3} s (shadow)", playback.total_simulated()),
+    };
+    egui::Grid::new("numbers").striped(true).show(ui, |ui| {
+        row(ui, "time", time);
         row(
             ui,
             "x y z [mm]",
@@ -365,7 +424,11 @@ fn numbers(ui: &mut egui::Ui, playback: &Playback, state: &PanelState, scale_max
             ),
         );
         row(ui, "tracking error", format!("{error_mm:7.3} mm"));
-        ui.label("tension min–max");
+        ui.label(if playback.robot().is_cable_robot() {
+            "tension min–max"
+        } else {
+            "leg force min–max"
+        });
         ui.horizontal(|ui| {
             let tension = |f: f64| to_color32(colors::tension_color(f, scale_max));
             ui.colored_label(
@@ -379,14 +442,15 @@ fn numbers(ui: &mut egui::Ui, playback: &Playback, state: &PanelState, scale_max
             );
         });
         ui.end_row();
-        row(
-            ui,
-            "real-time factor",
+        let rtf = if playback.is_live() {
+            format!("{:5.2}×", playback.rtf.value)
+        } else {
             format!(
                 "{:5.2}× (asked {:.2}×)",
                 playback.rtf.value, playback.time_scale
-            ),
-        );
+            )
+        };
+        row(ui, "real-time factor", rtf);
         row(
             ui,
             "frame",

@@ -9,10 +9,15 @@
 //! stepping after [`STEP_BUDGET`] of wall time and drops the rest of its backlog (counted,
 //! and visible as a real-time factor below the time scale), rather than spiralling.
 //!
+//! In live mode (`cdpr view --plc`) the source is a [`LiveFeed`] instead: the ADS shadow runs
+//! on its own thread and each frame takes its newest state and the samples since the last
+//! frame; the viewer steps nothing itself.
+//!
 //! [`PlaybackPlugin`] needs only `MinimalPlugins`: the headless test steps an app with it and
 //! compares the states with `run::run`.
 
 use super::ViewerError;
+use super::live::LiveFeed;
 use super::scenario::{DemoEntry, Scenario};
 use crate::kinematics::Pose;
 use crate::robot::Robot;
@@ -114,11 +119,21 @@ pub struct Demo {
     pub loops_done: u32,
 }
 
-/// The physics the viewer shows: a trajectory run (its own [`Driver`]).
+/// Where the states come from.
+enum Source {
+    /// A trajectory run the viewer steps itself.
+    Run(Box<Driver>),
+    /// The live shadow of a controller, stepped on its own thread.
+    Live(Box<LiveFeed>),
+}
+
+/// The physics the viewer shows: a trajectory run (its own [`Driver`]) or, in live mode, the
+/// shadow of a controller ([`LiveFeed`]).
 #[derive(Resource)]
 pub struct Playback {
+    /// The run's scenario (in live mode: the robot's own, unused).
     pub scenario: Scenario,
-    driver: Driver,
+    source: Source,
     pub paused: bool,
     /// Simulated seconds per wall second asked for (the panel's "time scale").
     pub time_scale: f64,
@@ -144,9 +159,24 @@ pub struct Playback {
 impl Playback {
     pub fn new(scenario: Scenario) -> Result<Playback, ViewerError> {
         let driver = scenario.build()?;
+        Ok(Playback::with_source(
+            scenario,
+            Source::Run(Box::new(driver)),
+        ))
+    }
+
+    /// Live mode: shows what `feed` publishes.
+    pub fn live(feed: LiveFeed) -> Playback {
+        let scenario = Scenario::for_robot(&feed.robot.name);
+        let mut playback = Playback::with_source(scenario, Source::Live(Box::new(feed)));
+        playback.looping = false;
+        playback
+    }
+
+    fn with_source(scenario: Scenario, source: Source) -> Playback {
         let mut playback = Playback {
             scenario,
-            driver,
+            source,
             paused: false,
             time_scale: 1.0,
             looping: true,
@@ -161,7 +191,7 @@ impl Playback {
             error: None,
         };
         playback.sample();
-        Ok(playback)
+        playback
     }
 
     /// Starts the demo playlist (hands-off: it advances by itself).
@@ -178,21 +208,53 @@ impl Playback {
         Ok(playback)
     }
 
-    pub fn driver(&self) -> &Driver {
-        &self.driver
+    /// The trajectory run (`None` in live mode).
+    pub fn driver(&self) -> Option<&Driver> {
+        match &self.source {
+            Source::Run(driver) => Some(driver),
+            Source::Live(_) => None,
+        }
+    }
+
+    /// The live feed (`None` unless in live mode).
+    pub fn live_feed(&self) -> Option<&LiveFeed> {
+        match &self.source {
+            Source::Run(_) => None,
+            Source::Live(feed) => Some(feed),
+        }
+    }
+
+    pub fn is_live(&self) -> bool {
+        matches!(self.source, Source::Live(_))
     }
 
     pub fn robot(&self) -> &Robot {
-        self.driver.robot()
+        match &self.source {
+            Source::Run(driver) => driver.robot(),
+            Source::Live(feed) => &feed.robot,
+        }
     }
 
     pub fn state(&self) -> &SimState {
-        self.driver.state()
+        match &self.source {
+            Source::Run(driver) => driver.state(),
+            Source::Live(feed) => &feed.latest.state,
+        }
     }
 
-    /// The commanded platform pose of the last step.
+    /// The commanded platform pose of the last step (live: the controller's).
     pub fn commanded(&self) -> &Pose {
-        &self.driver.commanded().pose
+        match &self.source {
+            Source::Run(driver) => &driver.commanded().pose,
+            Source::Live(feed) => &feed.latest.commanded,
+        }
+    }
+
+    fn dt(&self) -> f64 {
+        match &self.source {
+            Source::Run(driver) => driver.options().config.dt,
+            Source::Live(feed) => feed.dt,
+        }
     }
 
     /// Switches to `scenario`; on failure the current run goes on and the error is returned.
@@ -203,13 +265,18 @@ impl Playback {
         Ok(())
     }
 
-    /// Starts the current scenario again from rest.
+    /// Starts the current scenario again from rest (live: clears the trails and plots; the
+    /// controller drives the shadow).
     pub fn reset(&mut self) -> Result<(), ViewerError> {
+        if self.is_live() {
+            self.history = History::default();
+            return Ok(());
+        }
         self.load(self.scenario.clone())
     }
 
     fn install(&mut self, driver: Driver) {
-        self.driver = driver;
+        self.source = Source::Run(Box::new(driver));
         self.owed = 0.0;
         self.history = History::default();
         self.error = None;
@@ -221,25 +288,39 @@ impl Playback {
         self.demo = None;
     }
 
-    /// Advances by the frame's `delta` of (virtual) time; returns the steps taken.
+    /// Advances by the frame's `delta` of (virtual) time; returns the steps taken (live: the
+    /// steps the shadow took since the last frame).
     pub fn advance(&mut self, delta: Duration) -> u64 {
         if self.paused || self.error.is_some() {
             return 0;
         }
+        if let Source::Live(feed) = &mut self.source {
+            let samples = feed.pull();
+            let latest = &feed.latest;
+            let taken = latest.steps.saturating_sub(self.total_steps);
+            self.total_steps = latest.steps;
+            self.dropped = latest.summary.skipped_steps as f64 * feed.dt;
+            let time = latest.time;
+            for (state, commanded) in &samples {
+                self.history.push(state, Some(commanded));
+            }
+            self.rtf.record(Instant::now(), time);
+            return taken;
+        }
         self.owed += delta.as_secs_f64() * self.time_scale.max(0.0);
-        let dt = self.driver.options().config.dt;
+        let dt = self.dt();
         // 1e-9 absorbs the rounding of a sum of deltas that should land on a whole step.
         let due = ((self.owed / dt) + 1e-9).floor() as u64;
         let started = Instant::now();
         let mut taken = 0;
-        while self.driver.steps() < due {
+        while self.run_steps() < due {
             if let Err(e) = self.step_once() {
                 self.error = Some(format!("{e}"));
                 break;
             }
             taken += 1;
             if taken % 64 == 0 && started.elapsed() > self.step_budget {
-                let behind = (due - self.driver.steps()) as f64 * dt;
+                let behind = (due - self.run_steps()) as f64 * dt;
                 self.dropped += behind;
                 self.owed -= behind;
                 break;
@@ -253,26 +334,43 @@ impl Playback {
         taken
     }
 
-    /// One step regardless of the clock (the panel's and the keyboard's "step").
+    /// Steps of the current run (live: of the shadow).
+    fn run_steps(&self) -> u64 {
+        match &self.source {
+            Source::Run(driver) => driver.steps(),
+            Source::Live(feed) => feed.latest.steps,
+        }
+    }
+
+    /// One step regardless of the clock (the panel's and the keyboard's "step"). Live, the
+    /// controller drives the shadow: nothing to step.
     pub fn step_once(&mut self) -> Result<(), ViewerError> {
-        self.driver.advance_one_step().map_err(ViewerError::Sim)?;
+        let Source::Run(driver) = &mut self.source else {
+            return Ok(());
+        };
+        driver.advance_one_step().map_err(ViewerError::Sim)?;
+        let steps = driver.steps();
+        let dt = driver.options().config.dt;
         self.total_steps += 1;
-        let dt = self.driver.options().config.dt;
-        self.owed = self.owed.max(self.driver.steps() as f64 * dt);
-        if self.driver.steps().is_multiple_of(SAMPLE_EVERY) {
+        self.owed = self.owed.max(steps as f64 * dt);
+        if steps.is_multiple_of(SAMPLE_EVERY) {
             self.sample();
         }
         Ok(())
     }
 
-    /// Simulated seconds since the viewer started, over all runs.
+    /// Simulated seconds since the viewer started, over all runs (live: the shadow's time).
     pub fn total_simulated(&self) -> f64 {
-        self.total_steps as f64 * self.driver.options().config.dt
+        match &self.source {
+            Source::Run(_) => self.total_steps as f64 * self.dt(),
+            Source::Live(feed) => feed.latest.time,
+        }
     }
 
-    /// The trajectory has played and the end hold is over.
+    /// The trajectory has played and the end hold is over (never, live).
     pub fn finished(&self) -> bool {
-        self.driver.elapsed() >= self.driver.trajectory().duration() + END_HOLD
+        self.driver()
+            .is_some_and(|d| d.elapsed() >= d.trajectory().duration() + END_HOLD)
     }
 
     fn next_loop(&mut self) {
@@ -314,18 +412,30 @@ impl Playback {
     }
 
     fn sample(&mut self) {
-        let commanded = self.driver.commanded().pose;
-        self.history.push(self.driver.state(), Some(&commanded));
+        match &self.source {
+            Source::Run(driver) => {
+                let commanded = driver.commanded().pose;
+                self.history.push(driver.state(), Some(&commanded));
+            }
+            Source::Live(feed) => {
+                let commanded = feed.latest.commanded;
+                self.history.push(&feed.latest.state, Some(&commanded));
+            }
+        }
     }
 
     /// Runs `seconds` of simulated time at once (screenshots of a moment mid-trajectory).
+    /// Live, there is nothing to run ahead of the controller.
     pub fn seek(&mut self, seconds: f64) -> Result<(), ViewerError> {
-        let dt = self.driver.options().config.dt;
-        let target = self.driver.steps() + (seconds.max(0.0) / dt).round() as u64;
-        while self.driver.steps() < target {
+        if self.is_live() {
+            return Ok(());
+        }
+        let dt = self.dt();
+        let target = self.run_steps() + (seconds.max(0.0) / dt).round() as u64;
+        while self.run_steps() < target {
             self.step_once()?;
         }
-        self.owed = self.driver.steps() as f64 * dt;
+        self.owed = self.run_steps() as f64 * dt;
         Ok(())
     }
 }
@@ -395,7 +505,7 @@ mod tests {
             2.0 * one_loop
         );
         // A fresh run: history and clock start again.
-        assert!(playback.driver().elapsed() < 0.06);
+        assert!(playback.driver().expect("a run").elapsed() < 0.06);
         play_until(&mut playback, |p| robot(p) == "caroca");
         let demo = playback.demo.as_ref().expect("still the demo");
         assert_eq!((demo.entry, demo.loops_done), (0, 0));
@@ -406,14 +516,14 @@ mod tests {
         let mut playback = Playback::new(quick("silva4", 1).scenario).expect("builds");
         playback.paused = true;
         assert_eq!(playback.advance(Duration::from_millis(500)), 0);
-        assert_eq!(playback.driver().steps(), 0);
+        assert_eq!(playback.driver().expect("a run").steps(), 0);
         playback.step_once().expect("steps");
-        assert_eq!(playback.driver().steps(), 1);
+        assert_eq!(playback.driver().expect("a run").steps(), 1);
         // Unpaused, the clock owes the frame's time at the time scale: 0.2 s × 0.5 = 100 steps
         // after the one already taken.
         playback.paused = false;
         playback.time_scale = 0.5;
         assert_eq!(playback.advance(Duration::from_millis(200)), 100);
-        assert_eq!(playback.driver().steps(), 101);
+        assert_eq!(playback.driver().expect("a run").steps(), 101);
     }
 }

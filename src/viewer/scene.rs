@@ -329,7 +329,11 @@ pub fn draw_gizmos(mut gizmos: Gizmos, playback: Res<Playback>, display: Res<Dis
     }
     // Robots with legs: each leg through its joints (a cable robot has none; its cables are
     // the rods spawned above).
-    for leg in playback.driver().sim().leg_polylines() {
+    let legs = playback
+        .driver()
+        .map(|d| d.sim().leg_polylines())
+        .unwrap_or_default();
+    for leg in legs {
         let points: Vec<Vec3> = leg.iter().map(to_bevy).collect();
         for p in &points {
             gizmos.sphere(*p, sizes.pulley_radius, colors::PULLEY_COLOR);
