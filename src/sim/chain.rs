@@ -172,6 +172,9 @@ impl ChainModel {
         world.integration_parameters.dt = config.dt as f32;
         world.integration_parameters.num_solver_iterations = cfg.solver_iterations;
         world.integration_parameters.num_internal_pgs_iterations = cfg.pgs_iterations.max(1);
+        // No colliders: continuous collision detection has nothing to sweep against, yet Rapier
+        // tests every dynamic body for fast motion each step unless it is switched off.
+        world.integration_parameters.max_ccd_substeps = 0;
 
         // The platform: a free body whose frame is the platform frame.
         let iso = pose.world_from_platform();

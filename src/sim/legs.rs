@@ -233,6 +233,8 @@ impl LegModel {
         world.integration_parameters.num_solver_iterations = config.chain.solver_iterations.max(1);
         world.integration_parameters.num_internal_pgs_iterations =
             config.chain.pgs_iterations.max(1);
+        // No colliders: nothing for continuous collision detection to do (see chain.rs).
+        world.integration_parameters.max_ccd_substeps = 0;
 
         let iso = pose.world_from_platform();
         let p = &robot.platform;
