@@ -26,6 +26,15 @@ H, F1  hide / show this help\n\
 Esc    quit\n\
 Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
 
+/// The help in live mode: the controller drives the shadow, the keys only change the view.
+pub const HELP_LIVE: &str = "Space  freeze / follow the view\n\
+       (the shadow keeps running)\n\
+R      clear the trails and plots\n\
+F      frame the robot\n\
+H, F1  hide / show this help\n\
+Esc    quit (stops the shadow)\n\
+Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
+
 const LEGEND_WIDTH: f32 = 230.0;
 
 fn font(size: f32) -> TextFont {
@@ -37,10 +46,11 @@ fn font(size: f32) -> TextFont {
 
 /// `ghost` names whose commanded pose the ghost is ("commanded pose" or "controller's
 /// commanded pose").
-pub fn spawn_overlays(mut commands: Commands, ghost: Res<GhostText>) {
+pub fn spawn_overlays(mut commands: Commands, ghost: Res<GhostText>, playback: Res<Playback>) {
+    let help = if playback.is_live() { HELP_LIVE } else { HELP };
     commands.spawn((
         HelpOverlay,
-        Text::new(HELP),
+        Text::new(help),
         font(14.0),
         TextColor(Color::WHITE),
         Node {

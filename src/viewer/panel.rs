@@ -149,14 +149,11 @@ fn live_section(ui: &mut egui::Ui, playback: &mut Playback) {
         for (name, value) in &feed.info.lines {
             row(ui, name, value.clone());
         }
+        row(ui, "PLC cycle", latest.plc_cycle.to_string());
         row(
             ui,
-            "PLC cycle",
-            format!(
-                "{}  motion {}",
-                latest.plc_cycle,
-                if latest.motion_enable { "on" } else { "off" }
-            ),
+            "motion enable",
+            if latest.motion_enable { "on" } else { "off" }.to_string(),
         );
         row(
             ui,
