@@ -2,12 +2,12 @@
 
 use super::args::RobotArg;
 use super::output::json;
-use super::traj::{ProfileArg, TransitionArg, print_comparison};
+use super::traj::{ShapeArgs, print_comparison};
 use anyhow::{Context, Result};
 use cdpr::metrics::{self, CompareOptions};
 use cdpr::sim::run::{self, RunOptions, RunOutcome};
 use cdpr::sim::{ChainConfig, ControlMode, SimConfig};
-use cdpr::trajectory::{self, BuiltinOptions, Trajectory};
+use cdpr::trajectory::{self, Trajectory};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -37,18 +37,8 @@ pub struct SimulateArgs {
     /// Cruise speed of a built-in trajectory, m/s.
     #[arg(long, default_value_t = 0.1, value_name = "M/S")]
     pub speed: f64,
-    /// Speed profile of a built-in trajectory (default: the built-in's own).
-    #[arg(long, value_enum)]
-    pub profile: Option<ProfileArg>,
-    /// Path acceleration of a built-in trajectory, m/s².
-    #[arg(long, value_name = "M/S²")]
-    pub accel: Option<f64>,
-    /// Path jerk of a built-in trajectory, m/s³.
-    #[arg(long, value_name = "M/S³")]
-    pub jerk: Option<f64>,
-    /// How the moves of a built-in trajectory join.
-    #[arg(long, value_enum)]
-    pub transition: Option<TransitionArg>,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
     /// Physics step, s.
     #[arg(long, default_value_t = 0.001, value_name = "S")]
     pub dt: f64,
@@ -102,14 +92,7 @@ pub struct SimulateArgs {
 impl SimulateArgs {
     /// The trajectory asked for, sampled at the physics step with the built-in's options.
     pub(super) fn load_trajectory(&self, robot: &cdpr::robot::Robot) -> Result<Trajectory> {
-        let options = BuiltinOptions {
-            speed: self.speed,
-            dt: self.dt,
-            profile: self.profile.map(Into::into),
-            accel: self.accel,
-            jerk: self.jerk,
-            transition: self.transition.map(Into::into),
-        };
+        let options = self.shape.options(self.speed, self.dt);
         trajectory::load(&self.trajectory, robot, &options)
             .with_context(|| format!("loading trajectory `{}`", self.trajectory))
     }

@@ -75,19 +75,8 @@ pub struct TrajectoryArgs {
     /// Sampling period, s (seed 000 logs every 2 ms).
     #[arg(long, default_value_t = 0.002, value_name = "S")]
     pub dt: f64,
-    /// Speed profile [default: trapezoid for seed000, scurve for pickplace, poly5 for poly5].
-    #[arg(long, value_enum)]
-    pub profile: Option<ProfileArg>,
-    /// Path acceleration limit, m/s² [default: 3, seed 003's 3000 mm/s²; none for poly5].
-    #[arg(long, value_name = "M/S²")]
-    pub accel: Option<f64>,
-    /// Path jerk limit for the S-curve, m/s³ [default: 8, seed 003's 8000 mm/s³; none for
-    /// poly5].
-    #[arg(long, value_name = "M/S³")]
-    pub jerk: Option<f64>,
-    /// How moves join [default: stop for seed000, blend for pickplace, continuous for poly5].
-    #[arg(long, value_enum)]
-    pub transition: Option<TransitionArg>,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
     /// Write the trajectory to this CSV file.
     #[arg(long, short = 'o', value_name = "CSV")]
     pub out: Option<PathBuf>,
@@ -128,16 +117,42 @@ pub struct TrajectoryArgs {
     pub json: bool,
 }
 
-impl TrajectoryArgs {
-    fn options(&self) -> BuiltinOptions {
+/// How a built-in trajectory's moves are shaped: shared by `cdpr trajectory` and
+/// `cdpr simulate`.
+#[derive(Args, Debug, Clone)]
+pub struct ShapeArgs {
+    /// Speed profile [default: trapezoid for seed000, scurve for pickplace, poly5 for poly5].
+    #[arg(long, value_enum)]
+    pub profile: Option<ProfileArg>,
+    /// Path acceleration limit, m/s² [default: 3, seed 003's 3000 mm/s²; none for poly5].
+    #[arg(long, value_name = "M/S²")]
+    pub accel: Option<f64>,
+    /// Path jerk limit for the S-curve, m/s³ [default: 8, seed 003's 8000 mm/s³; none for
+    /// poly5].
+    #[arg(long, value_name = "M/S³")]
+    pub jerk: Option<f64>,
+    /// How moves join [default: stop for seed000, blend for pickplace, continuous for poly5].
+    #[arg(long, value_enum)]
+    pub transition: Option<TransitionArg>,
+}
+
+impl ShapeArgs {
+    /// The built-in's options at cruise `speed` (m/s) sampled every `dt` (s).
+    pub fn options(&self, speed: f64, dt: f64) -> BuiltinOptions {
         BuiltinOptions {
-            speed: self.speed,
-            dt: self.dt,
+            speed,
+            dt,
             profile: self.profile.map(Into::into),
             accel: self.accel,
             jerk: self.jerk,
             transition: self.transition.map(Into::into),
         }
+    }
+}
+
+impl TrajectoryArgs {
+    fn options(&self) -> BuiltinOptions {
+        self.shape.options(self.speed, self.dt)
     }
 
     fn perturbation(&self) -> Result<Option<Perturbation>> {
