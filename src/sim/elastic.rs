@@ -11,7 +11,7 @@
 
 use crate::kinematics::Pose;
 use crate::robot::{GRAVITY, Robot, Stiffness};
-use nalgebra::{Matrix3, Matrix6, UnitQuaternion, Vector3, Vector6};
+use nalgebra::{Cholesky, Matrix3, Matrix6, Rotation3, U6, UnitQuaternion, Vector3, Vector6};
 
 /// What the cables do this step.
 pub(crate) enum CableDrive<'a> {
@@ -24,28 +24,53 @@ pub(crate) enum CableDrive<'a> {
     Tension(&'a [f64]),
 }
 
+/// One cable: its fixed data, what drives it this step and its geometry at the current state,
+/// together so that each pass of a step walks a single array.
 #[derive(Debug, Clone)]
-struct CableData {
+struct Cable {
     frame_anchor: Vector3<f64>,
+    /// Relative to the centre of mass, platform frame.
     platform_anchor: Vector3<f64>,
     stiffness: Stiffness,
     damping: f64,
+    // This step's drive: rest length (m), its rate (m/s) and the spring stiffness there
+    // (N/m); or the tension imposed (N, ≥ 0).
+    rest: f64,
+    rest_rate: f64,
+    spring: f64,
+    tension: f64,
+    // Geometry (filled by `observe`).
+    length: f64,
+    /// dL/dt, m/s.
+    length_rate: f64,
+    direction: Vector3<f64>,
+    /// arm × direction: the moment of a unit tension about the centre of mass.
+    moment: Vector3<f64>,
 }
 
-/// Geometry of one cable at the current state (filled by `observe`).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct CableNow {
-    pub length: f64,
-    /// dL/dt, m/s.
-    pub length_rate: f64,
-    pub direction: Vector3<f64>,
-    /// arm × direction: the moment of a unit tension about the centre of mass.
-    pub moment: Vector3<f64>,
+impl Cable {
+    /// dL/dt = −g·[v; ω] with g = [d; r×d] the cable's unit wrench.
+    fn length_rate(&self, velocity: &Vector3<f64>, omega: &Vector3<f64>) -> f64 {
+        -(self.direction.dot(velocity) + self.moment.dot(omega))
+    }
+}
+
+/// The Cholesky factor of M + h·C and what it was built for: the second half kick of a step
+/// and the first of the next see the same geometry, so they share it when the half step and
+/// the set of damped cables agree.
+#[derive(Debug, Clone)]
+struct Factor {
+    /// Bit k set: cable k's damper entered C.
+    damped: u64,
+    h: f64,
+    cholesky: Cholesky<f64, U6>,
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct ElasticModel {
-    cables: Vec<CableData>,
+    cables: Vec<Cable>,
+    /// This step's drive: rest lengths (else imposed tensions).
+    elastic: bool,
     mass: f64,
     inertia_body: Matrix3<f64>,
     inverse_inertia_body: Matrix3<f64>,
@@ -55,19 +80,17 @@ pub(crate) struct ElasticModel {
     pub velocity: Vector3<f64>,
     pub orientation: UnitQuaternion<f64>,
     pub omega: Vector3<f64>,
-    /// Tension of each cable during the last step, N.
+    /// Tension of each cable over the second half kick of the last step, N.
     pub tensions: Vec<f64>,
-    /// |Δ(momentum)/dt − applied cable and gravity wrench| of the last step (N, N·m):
-    /// rounding only, by construction of the momentum-form kicks.
+    /// |Δ(momentum)/h − applied cable and gravity wrench| over the second half kick of the
+    /// last step, whose tensions are the ones reported (N, N·m): rounding only, by
+    /// construction of the momentum-form kicks, unless a damper would push.
     pub residual: f64,
-    now: Vec<CableNow>,
-    // Cached with the orientation: R, I_w = R I Rᵀ and its inverse.
-    rotation: Matrix3<f64>,
+    // Cached with the orientation: R and I_w = R I Rᵀ (I_w⁻¹ is applied as R I⁻¹ Rᵀ).
+    rotation: Rotation3<f64>,
     inertia_world: Matrix3<f64>,
-    inverse_inertia_world: Matrix3<f64>,
-    /// Cholesky factor of M + h·C for the current geometry, step and set of damped cables:
-    /// the second half kick of a step and the first of the next share it.
-    factor: Option<(u64, f64, nalgebra::Cholesky<f64, nalgebra::U6>)>,
+    /// None when the geometry changed since it was built.
+    factor: Option<Factor>,
 }
 
 impl ElasticModel {
@@ -75,11 +98,19 @@ impl ElasticModel {
         let cables = robot
             .cables
             .iter()
-            .map(|c| CableData {
+            .map(|c| Cable {
                 frame_anchor: c.frame_anchor,
                 platform_anchor: c.platform_anchor - robot.platform.com,
                 stiffness: c.stiffness,
                 damping: c.damping,
+                rest: 0.0,
+                rest_rate: 0.0,
+                spring: 0.0,
+                tension: 0.0,
+                length: 0.0,
+                length_rate: 0.0,
+                direction: Vector3::zeros(),
+                moment: Vector3::zeros(),
             })
             .collect::<Vec<_>>();
         let n = cables.len();
@@ -88,6 +119,7 @@ impl ElasticModel {
         let inverse_inertia_body = inertia_body.try_inverse().unwrap_or_else(Matrix3::identity);
         let mut model = ElasticModel {
             cables,
+            elastic: true,
             mass: robot.platform.mass,
             inertia_body,
             inverse_inertia_body,
@@ -98,10 +130,8 @@ impl ElasticModel {
             omega: Vector3::zeros(),
             tensions: vec![0.0; n],
             residual: 0.0,
-            now: vec![CableNow::default(); n],
-            rotation: Matrix3::identity(),
+            rotation: Rotation3::identity(),
             inertia_world: inertia_body,
-            inverse_inertia_world: inverse_inertia_body,
             factor: None,
         };
         model.set_pose(pose);
@@ -116,19 +146,23 @@ impl ElasticModel {
         self.omega = Vector3::zeros();
         self.cache_orientation();
         self.observe();
-        self.factor = None;
     }
 
     fn cache_orientation(&mut self) {
-        let r = *self.orientation.to_rotation_matrix().matrix();
-        self.rotation = r;
+        self.rotation = self.orientation.to_rotation_matrix();
+        let r = self.rotation.matrix();
         self.inertia_world = r * self.inertia_body * r.transpose();
-        self.inverse_inertia_world = r * self.inverse_inertia_body * r.transpose();
+    }
+
+    /// I_w⁻¹ x = R I⁻¹ Rᵀ x.
+    fn inverse_inertia_world_times(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        self.rotation * (self.inverse_inertia_body * self.rotation.inverse_transform_vector(x))
     }
 
     pub fn pose(&self) -> Pose {
         let r = self.rotation * self.com_body;
-        let (roll, pitch, yaw) = self.orientation.euler_angles();
+        // From the cached matrix (`UnitQuaternion::euler_angles` would convert to it first).
+        let (roll, pitch, yaw) = self.rotation.euler_angles();
         Pose {
             position: self.com - r,
             rpy: Vector3::new(roll, pitch, yaw),
@@ -142,29 +176,32 @@ impl ElasticModel {
         [v.x, v.y, v.z, self.omega.x, self.omega.y, self.omega.z]
     }
 
-    pub fn cables_now(&self) -> &[CableNow] {
-        &self.now
+    /// The cable lengths |a_i − p_i|, m.
+    pub fn lengths(&self) -> impl Iterator<Item = f64> + '_ {
+        self.cables.iter().map(|c| c.length)
     }
 
-    /// Recomputes the cable geometry of the current state.
+    /// The rates of the cable lengths, m/s.
+    pub fn length_rates(&self) -> impl Iterator<Item = f64> + '_ {
+        self.cables.iter().map(|c| c.length_rate)
+    }
+
+    /// Recomputes the cable geometry of the current state (the factor of M + h·C no longer
+    /// applies).
     pub fn observe(&mut self) {
-        for (c, now) in self.cables.iter().zip(self.now.iter_mut()) {
+        for c in &mut self.cables {
             let arm = self.rotation * c.platform_anchor;
             let l = c.frame_anchor - (self.com + arm);
-            let length = l.norm();
-            let direction = if length > 1e-12 {
-                l / length
+            c.length = l.norm();
+            c.direction = if c.length > 1e-12 {
+                l * c.length.recip()
             } else {
                 Vector3::zeros()
             };
-            let anchor_velocity = self.velocity + self.omega.cross(&arm);
-            *now = CableNow {
-                length,
-                length_rate: -direction.dot(&anchor_velocity),
-                direction,
-                moment: arm.cross(&direction),
-            };
+            c.moment = arm.cross(&c.direction);
+            c.length_rate = c.length_rate(&self.velocity, &self.omega);
         }
+        self.factor = None;
     }
 
     /// Kinetic + elastic + gravitational energy for given rest lengths (J).
@@ -174,11 +211,10 @@ impl ElasticModel {
         let elastic: f64 = self
             .cables
             .iter()
-            .zip(&self.now)
             .zip(rest)
-            .map(|((c, now), &l0)| {
+            .map(|(c, &l0)| {
                 let k = stiffness(c.stiffness, l0);
-                let e = (now.length - l0).max(0.0);
+                let e = (c.length - l0).max(0.0);
                 0.5 * k * e * e
             })
             .sum();
@@ -191,124 +227,147 @@ impl ElasticModel {
     /// Second order and symplectic for the undamped system: energy errors of O((ω·dt)²)
     /// without drift, where semi-implicit Euler shows O(ω·dt) and drifts on the rotations.
     pub fn step(&mut self, drive: &CableDrive, dt: f64) {
-        let first = self.kick(drive, 0.5 * dt);
+        let h = 0.5 * dt;
+        self.load_drive(drive);
+        self.kick(h);
         // Drift: translate with v, rotate with ω, keeping L = I_w ω.
         let momentum = self.inertia_world * self.omega;
         self.com += self.velocity * dt;
         self.orientation = UnitQuaternion::from_scaled_axis(self.omega * dt) * self.orientation;
         self.orientation.renormalize_fast();
         self.cache_orientation();
-        self.omega = self.inverse_inertia_world * momentum;
+        self.omega = self.inverse_inertia_world_times(&momentum);
         self.observe();
-        self.factor = None;
-        let second = self.kick(drive, 0.5 * dt);
-        self.residual = (first + second).sqrt();
+        let (v0, w0) = (self.velocity, self.omega);
+        self.kick(h);
+        // The tensions over this kick (the dampers at the new velocities), and the wrench they
+        // and gravity apply, against the momentum change. (The first kick's tensions would be
+        // overwritten: they are not computed.)
+        let (force, torque) = self.update_tensions();
+        let dp = (self.velocity - v0) * (self.mass / h) - force;
+        let dl = (self.inertia_world * (self.omega - w0)) / h - torque;
+        self.residual = (dp.norm_squared() + dl.norm_squared()).sqrt();
+    }
+
+    fn load_drive(&mut self, drive: &CableDrive) {
+        match drive {
+            CableDrive::Rest { lengths, rates } => {
+                self.elastic = true;
+                for ((c, &rest), &rate) in self.cables.iter_mut().zip(*lengths).zip(*rates) {
+                    c.rest = rest;
+                    c.rest_rate = rate;
+                    c.spring = stiffness(c.stiffness, rest);
+                }
+            }
+            CableDrive::Tension(tensions) => {
+                self.elastic = false;
+                for (c, &t) in self.cables.iter_mut().zip(*tensions) {
+                    c.tension = t.max(0.0);
+                }
+            }
+        }
+    }
+
+    fn weight(&self) -> Vector3<f64> {
+        Vector3::new(0.0, 0.0, -self.mass * GRAVITY)
     }
 
     /// Changes the momenta by the cable and gravity forces over `h`, dampers implicit:
-    /// (M + h·C) V⁺ = M V + h·F. Leaves the tensions of the kick in `self.tensions` and returns
-    /// the squared mismatch between the momentum change and h·(applied wrench).
-    fn kick(&mut self, drive: &CableDrive, h: f64) -> f64 {
-        let mut force = Vector3::new(0.0, 0.0, -self.mass * GRAVITY);
+    /// (M + h·C) V⁺ = M V + h·F, C = Σ c_k g_k g_kᵀ over the cables whose damper acts and F
+    /// the weight and the other (explicit) cable forces.
+    fn kick(&mut self, h: f64) {
+        let mut force = self.weight();
         let mut torque = Vector3::zeros();
         // Bit k set: cable k's damper acts (its row enters C).
         let mut damped: u64 = 0;
-        for (i, (c, now)) in self.cables.iter().zip(&self.now).enumerate() {
-            // The cable's unit wrench g = [d; r×d]; its length rate is −g·V.
-            let explicit = match drive {
-                CableDrive::Tension(t) => t[i].max(0.0),
-                CableDrive::Rest { lengths, rates } => {
-                    let l0 = lengths[i];
-                    let stretch = now.length - l0;
-                    let spring = stiffness(c.stiffness, l0) * stretch;
-                    // Taut and pulling (a cable cannot push, not even through its damper).
-                    if stretch <= 0.0 || spring + c.damping * (now.length_rate - rates[i]) <= 0.0 {
-                        0.0
-                    } else {
-                        if c.damping > 0.0 {
-                            damped |= 1 << i.min(63);
-                        }
-                        spring - c.damping * rates[i]
-                    }
+        for (i, c) in self.cables.iter().enumerate() {
+            let explicit = if self.elastic {
+                let stretch = c.length - c.rest;
+                let spring = c.spring * stretch;
+                // Taut and pulling (a cable cannot push, not even through its damper).
+                if stretch <= 0.0 || spring + c.damping * (c.length_rate - c.rest_rate) <= 0.0 {
+                    continue;
                 }
+                if c.damping > 0.0 {
+                    damped |= 1 << i.min(63);
+                }
+                spring - c.damping * c.rest_rate
+            } else {
+                c.tension
             };
-            force += now.direction * explicit;
-            torque += now.moment * explicit;
+            force += c.direction * explicit;
+            torque += c.moment * explicit;
         }
-        let (v0, w0) = (self.velocity, self.omega);
-        if damped != 0 {
-            let reuse =
-                matches!(&self.factor, Some((mask, step, _)) if *mask == damped && *step == h);
-            if !reuse {
-                // M + h·C, C = Σ c_k g_k g_kᵀ over the damped cables (lower triangle suffices).
-                let mut lhs = Matrix6::<f64>::zeros();
-                for (k, (c, now)) in self.cables.iter().zip(&self.now).enumerate() {
-                    if damped & (1 << k.min(63)) == 0 {
-                        continue;
-                    }
-                    let g = [
-                        now.direction.x,
-                        now.direction.y,
-                        now.direction.z,
-                        now.moment.x,
-                        now.moment.y,
-                        now.moment.z,
-                    ];
-                    let ch = c.damping * h;
-                    for col in 0..6 {
-                        let gc = g[col] * ch;
-                        for row in col..6 {
-                            lhs[(row, col)] += g[row] * gc;
-                        }
-                    }
-                }
-                for k in 0..3 {
-                    lhs[(k, k)] += self.mass;
-                    for j in 0..=k {
-                        lhs[(3 + k, 3 + j)] += self.inertia_world[(k, j)];
-                    }
-                }
-                self.factor = lhs.cholesky().map(|f| (damped, h, f));
-            }
+        if damped == 0 {
+            self.velocity += force * (h / self.mass);
+            self.omega += self.inverse_inertia_world_times(&(torque * h));
+            return;
+        }
+        if !matches!(&self.factor, Some(f) if f.damped == damped && f.h == h) {
+            let cholesky = self.system_matrix(damped, h).cholesky();
+            self.factor = cholesky.map(|cholesky| Factor {
+                damped,
+                h,
+                cholesky,
+            });
+        }
+        if let Some(factor) = &self.factor {
             let p = self.velocity * self.mass + force * h;
             let l = self.inertia_world * self.omega + torque * h;
-            let rhs = Vector6::new(p.x, p.y, p.z, l.x, l.y, l.z);
-            if let Some((_, _, f)) = &self.factor {
-                let v = f.solve(&rhs);
-                self.velocity = v.fixed_rows::<3>(0).into_owned();
-                self.omega = v.fixed_rows::<3>(3).into_owned();
-            }
-        } else {
-            self.velocity += force * (h / self.mass);
-            self.omega += self.inverse_inertia_world * (torque * h);
+            let mut v = Vector6::new(p.x, p.y, p.z, l.x, l.y, l.z);
+            factor.cholesky.solve_mut(&mut v);
+            self.velocity = v.fixed_rows::<3>(0).into_owned();
+            self.omega = v.fixed_rows::<3>(3).into_owned();
         }
-        // Tensions over the kick (the damper at the new velocities), and the wrench they and
-        // gravity apply, to check against the momentum change.
-        let mut applied_f = Vector3::new(0.0, 0.0, -self.mass * GRAVITY);
-        let mut applied_t = Vector3::zeros();
-        for (i, (c, now)) in self.cables.iter().zip(self.now.iter_mut()).enumerate() {
-            now.length_rate = -(now.direction.dot(&self.velocity) + now.moment.dot(&self.omega));
-            let f = match drive {
-                CableDrive::Tension(t) => t[i].max(0.0),
-                CableDrive::Rest { lengths, rates } => {
-                    let l0 = lengths[i];
-                    let stretch = now.length - l0;
-                    if stretch <= 0.0 {
-                        0.0
-                    } else {
-                        (stiffness(c.stiffness, l0) * stretch
-                            + c.damping * (now.length_rate - rates[i]))
-                            .max(0.0)
-                    }
+    }
+
+    /// M + h·C for the cables of the mask `damped` (lower triangle: Cholesky reads no more).
+    fn system_matrix(&self, damped: u64, h: f64) -> Matrix6<f64> {
+        let mut lhs = Matrix6::<f64>::zeros();
+        for (k, c) in self.cables.iter().enumerate() {
+            if damped & (1 << k.min(63)) == 0 {
+                continue;
+            }
+            let (d, m) = (c.direction, c.moment);
+            let g = [d.x, d.y, d.z, m.x, m.y, m.z];
+            let ch = c.damping * h;
+            for col in 0..6 {
+                let gc = g[col] * ch;
+                for row in col..6 {
+                    lhs[(row, col)] += g[row] * gc;
+                }
+            }
+        }
+        for k in 0..3 {
+            lhs[(k, k)] += self.mass;
+            for j in 0..=k {
+                lhs[(3 + k, 3 + j)] += self.inertia_world[(k, j)];
+            }
+        }
+        lhs
+    }
+
+    /// The tensions at the current velocities (the dampers at the new length rates, which
+    /// the geometry takes too) into `self.tensions`; returns the wrench they and gravity apply.
+    fn update_tensions(&mut self) -> (Vector3<f64>, Vector3<f64>) {
+        let mut force = self.weight();
+        let mut torque = Vector3::zeros();
+        for (c, f) in self.cables.iter_mut().zip(&mut self.tensions) {
+            c.length_rate = c.length_rate(&self.velocity, &self.omega);
+            *f = if !self.elastic {
+                c.tension
+            } else {
+                let stretch = c.length - c.rest;
+                if stretch > 0.0 {
+                    (c.spring * stretch + c.damping * (c.length_rate - c.rest_rate)).max(0.0)
+                } else {
+                    0.0
                 }
             };
-            self.tensions[i] = f;
-            applied_f += now.direction * f;
-            applied_t += now.moment * f;
+            force += c.direction * *f;
+            torque += c.moment * *f;
         }
-        let dp = (self.velocity - v0) * (self.mass / h) - applied_f;
-        let dl = (self.inertia_world * (self.omega - w0)) / h - applied_t;
-        dp.norm_squared() + dl.norm_squared()
+        (force, torque)
     }
 }
 

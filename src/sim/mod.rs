@@ -465,9 +465,14 @@ impl Sim {
                 model.step(&CableDrive::Tension(&self.command), dt)
             }
             (Model::Elastic(model), ControlMode::Ideal) => {
-                for k in 0..self.command.len() {
-                    self.rest_rate[k] = (self.command[k] - self.rest[k]) / dt;
-                    self.rest[k] = self.command[k];
+                for ((rest, rate), &command) in self
+                    .rest
+                    .iter_mut()
+                    .zip(&mut self.rest_rate)
+                    .zip(&self.command)
+                {
+                    *rate = (command - *rest) / dt;
+                    *rest = command;
                 }
                 model.step(
                     &CableDrive::Rest {
@@ -478,18 +483,20 @@ impl Sim {
                 );
             }
             (Model::Elastic(model), ControlMode::Length) => {
-                let now = model.cables_now();
-                for (k, drive) in self.drives.iter_mut().enumerate() {
+                let geometry = model.lengths().zip(model.length_rates());
+                for ((k, drive), (length, length_rate)) in
+                    self.drives.iter_mut().enumerate().zip(geometry)
+                {
                     let cable = &self.robot.cables[k];
                     let before = drive.pid.position;
                     let set_point = drive.shaper.update(self.command[k], dt, &self.robot.winch);
                     let stiffness = cable.stiffness_at(before);
-                    let taut = now[k].length > before;
+                    let taut = length > before;
                     drive.pid.step(
                         set_point,
                         drive.shaper.velocity,
-                        now[k].length,
-                        now[k].length_rate,
+                        length,
+                        length_rate,
                         stiffness,
                         cable.damping,
                         taut,
@@ -547,8 +554,8 @@ impl Sim {
             Model::Elastic(model) => {
                 s.pose = model.pose();
                 s.twist = model.twist();
-                for (k, now) in model.cables_now().iter().enumerate() {
-                    s.lengths[k] = now.length;
+                for (length, l) in s.lengths.iter_mut().zip(model.lengths()) {
+                    *length = l;
                 }
                 if dt > 0.0 {
                     s.tensions.copy_from_slice(&model.tensions);
