@@ -160,13 +160,8 @@ impl ElasticModel {
     }
 
     pub fn pose(&self) -> Pose {
-        let r = self.rotation * self.com_body;
-        // From the cached matrix (`UnitQuaternion::euler_angles` would convert to it first).
-        let (roll, pitch, yaw) = self.rotation.euler_angles();
-        Pose {
-            position: self.com - r,
-            rpy: Vector3::new(roll, pitch, yaw),
-        }
+        // The angles from the cached matrix (not from the quaternion, which would convert).
+        Pose::from_rotation(self.com - self.rotation * self.com_body, &self.rotation)
     }
 
     /// Velocity of the platform origin and angular velocity, world axes.
