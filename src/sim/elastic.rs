@@ -69,7 +69,8 @@ struct Factor {
 #[derive(Debug, Clone)]
 pub(crate) struct ElasticModel {
     cables: Vec<Cable>,
-    /// This step's drive: rest lengths (else imposed tensions).
+    /// This step's drive: cables are springs at rest lengths (`CableDrive::Rest`), else they
+    /// pull with imposed tensions.
     elastic: bool,
     mass: f64,
     inertia_body: Matrix3<f64>,
