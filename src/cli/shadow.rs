@@ -114,7 +114,10 @@ pub struct ShadowSetup<'a> {
 /// A shadow connected to its controller, and what to tell the user about it.
 pub struct Opened {
     pub shadow: Shadow<AdsController>,
+    /// Shown by the viewer's live panel (`cdpr shadow` prints the banner instead).
+    #[cfg_attr(not(feature = "viewer"), allow(dead_code))]
     pub endpoint: String,
+    #[cfg_attr(not(feature = "viewer"), allow(dead_code))]
     pub target: AmsAddr,
     pub timing: CycleTiming,
     /// The one stderr line scripts (and the tests) wait for.

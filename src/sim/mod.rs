@@ -99,7 +99,9 @@ pub struct SimState {
     /// Tension seen by the solver: the chain's closure-joint impulses divided by the step
     /// (equal to `tensions` in the elastic model). The two must agree.
     pub tensions_constraint: Vec<f64>,
-    /// |W f + w_g − d(momentum)/dt|: Newton–Euler residual of the last step (N, N·m).
+    /// |W f + w_g − d(momentum)/dt|: Newton–Euler residual of the last step (N, N·m), with
+    /// the reported tensions (elastic model: over the step's second half kick, whose tensions
+    /// those are).
     pub wrench_residual: f64,
 }
 
