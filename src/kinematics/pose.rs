@@ -68,11 +68,7 @@ impl Pose {
 
     /// Pose of an isometry, angles recovered in the same convention.
     pub fn from_isometry(iso: &Isometry3<f64>) -> Pose {
-        let (roll, pitch, yaw) = iso.rotation.euler_angles();
-        Pose {
-            position: iso.translation.vector,
-            rpy: Vector3::new(roll, pitch, yaw),
-        }
+        Pose::from_rotation(iso.translation.vector, &iso.rotation.to_rotation_matrix())
     }
 
     /// Maps roll/pitch/yaw rates to the angular velocity in world axes: ω = E(rpy)·d(rpy)/dt,

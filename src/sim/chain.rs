@@ -122,11 +122,10 @@ pub(crate) fn dquat(q: Rotation) -> UnitQuaternion<f64> {
 
 /// A body's pose (its frame's origin and orientation) as a platform pose.
 pub(crate) fn body_pose(b: &RigidBody) -> Pose {
-    let (roll, pitch, yaw) = dquat(*b.rotation()).euler_angles();
-    Pose {
-        position: d3(b.translation()),
-        rpy: Vector3::new(roll, pitch, yaw),
-    }
+    Pose::from_rotation(
+        d3(b.translation()),
+        &dquat(*b.rotation()).to_rotation_matrix(),
+    )
 }
 
 /// Velocity of a body's frame origin and its angular velocity (world).
