@@ -4,13 +4,13 @@
 //! are printed as well (seed 000's gateway: 48–60 ms per exchange, seed 003: 3 ms per read).
 //! Run: cargo bench --no-default-features --bench ads
 
-use cdpr::kinematics::{self, Pose};
-use cdpr::plc::{
+use cdpr_ads::plc::{
     self, AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Controller, Runtime,
     ServerConfig, ShadowLink, ShadowOutputs, Timing, WritePolicy,
 };
-use cdpr::robot::Robot;
-use cdpr::trajectory::Trajectory;
+use cdpr_core::kinematics::{self, Pose};
+use cdpr_core::robot::Robot;
+use cdpr_core::trajectory::Trajectory;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -1,9 +1,9 @@
 //! IK, FK (warm start) and tension distribution on uvigo8.
 //! Run: cargo bench --no-default-features --bench foundation
 
-use cdpr::kinematics::{self, FkOptions, Pose};
-use cdpr::robot::Robot;
-use cdpr::statics;
+use cdpr_core::kinematics::{self, FkOptions, Pose};
+use cdpr_core::robot::Robot;
+use cdpr_core::statics;
 use criterion::{Criterion, criterion_group, criterion_main};
 use nalgebra::DVector;
 use std::hint::black_box;

@@ -2,10 +2,10 @@
 //! physics step of their Rapier leg chains (ideal actuators, moving).
 //! Run: cargo bench --no-default-features --bench legs
 
-use cdpr::kinematics::Pose;
-use cdpr::legs::coverage::coverage;
-use cdpr::robot::{Mechanism, Robot};
-use cdpr::sim::{Command, ControlMode, ModelKind, Sim, SimConfig};
+use cdpr_core::kinematics::Pose;
+use cdpr_core::legs::coverage::coverage;
+use cdpr_core::robot::{Mechanism, Robot};
+use cdpr_core::sim::{Command, ControlMode, ModelKind, Sim, SimConfig};
 use criterion::{Criterion, criterion_group, criterion_main};
 use nalgebra::Vector3;
 use std::hint::black_box;
@@ -58,7 +58,7 @@ fn steps(c: &mut Criterion) {
         .collect();
     let mut sim = Sim::at(
         &keops,
-        config,
+        config.clone(),
         &Pose::from_position(centre + Vector3::x() * 0.02),
     )
     .expect("starts");

@@ -3,10 +3,10 @@
 //! copy (the pruned band) and for unrelated paths (the full dynamic programme).
 //! Run: cargo bench --no-default-features --bench metrics
 
-use cdpr::metrics::{self, CompareOptions, Point};
-use cdpr::robot::Robot;
-use cdpr::trajectory::perturb::{Perturbation, perturb};
-use cdpr::trajectory::{self, BuiltinOptions, Trajectory};
+use cdpr_core::metrics::{self, CompareOptions, Point};
+use cdpr_core::robot::Robot;
+use cdpr_core::trajectory::perturb::{Perturbation, perturb};
+use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 

@@ -11,14 +11,14 @@
 //!
 //! Criterion times one back-to-back cycle too. Run: cargo bench --no-default-features --bench shadow
 
-use cdpr::plc::{
+use cdpr_ads::plc::{
     self, AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Runtime, ServerConfig,
     ShadowLink, Timing, WritePolicy,
 };
-use cdpr::robot::Robot;
-use cdpr::shadow::{self, CycleTiming, Shadow, ShadowConfig, Summary};
-use cdpr::sim::ModelKind;
-use cdpr::trajectory::{self, BuiltinOptions};
+use cdpr_ads::shadow::{self, CycleTiming, Shadow, ShadowConfig, Summary};
+use cdpr_core::robot::Robot;
+use cdpr_core::sim::ModelKind;
+use cdpr_core::trajectory::{self, BuiltinOptions};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};

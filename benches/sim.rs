@@ -2,9 +2,9 @@
 //! command), for the elastic and the chain model; plus the chain's solver settings.
 //! Run: cargo bench --no-default-features --bench sim
 
-use cdpr::kinematics::{self, Pose};
-use cdpr::robot::Robot;
-use cdpr::sim::{ChainConfig, Command, ControlMode, ModelKind, Sim, SimConfig};
+use cdpr_core::kinematics::{self, Pose};
+use cdpr_core::robot::Robot;
+use cdpr_core::sim::{ChainConfig, Command, ControlMode, ModelKind, Sim, SimConfig};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -51,7 +51,7 @@ fn benches(c: &mut Criterion) {
         control: ControlMode::Ideal,
         ..Default::default()
     };
-    bench_model(c, "step_chain_uvigo8", chain);
+    bench_model(c, "step_chain_uvigo8", chain.clone());
     let chain4 = SimConfig {
         chain: ChainConfig {
             solver_iterations: 4,

@@ -4,9 +4,9 @@
 //! 100 s / the time per iteration (seed 004: 216×; the goal here: ≥ 20 000×).
 //! Run: cargo bench --no-default-features --bench surrogate
 
-use cdpr::robot::Robot;
-use cdpr::surrogate::run::step_all;
-use cdpr::surrogate::{
+use cdpr_core::robot::Robot;
+use cdpr_core::surrogate::step_all;
+use cdpr_core::surrogate::{
     CdprReachability, DofEntry, DofParams, Reachability, Surrogate, SurrogateParams,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -1,4 +1,5 @@
 //! The `cdpr` command: a thin layer that parses arguments, calls the library and prints.
+#![deny(clippy::unwrap_used)]
 
 mod cli;
 

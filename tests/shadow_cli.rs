@@ -6,12 +6,14 @@
 
 mod common;
 
-use cdpr::kinematics::Pose;
-use cdpr::metrics::{self, CompareOptions};
-use cdpr::plc::{AdsConfig, AdsTransport, AmsAddr, AmsNetId, Controller, ShadowLink, WritePolicy};
-use cdpr::robot::Robot;
-use cdpr::shadow::ShadowConfig;
-use cdpr::sim::{Command as SimCommand, Sim};
+use cdpr_ads::plc::{
+    AdsConfig, AdsTransport, AmsAddr, AmsNetId, Controller, ShadowLink, WritePolicy,
+};
+use cdpr_ads::shadow::ShadowConfig;
+use cdpr_core::kinematics::Pose;
+use cdpr_core::metrics::{self, CompareOptions};
+use cdpr_core::robot::Robot;
+use cdpr_core::sim::{Command as SimCommand, Sim};
 use common::scratch;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -101,7 +103,7 @@ fn shadow(addr: &str, extra: &[&str]) -> Proc {
     Proc::spawn(&args)
 }
 
-fn link(addr: &str) -> cdpr::plc::AdsController {
+fn link(addr: &str) -> cdpr_ads::plc::AdsController {
     let t = AdsTransport::connect(AdsConfig::new(addr, AmsAddr::new(AmsNetId::LOCAL, 851)))
         .expect("connects");
     ShadowLink::connect(t, &uvigo8().plc, WritePolicy::ReadOnly).expect("resolves")
@@ -308,8 +310,8 @@ fn shadow_follows_seed000_writes_back_and_matches_simulate() {
         sim_header[..],
         "the record starts with simulate's columns"
     );
-    let reference = cdpr::trajectory::csv::read(&sim_csv).expect("sim.csv");
-    let actual = cdpr::trajectory::csv::read(&record).expect("run.csv");
+    let reference = cdpr_core::trajectory::csv::read(&sim_csv).expect("sim.csv");
+    let actual = cdpr_core::trajectory::csv::read(&record).expect("run.csv");
     let options = CompareOptions {
         max_lag_s: 1.5,
         ..CompareOptions::default()

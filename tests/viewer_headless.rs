@@ -5,9 +5,9 @@
 
 mod common;
 
-use cdpr::sim::run::{self, RunOptions};
-use cdpr::sim::{ControlMode, ModelKind, SimConfig};
-use cdpr::viewer::{Playback, Scenario, headless_app};
+use cdpr_core::sim::run::{self, RunOptions};
+use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
+use cdpr_viewer::{Playback, Scenario, headless_app};
 use common::*;
 use std::time::Duration;
 
@@ -58,7 +58,9 @@ fn check_against_simulate(scenario: &Scenario, frames: &[Duration], csv_rows: &[
     let mut app = headless_app(playback, frames[0]);
     let mut expected_time = 0.0;
     for (index, frame) in frames.iter().enumerate() {
-        app.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(*frame));
+        app.insert_resource(cdpr_viewer::bevy::time::TimeUpdateStrategy::ManualDuration(
+            *frame,
+        ));
         app.update();
         if index > 0 {
             expected_time += frame.as_secs_f64(); // Bevy's first update has a zero delta
@@ -150,8 +152,9 @@ fn the_library_run_and_the_viewer_agree_on_every_record() {
         ..Scenario::for_robot("caroca")
     };
     let robot = scenario.load_robot().expect("robot");
-    let traj = cdpr::trajectory::load(&scenario.trajectory, &robot, &scenario.builtin_options())
-        .expect("trajectory");
+    let traj =
+        cdpr_core::trajectory::load(&scenario.trajectory, &robot, &scenario.builtin_options())
+            .expect("trajectory");
     let options = RunOptions {
         config: SimConfig {
             model: ModelKind::Elastic,

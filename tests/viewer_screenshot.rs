@@ -141,7 +141,7 @@ fn near(c: [f32; 3], target: [f32; 3], tolerance: f32) -> bool {
 /// Any colour of the tension scale (sampled finely), as drawn: cables are unlit and the camera
 /// does no tone mapping, so their pixels are the legend's colours.
 fn on_tension_scale(c: [f32; 3]) -> bool {
-    (0..=100).any(|k| near(c, cdpr::viewer::colors::scale_color(k as f64 / 100.0), 0.06))
+    (0..=100).any(|k| near(c, cdpr_viewer::colors::scale_color(k as f64 / 100.0), 0.06))
 }
 
 /// The platform's purple, lit: red and blue well above green, blue the largest.

@@ -1,8 +1,8 @@
 //! Argument types shared by the subcommands: robots, poses, number lists.
 
 use anyhow::{Context, Result, bail};
-use cdpr::kinematics::Pose;
-use cdpr::robot::Robot;
+use cdpr_core::kinematics::Pose;
+use cdpr_core::robot::Robot;
 use clap::Args;
 
 /// A comma-separated list of numbers from the command line (a newtype so that clap treats
@@ -95,9 +95,9 @@ impl RobotArg {
 /// The robot file's `kind`.
 pub fn kind_name(robot: &Robot) -> &'static str {
     match robot.mechanism {
-        cdpr::robot::Mechanism::Cables => "cdpr",
-        cdpr::robot::Mechanism::LinearDelta { .. } => "linear_delta",
-        cdpr::robot::Mechanism::Rssu2(_) => "rssu2",
+        cdpr_core::robot::Mechanism::Cables => "cdpr",
+        cdpr_core::robot::Mechanism::LinearDelta { .. } => "linear_delta",
+        cdpr_core::robot::Mechanism::Rssu2(_) => "rssu2",
     }
 }
 
@@ -165,7 +165,7 @@ pub fn warn_pose(robot: &Robot, pose: &Pose, what: &str) {
             hi.z
         );
     }
-    if robot.dof == cdpr::robot::Dof::Three && pose.rpy.amax() > 0.0 {
+    if robot.dof == cdpr_core::robot::Dof::Three && pose.rpy.amax() > 0.0 {
         eprintln!(
             "warning: {} has 3 DOF: the orientation is held at zero and the angles given are ignored",
             robot.name

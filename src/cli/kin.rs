@@ -3,9 +3,9 @@
 use super::args::{AngleArg, Numbers, RobotArg, number_list, pose_list, warn_pose};
 use super::output::{Table, json, list, num};
 use anyhow::{Context, Result};
-use cdpr::kinematics::{self, FkOptions, Pose};
-use cdpr::robot::{Robot, Stiffness, TensionBounds};
-use cdpr::statics::{self, EquilibriumOptions};
+use cdpr_core::kinematics::{self, FkOptions, Pose};
+use cdpr_core::robot::{Robot, Stiffness, TensionBounds};
+use cdpr_core::statics::{self, EquilibriumOptions};
 use clap::{ArgGroup, Args, ValueEnum};
 use serde_json::json;
 use std::process::ExitCode;

@@ -3,9 +3,9 @@
 use super::args::AngleArg;
 use super::output::{Table, json};
 use anyhow::Result;
-use cdpr::kinematics::Pose;
-use cdpr::legs::coverage;
-use cdpr::robot::{Mechanism, Robot};
+use cdpr_core::kinematics::Pose;
+use cdpr_core::legs::coverage;
+use cdpr_core::robot::{Mechanism, Robot};
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;

@@ -1,4 +1,4 @@
-//! Command-line faces of the library. Each subcommand parses, calls `cdpr::…`, and prints a
+//! Command-line faces of the library. Each subcommand parses, calls the library crates (`cdpr_core`, `cdpr_ads`, `cdpr_viewer`), and prints a
 //! table (default) or exactly one JSON object on stdout (`--json`). Errors go to stderr with
 //! context and exit status 1; a computed "no" (infeasible tensions) exits with status 2.
 

@@ -3,8 +3,8 @@
 use super::args::RobotArg;
 use super::output::{Table, json};
 use anyhow::{Context, Result, bail};
-use cdpr::plc::{self, AmsNetId, DeviceIdentity, Runtime, ServerConfig, Timing};
-use cdpr::trajectory::{self, BuiltinOptions, Trajectory};
+use cdpr_ads::plc::{self, AmsNetId, DeviceIdentity, Runtime, ServerConfig, Timing};
+use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
 use serde_json::json;
 use std::net::SocketAddr;

@@ -3,12 +3,12 @@
 use super::output::{Table, json};
 use super::plc::parse_duration;
 use anyhow::{Context, Result, bail};
-use cdpr::plc::{
+use cdpr_ads::plc::{
     AdsConfig, AdsController, AdsSource, AdsTransport, AmsAddr, AmsNetId, ShadowLink, WritePolicy,
 };
-use cdpr::robot::{PlcSymbols, Robot};
-use cdpr::shadow::{self, CycleTiming, Recorder, Shadow, ShadowConfig, StartReport, Summary};
-use cdpr::sim::{ChainConfig, ControlMode, ModelKind, SimConfig};
+use cdpr_ads::shadow::{self, CycleTiming, Recorder, Shadow, ShadowConfig, StartReport, Summary};
+use cdpr_core::robot::{PlcSymbols, Robot};
+use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
@@ -223,7 +223,7 @@ pub fn open(setup: &ShadowSetup, link: &LinkArgs) -> Result<Opened> {
             dt: setup.dt,
             model: setup.model,
             control: setup.control,
-            chain: ChainConfig::default(),
+            ..SimConfig::default()
         },
         timing,
         write: link.write,
@@ -268,8 +268,8 @@ pub fn open(setup: &ShadowSetup, link: &LinkArgs) -> Result<Opened> {
             "template model"
         },
         robot.cable_count(),
-        format!("{:?}", setup.model).to_lowercase(),
-        format!("{:?}", setup.control).to_lowercase(),
+        setup.model.name(),
+        setup.control.name(),
         setup.dt * 1e3,
         source.map_or("?".into(), |s| s.to_string()),
         match timing {

@@ -3,11 +3,11 @@
 use super::args::RobotArg;
 use super::output::json;
 use super::traj::{ShapeArgs, print_comparison};
-use anyhow::{Context, Result};
-use cdpr::metrics::{self, CompareOptions};
-use cdpr::sim::run::{self, RunOptions, RunOutcome};
-use cdpr::sim::{ChainConfig, ControlMode, SimConfig};
-use cdpr::trajectory::{self, Trajectory};
+use anyhow::{Context, Result, bail};
+use cdpr_core::metrics::{self, CompareOptions};
+use cdpr_core::sim::run::{self, RunOptions, RunOutcome};
+use cdpr_core::sim::{ChainConfig, ControlMode, ModelKind, SimConfig, SurrogateSetup};
+use cdpr_core::trajectory::{self, Trajectory};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -44,7 +44,7 @@ pub struct SimulateArgs {
     pub dt: f64,
     /// Model: the physics core's `chain` or `elastic`, or seed 004's `surrogate` filters.
     #[arg(long, value_enum, default_value = "chain")]
-    pub model: super::surrogate::ModelArg,
+    pub model: ModelKind,
     /// Surrogate parameter file (from `cdpr surrogate fit`), with --model surrogate.
     #[arg(long, value_name = "TOML")]
     pub surrogate: Option<PathBuf>,
@@ -52,9 +52,10 @@ pub struct SimulateArgs {
     /// the wrench-feasible workspace).
     #[arg(long)]
     pub no_combine: bool,
-    /// How the winches are driven.
-    #[arg(long, value_enum, default_value = "length")]
-    pub control: ControlMode,
+    /// How the winches are driven [default: length; ideal with --model surrogate, whose
+    /// filters include the drives].
+    #[arg(long, value_enum)]
+    pub control: Option<ControlMode>,
     /// Subtract the pre-stretch f*/k (tension distribution at each commanded pose) from the
     /// commanded lengths, so that elastic cables land the platform on target.
     #[arg(long)]
@@ -91,7 +92,7 @@ pub struct SimulateArgs {
 
 impl SimulateArgs {
     /// The trajectory asked for, sampled at the physics step with the built-in's options.
-    pub(super) fn load_trajectory(&self, robot: &cdpr::robot::Robot) -> Result<Trajectory> {
+    pub(super) fn load_trajectory(&self, robot: &cdpr_core::robot::Robot) -> Result<Trajectory> {
         let options = self.shape.options(self.speed, self.dt);
         trajectory::load(&self.trajectory, robot, &options)
             .with_context(|| format!("loading trajectory `{}`", self.trajectory))
@@ -99,28 +100,42 @@ impl SimulateArgs {
 }
 
 pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
-    let Some(model) = a.model.physics() else {
-        return super::surrogate::simulate(a);
-    };
+    let model = a.model;
     let robot = a.robot.load()?;
+    let surrogate = match (model, &a.surrogate) {
+        (ModelKind::Surrogate, Some(path)) => Some(SurrogateSetup {
+            params: std::sync::Arc::new(super::surrogate::load_params(path, &robot)?),
+            combine: !a.no_combine,
+        }),
+        (ModelKind::Surrogate, None) => bail!(
+            "--model surrogate needs --surrogate PARAMS.toml (write one with `cdpr surrogate fit`)"
+        ),
+        _ => None,
+    };
+    let control = a.control.unwrap_or(if model == ModelKind::Surrogate {
+        ControlMode::Ideal
+    } else {
+        ControlMode::Length
+    });
     let traj = a.load_trajectory(&robot)?;
     let run_options = RunOptions {
         config: SimConfig {
             dt: a.dt,
             model,
-            control: a.control,
+            control,
             chain: ChainConfig {
                 link_mass: a.link_mass,
                 solver_iterations: a.substeps,
                 pgs_iterations: a.pgs,
             },
+            surrogate,
         },
         compensate: a.compensate,
         kp: a.kp,
         kd: a.kd,
         settle_time: a.settle,
     };
-    if a.compensate && a.control == ControlMode::Tension {
+    if a.compensate && control == ControlMode::Tension {
         eprintln!("warning: --compensate has no effect in tension mode");
     }
     let bar = progress_bar(traj.duration() + a.settle);
@@ -168,7 +183,8 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
                 json!(outcome.records.last().map(|r| r.state.time)),
             );
             map.insert("model".into(), json!(model));
-            map.insert("control".into(), json!(a.control));
+            map.insert("control".into(), json!(control));
+            map.insert("limited_steps".into(), json!(outcome.limited_steps));
             map.insert("compensate".into(), json!(a.compensate));
             map.insert("dt".into(), json!(a.dt));
             map.insert("tension_min".into(), json!(tensions.0));
@@ -184,8 +200,8 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             "{} on {}: {} model, {} winches{}, dt {} ms, {} steps in {:.2} s wall ({:.0}× real time)",
             a.trajectory,
             robot.name,
-            format!("{model:?}").to_lowercase(),
-            format!("{:?}", a.control).to_lowercase(),
+            model.name(),
+            control.name(),
             if a.compensate { ", compensated" } else { "" },
             a.dt * 1e3,
             outcome.steps,
@@ -206,6 +222,12 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
                 Err(e) => eprintln!("warning: no tracking metrics: {e}"),
             }
         }
+        if outcome.limited_steps > 0 {
+            println!(
+                "combination step: {} demands scaled back into the robot's reach",
+                outcome.limited_steps
+            );
+        }
         if let Some(path) = &a.out {
             println!("wrote {}", path.display());
         }
@@ -224,8 +246,8 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
 }
 
 /// A platform that only turns (the 2-RSSU): its tracking is judged in angles.
-pub(super) fn turns_only(robot: &cdpr::robot::Robot) -> bool {
-    matches!(robot.mechanism, cdpr::robot::Mechanism::Rssu2(_))
+pub(super) fn turns_only(robot: &cdpr_core::robot::Robot) -> bool {
+    matches!(robot.mechanism, cdpr_core::robot::Mechanism::Rssu2(_))
 }
 
 /// Tracking of one segment (or the total) in angles: RMS and largest error of roll and pitch
@@ -339,7 +361,7 @@ pub(super) fn progress_bar(seconds: f64) -> Option<ProgressBar> {
 /// then `segment`.
 pub(super) fn write_csv(
     path: &PathBuf,
-    robot: &cdpr::robot::Robot,
+    robot: &cdpr_core::robot::Robot,
     traj: &Trajectory,
     outcome: &RunOutcome,
 ) -> Result<()> {
@@ -352,7 +374,7 @@ pub(super) fn write_csv(
         Some(r) if !robot.is_cable_robot() => (r.length_command.len(), r.state.lengths.len()),
         _ => (0, 0),
     };
-    let mut header = cdpr::sim::run::csv_columns(robot.cable_count());
+    let mut header = cdpr_core::sim::run::csv_columns(robot.cable_count());
     for i in 1..=actuators {
         header.extend([format!("actuator_cmd_{i}"), format!("actuator_{i}")]);
     }

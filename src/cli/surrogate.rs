@@ -2,51 +2,21 @@
 
 use super::args::RobotArg;
 use super::output::{Table, json};
-use super::sim::{
-    SimulateArgs, angle_errors, print_angle_errors, progress_bar, tension_range, turns_only,
-    write_csv,
-};
-use super::traj::print_comparison;
+use super::sim::progress_bar;
 use anyhow::{Context, Result, bail};
-use cdpr::metrics::{self, CompareOptions};
-use cdpr::robot::{Mechanism, Robot};
-use cdpr::sim::run::{self, RunOptions};
-use cdpr::sim::{ChainConfig, ControlMode, ModelKind, SimConfig};
-use cdpr::surrogate::reference::{self, DofScore, ReferenceRun};
-use cdpr::surrogate::run::{SurrogateRunOptions, run as run_surrogate};
-use cdpr::surrogate::{
-    CdprReachability, DOF_NAMES, FitMethod, FitOptions, Reachability, Surrogate, SurrogateParams,
-    dof_index,
+use cdpr_core::robot::Robot;
+use cdpr_core::sim::run::{self, RunOptions};
+use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
+use cdpr_core::surrogate::reference::{self, DofScore, ReferenceRun};
+use cdpr_core::surrogate::{
+    DOF_NAMES, FitMethod, FitOptions, Reachability, Surrogate, SurrogateParams, dof_index,
 };
-use cdpr::trajectory::signals::{SignalKind, robot_dofs};
-use cdpr::trajectory::{self, BuiltinOptions};
+use cdpr_core::trajectory::signals::{SignalKind, robot_dofs};
+use cdpr_core::trajectory::{self, BuiltinOptions};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// `--model` of `simulate`: the physics core's models and the surrogate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ModelArg {
-    /// Per-cable joint chains in Rapier (seed 000's construction).
-    Chain,
-    /// Platform-only rigid body with unilateral spring-damper cables (fast).
-    Elastic,
-    /// Seed 004's digital filters (needs --surrogate PARAMS.toml from `cdpr surrogate fit`).
-    Surrogate,
-}
-
-impl ModelArg {
-    /// The physics model, or None for the surrogate.
-    pub fn physics(self) -> Option<ModelKind> {
-        match self {
-            ModelArg::Chain => Some(ModelKind::Chain),
-            ModelArg::Elastic => Some(ModelKind::Elastic),
-            ModelArg::Surrogate => None,
-        }
-    }
-}
 
 #[derive(Args, Debug)]
 pub struct SurrogateArgs {
@@ -180,25 +150,28 @@ pub fn run(a: SurrogateArgs) -> Result<ExitCode> {
 
 /// The physics model of generated reference runs: the one asked for, else the robot's
 /// cheapest (robots with legs only have the chain model).
-fn physics_model(robot: &Robot, p: &PhysicsArgs) -> ModelKind {
-    p.model.unwrap_or(if robot.is_cable_robot() {
-        ModelKind::Elastic
-    } else {
-        ModelKind::Chain
-    })
+fn physics_model(robot: &Robot, p: &PhysicsArgs) -> Result<ModelKind> {
+    match p.model {
+        Some(ModelKind::Surrogate) => {
+            bail!("--model: reference runs come from the physics core (chain or elastic)")
+        }
+        Some(model) => Ok(model),
+        None if robot.is_cable_robot() => Ok(ModelKind::Elastic),
+        None => Ok(ModelKind::Chain),
+    }
 }
 
-fn run_options(robot: &Robot, p: &PhysicsArgs) -> RunOptions {
-    RunOptions {
+fn run_options(robot: &Robot, p: &PhysicsArgs) -> Result<RunOptions> {
+    Ok(RunOptions {
         config: SimConfig {
             dt: p.dt,
-            model: physics_model(robot, p),
+            model: physics_model(robot, p)?,
             control: p.control,
-            chain: ChainConfig::default(),
+            ..SimConfig::default()
         },
         compensate: p.compensate,
         ..RunOptions::default()
-    }
+    })
 }
 
 /// A reference: a CSV file as recorded, or a trajectory name run through the physics core.
@@ -219,7 +192,7 @@ fn load_reference(robot: &Robot, spec: &str, p: &PhysicsArgs) -> Result<Referenc
             b.set_position((fraction * 1000.0) as u64);
         }
     };
-    let outcome = run::run(robot, &traj, &run_options(robot, p), &mut tick)
+    let outcome = run::run(robot, &traj, &run_options(robot, p)?, &mut tick)
         .with_context(|| format!("running `{spec}` through the physics core"))?;
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -227,25 +200,13 @@ fn load_reference(robot: &Robot, spec: &str, p: &PhysicsArgs) -> Result<Referenc
     if let Some(e) = outcome.error {
         return Err(anyhow::Error::new(e).context(format!("physics run of `{spec}`")));
     }
-    let name = format!("{spec} ({:?})", physics_model(robot, p)).to_lowercase();
+    let name = format!("{spec} ({})", physics_model(robot, p)?.name());
     Ok(ReferenceRun::from_outcome(&name, &outcome, p.dt))
 }
 
-/// Seed 004's combination step asks the robot whether it can take a pose: a CDPR by its
-/// tension distribution (with a precomputed map), a robot with legs by its inverse kinematics.
-fn reachability(robot: &Robot, no_combine: bool) -> Option<Box<dyn Reachability>> {
-    if no_combine {
-        return None;
-    }
-    Some(match robot.mechanism.clone() {
-        Mechanism::Cables => Box::new(CdprReachability::with_map(robot, 0.01)),
-        Mechanism::Rssu2(r) => Box::new(move |pose: &[f64; 6]| r.reachable(pose[3], pose[4])),
-        Mechanism::LinearDelta { delta, .. } => Box::new(move |pose: &[f64; 6]| {
-            delta
-                .inverse(&nalgebra::Vector3::new(pose[0], pose[1], pose[2]))
-                .is_ok()
-        }),
-    })
+/// Seed 004's combination step (None: skipped).
+fn reachability(robot: &Robot, no_combine: bool) -> Option<Box<dyn Reachability + Send + Sync>> {
+    (!no_combine).then(|| cdpr_core::surrogate::reachability(robot))
 }
 
 fn parse_dofs(robot: &Robot, names: &[String]) -> Result<Vec<usize>> {
@@ -266,7 +227,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
     let dofs = parse_dofs(&robot, &a.dofs)?;
     let p = &a.physics;
     let mut rest = robot.home;
-    if robot.dof == cdpr::robot::Dof::Three {
+    if robot.dof == cdpr_core::robot::Dof::Three {
         rest[3..].fill(0.0);
     }
     let runs: Vec<ReferenceRun> = if a.reference.is_empty() {
@@ -300,7 +261,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
             &robot,
             &kinds,
             &dofs,
-            &run_options(&robot, p),
+            &run_options(&robot, p)?,
             &mut progress,
         )
         .context("identification runs")?
@@ -311,7 +272,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
             .collect::<Result<_>>()?
     };
     let mut options = match a.method {
-        MethodArg::Grid => FitOptions::seed004(),
+        MethodArg::Grid => FitOptions::paper_grid(),
         MethodArg::NelderMead => FitOptions::wide(runs[0].dt),
     };
     options.max_delay_s = a.max_delay;
@@ -322,7 +283,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
         options.fit_gain = true;
     }
     let reach = reachability(&robot, p.no_combine);
-    let reach_dyn = reach.as_deref();
+    let reach_dyn = reach.as_deref().map(|r| r as &dyn Reachability);
     let started = std::time::Instant::now();
     let (mut params, reports) =
         reference::fit_all(&robot.name, &rest, &runs, &dofs, &options, reach_dyn)
@@ -419,7 +380,7 @@ fn print_scores(validation: &[(String, Vec<DofScore>)]) {
     t.print();
 }
 
-fn load_params(path: &Path, robot: &Robot) -> Result<SurrogateParams> {
+pub(super) fn load_params(path: &Path, robot: &Robot) -> Result<SurrogateParams> {
     let params = SurrogateParams::read(path).context("reading the surrogate parameters")?;
     if params.robot != robot.name {
         eprintln!(
@@ -436,7 +397,7 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
     let robot = a.robot.load()?;
     let params = load_params(&a.surrogate, &robot)?;
     let reach = reachability(&robot, a.physics.no_combine);
-    let reach_dyn = reach.as_deref();
+    let reach_dyn = reach.as_deref().map(|r| r as &dyn Reachability);
     let mut validation = Vec::new();
     for spec in &a.reference {
         let run = load_reference(&robot, spec, &a.physics)?;
@@ -456,108 +417,6 @@ fn validate(a: ValidateArgs) -> Result<ExitCode> {
     } else {
         println!("NRMSE per DOF (surrogate / demand taken as response; 1 is perfect):");
         print_scores(&validation);
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `cdpr simulate --model surrogate`.
-pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
-    let robot = a.robot.load()?;
-    let Some(path) = &a.surrogate else {
-        bail!(
-            "--model surrogate needs --surrogate PARAMS.toml (write one with `cdpr surrogate fit`)"
-        );
-    };
-    let params = load_params(path, &robot)?;
-    let traj = a.load_trajectory(&robot)?;
-    let surrogate = Surrogate::new(&params, a.dt);
-    let reach = reachability(&robot, a.no_combine);
-    let reach_dyn = reach.as_deref();
-    let (outcome, stats) = run_surrogate(
-        &robot,
-        &surrogate,
-        reach_dyn,
-        &traj,
-        &SurrogateRunOptions {
-            settle_time: a.settle,
-            compensate: a.compensate,
-        },
-    );
-    if let Some(path) = &a.out {
-        write_csv(path, &robot, &traj, &outcome)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    let simulated = outcome.records.last().map(|r| r.state.time).unwrap_or(0.0);
-    let rtf = simulated / stats.stepping_s.max(1e-12);
-    let comparison = metrics::compare(
-        &outcome.commanded(&traj),
-        &outcome.actual(&traj),
-        &CompareOptions {
-            remove_lag: !a.no_lag,
-            ..CompareOptions::default()
-        },
-    );
-    let tensions = tension_range(&outcome);
-    if a.json {
-        let mut value = match &comparison {
-            _ if turns_only(&robot) => json!({
-                "angles": angle_errors(&outcome.commanded(&traj), &outcome.actual(&traj))
-            }),
-            Ok(c) => serde_json::to_value(c)?,
-            Err(e) => json!({ "metrics_error": e.to_string() }),
-        };
-        if let Some(map) = value.as_object_mut() {
-            map.insert("model".into(), json!("surrogate"));
-            map.insert("surrogate".into(), json!(path));
-            map.insert("rtf".into(), json!(rtf));
-            map.insert("stepping_s".into(), json!(stats.stepping_s));
-            map.insert("wall_s".into(), json!(outcome.wall_s));
-            map.insert("steps".into(), json!(outcome.steps));
-            map.insert("simulated_s".into(), json!(simulated));
-            map.insert("limited_steps".into(), json!(stats.limited_steps));
-            map.insert("dt".into(), json!(a.dt));
-            map.insert("tension_min".into(), json!(tensions.0));
-            map.insert("tension_max".into(), json!(tensions.1));
-        }
-        json(&value)?;
-    } else {
-        println!(
-            "{} on {}: surrogate model ({}), dt {} ms, {} steps: filters {:.4} s ({:.0}× real time), with read-out {:.2} s",
-            a.trajectory,
-            robot.name,
-            path.display(),
-            a.dt * 1e3,
-            outcome.steps,
-            stats.stepping_s,
-            rtf,
-            outcome.wall_s
-        );
-        if stats.limited_steps > 0 {
-            println!(
-                "combination step: {} demands scaled back into the robot's reach",
-                stats.limited_steps
-            );
-        }
-        if robot.is_cable_robot() {
-            println!(
-                "tensions {:.2} … {:.2} N (distribution at the surrogate's poses)",
-                tensions.0, tensions.1
-            );
-        }
-        if turns_only(&robot) {
-            print_angle_errors(&angle_errors(
-                &outcome.commanded(&traj),
-                &outcome.actual(&traj),
-            ));
-        } else {
-            match &comparison {
-                Ok(c) => print_comparison(c),
-                Err(e) => eprintln!("warning: no tracking metrics: {e}"),
-            }
-        }
-        if let Some(path) = &a.out {
-            println!("wrote {}", path.display());
-        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,10 +2,10 @@
 
 use super::shadow::{self, LinkArgs, ShadowSetup};
 use anyhow::{Context, Result, bail};
-use cdpr::shadow::CycleTiming;
-use cdpr::sim::{ControlMode, ModelKind};
-use cdpr::viewer::live::LiveOutcome;
-use cdpr::viewer::{self, Executor, LiveInfo, Scenario, ViewerOptions};
+use cdpr_ads::shadow::CycleTiming;
+use cdpr_core::sim::{ControlMode, ModelKind};
+use cdpr_viewer::live::LiveOutcome;
+use cdpr_viewer::{self as viewer, Executor, LiveInfo, Scenario, ViewerOptions};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;

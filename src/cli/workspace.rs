@@ -3,8 +3,8 @@
 use super::args::{Numbers, RobotArg, number_list};
 use super::output::json;
 use anyhow::{Context, Result, bail};
-use cdpr::robot::{Aabb, Mechanism, Robot, TensionBounds};
-use cdpr::workspace::{
+use cdpr_core::robot::{Aabb, Mechanism, Robot, TensionBounds};
+use cdpr_core::workspace::{
     self, Grid, OrientationRange, Plane, check_box, feasible_set, min_tension_reach, plot,
 };
 use clap::Args;

@@ -1,0 +1,266 @@
+use super::*;
+use crate::plc::guard::{Backoff, CommandGuard};
+use crate::plc::in_process::{InProcessController, InProcessTransport};
+use crate::plc::memory::PlcMemory;
+use crate::plc::symbols::SymbolTable;
+use crate::plc::virtual_plc::{PlcCore, Timing};
+use cdpr_core::kinematics::{self};
+use cdpr_core::robot::Robot;
+use cdpr_core::trajectory::Trajectory;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn uvigo8() -> Robot {
+    Robot::builtin("uvigo8").expect("shipped").expect("parses")
+}
+
+fn plc(robot: &Robot) -> PlcCore {
+    let memory = PlcMemory::new(SymbolTable::from_robot(robot).expect("table"));
+    PlcCore::new(robot, Trajectory::default(), memory, Timing::default()).expect("core")
+}
+
+fn link(core: &PlcCore, symbols: &PlcSymbols, policy: WritePolicy) -> InProcessController {
+    ShadowLink::connect(
+        InProcessTransport::new(Arc::clone(core.memory())),
+        symbols,
+        policy,
+    )
+    .expect("connects")
+}
+
+fn outputs(robot: &Robot, cycle: u32) -> ShadowOutputs {
+    let pose = Pose::new(0.01, -0.02, 0.16, 0.0, 0.0, 0.1);
+    ShadowOutputs {
+        pose,
+        lengths: kinematics::lengths(robot, &pose),
+        tensions: vec![5.0; robot.cable_count()],
+        cycle,
+    }
+}
+
+fn external_writes(core: &PlcCore) -> u64 {
+    let m = core.memory();
+    (0..m.table().symbols().len())
+        .map(|k| m.external_writes(k))
+        .sum()
+}
+
+#[test]
+fn geometry_comes_back_in_si() {
+    let robot = uvigo8();
+    let core = plc(&robot);
+    let mut c = link(&core, &robot.plc, WritePolicy::ReadOnly);
+    assert_eq!(c.cable_count(), 8);
+    let g = c.read_geometry().expect("geometry");
+    for (k, cable) in robot.cables.iter().enumerate() {
+        assert!((g.frame_anchors[k] - cable.frame_anchor).norm() < 1e-12);
+        assert!((g.platform_anchors[k] - cable.platform_anchor).norm() < 1e-12);
+    }
+    let ik = kinematics::inverse(&robot, &Pose::from_array(robot.home));
+    for (k, cg) in ik.cables.iter().enumerate() {
+        assert!((g.lengths[k] - cg.length).abs() < 1e-12);
+        assert!((g.cable_angles[k][0] - cg.angles().theta_z).abs() < 1e-12);
+        assert!((g.cable_angles[k][1] - cg.angles().theta_x).abs() < 1e-12);
+    }
+    let (dp, da) = g.tcp_pose.distance(&Pose::from_array(robot.home));
+    assert!(dp < 1e-12 && da < 1e-12);
+    let inputs = c.read_cycle().expect("cycle");
+    assert_eq!(inputs.commanded_lengths.len(), 8);
+    assert!(!inputs.motion_enable);
+    assert_eq!(inputs.cycle, 0);
+}
+
+#[test]
+fn lockstep_echo_reacts_within_one_plc_cycle() {
+    let robot = uvigo8();
+    let mut core = plc(&robot);
+    let mut c = link(&core, &robot.plc, WritePolicy::AllowListed);
+    for _ in 0..500 {
+        core.tick();
+        let inputs = c.read_cycle().expect("read");
+        c.write_cycle(&outputs(&robot, inputs.cycle))
+            .expect("write");
+    }
+    let r = &core.stats().reaction;
+    assert_eq!(r.samples(), 99);
+    assert_eq!(r.max, Some(1));
+    // The PLC's own diagnostic comes back in the same sum read.
+    assert_eq!(c.reaction_symbol(), Some("GVL_Shadow.nReactionCycles"));
+    assert_eq!(c.read_cycle().expect("read").reaction_cycles, Some(1));
+    // What the PLC received is what was sent, in mm and degrees.
+    let pose = core
+        .memory()
+        .table()
+        .lookup_str(&robot.plc.shadow_pose)
+        .expect("pose");
+    let v = core
+        .memory()
+        .with_image(|img| crate::plc::memory::get_reals(img, &pose))
+        .expect("reals");
+    assert!((v[0] - 10.0).abs() < 1e-12 && (v[2] - 160.0).abs() < 1e-12);
+    assert!((v[5] - 0.1f64.to_degrees()).abs() < 1e-12);
+}
+
+#[test]
+fn nothing_is_written_unless_writing_was_enabled() {
+    let robot = uvigo8();
+    let core = plc(&robot);
+    let mut c = link(&core, &robot.plc, WritePolicy::ReadOnly);
+    assert_eq!(
+        c.write_cycle(&outputs(&robot, 1)),
+        Err(ControllerError::WriteDisabled)
+    );
+    assert_eq!(external_writes(&core), 0);
+}
+
+#[test]
+fn allow_list_blocks_a_symbol_before_anything_is_written() {
+    let robot = uvigo8();
+    let core = plc(&robot);
+    // A robot file that routes the tensions to the commanded lengths (a read-only input) and
+    // does not list it: the write must be refused as a whole.
+    let mut symbols = robot.plc.clone();
+    symbols.shadow_tensions = "GVL_Shadow.aCmdLengths".into();
+    let mut c = link(&core, &symbols, WritePolicy::AllowListed);
+    match c.write_cycle(&outputs(&robot, 1)) {
+        Err(ControllerError::NotWritable { symbol }) => {
+            assert_eq!(symbol, "GVL_Shadow.aCmdLengths")
+        }
+        other => panic!("expected NotWritable, got {other:?}"),
+    }
+    assert_eq!(
+        external_writes(&core),
+        0,
+        "not even the allowed symbols were written"
+    );
+    // Case does not matter, as in TwinCAT; an allow-listed write goes through.
+    let mut symbols = robot.plc.clone();
+    symbols.writable = symbols.writable.iter().map(|n| n.to_uppercase()).collect();
+    let mut c = link(&core, &symbols, WritePolicy::AllowListed);
+    c.write_cycle(&outputs(&robot, 1)).expect("allowed");
+    assert_eq!(external_writes(&core), 4);
+    let message = ControllerError::NotWritable { symbol: "X".into() }.to_string();
+    assert!(message.contains("plc.writable"), "{message}");
+}
+
+#[test]
+fn non_finite_values_are_refused_naming_the_symbol() {
+    let robot = uvigo8();
+    let core = plc(&robot);
+    let cmd = core
+        .memory()
+        .table()
+        .lookup_str(&robot.plc.commanded_lengths)
+        .expect("cmd");
+    core.memory().with_image(|img| {
+        let o = cmd.offset as usize + 2 * 8;
+        img[o..o + 8].copy_from_slice(&f64::NAN.to_le_bytes());
+    });
+    let mut c = link(&core, &robot.plc, WritePolicy::AllowListed);
+    match c.read_cycle() {
+        Err(ControllerError::NotFinite {
+            symbol, element, ..
+        }) => {
+            assert_eq!((symbol.as_str(), element), ("GVL_Shadow.aCmdLengths", 3));
+        }
+        other => panic!("expected NotFinite, got {other:?}"),
+    }
+    let mut bad = outputs(&robot, 1);
+    bad.tensions[4] = f64::INFINITY;
+    match c.write_cycle(&bad) {
+        Err(ControllerError::NotFinite {
+            symbol, element, ..
+        }) => {
+            assert_eq!(
+                (symbol.as_str(), element),
+                ("GVL_Shadow.aShadowTensions", 5)
+            );
+        }
+        other => panic!("expected NotFinite, got {other:?}"),
+    }
+    assert_eq!(external_writes(&core), 0);
+}
+
+#[test]
+fn symbols_that_do_not_fit_are_named() {
+    let robot = uvigo8();
+    let core = plc(&robot);
+    let mut symbols = robot.plc.clone();
+    symbols.commanded_lengths = "GVL_Shadow.aTcpPose".into(); // 6 values, not 8
+    let e = ShadowLink::connect(
+        InProcessTransport::new(Arc::clone(core.memory())),
+        &symbols,
+        WritePolicy::ReadOnly,
+    )
+    .err()
+    .expect("refused");
+    assert!(
+        e.to_string().contains("GVL_Shadow.aTcpPose") && e.to_string().contains("8"),
+        "{e}"
+    );
+    let mut symbols = robot.plc.clone();
+    symbols.cycle_counter = "GVL_Shadow.nMissing".into();
+    let e = ShadowLink::connect(
+        InProcessTransport::new(Arc::clone(core.memory())),
+        &symbols,
+        WritePolicy::ReadOnly,
+    )
+    .err()
+    .expect("refused");
+    assert!(
+        e.to_string().contains("GVL_Shadow.nMissing") && e.to_string().contains("0x710"),
+        "{e}"
+    );
+}
+
+#[test]
+fn guard_holds_the_last_good_command_on_an_impossible_jump() {
+    let robot = uvigo8(); // 0.5 m/s
+    let mut g = CommandGuard::new(&robot.winch, 0.001);
+    let sample = |l: f64| CycleInputs {
+        commanded_lengths: vec![l; 8],
+        cycle: 1,
+        motion_enable: true,
+        reaction_cycles: None,
+    };
+    g.check(sample(1.0), 0.002).expect("first");
+    g.check(sample(1.0015), 0.002)
+        .expect("0.5 m/s·2 ms + 1 mm slack = 2 mm");
+    let e = g.check(sample(1.1), 0.002).expect_err("100 mm in 2 ms");
+    assert_eq!(e.cable, 1);
+    assert!((e.allowed_m - 0.002).abs() < 1e-12);
+    assert_eq!(g.last_good().map(|s| s.commanded_lengths[0]), Some(1.0015));
+    assert_eq!(g.rejected, 1);
+}
+
+#[test]
+fn backoff_doubles_up_to_its_cap() {
+    let mut b = Backoff::default();
+    let ms: Vec<u128> = (0..8).map(|_| b.next_delay().as_millis()).collect();
+    assert_eq!(ms, vec![50, 100, 200, 400, 800, 1600, 2000, 2000]);
+    b.reset();
+    assert_eq!(b.next_delay(), Duration::from_millis(50));
+}
+
+#[test]
+fn a_plc_without_the_reaction_diagnostic_still_connects() {
+    let robot = uvigo8();
+    let full = SymbolTable::from_robot(&robot).expect("table");
+    let decls = full
+        .symbols()
+        .iter()
+        .filter(|s| !s.name.ends_with("nReactionCycles"))
+        .map(|s| (s.name.clone(), s.ty.clone(), s.comment.clone()))
+        .collect();
+    let memory = PlcMemory::new(SymbolTable::new(decls).expect("table"));
+    let mut c = ShadowLink::connect(
+        InProcessTransport::new(memory),
+        &robot.plc,
+        WritePolicy::ReadOnly,
+    )
+    .expect("connects without the optional symbol");
+    assert_eq!(c.reaction_symbol(), None);
+    assert_eq!(c.read_cycle().expect("read").reaction_cycles, None);
+    c.reconnect().expect("reconnects");
+    assert_eq!(c.read_cycle().expect("read").reaction_cycles, None);
+}

@@ -1,0 +1,102 @@
+//! Guards for the per-cycle exchange: a plausibility check on commanded lengths and the
+//! back-off between reconnect attempts.
+
+use super::controller::CycleInputs;
+use cdpr_core::robot::Winch;
+use std::time::Duration;
+
+/// Rejects commanded-length samples that jump further than the winches can move, holding
+/// the last good sample (the "physically absurd" values).
+#[derive(Debug, Clone)]
+pub struct CommandGuard {
+    max_velocity: f64,
+    /// Extra allowance for timing jitter between controller and shadow, m.
+    slack: f64,
+    last_good: Option<CycleInputs>,
+    pub rejected: u64,
+}
+
+/// Why a sample was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "cable {cable}: commanded length jumped {jump_m:.6} m, at most {allowed_m:.6} m is possible"
+)]
+pub struct Rejection {
+    /// 1-based.
+    pub cable: usize,
+    pub jump_m: f64,
+    pub allowed_m: f64,
+}
+
+impl CommandGuard {
+    /// `slack`: m allowed on top of v_max·dt (e.g. 1 mm).
+    pub fn new(winch: &Winch, slack: f64) -> CommandGuard {
+        CommandGuard {
+            max_velocity: winch.max_velocity,
+            slack,
+            last_good: None,
+            rejected: 0,
+        }
+    }
+
+    /// Accepts `sample` if no cable moved more than v_max·dt + slack since the last accepted
+    /// one (`dt` in s). On rejection the last good sample stays the one to use.
+    pub fn check(&mut self, sample: CycleInputs, dt: f64) -> Result<&CycleInputs, Rejection> {
+        if let Some(prev) = &self.last_good {
+            let allowed = self.max_velocity * dt.max(0.0) + self.slack;
+            for (cable, (a, b)) in prev
+                .commanded_lengths
+                .iter()
+                .zip(&sample.commanded_lengths)
+                .enumerate()
+            {
+                let jump = (b - a).abs();
+                if jump > allowed {
+                    self.rejected += 1;
+                    return Err(Rejection {
+                        cable: cable + 1,
+                        jump_m: jump,
+                        allowed_m: allowed,
+                    });
+                }
+            }
+        }
+        Ok(self.last_good.insert(sample))
+    }
+
+    /// The last accepted sample.
+    pub fn last_good(&self) -> Option<&CycleInputs> {
+        self.last_good.as_ref()
+    }
+}
+
+/// Exponential back-off for reconnect attempts: 50 ms, doubling, at most 2 s.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    next: Duration,
+    pub first: Duration,
+    pub max: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Backoff {
+        Backoff {
+            next: Duration::from_millis(50),
+            first: Duration::from_millis(50),
+            max: Duration::from_secs(2),
+        }
+    }
+}
+
+impl Backoff {
+    /// The wait before the next attempt (and doubles the one after).
+    pub fn next_delay(&mut self) -> Duration {
+        let d = self.next;
+        self.next = (self.next * 2).min(self.max);
+        d
+    }
+    /// After a success.
+    pub fn reset(&mut self) {
+        self.next = self.first;
+    }
+}

@@ -1,0 +1,355 @@
+//! The AMS/TCP server: std threads, one per connection, plus one that sends notifications.
+//!
+//! Threads rather than async: a handful of clients, requests answered in microseconds from
+//! memory, and no runtime to carry. A malformed, oversized or truncated frame closes that
+//! connection with a log line; nothing a peer sends can take the server down (the fuzz test
+//! `tests/ads_fuzz.rs` sends it 10 000 broken frames).
+
+use super::device::{Device, Session};
+use super::wire::{self, AmsAddr, Frame, FrameError, TCP_HEADER_LEN, router};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Server settings. [`ServerConfig::new`] gives the defaults a pyads/TwinCAT client expects of
+/// a local runtime, bound to 127.0.0.1 only.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    /// Frames whose AMS length exceeds this are refused (connection closed).
+    pub max_frame: usize,
+    /// More simultaneous connections are refused.
+    pub max_connections: usize,
+    /// A frame that has started must be complete within this time.
+    pub frame_timeout: Duration,
+}
+
+impl ServerConfig {
+    pub fn new(listen: SocketAddr) -> ServerConfig {
+        ServerConfig {
+            listen,
+            max_frame: wire::MAX_AMS_LEN,
+            max_connections: 64,
+            frame_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The default listen address: loopback, ADS port 48898.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:48898";
+
+/// Counters for tests and the exit summary.
+#[derive(Debug, Default)]
+pub struct ServerStats {
+    pub connections: AtomicU64,
+    pub frames: AtomicU64,
+    /// Connections closed because of a malformed, oversized or truncated frame.
+    pub rejected: AtomicU64,
+    pub notifications: AtomicU64,
+}
+
+struct Conn {
+    writer: Mutex<TcpStream>,
+    session: Mutex<Session>,
+    alive: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Shared {
+    device: Device,
+    config: ServerConfig,
+    stop: AtomicBool,
+    conns: Mutex<Vec<Arc<Conn>>>,
+    stats: ServerStats,
+    /// AMS ports handed out to clients that ask the "router" for one (`ads` crate
+    /// `Source::Request`); TwinCAT hands out ports from 32768 up as well.
+    next_port: AtomicU16,
+}
+
+/// A running server; stops (and closes every connection) on [`Server::stop`] or drop.
+pub struct Server {
+    shared: Arc<Shared>,
+    local_addr: SocketAddr,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Binds and starts serving `device`.
+    pub fn start(config: ServerConfig, device: Device) -> io::Result<Server> {
+        let listener = TcpListener::bind(config.listen)?;
+        let local_addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            device,
+            config,
+            stop: AtomicBool::new(false),
+            conns: Mutex::new(Vec::new()),
+            stats: ServerStats::default(),
+            next_port: AtomicU16::new(32905),
+        });
+        let accept = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("ads-accept".into())
+                .spawn(move || accept_loop(&shared, &listener))?
+        };
+        let notify = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("ads-notify".into())
+                .spawn(move || notify_loop(&shared))?
+        };
+        tracing::info!(%local_addr, ams = %AmsAddr::new(shared.device.identity.net_id, shared.device.identity.port), "ADS server listening");
+        Ok(Server {
+            shared,
+            local_addr,
+            threads: vec![accept, notify],
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    pub fn stats(&self) -> &ServerStats {
+        &self.shared.stats
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.shared.device
+    }
+
+    /// Closes every connection (clients see the peer vanish) but keeps listening: what a
+    /// PLC restart looks like from outside.
+    pub fn drop_connections(&self) {
+        for c in lock(&self.shared.conns).drain(..) {
+            c.alive.store(false, Ordering::Relaxed);
+            let _ = lock(&c.writer).shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Stops accepting, closes every connection and joins the server threads.
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        if self.threads.is_empty() {
+            return;
+        }
+        self.shared.stop.store(true, Ordering::Relaxed);
+        // The accept loop blocks in accept(): one connection wakes it to see `stop`.
+        let mut wake = self.local_addr;
+        if wake.ip().is_unspecified() {
+            wake.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        let _ = TcpStream::connect_timeout(&wake, Duration::from_millis(200));
+        self.drop_connections();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
+    while !shared.stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok(_) if shared.stop.load(Ordering::Relaxed) => break,
+            Ok((stream, peer)) => {
+                let open = lock(&shared.conns).len();
+                if open >= shared.config.max_connections {
+                    tracing::warn!(%peer, open, "refusing ADS connection: too many open");
+                    continue;
+                }
+                if let Err(e) = spawn_connection(shared, stream, peer) {
+                    tracing::warn!(%peer, "cannot serve ADS connection: {e}");
+                }
+            }
+            Err(e) => {
+                tracing::warn!("ADS accept failed: {e}");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+fn spawn_connection(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -> io::Result<()> {
+    stream.set_nonblocking(false)?;
+    // Request/reply ping-pong: Nagle would add up to 40 ms per reply.
+    stream.set_nodelay(true)?;
+    // Short read timeout so the thread notices `stop`; a stuck reader cannot block writers.
+    stream.set_read_timeout(Some(Duration::from_millis(100)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
+    let reader = stream.try_clone()?;
+    let conn = Arc::new(Conn {
+        writer: Mutex::new(stream),
+        session: Mutex::new(Session::default()),
+        alive: AtomicBool::new(true),
+    });
+    lock(&shared.conns).push(Arc::clone(&conn));
+    shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+    tracing::info!(%peer, "ADS client connected");
+    let shared = Arc::clone(shared);
+    std::thread::Builder::new()
+        .name(format!("ads-conn-{peer}"))
+        .spawn(move || {
+            let reason = serve(&shared, &conn, reader);
+            conn.alive.store(false, Ordering::Relaxed);
+            let _ = lock(&conn.writer).shutdown(std::net::Shutdown::Both);
+            lock(&shared.conns).retain(|c| !Arc::ptr_eq(c, &conn));
+            match reason {
+                Closed::Peer => tracing::info!(%peer, "ADS client disconnected"),
+                Closed::Stopped => {}
+                Closed::Io(e) => tracing::info!(%peer, "ADS connection lost: {e}"),
+                Closed::Malformed(e) => {
+                    shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(%peer, "closing ADS connection: {e}");
+                }
+            }
+        })?;
+    Ok(())
+}
+
+enum Closed {
+    Peer,
+    Stopped,
+    Io(io::Error),
+    Malformed(String),
+}
+
+/// Fills `buf` from the stream. `Ok(false)`: clean end of stream before the first byte.
+/// While no byte of a frame has arrived the wait is unbounded (an idle client is fine);
+/// once one has, the rest must come within the frame timeout.
+fn fill(
+    shared: &Shared,
+    stream: &mut TcpStream,
+    buf: &mut [u8],
+    started: bool,
+) -> Result<bool, Closed> {
+    let mut got = 0;
+    let mut deadline = started.then(|| Instant::now() + shared.config.frame_timeout);
+    while got < buf.len() {
+        if shared.stop.load(Ordering::Relaxed) {
+            return Err(Closed::Stopped);
+        }
+        match stream.read(&mut buf[got..]) {
+            Ok(0) if got == 0 && !started => return Ok(false),
+            Ok(0) => {
+                return Err(Closed::Malformed(format!(
+                    "truncated frame: stream ended after {got} of {} bytes",
+                    buf.len()
+                )));
+            }
+            Ok(n) => {
+                got += n;
+                deadline.get_or_insert_with(|| Instant::now() + shared.config.frame_timeout);
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                if deadline.is_some_and(|d| Instant::now() > d) {
+                    return Err(Closed::Malformed(format!(
+                        "truncated frame: {got} of {} bytes within {:?}",
+                        buf.len(),
+                        shared.config.frame_timeout
+                    )));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Closed::Io(e)),
+        }
+    }
+    Ok(true)
+}
+
+fn serve(shared: &Shared, conn: &Conn, mut stream: TcpStream) -> Closed {
+    let mut buf = Vec::with_capacity(1024);
+    loop {
+        let mut tcp = [0u8; TCP_HEADER_LEN];
+        match fill(shared, &mut stream, &mut tcp, false) {
+            Ok(true) => {}
+            Ok(false) => return Closed::Peer,
+            Err(c) => return c,
+        }
+        let length = match wire::frame_length(&tcp, shared.config.max_frame) {
+            Ok((_, length)) => length,
+            Err(e) => return Closed::Malformed(e.to_string()),
+        };
+        buf.clear();
+        buf.extend_from_slice(&tcp);
+        buf.resize(TCP_HEADER_LEN + length, 0);
+        if let Err(c) = fill(shared, &mut stream, &mut buf[TCP_HEADER_LEN..], true) {
+            return c;
+        }
+        shared.stats.frames.fetch_add(1, Ordering::Relaxed);
+        let reply = match wire::decode_frame(&buf, shared.config.max_frame) {
+            Ok(Some((Frame::Ams { header, payload }, _))) => {
+                shared
+                    .device
+                    .handle_frame(&mut lock(&conn.session), &header, payload)
+            }
+            Ok(Some((Frame::Router { kind, body }, _))) => router_frame(shared, kind, body),
+            Ok(None) => return Closed::Malformed(FrameError::TooShort { length }.to_string()),
+            Err(e) => return Closed::Malformed(e.to_string()),
+        };
+        if let Some(reply) = reply
+            && let Err(e) = lock(&conn.writer).write_all(&reply)
+        {
+            return Closed::Io(e);
+        }
+    }
+}
+
+/// Router frames from clients that believe they talk to a TwinCAT router: a port request
+/// gets the device's NetId and a fresh port; everything else needs no answer.
+fn router_frame(shared: &Shared, kind: u16, body: &[u8]) -> Option<Vec<u8>> {
+    match kind {
+        router::PORT_CONNECT => {
+            let port = shared.next_port.fetch_add(1, Ordering::Relaxed);
+            let net_id = shared.device.identity.net_id;
+            tracing::debug!(port, "router port request");
+            Some(wire::encode_port_connect_reply(AmsAddr::new(net_id, port)))
+        }
+        _ => {
+            tracing::debug!(kind, len = body.len(), "router frame ignored");
+            None
+        }
+    }
+}
+
+fn notify_loop(shared: &Shared) {
+    while !shared.stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        let mut next = now + Duration::from_millis(5);
+        let conns: Vec<Arc<Conn>> = lock(&shared.conns).clone();
+        for c in conns.iter().filter(|c| c.alive.load(Ordering::Relaxed)) {
+            let (frames, due) = shared.device.due_notifications(&mut lock(&c.session), now);
+            if let Some(due) = due {
+                next = next.min(due);
+            }
+            for f in frames {
+                if lock(&c.writer).write_all(&f).is_err() {
+                    c.alive.store(false, Ordering::Relaxed);
+                    break;
+                }
+                shared.stats.notifications.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let wait = next.saturating_duration_since(Instant::now());
+        std::thread::sleep(wait.max(Duration::from_micros(200)));
+    }
+}

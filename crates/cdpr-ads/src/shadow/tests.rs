@@ -1,0 +1,348 @@
+//! The shadow against the virtual PLC in-process, stepped by hand (no sockets, no clock):
+//! deterministic, so the figures are exact.
+
+use super::*;
+use crate::plc::memory::{self, PlcMemory};
+use crate::plc::{
+    InProcessController, InProcessTransport, PlcCore, ShadowLink, SymbolTable, Timing, WritePolicy,
+};
+use cdpr_core::kinematics::Pose;
+use cdpr_core::robot::PlcSymbols;
+use cdpr_core::sim::run::{self as sim_run, RunOptions};
+use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
+use nalgebra::Vector3;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+fn uvigo8() -> Robot {
+    Robot::builtin("uvigo8").expect("shipped").expect("parses")
+}
+
+fn seed000(robot: &Robot, speed: f64) -> Trajectory {
+    let options = BuiltinOptions {
+        speed,
+        dt: 0.002,
+        ..BuiltinOptions::default()
+    };
+    trajectory::builtin(robot, "seed000", &options).expect("seed000")
+}
+
+fn plc(robot: &Robot, trajectory: Trajectory, hold_ms: u64) -> PlcCore {
+    let memory = PlcMemory::new(SymbolTable::from_robot(robot).expect("table"));
+    let timing = Timing {
+        hold: Duration::from_millis(hold_ms),
+        ..Timing::default()
+    };
+    PlcCore::new(robot, trajectory, memory, timing).expect("core")
+}
+
+fn link(core: &PlcCore, symbols: &PlcSymbols, policy: WritePolicy) -> InProcessController {
+    ShadowLink::connect(
+        InProcessTransport::new(Arc::clone(core.memory())),
+        symbols,
+        policy,
+    )
+    .expect("connects")
+}
+
+fn config(timing: CycleTiming, model: ModelKind) -> ShadowConfig {
+    let mut c = ShadowConfig {
+        timing,
+        write: true,
+        ..ShadowConfig::default()
+    };
+    c.sim.model = model;
+    c
+}
+
+const FREE_2MS: CycleTiming = CycleTiming::Free {
+    period: Duration::from_millis(2),
+};
+const LOCKSTEP_10MS: CycleTiming = CycleTiming::Lockstep {
+    plc_period: Duration::from_millis(10),
+};
+
+fn shadow(core: &PlcCore, file: Option<Robot>, c: ShadowConfig) -> Shadow<InProcessController> {
+    let policy = if c.write {
+        WritePolicy::AllowListed
+    } else {
+        WritePolicy::ReadOnly
+    };
+    let symbols = file
+        .as_ref()
+        .map_or_else(PlcSymbols::defaults, |r| r.plc.clone());
+    Shadow::new(link(core, &symbols, policy), file, c).expect("shadow starts")
+}
+
+/// A record kept in memory.
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("buffer").extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Header and rows of a record.
+fn parse(buffer: &Buffer) -> (Vec<String>, Vec<Vec<String>>) {
+    let bytes = buffer.0.lock().expect("buffer").clone();
+    let mut r = csv::Reader::from_reader(bytes.as_slice());
+    let header = r
+        .headers()
+        .expect("header")
+        .iter()
+        .map(String::from)
+        .collect();
+    let rows = r
+        .records()
+        .map(|row| row.expect("row").iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+fn column(header: &[String], name: &str) -> usize {
+    header.iter().position(|h| h == name).expect(name)
+}
+
+fn num(row: &[String], k: usize) -> f64 {
+    row[k].parse().expect("number")
+}
+
+fn external_writes(core: &PlcCore) -> u64 {
+    let m = core.memory();
+    (0..m.table().symbols().len())
+        .map(|k| m.external_writes(k))
+        .sum()
+}
+
+fn reals(core: &PlcCore, name: &str) -> Vec<f64> {
+    let r = core.memory().table().lookup_str(name).expect(name);
+    core.memory()
+        .with_image(|img| memory::get_reals(img, &r))
+        .expect("reals")
+}
+
+#[test]
+fn the_template_model_comes_from_the_controllers_geometry_and_rests_in_equilibrium() {
+    let robot = uvigo8();
+    let core = plc(&robot, Trajectory::default(), 200);
+    let s = shadow(&core, None, config(FREE_2MS, ModelKind::Elastic));
+    let model = s.robot();
+    for (ours, theirs) in model.cables.iter().zip(&robot.cables) {
+        assert!((ours.frame_anchor - theirs.frame_anchor).norm() < 1e-12);
+        assert!((ours.platform_anchor - theirs.platform_anchor).norm() < 1e-12);
+        assert_eq!(
+            ours.stiffness,
+            cdpr_core::robot::Stiffness::Constant(20_000.0)
+        );
+        assert_eq!(ours.damping, 50.0);
+    }
+    // Seed 000's cuboid: 1 kg over the platform anchors (0.2 × 0.2 m, z from 0.175 to 0.330).
+    assert_eq!(model.platform.mass, 1.0);
+    assert!((model.platform.size - Vector3::new(0.2, 0.2, 0.155)).norm() < 1e-12);
+    assert!((model.platform.com - Vector3::new(0.0, 0.0, 0.2525)).norm() < 1e-12);
+    assert_eq!(model.dof, cdpr_core::robot::Dof::Six);
+    let start = s.start_report();
+    assert!(!start.from_file && start.anchors.is_empty());
+    assert!(start.consistency.fk_position_offset.expect("fk") < 1e-9);
+    assert!(start.consistency.angle_mismatch < 1e-9);
+    // Independent check of the start: elastic tensions k·max(0, L − L0) at the start pose
+    // balance gravity (statics, not the simulator).
+    let ik = kinematics::inverse(model, &start.start_pose);
+    let mut wrench =
+        nalgebra::Vector6::<f64>::from(model.gravity_wrench(start.start_pose.rotation().matrix()));
+    for ((g, l0), c) in ik
+        .cables
+        .iter()
+        .zip(&start.commanded_lengths)
+        .zip(&model.cables)
+    {
+        let f = c.stiffness_at(*l0) * (g.length - l0).max(0.0);
+        let m = g.moment_arm();
+        wrench +=
+            nalgebra::Vector6::new(g.direction.x, g.direction.y, g.direction.z, m.x, m.y, m.z) * f;
+    }
+    assert!(wrench.norm() < 1e-6, "residual wrench {wrench}");
+    // It sags below the controller's pose (uncompensated lengths), by about a millimetre.
+    assert!(start.start_pose.position.z < start.tcp_pose.position.z);
+    assert!((1e-4..5e-3).contains(&start.sag), "sag {}", start.sag);
+}
+
+#[test]
+fn a_robot_file_is_compared_anchor_by_anchor_and_the_controller_wins() {
+    let robot = uvigo8();
+    let core = plc(&robot, Trajectory::default(), 200);
+    let mut file = robot.clone();
+    file.cables[2].frame_anchor.x += 0.005;
+    file.cables[6].platform_anchor.z -= 0.002;
+    let s = shadow(&core, Some(file), config(FREE_2MS, ModelKind::Elastic));
+    let d = &s.start_report().anchors;
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_eq!((d[0].cable, d[0].anchor), (3, AnchorKind::Frame));
+    assert_eq!(d[0].name, "upper2");
+    assert!((d[0].distance - 0.005).abs() < 1e-12);
+    assert_eq!((d[1].cable, d[1].anchor), (7, AnchorKind::Platform));
+    assert!((d[1].distance - 0.002).abs() < 1e-12);
+    assert_eq!(
+        s.robot().cables[2].frame_anchor,
+        robot.cables[2].frame_anchor
+    );
+    assert!(s.start_report().from_file);
+
+    let silva4 = Robot::builtin("silva4").expect("shipped").expect("parses");
+    let e = Shadow::new(
+        link(&core, &robot.plc, WritePolicy::ReadOnly),
+        Some(silva4),
+        config(FREE_2MS, ModelKind::Elastic),
+    )
+    .err()
+    .expect("4-cable file, 8-cable controller");
+    assert!(
+        e.to_string().contains("4 cables") && e.to_string().contains("8 frame"),
+        "{e}"
+    );
+}
+
+#[test]
+fn lockstep_shadow_answers_every_plc_cycle_in_one_cycle() {
+    // Seed 003's reaction time, through the real shadow loop: the PLC (10 ms task, 2 ms NC)
+    // plays seed000 at 0.4 m/s; the shadow steps 10 ms of physics per counter change.
+    let robot = uvigo8();
+    let mut core = plc(&robot, seed000(&robot, 0.4), 200);
+    let mut s = shadow(
+        &core,
+        Some(robot.clone()),
+        config(LOCKSTEP_10MS, ModelKind::Chain),
+    );
+    let t0 = Instant::now();
+    for tick in 1..=1000u32 {
+        core.tick();
+        let report = s
+            .cycle_at(t0 + Duration::from_millis(2 * u64::from(tick)))
+            .expect("cycle");
+        let expect = if tick % 5 == 0 {
+            CycleStatus::Exchanged
+        } else {
+            CycleStatus::Polled
+        };
+        assert_eq!(report.status, expect, "tick {tick}");
+    }
+    let stats = core.stats();
+    assert_eq!(stats.plc_cycles, 200);
+    assert_eq!(stats.reaction.samples(), 199);
+    assert_eq!(stats.reaction.max, Some(1), "every echo one cycle after");
+    // Seed 003's literal figure: command starts moving → shadow's lengths move.
+    assert_eq!(stats.motion_delay_cycles, Some(1));
+    let sum = s.summary();
+    assert_eq!((sum.cycles, sum.polls, sum.steps), (200, 800, 2000));
+    assert!((s.time() - 2.0).abs() < 1e-9);
+    assert_eq!(sum.reaction_cycles, Some(1), "the PLC's own diagnostic");
+    assert_eq!(sum.reaction_max_cycles, Some(1));
+    assert_eq!((sum.rejected, sum.gaps, sum.missed_plc_cycles), (0, 0, 0));
+    // What the PLC holds is the shadow's state, in mm and degrees.
+    let pose = reals(&core, "GVL_Shadow.aShadowPose");
+    let ours = s.state().pose.to_array();
+    for k in 0..3 {
+        assert!((pose[k] - ours[k] * 1e3).abs() < 1e-9);
+        assert!((pose[k + 3] - ours[k + 3].to_degrees()).abs() < 1e-9);
+    }
+    let lengths = reals(&core, "GVL_Shadow.aShadowLengths");
+    for (mm, m) in lengths.iter().zip(&s.state().lengths) {
+        assert!((mm - m * 1e3).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn free_running_shadow_matches_a_simulation_of_the_same_trajectory() {
+    // The fair comparison: same robot, model, winches, dt and start. The shadow sees the PLC's
+    // NC set points every 2 ms (IK of the trajectory through the limiter, which passes them
+    // unchanged within uvigo8's limits) and interpolates them linearly over its two 1 ms
+    // steps; `sim::run` takes IK of the trajectory at every 1 ms step. The commands differ by
+    // the interpolation error only, |l̈|·T²/8 ≤ 3 m/s² · (2 ms)²/8 = 1.5 µm, so the poses
+    // must agree to a few µm; 10 µm is the bound asserted. The PLC's 20 ms hold is the offset
+    // between the two clocks.
+    let robot = uvigo8();
+    let trajectory = seed000(&robot, 0.4);
+    let hold_ms = 20;
+    let mut core = plc(&robot, trajectory.clone(), hold_ms);
+    let mut s = shadow(
+        &core,
+        Some(robot.clone()),
+        config(FREE_2MS, ModelKind::Chain),
+    );
+    let buffer = Buffer::default();
+    s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
+    let origin = s.clock_origin();
+    let ticks = ((trajectory.duration() * 1e3) as u64 + hold_ms) / 2 + 50;
+    for tick in 1..=ticks {
+        core.tick();
+        let r = s
+            .cycle_at(origin + Duration::from_millis(2 * tick))
+            .expect("cycle");
+        assert_eq!(
+            (r.status, r.steps, r.rejected),
+            (CycleStatus::Exchanged, 2, false),
+            "tick {tick}, time {}",
+            s.time()
+        );
+    }
+    s.finish().expect("flush");
+    let options = RunOptions {
+        config: s.config().sim.clone(),
+        ..RunOptions::default()
+    };
+    let sim = sim_run::run(&robot, &trajectory, &options, &mut |_| {}).expect("runs");
+    let (header, rows) = parse(&buffer);
+    let (t, x) = (column(&header, "t"), column(&header, "x"));
+    let mut worst: f64 = 0.0;
+    let mut compared = 0;
+    for row in &rows {
+        let step = (num(row, t) * 1e3).round() as i64 - hold_ms as i64;
+        let Some(rec) = usize::try_from(step).ok().and_then(|j| sim.records.get(j)) else {
+            continue;
+        };
+        let ours = Vector3::new(num(row, x), num(row, x + 1), num(row, x + 2));
+        worst = worst.max((ours - rec.state.pose.position).norm());
+        compared += 1;
+    }
+    assert!(compared > 9000, "{compared} steps compared");
+    eprintln!(
+        "shadow vs sim::run over {compared} steps: max 3D {:.2} µm",
+        worst * 1e6
+    );
+    assert!(worst < 1e-5, "max 3D difference {:.2} µm", worst * 1e6);
+
+    // And the record replays exactly: the same commands through `Sim` give the same poses.
+    let mut replay = Sim::at(
+        s.robot(),
+        s.config().sim.clone(),
+        &s.start_report().tcp_pose,
+    )
+    .expect("sim");
+    replay
+        .settle(&Command::Lengths(
+            s.start_report().commanded_lengths.clone(),
+        ))
+        .expect("settles");
+    let cmd = column(&header, "length_cmd_1");
+    for row in &rows {
+        let command: Vec<f64> = (0..8).map(|k| num(row, cmd + 3 * k)).collect();
+        replay
+            .set_command(&Command::Lengths(command))
+            .expect("command");
+        replay.step().expect("steps");
+        let p = replay.state().pose.position;
+        assert_eq!(
+            [p.x, p.y, p.z],
+            [num(row, x), num(row, x + 1), num(row, x + 2)]
+        );
+    }
+}
+
+#[path = "tests_faults.rs"]
+mod faults;

@@ -1,0 +1,72 @@
+//! The shadow's library loop (`cdpr_ads::shadow::run`, what `cdpr shadow` and a viewer run) over
+//! the `ads` crate against the virtual PLC's server in this process: the link dropped under
+//! it, and the PLC's view of its reaction time.
+
+use cdpr_ads::fixtures::*;
+use cdpr_ads::plc::{
+    AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Runtime, ShadowLink, WritePolicy,
+};
+use cdpr_ads::shadow::{self, CycleTiming, Shadow, ShadowConfig};
+use cdpr_core::sim::ModelKind;
+use cdpr_core::trajectory::{self, BuiltinOptions};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn shadow_of(rt: &Runtime) -> Shadow<AdsController> {
+    let robot = uvigo8();
+    let t = AdsTransport::connect(AdsConfig::new(
+        rt.server.local_addr().to_string(),
+        AmsAddr::new(AmsNetId::LOCAL, 851),
+    ))
+    .expect("connects");
+    let link = ShadowLink::connect(t, &robot.plc, WritePolicy::AllowListed).expect("resolves");
+    let mut config = ShadowConfig {
+        write: true,
+        timing: CycleTiming::Free {
+            period: Duration::from_millis(2),
+        },
+        ..ShadowConfig::default()
+    };
+    config.sim.model = ModelKind::Elastic;
+    Shadow::new(link, Some(robot), config).expect("starts")
+}
+
+#[test]
+fn the_shadow_loop_rides_out_a_dropped_link() {
+    let robot = uvigo8();
+    let options = BuiltinOptions {
+        speed: 0.4,
+        dt: 0.002,
+        ..BuiltinOptions::default()
+    };
+    let rt = runtime_with(
+        &robot,
+        trajectory::builtin(&robot, "seed000", &options).expect("seed000"),
+    );
+    let mut s = shadow_of(&rt);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| shadow::run(&mut s, Some(Duration::from_millis(2500)), &stop));
+        std::thread::sleep(Duration::from_millis(1000));
+        // A router restart: every connection is dropped; the server stays.
+        rt.server.drop_connections();
+        worker.join().expect("no panic").expect("runs to its end");
+    });
+    let sum = s.summary();
+    eprintln!(
+        "{} cycles, reconnects {}, gaps {}, rejected {}, reaction {:?}",
+        sum.cycles, sum.reconnects, sum.gaps, sum.rejected, sum.reaction_cycles
+    );
+    assert_eq!((sum.reconnects, sum.gaps), (1, 1));
+    assert_eq!(sum.rejected, 0);
+    assert!(s.is_linked());
+    // The PLC measured the shadow's reaction (seed 003's figure) before and after the drop.
+    let stats = rt.stop();
+    assert!(
+        stats.reaction.samples() > 150,
+        "{} echoes",
+        stats.reaction.samples()
+    );
+    assert!(stats.reaction.quantile(0.5).expect("p50") <= 1);
+    assert_eq!(sum.reaction_cycles, stats.reaction.quantile(0.5));
+}

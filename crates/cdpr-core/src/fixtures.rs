@@ -1,0 +1,33 @@
+//! Fixtures shared by the workspace's tests and benches: the shipped robots and where the
+//! workspace lives. Compiled for this crate's own tests and, with the `fixtures` feature, for
+//! the other crates' (a dev-dependency feature: never in a build of the binary).
+#![allow(clippy::expect_used)]
+
+use crate::robot::{BUILTIN_ROBOTS, Robot};
+use std::path::PathBuf;
+
+/// A shipped robot (`robots/NAME.toml`), parsed. Panics on an unknown name: a test's typo.
+pub fn robot(name: &str) -> Robot {
+    Robot::builtin(name)
+        .unwrap_or_else(|| panic!("`{name}` is not a shipped robot"))
+        .expect("the shipped robot files parse")
+}
+
+/// Seed 000's 8-cable robot, the workhorse of the tests.
+pub fn uvigo8() -> Robot {
+    robot("uvigo8")
+}
+
+/// The text of a shipped robot file, for tests that edit it.
+pub fn robot_text(name: &str) -> &'static str {
+    BUILTIN_ROBOTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+        .unwrap_or_else(|| panic!("`{name}` is not a shipped robot"))
+}
+
+/// The workspace root (where `robots/`, `assets/` and the top-level `Cargo.toml` are).
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}

@@ -1,0 +1,380 @@
+//! Robot description: the immutable model a robot file compiles into.
+//!
+//! A robot file (`robots/*.toml`, see [`file`]) is parsed, validated and turned into a
+//! [`Robot`]. Everything downstream (kinematics, statics, simulation, the ADS shadow, the
+//! viewer) reads this struct and never the file. All quantities are SI (m, kg, s, N).
+
+mod file;
+mod mechanism;
+
+use nalgebra::{Matrix3, Vector3};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+pub use file::{
+    DEFAULT_WINCH_KD, DEFAULT_WINCH_KI, DEFAULT_WINCH_KP, DEFAULT_WINCH_MASS, RobotFileError,
+    parse_robot,
+};
+
+/// Degrees of freedom the controller commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Dof {
+    /// Translation only; the orientation is held at zero (e.g. seed 003's 4-cable robot).
+    Three,
+    /// Full pose (x, y, z, roll, pitch, yaw).
+    Six,
+}
+
+impl Dof {
+    /// Number of pose coordinates the robot controls (3 or 6).
+    pub fn count(self) -> usize {
+        match self {
+            Dof::Three => 3,
+            Dof::Six => 6,
+        }
+    }
+}
+
+/// How a cable's axial stiffness is given.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum Stiffness {
+    /// Constant stiffness k in N/m, independent of the free length.
+    Constant(f64),
+    /// Axial rigidity EA in N: k = EA / L0 with L0 the unstretched (rest) length.
+    Ea(f64),
+}
+
+/// One cable: a frame anchor (exit point) and a platform anchor, plus its elasticity.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cable {
+    pub name: String,
+    /// a_i: exit point on the frame, world frame, m.
+    pub frame_anchor: Vector3<f64>,
+    /// b_i: attachment point on the platform, platform frame, m.
+    pub platform_anchor: Vector3<f64>,
+    pub stiffness: Stiffness,
+    /// Axial damping c in N·s/m (force = c · rate of stretch).
+    pub damping: f64,
+}
+
+impl Cable {
+    /// Axial stiffness in N/m for a cable of rest length `rest_length` (m).
+    pub fn stiffness_at(&self, rest_length: f64) -> f64 {
+        match self.stiffness {
+            Stiffness::Constant(k) => k,
+            Stiffness::Ea(ea) => ea / rest_length.max(1e-9),
+        }
+    }
+
+    /// Rest length that makes this cable carry `tension` (N) when stretched to `length` (m).
+    ///
+    /// Constant k: L0 = L − f/k. EA: f = EA (L − L0)/L0, so L0 = L · EA / (EA + f).
+    pub fn rest_length_for(&self, length: f64, tension: f64) -> f64 {
+        match self.stiffness {
+            Stiffness::Constant(k) => length - tension / k,
+            Stiffness::Ea(ea) => length * ea / (ea + tension),
+        }
+    }
+}
+
+/// The moving platform's rigid-body data, in the platform frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Platform {
+    /// Total moving mass carried by the cables, kg.
+    pub mass: f64,
+    /// Centre of mass in the platform frame, m.
+    pub com: Vector3<f64>,
+    /// Inertia tensor about the centre of mass, platform axes, kg·m².
+    pub inertia: Matrix3<f64>,
+    /// Box drawn for the platform (edge lengths), m.
+    pub size: Vector3<f64>,
+    /// Centre of that box in the platform frame, m.
+    pub box_center: Vector3<f64>,
+    /// Masses offered as payload choices (e.g. seed 001's 1 kg and 15 kg), kg.
+    pub payload_options: Vec<f64>,
+}
+
+impl Platform {
+    /// Inertia of a uniform box of `size` and `mass` about its centre.
+    pub fn uniform_box_inertia(mass: f64, size: &Vector3<f64>) -> Matrix3<f64> {
+        let (x2, y2, z2) = (size.x * size.x, size.y * size.y, size.z * size.z);
+        Matrix3::from_diagonal(&Vector3::new(y2 + z2, x2 + z2, x2 + y2)) * (mass / 12.0)
+    }
+}
+
+/// Inclusive tension bounds used by the tension distribution, N.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TensionBounds {
+    pub min: f64,
+    pub max: f64,
+}
+
+/// Winch (actuated prismatic) limits and the gains of the simulated drive.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Winch {
+    /// m/s
+    pub max_velocity: f64,
+    /// m/s²
+    pub max_acceleration: f64,
+    /// m/s³
+    pub max_jerk: f64,
+    /// Reflected mass of drum and motor (J/r²) moved by the simulated drive, kg.
+    pub mass: f64,
+    /// PID of the simulated drive (force = kp·e + ki·∫e + kd·ė), N/m, N/(m·s), N·s/m.
+    pub kp: f64,
+    pub ki: f64,
+    pub kd: f64,
+}
+
+/// An axis-aligned box, m.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Aabb {
+    pub min: Vector3<f64>,
+    pub max: Vector3<f64>,
+}
+
+impl Aabb {
+    pub fn contains(&self, p: &Vector3<f64>) -> bool {
+        (0..3).all(|k| p[k] >= self.min[k] - 1e-12 && p[k] <= self.max[k] + 1e-12)
+    }
+    pub fn center(&self) -> Vector3<f64> {
+        (self.min + self.max) * 0.5
+    }
+    pub fn size(&self) -> Vector3<f64> {
+        self.max - self.min
+    }
+}
+
+/// ADS symbol names the shadow reads and writes (controller units: mm, degrees).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlcSymbols {
+    /// Frame anchors a_i, ARRAY[1..m, 1..3] OF LREAL, mm.
+    pub frame_anchors: String,
+    /// Platform anchors b_i, ARRAY[1..m, 1..3] OF LREAL, mm.
+    pub platform_anchors: String,
+    /// Current cable lengths, ARRAY[1..m] OF LREAL, mm.
+    pub lengths: String,
+    /// Cable angles θz, θx per cable, ARRAY[1..m, 1..2] OF LREAL, degrees.
+    pub cable_angles: String,
+    /// TCP pose x, y, z, roll, pitch, yaw, ARRAY[1..6] OF LREAL, mm and degrees.
+    pub tcp_pose: String,
+    /// Commanded cable lengths (motor set points), ARRAY[1..m] OF LREAL, mm.
+    pub commanded_lengths: String,
+    /// PLC cycle counter, UDINT.
+    pub cycle_counter: String,
+    /// Motion enable flag, BOOL.
+    pub motion_enable: String,
+    /// Shadow's platform pose written back, ARRAY[1..6] OF LREAL, mm and degrees.
+    pub shadow_pose: String,
+    /// Shadow's cable lengths written back, ARRAY[1..m] OF LREAL, mm.
+    pub shadow_lengths: String,
+    /// Shadow's cable tensions written back, ARRAY[1..m] OF LREAL, N.
+    pub shadow_tensions: String,
+    /// Shadow's cycle counter echo, UDINT (lets the PLC measure the reaction time).
+    pub shadow_cycle: String,
+    /// The only symbols the shadow may ever write (checked before every write).
+    pub writable: Vec<String>,
+}
+
+/// What closes the loop between the frame and the platform.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    /// A cable-driven parallel robot: `Robot::cables`.
+    Cables,
+    /// Seed 002's linear delta (Keops) and the cylinder it must cover.
+    LinearDelta {
+        delta: crate::legs::LinearDelta,
+        cylinder: crate::legs::Cylinder,
+    },
+    /// Seed 004's 2-RSSU motion platform (pitch and roll).
+    Rssu2(crate::legs::Rssu2),
+}
+
+/// A compiled, validated robot. Immutable: simulation state lives elsewhere.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Robot {
+    /// Cables (a CDPR) or rigid legs (linear delta, 2-RSSU). For legs `cables` is empty,
+    /// `tension` unused and `winch` holds the actuator limits and drive gains.
+    pub mechanism: Mechanism,
+    pub name: String,
+    pub description: String,
+    /// Where the description comes from (paper, controller, ...).
+    pub source: String,
+    /// File it was read from, if any.
+    #[serde(skip)]
+    pub path: Option<PathBuf>,
+    pub dof: Dof,
+    pub cables: Vec<Cable>,
+    pub platform: Platform,
+    pub tension: TensionBounds,
+    pub winch: Winch,
+    /// Region the trajectories are meant to stay in.
+    pub workspace: Aabb,
+    /// Frame box for drawing (defaults to the anchors' bounding box).
+    pub frame: Aabb,
+    /// Pose the platform starts at when nothing else is said (x, y, z, roll, pitch, yaw).
+    pub home: [f64; 6],
+    pub plc: PlcSymbols,
+}
+
+impl Robot {
+    /// Reads and validates a robot file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Robot, RobotFileError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| RobotFileError::Io {
+            file: path.display().to_string(),
+            source,
+        })?;
+        let mut robot = parse_robot(&text, &path.display().to_string())?;
+        robot.path = Some(path.to_path_buf());
+        Ok(robot)
+    }
+
+    /// A robot shipped with the project (`robots/NAME.toml`, compiled into the binary).
+    pub fn builtin(name: &str) -> Option<Result<Robot, RobotFileError>> {
+        BUILTIN_ROBOTS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, text)| parse_robot(text, &format!("robots/{n}.toml (built in)")))
+    }
+
+    /// Names of the robots compiled into the binary.
+    pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+        BUILTIN_ROBOTS.iter().map(|(n, _)| *n)
+    }
+
+    /// Opens `spec` as a file if it exists, else as the name of a built-in robot
+    /// (`uvigo8`, `robots/uvigo8.toml` and `uvigo8.toml` all work from anywhere).
+    pub fn load(spec: &str) -> Result<Robot, RobotFileError> {
+        let path = Path::new(spec);
+        if path.exists() {
+            return Robot::from_file(path);
+        }
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(spec);
+        match Robot::builtin(stem) {
+            Some(robot) => robot,
+            None => Err(RobotFileError::NotFound {
+                spec: spec.to_string(),
+                builtin: Robot::builtin_names().collect::<Vec<_>>().join(", "),
+            }),
+        }
+    }
+
+    pub fn cable_count(&self) -> usize {
+        self.cables.len()
+    }
+
+    /// True for a cable-driven robot (the cable kinematics, statics and models apply).
+    pub fn is_cable_robot(&self) -> bool {
+        self.mechanism == Mechanism::Cables
+    }
+
+    /// The same robot carrying a different total moving mass (inertia scaled with it).
+    pub fn with_mass(&self, mass: f64) -> Robot {
+        let mut robot = self.clone();
+        let scale = mass / self.platform.mass;
+        robot.platform.mass = mass;
+        robot.platform.inertia *= scale;
+        robot
+    }
+
+    /// The same robot with other anchors — e.g. the ones a controller holds (seed 000's
+    /// automatic generation reads them over ADS). Everything else is kept: names, mass,
+    /// inertia, stiffness, damping, limits, `[plc]`; the frame box grows to hold the new
+    /// frame anchors. Errors name the cable.
+    pub fn with_geometry(
+        &self,
+        frame_anchors: &[Vector3<f64>],
+        platform_anchors: &[Vector3<f64>],
+    ) -> Result<Robot, GeometryError> {
+        let expected = self.cable_count();
+        if frame_anchors.len() != expected || platform_anchors.len() != expected {
+            return Err(GeometryError::CableCount {
+                expected,
+                frame: frame_anchors.len(),
+                platform: platform_anchors.len(),
+            });
+        }
+        let mut robot = self.clone();
+        for (k, (a, b)) in frame_anchors.iter().zip(platform_anchors).enumerate() {
+            let name = &self.cables[k].name;
+            for (which, v) in [("frame", a), ("platform", b)] {
+                if v.iter().any(|x| !x.is_finite()) {
+                    return Err(GeometryError::NotFinite {
+                        cable: k + 1,
+                        name: name.clone(),
+                        which,
+                        value: [v.x, v.y, v.z],
+                    });
+                }
+            }
+            if let Some(j) = (0..k).find(|&j| {
+                (frame_anchors[j] - a).norm() < 1e-9 && (platform_anchors[j] - b).norm() < 1e-9
+            }) {
+                return Err(GeometryError::Coincident {
+                    cable: k + 1,
+                    name: name.clone(),
+                    other: j + 1,
+                    other_name: self.cables[j].name.clone(),
+                });
+            }
+            robot.cables[k].frame_anchor = *a;
+            robot.cables[k].platform_anchor = *b;
+            robot.frame.min = robot.frame.min.inf(a);
+            robot.frame.max = robot.frame.max.sup(a);
+        }
+        Ok(robot)
+    }
+
+    /// Gravity wrench about the platform origin, world axes: [F; M] with F = (0, 0, −m g).
+    pub fn gravity_wrench(&self, world_from_platform_rotation: &Matrix3<f64>) -> [f64; 6] {
+        let force = Vector3::new(0.0, 0.0, -self.platform.mass * GRAVITY);
+        let moment = (world_from_platform_rotation * self.platform.com).cross(&force);
+        [force.x, force.y, force.z, moment.x, moment.y, moment.z]
+    }
+}
+
+/// Why anchors do not fit a robot ([`Robot::with_geometry`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GeometryError {
+    #[error(
+        "the robot has {expected} cables but the geometry gives {frame} frame and {platform} platform anchors"
+    )]
+    CableCount {
+        expected: usize,
+        frame: usize,
+        platform: usize,
+    },
+    #[error("{which} anchor of cable {cable} ({name}) is not finite: {value:?}")]
+    NotFinite {
+        cable: usize,
+        name: String,
+        which: &'static str,
+        value: [f64; 3],
+    },
+    #[error(
+        "cable {cable} ({name}) coincides with cable {other} ({other_name}): same frame and platform anchors"
+    )]
+    Coincident {
+        cable: usize,
+        name: String,
+        other: usize,
+        other_name: String,
+    },
+}
+
+/// Standard gravity, m/s², along −z.
+pub const GRAVITY: f64 = 9.81;
+
+/// Robot files shipped in `robots/`, compiled in so that the binary works from any directory.
+pub const BUILTIN_ROBOTS: &[(&str, &str)] = &[
+    ("uvigo8", include_str!("../../../../robots/uvigo8.toml")),
+    ("silva4", include_str!("../../../../robots/silva4.toml")),
+    ("caroca", include_str!("../../../../robots/caroca.toml")),
+    ("keops", include_str!("../../../../robots/keops.toml")),
+    ("rssu2", include_str!("../../../../robots/rssu2.toml")),
+];
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,312 @@
+use super::*;
+use nalgebra::{Rotation3, Vector2};
+
+fn builtin(name: &str) -> Robot {
+    Robot::builtin(name)
+        .expect("shipped robot")
+        .expect("shipped robot parses")
+}
+
+#[test]
+fn shipped_robots_parse() {
+    for name in Robot::builtin_names() {
+        let robot = builtin(name);
+        assert_eq!(robot.name, name);
+        if robot.is_cable_robot() {
+            assert!(robot.cable_count() >= robot.dof.count());
+        }
+    }
+    assert_eq!(builtin("uvigo8").cable_count(), 8);
+    assert_eq!(builtin("silva4").dof, Dof::Three);
+    assert_eq!(builtin("caroca").platform.payload_options, vec![1.0, 15.0]);
+}
+
+#[test]
+fn uvigo8_matches_seed_000_construction() {
+    // Rebuild the anchors from the construction rule of the issue/paper and compare.
+    let robot = builtin("uvigo8");
+    let signs = [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)];
+    for (k, (sx, sy)) in signs.iter().enumerate() {
+        let upper = &robot.cables[k];
+        let lower = &robot.cables[4 + k];
+        let rot = |deg: f64| Rotation3::from_axis_angle(&Vector3::z_axis(), deg.to_radians());
+        let corner = Vector3::new(0.1 * sx, 0.1 * sy, 0.0);
+        let bu = rot(90.0) * corner + Vector3::new(0.0, 0.0, 0.175);
+        let bl = rot(-90.0) * corner + Vector3::new(0.0, 0.0, 0.330);
+        assert!((upper.platform_anchor - bu).norm() < 1e-12, "upper{k}");
+        assert!((lower.platform_anchor - bl).norm() < 1e-12, "lower{k}");
+        assert_eq!(
+            upper.frame_anchor,
+            Vector3::new(1.32545 * sx, 1.09656 * sy, 0.825)
+        );
+        assert_eq!(
+            lower.frame_anchor,
+            Vector3::new(1.39656 * sx, 1.02545 * sy, 0.700)
+        );
+    }
+    // Uniform-box inertia of a 1 kg 0.2×0.2×0.35 m box: (0.2² + 0.35²)/12 about x.
+    let i = robot.platform.inertia;
+    assert!((i[(0, 0)] - (0.04 + 0.1225) / 12.0).abs() < 1e-15);
+    assert!((i[(2, 2)] - 0.08 / 12.0).abs() < 1e-15);
+    let _ = Vector2::<f64>::zeros();
+}
+
+#[test]
+fn silva4_matches_seed_003() {
+    let robot = builtin("silva4");
+    let order = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
+    for (c, (sx, sy)) in robot.cables.iter().zip(order) {
+        assert_eq!(c.frame_anchor, Vector3::new(0.445 * sx, 0.760 * sy, 1.450));
+        assert_eq!(
+            c.platform_anchor,
+            Vector3::new(0.029 * sx, 0.0515 * sy, 0.0)
+        );
+    }
+    assert_eq!(robot.platform.mass, 0.602);
+    assert_eq!(robot.winch.max_velocity, 3.0);
+    assert_eq!(robot.winch.max_acceleration, 15.0);
+    assert_eq!(robot.winch.max_jerk, 22.5);
+}
+
+#[test]
+fn ea_stiffness_and_rest_length_are_consistent() {
+    let cable = Cable {
+        name: "c".into(),
+        frame_anchor: Vector3::zeros(),
+        platform_anchor: Vector3::zeros(),
+        stiffness: Stiffness::Ea(1.0e5),
+        damping: 0.0,
+    };
+    let (l, f) = (2.0, 50.0);
+    let l0 = cable.rest_length_for(l, f);
+    // f = EA (L − L0) / L0 must give back the tension.
+    assert!((cable.stiffness_at(l0) * (l - l0) - f).abs() < 1e-9);
+}
+
+// ---------------------------------------------------------------- bad files
+
+const GOOD: &str = include_str!("../../../../robots/silva4.toml");
+
+fn bad(text: &str) -> RobotFileError {
+    match parse_robot(text, "bad.toml") {
+        Ok(_) => panic!("accepted a bad file:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .expect("needle in text")
+        + 1
+}
+
+fn assert_names(err: &RobotFileError, field: &str, line: usize, words: &str) {
+    let msg = err.to_string();
+    assert!(msg.starts_with("bad.toml:"), "no file in: {msg}");
+    assert_eq!(err.field(), Some(field), "field in: {msg}");
+    if line > 0 {
+        assert!(
+            msg.starts_with(&format!("bad.toml:{line}:")),
+            "expected line {line} in: {msg}"
+        );
+    }
+    assert!(msg.contains(words), "expected `{words}` in: {msg}");
+}
+
+#[test]
+fn missing_field_is_named() {
+    let text = GOOD.replace("mass = 0.602                               # kg\n", "");
+    assert_names(&bad(&text), "platform.mass", 0, "missing field `mass`");
+}
+
+#[test]
+fn wrong_type_is_named_with_line() {
+    let text = GOOD.replace("mass = 0.602", "mass = \"heavy\"");
+    assert_names(
+        &bad(&text),
+        "platform.mass",
+        line_of(&text, "heavy"),
+        "invalid type",
+    );
+}
+
+#[test]
+fn nan_is_rejected() {
+    let text = GOOD.replace("max_jerk = 22.5", "max_jerk = nan");
+    assert_names(
+        &bad(&text),
+        "winch.max_jerk",
+        line_of(&text, "max_jerk"),
+        "finite",
+    );
+    let text = GOOD.replace("[ 0.445, -0.760, 1.450]", "[ 0.445, nan, 1.450]");
+    assert_names(
+        &bad(&text),
+        "cables.frame_anchors[1]",
+        line_of(&text, "nan"),
+        "component y",
+    );
+}
+
+#[test]
+fn coinciding_cables_are_rejected() {
+    let text = GOOD
+        .replace("[ 0.445, -0.760, 1.450],", "[-0.445, -0.760, 1.450],")
+        .replace("[ 0.029, -0.0515, 0.0],", "[-0.029, -0.0515, 0.0],");
+    assert_names(
+        &bad(&text),
+        "cables.platform_anchors[1]",
+        0,
+        "coincides with cable 1",
+    );
+}
+
+#[test]
+fn non_positive_mass_and_stiffness_are_rejected() {
+    let text = GOOD.replace("mass = 0.602", "mass = 0.0");
+    assert_names(
+        &bad(&text),
+        "platform.mass",
+        line_of(&text, "mass = 0.0"),
+        "positive",
+    );
+    let text = GOOD.replace("stiffness = 20000.0", "stiffness = -5.0");
+    assert_names(
+        &bad(&text),
+        "cables.stiffness",
+        line_of(&text, "stiffness = -5"),
+        "must be positive",
+    );
+    let text = GOOD.replace("stiffness = 20000.0", "stiffness = [1.0, 2.0, 0.0, 4.0]");
+    assert_names(&bad(&text), "cables.stiffness", 0, "cable 3");
+}
+
+#[test]
+fn cable_counts_must_agree() {
+    let text = GOOD.replace("  [-0.029,  0.0515, 0.0],\n", "");
+    assert_names(
+        &bad(&text),
+        "cables.platform_anchors",
+        0,
+        "has 3 anchors but cables.frame_anchors has 4",
+    );
+    let text = GOOD.replace("damping = 50.0", "damping = [1.0, 2.0]");
+    assert_names(
+        &bad(&text),
+        "cables.damping",
+        line_of(&text, "damping = [1.0"),
+        "2 values but the file has 4",
+    );
+    let text = GOOD.replace("\"cable4\"]", "]");
+    assert_names(&bad(&text), "cables.names", 0, "3 names");
+}
+
+#[test]
+fn unknown_field_and_syntax_errors_are_located() {
+    let text = GOOD.replace("max_jerk = 22.5", "max_jerk = 22.5\nmax_jerks = 1.0");
+    assert_names(
+        &bad(&text),
+        "winch.max_jerks",
+        line_of(&text, "max_jerks"),
+        "unknown field",
+    );
+    let text = GOOD.replace("dof = 3", "dof = = 3");
+    let err = bad(&text);
+    assert!(
+        err.to_string()
+            .starts_with(&format!("bad.toml:{}:", line_of(&text, "dof = ="))),
+        "{err}"
+    );
+}
+
+#[test]
+fn inconsistent_values_are_rejected() {
+    let text = GOOD.replace("dof = 3", "dof = 4");
+    assert_names(
+        &bad(&text),
+        "dof",
+        line_of(&text, "dof = 4"),
+        "3 (translation only) or 6",
+    );
+    let text = GOOD.replace("max = 50.0 ", "max = 0.1 ");
+    assert_names(&bad(&text), "tension.max", 0, "must exceed tension.min");
+    let text = GOOD.replace(
+        "inertia = [0.00055, 0.00179, 0.00134]",
+        "inertia = [0.00055, 0.00379, 0.00134]",
+    );
+    assert_names(&bad(&text), "platform.inertia", 0, "triangle inequality");
+    let text = GOOD.replace("min = [-0.3, -0.5, 0.2]", "min = [0.5, -0.5, 0.2]");
+    assert_names(&bad(&text), "workspace.max", 0, "below min");
+}
+
+#[test]
+fn load_names_unknown_robots() {
+    let err = Robot::load("no/such/robot.toml").unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("no/such/robot.toml") && msg.contains("uvigo8"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn with_geometry_replaces_the_anchors_and_keeps_the_rest() {
+    let robot = builtin("uvigo8");
+    let shift = Vector3::new(0.01, -0.02, 0.005);
+    let frame: Vec<_> = robot.cables.iter().map(|c| c.frame_anchor * 1.5).collect();
+    let platform: Vec<_> = robot
+        .cables
+        .iter()
+        .map(|c| c.platform_anchor + shift)
+        .collect();
+    let moved = robot.with_geometry(&frame, &platform).expect("fits");
+    for (k, c) in moved.cables.iter().enumerate() {
+        assert_eq!(c.frame_anchor, frame[k]);
+        assert_eq!(c.platform_anchor, platform[k]);
+        assert_eq!(c.name, robot.cables[k].name);
+        assert_eq!(c.stiffness, robot.cables[k].stiffness);
+        assert!(moved.frame.contains(&c.frame_anchor), "frame box grew");
+    }
+    assert_eq!(moved.platform, robot.platform);
+    assert_eq!(moved.winch, robot.winch);
+    assert_eq!(moved.plc, robot.plc);
+    // The frame box of uvigo8 reaches x = 1.45 m; anchors at 1.5 × 1.39656 m lie beyond it.
+    assert!((moved.frame.max.x - 1.5 * 1.39656).abs() < 1e-12);
+    // Same anchors: the same robot.
+    let same: (Vec<_>, Vec<_>) = robot
+        .cables
+        .iter()
+        .map(|c| (c.frame_anchor, c.platform_anchor))
+        .unzip();
+    assert_eq!(robot.with_geometry(&same.0, &same.1).expect("fits"), robot);
+}
+
+#[test]
+fn with_geometry_names_what_does_not_fit() {
+    let robot = builtin("uvigo8");
+    let (mut frame, mut platform): (Vec<_>, Vec<_>) = robot
+        .cables
+        .iter()
+        .map(|c| (c.frame_anchor, c.platform_anchor))
+        .unzip();
+    let e = robot
+        .with_geometry(&frame[..4], &platform[..4])
+        .expect_err("4 of 8");
+    assert!(e.to_string().contains("8 cables") && e.to_string().contains("4 frame"));
+    platform[2].y = f64::NAN;
+    let e = robot.with_geometry(&frame, &platform).expect_err("NaN");
+    assert!(
+        e.to_string()
+            .contains("platform anchor of cable 3 (upper2)"),
+        "{e}"
+    );
+    platform[2] = platform[5];
+    frame[2] = frame[5];
+    let e = robot.with_geometry(&frame, &platform).expect_err("twins");
+    assert!(
+        e.to_string()
+            .contains("cable 6 (lower1) coincides with cable 3 (upper2)"),
+        "{e}"
+    );
+}

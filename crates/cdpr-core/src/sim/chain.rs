@@ -1,0 +1,422 @@
+//! The per-cable joint chain in Rapier (`model = chain`): seed 000's construction, section 4.
+//!
+//! For every cable i a multibody rooted on its own fixed body at the exit point a_i:
+//!   revolute about world z (azimuth) → revolute about the horizontal normal (elevation) —
+//!   together the universal joint of the U-P-S cable — → prismatic winch (active) → prismatic
+//!   spring-damper (passive, the cable's elasticity) → link at the platform anchor,
+//! and the loop closed by an impulse spherical joint between that last link and the platform
+//! body at b_i. Rapier's multibodies are trees (reduced coordinates) and cannot close loops;
+//! an impulse joint can. The platform is a free rigid body, not part of any multibody, so the
+//! eight chains stay independent 4-DOF multibodies (tiny mass matrices) and only the eight
+//! 3-row closures go through the impulse solver.
+//!
+//! Measured choices (shared/notes/rapier-cable-models.md and benches/sim.rs):
+//! - The cable spring is the multibody joint's implicit spring (`set_spring`) with the cable
+//!   damper in the multibody's implicit damping; both are switched off while the cable is
+//!   slack (unilateral: a cable never pushes). A joint *motor* used as the spring blows up
+//!   (explicit) or acts rigid.
+//! - The winch of `length` mode is the same implicit spring on the winch axis with stiffness
+//!   kp, multibody damping kd, and the rest position shifted by (kd/kp)·ṡ_ref + (ki/kp)·∫e:
+//!   force = kp·e + kd·ė + ki·∫e, a PID integrated implicitly (Rapier's motors are PD and
+//!   explicit; the integral lives here; [`PlatformWorld::servo`]). In `ideal` mode the winch
+//!   joint is kinematic: its velocity is set so that the payout lands exactly on the command
+//!   each step.
+//! - Intermediate links need mass for the solver: closure error grows like (dt/it)²/m. Their
+//!   gravity is off (cables are massless in seeds 000/001); see `ChainConfig::link_mass`.
+
+use super::model::{Actuation, PhysicalModel};
+use super::rapier::{PlatformWorld, v3};
+use super::{SimConfig, SimError, SimState};
+use crate::kinematics::{self, CableGeometry, Pose};
+use crate::robot::{GRAVITY, Robot};
+use nalgebra::{UnitQuaternion, Vector3, Vector6};
+use rapier3d::prelude::*;
+
+/// Parameters of the chain model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChainConfig {
+    /// Mass of each intermediate link, kg. The links sit on the exit point, so their mass
+    /// moves with the payout (like the winch drum's reflected inertia) and not with the
+    /// platform's transverse motion.
+    pub link_mass: f64,
+    /// Rapier solver iterations (substeps) per step. Each substep re-assembles every
+    /// multibody's mass matrix, the dominant cost.
+    pub solver_iterations: usize,
+    /// Projected Gauss–Seidel iterations per substep: cheap, and they close the loop. Measured
+    /// on uvigo8's sag case (exact z = 49.0666 mm), dt = 1 ms: 1 substep × 1 PGS leaves
+    /// 38 µm, × 2 → 2.4 µm, × 4 → 4.8 µm, × 10 → 0.9 µm; 2 substeps × 1 → 9 µm, 4 × 1 → 1.4 µm.
+    pub pgs_iterations: usize,
+}
+
+impl Default for ChainConfig {
+    fn default() -> Self {
+        ChainConfig {
+            link_mass: 0.2,
+            solver_iterations: 1,
+            pgs_iterations: 10,
+        }
+    }
+}
+
+/// Handles of one cable's chain, as Rapier's idiom wants (one small struct per cable).
+#[derive(Debug, Clone, Copy)]
+struct CableChain {
+    winch: MultibodyJointHandle,
+    spring: MultibodyJointHandle,
+    end_link: RigidBodyHandle,
+    closure: ImpulseJointHandle,
+    /// Payout at winch coordinate 0, m.
+    payout0: f64,
+    /// Stretch at spring coordinate 0, m.
+    stretch0: f64,
+    /// ∫(payout − set point) dt of the PID winch, m·s.
+    integral: f64,
+    /// a_i, m.
+    frame_anchor: Vector3<f64>,
+}
+
+/// Prismatic joints move along their X axis: spatial axis 0.
+const AXIS: usize = 0;
+
+pub(crate) struct ChainModel {
+    scene: PlatformWorld,
+    chains: Vec<CableChain>,
+    stiffness: Vec<f64>,
+    damping: Vec<f64>,
+    config: SimConfig,
+    /// Tension mode: the pulls applied in the last step, N.
+    pulls: Vec<f64>,
+    tension_mode: bool,
+    /// The platform's centre-of-mass velocity after the previous step (for the residual).
+    previous_velocity: Vector6<f64>,
+}
+
+impl ChainModel {
+    pub fn new(robot: &Robot, pose: &Pose, config: &SimConfig) -> Result<ChainModel, SimError> {
+        let rest = kinematics::lengths(robot, pose);
+        Self::build(robot, pose, &rest, config)
+    }
+
+    fn build(
+        robot: &Robot,
+        pose: &Pose,
+        rest: &[f64],
+        config: &SimConfig,
+    ) -> Result<ChainModel, SimError> {
+        let mut scene = PlatformWorld::new(robot, pose, config)?;
+        let world = &mut scene.world;
+        let platform = scene.platform;
+        let link_mass = config.chain.link_mass as f32;
+        // Links sit on the joint axes: give them a small isotropic inertia (a 2 cm sphere).
+        let link_inertia = 0.4 * link_mass * 0.02 * 0.02;
+        let link = |world: &mut PhysicsWorld, at: Vector, rot: Rotation| {
+            world.bodies.insert(
+                RigidBodyBuilder::dynamic()
+                    .pose(Pose3::from_parts(at, rot))
+                    .additional_mass_properties(MassProperties::new(
+                        Vector::ZERO,
+                        link_mass,
+                        Vector::splat(link_inertia),
+                    ))
+                    .gravity_scale(0.0)
+                    .can_sleep(false),
+            )
+        };
+
+        let rotation = pose.rotation();
+        let mut chains = Vec::with_capacity(robot.cable_count());
+        let mut stiffness = Vec::with_capacity(robot.cable_count());
+        let mut damping = Vec::with_capacity(robot.cable_count());
+        for (k, cable) in robot.cables.iter().enumerate() {
+            let g = CableGeometry::new(cable, &pose.position, rotation.matrix());
+            let length = g.length;
+            if length < 1e-6 {
+                return Err(SimError::Start(format!(
+                    "cable {} ({}) has zero length",
+                    k + 1,
+                    cable.name
+                )));
+            }
+            let u = -g.direction; // from a_i towards the platform anchor
+            let azimuth = u.y.atan2(u.x);
+            let elevation = (-u.z).atan2((u.x * u.x + u.y * u.y).sqrt()); // > 0: pointing down
+            let a = v3(&cable.frame_anchor);
+            let r_az = Rotation::from_rotation_z(azimuth as f32);
+            let r_el = r_az * Rotation::from_rotation_y(elevation as f32); // its X axis is u
+            let x_to_z = Rotation::from_rotation_y(-std::f32::consts::FRAC_PI_2); // maps X onto Z
+            let x_to_y = Rotation::from_rotation_z(std::f32::consts::FRAC_PI_2); // maps X onto Y
+
+            let root = world
+                .bodies
+                .insert(RigidBodyBuilder::fixed().pose(Pose3::from_translation(a)));
+            let link_az = link(world, a, r_az);
+            let link_el = link(world, a, r_el);
+            let payout0 = rest[k];
+            let stretch0 = length - payout0;
+            // The prismatic links' bodies sit at the exit point (their coordinates start at 0
+            // there): their mass then moves with the payout and the cable's axial motion only,
+            // not with the platform's transverse motion, so it barely loads the platform.
+            let winch_link = link(world, a, r_el);
+            let end_link = link(world, a, r_el);
+            if let Some(body) = world.bodies.get_mut(end_link) {
+                // The last link carries the pull of tension mode straight to the platform; keep
+                // its axial inertia small next to a light platform (silva4: 0.6 kg).
+                body.set_additional_mass_properties(
+                    MassProperties::new(
+                        Vector::ZERO,
+                        link_mass * 0.1,
+                        Vector::splat(link_inertia * 0.1),
+                    ),
+                    false,
+                );
+            }
+
+            // Joint frames encode the starting configuration (multibody coordinates start at 0):
+            // frame2 = world_from_body2⁻¹ · world_from_body1 · frame1.
+            let revolute = |frame1: Pose3, frame2: Pose3| {
+                GenericJointBuilder::new(JointAxesMask::LOCKED_REVOLUTE_AXES)
+                    .local_frame1(frame1)
+                    .local_frame2(frame2)
+                    .build()
+            };
+            let j_az = revolute(
+                Pose3::from_rotation(x_to_z),
+                Pose3::from_rotation(r_az.inverse() * x_to_z),
+            );
+            let j_el = revolute(
+                Pose3::from_rotation(x_to_y),
+                Pose3::from_rotation(r_el.inverse() * r_az * x_to_y),
+            );
+            let prismatic = |offset: f64| {
+                GenericJointBuilder::new(JointAxesMask::LOCKED_PRISMATIC_AXES)
+                    .local_frame1(Pose3::IDENTITY)
+                    .local_frame2(Pose3::from_translation(Vector::new(
+                        -offset as f32,
+                        0.0,
+                        0.0,
+                    )))
+                    .build()
+            };
+            let mb = &mut world.multibody_joints;
+            let err = |what: &str| {
+                SimError::Start(format!(
+                    "cable {} ({}): cannot insert the {what} joint",
+                    k + 1,
+                    cable.name
+                ))
+            };
+            mb.insert(root, link_az, j_az, true)
+                .ok_or_else(|| err("azimuth"))?;
+            mb.insert(link_az, link_el, j_el, true)
+                .ok_or_else(|| err("elevation"))?;
+            let winch = mb
+                .insert(link_el, winch_link, prismatic(0.0), true)
+                .ok_or_else(|| err("winch"))?;
+            let spring = mb
+                .insert(winch_link, end_link, prismatic(0.0), true)
+                .ok_or_else(|| err("spring"))?;
+            // Rapier gives new multibody DOFs a default damping; the chain's passive joints are
+            // frictionless (seed 001), so clear it.
+            if let Some((multibody, _)) = mb.get_mut(winch) {
+                multibody.damping_mut().fill(0.0);
+            }
+
+            let closure = world.impulse_joints.insert(
+                end_link,
+                platform,
+                SphericalJointBuilder::new()
+                    .local_anchor1(Vector::new(length as f32, 0.0, 0.0))
+                    .local_anchor2(v3(&cable.platform_anchor)),
+                true,
+            );
+            stiffness.push(cable.stiffness_at(payout0));
+            damping.push(cable.damping);
+            chains.push(CableChain {
+                winch,
+                spring,
+                end_link,
+                closure,
+                payout0,
+                stretch0,
+                integral: 0.0,
+                frame_anchor: cable.frame_anchor,
+            });
+        }
+        let mut model = ChainModel {
+            scene,
+            chains,
+            stiffness,
+            damping,
+            config: config.clone(),
+            pulls: vec![0.0; robot.cable_count()],
+            tension_mode: false,
+            previous_velocity: Vector6::zeros(),
+        };
+        model.update_springs();
+        Ok(model)
+    }
+
+    /// Unilateral cable springs: stiffness and damping only while the cable is stretched and
+    /// the spring-damper force is pulling.
+    fn update_springs(&mut self) {
+        for k in 0..self.chains.len() {
+            let c = self.chains[k];
+            let (q, v) = self.scene.joint_state(c.spring, AXIS);
+            let stretch = c.stretch0 + q;
+            let pulling = stretch > 0.0 && self.stiffness[k] * stretch + self.damping[k] * v > 0.0;
+            let (kk, cc) = if pulling {
+                (self.stiffness[k], self.damping[k])
+            } else {
+                (0.0, 0.0)
+            };
+            // Zero force at zero stretch: rest coordinate −stretch0.
+            self.scene.set_spring(c.spring, AXIS, kk, -c.stretch0, cc);
+        }
+    }
+
+    /// The winches' payouts now, m.
+    fn payouts(&self) -> Vec<f64> {
+        self.chains
+            .iter()
+            .map(|c| c.payout0 + self.scene.joint_state(c.winch, AXIS).0)
+            .collect()
+    }
+}
+
+impl PhysicalModel for ChainModel {
+    fn place(
+        &mut self,
+        robot: &Robot,
+        pose: &Pose,
+        actuators: &[f64],
+        _hold: &Actuation,
+    ) -> Result<(), SimError> {
+        let config = self.config.clone();
+        *self = Self::build(robot, pose, actuators, &config)?;
+        Ok(())
+    }
+
+    fn move_platform(&mut self, robot: &Robot, pose: &Pose) -> Result<(), SimError> {
+        let payouts = self.payouts();
+        let config = self.config.clone();
+        *self = Self::build(robot, pose, &payouts, &config)?;
+        Ok(())
+    }
+
+    fn step(&mut self, robot: &Robot, actuation: &Actuation, _demand: Option<&Pose>, dt: f64) {
+        self.tension_mode = matches!(actuation, Actuation::Pull(_));
+        if !self.tension_mode {
+            self.update_springs();
+        }
+        for k in 0..self.chains.len() {
+            let c = self.chains[k];
+            match *actuation {
+                Actuation::Follow { positions, .. } => {
+                    self.scene
+                        .follow(c.winch, AXIS, c.payout0, positions[k], dt);
+                }
+                Actuation::Servo { set_points, rates } => {
+                    let integral = &mut self.chains[k].integral;
+                    self.scene.servo(
+                        c.winch,
+                        AXIS,
+                        c.payout0,
+                        integral,
+                        true,
+                        set_points[k],
+                        rates[k],
+                        &robot.winch,
+                        dt,
+                    );
+                }
+                Actuation::Pull(tensions) => {
+                    // Seed 001's actuated prismatic: the commanded pull acts on the cable's
+                    // last link, along the cable towards a_i; the winch is held and the cable
+                    // spring is out of the loop (a torque-controlled drive holds the tension
+                    // whatever the stretch).
+                    self.scene.set_kinematic(c.winch, 0.0);
+                    self.scene.set_spring(c.spring, AXIS, 0.0, 0.0, 0.0);
+                    let pull = tensions[k].max(0.0);
+                    self.pulls[k] = pull;
+                    if let Some(body) = self.scene.world.bodies.get_mut(c.end_link) {
+                        let towards_platform = body.rotation() * Vector::X;
+                        body.reset_forces(false);
+                        body.add_force(-towards_platform * pull as f32, true);
+                    }
+                }
+            }
+        }
+        self.scene.world.step();
+    }
+
+    fn write_back(&mut self, robot: &Robot, s: &mut SimState, stepped: Option<f64>) {
+        let before = s.pose;
+        s.pose = self.scene.pose();
+        s.twist = self.scene.twist();
+        for (k, c) in self.chains.iter().enumerate() {
+            let (qw, _) = self.scene.joint_state(c.winch, AXIS);
+            let (qs, vs) = self.scene.joint_state(c.spring, AXIS);
+            s.winch[k] = c.payout0 + qw;
+            let stretch = c.stretch0 + qs;
+            s.tensions[k] = if self.tension_mode {
+                self.pulls[k]
+            } else if stretch > 0.0 {
+                (self.stiffness[k] * stretch + self.damping[k] * vs).max(0.0)
+            } else {
+                0.0
+            };
+            if let Some(anchor) = self.scene.closure_point(c.closure) {
+                s.lengths[k] = (c.frame_anchor - anchor).norm();
+            }
+            s.tensions_constraint[k] = self.scene.closure_force(c.closure);
+        }
+        let velocity = self.scene.com_velocity();
+        s.wrench_residual = match stepped {
+            Some(dt) => newton_euler_residual(
+                robot,
+                &before,
+                &s.tensions,
+                &self.previous_velocity,
+                &velocity,
+                self.scene.orientation(),
+                dt,
+            ),
+            None => 0.0,
+        };
+        self.previous_velocity = velocity;
+    }
+
+    fn worst_gap(&self) -> Option<(usize, f64)> {
+        self.scene
+            .worst_gap(self.chains.iter().map(|c| (c.closure, c.end_link)))
+    }
+}
+
+/// Newton–Euler residual about the centre of mass for the tensions of the last step.
+fn newton_euler_residual(
+    robot: &Robot,
+    pose: &Pose,
+    tensions: &[f64],
+    v0: &Vector6<f64>,
+    v1: &Vector6<f64>,
+    orientation: UnitQuaternion<f64>,
+    dt: f64,
+) -> f64 {
+    let ik = kinematics::inverse(robot, pose);
+    let com_arm = pose.rotation() * robot.platform.com;
+    let mut force = Vector3::new(0.0, 0.0, -robot.platform.mass * GRAVITY);
+    let mut torque = Vector3::zeros();
+    for (g, f) in ik.cables.iter().zip(tensions) {
+        force += g.direction * *f;
+        torque += (g.arm - com_arm).cross(&g.direction) * *f;
+    }
+    let rot = orientation.to_rotation_matrix();
+    let inertia = rot.matrix() * robot.platform.inertia * rot.matrix().transpose();
+    let a = (v1.fixed_rows::<3>(0) - v0.fixed_rows::<3>(0)) / dt;
+    let w0 = v0.fixed_rows::<3>(3).into_owned();
+    let w1 = v1.fixed_rows::<3>(3).into_owned();
+    let alpha = (w1 - w0) / dt;
+    let lin = force - a * robot.platform.mass;
+    let ang = torque - inertia * alpha - w1.cross(&(inertia * w1));
+    (lin.norm_squared() + ang.norm_squared()).sqrt()
+}

@@ -1,0 +1,184 @@
+//! The per-step logic of a trajectory run, shared by every face that plays a trajectory:
+//! sample the trajectory at the next step's time, turn the sample into a command (IK lengths,
+//! compensated or not, or seed 001's tension controller), step the physics.
+//!
+//! [`run`](super::run::run) records every step of a [`Driver`] headless; the viewer owns one
+//! and advances it as many steps per frame as wall-clock time asks. Both therefore produce the
+//! same states for the same inputs, step for step (`tests/viewer_headless.rs` checks it).
+
+use super::control::{FeedbackLinearization, LengthController};
+use super::run::{Record, RunOptions};
+use super::{Command, ControlMode, Sim, SimError, SimState};
+use crate::kinematics;
+use crate::robot::Robot;
+use crate::trajectory::{Sample, Trajectory};
+
+/// A [`Sim`] playing a [`Trajectory`] through a controller, one fixed step at a time.
+pub struct Driver {
+    trajectory: Trajectory,
+    options: RunOptions,
+    lengths_ctl: LengthController,
+    tension_ctl: FeedbackLinearization,
+    sim: Sim,
+    /// Time of the trajectory's first sample: step k plays the sample at t0 + k·dt.
+    t0: f64,
+    first: Sample,
+    /// Steps taken since the start.
+    step: u64,
+    /// The sample and the command of the last step (of the start, before any step).
+    commanded: Sample,
+    command: Command,
+    uncompensated: u64,
+}
+
+impl Driver {
+    /// The platform at rest where the trajectory's first command holds it (length and ideal
+    /// modes: the elastic equilibrium of the commanded lengths; tension mode: the first pose).
+    pub fn new(
+        robot: &Robot,
+        trajectory: Trajectory,
+        options: &RunOptions,
+    ) -> Result<Driver, SimError> {
+        let first = *trajectory
+            .samples
+            .first()
+            .ok_or_else(|| SimError::Start("the trajectory is empty".into()))?;
+        let t0 = first.t;
+        let start_pose = kinematics::effective_pose(robot, &first.pose);
+        let lengths_ctl = LengthController::new(robot, options.compensate);
+        let tension_ctl = FeedbackLinearization {
+            kp: options.kp,
+            kd: options.kd,
+            bounds: robot.tension,
+        };
+        let mut sim = Sim::at(robot, options.config.clone(), &start_pose)?;
+        if options.config.control != ControlMode::Tension {
+            let (rest, _) = lengths_ctl.lengths(robot, &start_pose);
+            sim.settle(&Command::Lengths(rest))?;
+        }
+        let command = match options.config.control {
+            ControlMode::Tension => {
+                let s = trajectory.sample_at(t0).unwrap_or(first);
+                tension_ctl.command(robot, &s, sim.state())
+            }
+            _ => Command::Lengths(lengths_ctl.lengths(robot, &start_pose).0),
+        };
+        Ok(Driver {
+            trajectory,
+            options: options.clone(),
+            lengths_ctl,
+            tension_ctl,
+            sim,
+            t0,
+            first,
+            step: 0,
+            commanded: first,
+            command,
+            uncompensated: 0,
+        })
+    }
+
+    /// Samples the trajectory at the next step's time and sets the command for it. Fails only
+    /// on a command the physics refuses (non-finite, wrong count).
+    pub fn command_next_step(&mut self) -> Result<(), SimError> {
+        let robot = self.sim.robot();
+        let t = self.t0 + (self.step + 1) as f64 * self.options.config.dt;
+        let sample = self.trajectory.sample_at(t).unwrap_or(self.first);
+        let sample = Sample {
+            pose: kinematics::effective_pose(robot, &sample.pose),
+            ..sample
+        };
+        let command = match self.options.config.control {
+            ControlMode::Tension => self.tension_ctl.command(robot, &sample, self.sim.state()),
+            _ => {
+                let (l, ok) = self.lengths_ctl.lengths(robot, &sample.pose);
+                if !ok {
+                    self.uncompensated += 1;
+                }
+                Command::Lengths(l)
+            }
+        };
+        self.sim.set_command_for(&command, &sample.pose)?;
+        self.commanded = sample;
+        self.command = command;
+        Ok(())
+    }
+
+    /// Steps the physics once with the command set by [`Driver::command_next_step`]. A
+    /// blow-up is returned; the state is then the one of the failed step.
+    pub fn step_physics(&mut self) -> Result<(), SimError> {
+        let result = self.sim.step();
+        // The step is counted even when it failed: the clock never plays a sample twice.
+        self.step += 1;
+        result
+    }
+
+    /// One step: command, then physics.
+    pub fn advance_one_step(&mut self) -> Result<(), SimError> {
+        self.command_next_step()?;
+        self.step_physics()
+    }
+
+    /// The last step (or the start) as a [`Record`].
+    pub fn record(&self) -> Record {
+        match &self.command {
+            Command::Lengths(l) => Record {
+                commanded: self.commanded,
+                length_command: l.clone(),
+                tension_command: None,
+                state: self.sim.state().clone(),
+            },
+            Command::Tensions(t) => Record {
+                commanded: self.commanded,
+                length_command: kinematics::lengths(self.sim.robot(), &self.commanded.pose),
+                tension_command: Some(t.clone()),
+                state: self.sim.state().clone(),
+            },
+        }
+    }
+
+    pub fn state(&self) -> &SimState {
+        self.sim.state()
+    }
+
+    pub fn sim(&self) -> &Sim {
+        &self.sim
+    }
+
+    pub fn robot(&self) -> &Robot {
+        self.sim.robot()
+    }
+
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.trajectory
+    }
+
+    pub fn options(&self) -> &RunOptions {
+        &self.options
+    }
+
+    /// The trajectory sample of the last step (pose made effective for the robot's DOF).
+    pub fn commanded(&self) -> &Sample {
+        &self.commanded
+    }
+
+    /// The command of the last step.
+    pub fn command(&self) -> &Command {
+        &self.command
+    }
+
+    /// Steps taken since the start.
+    pub fn steps(&self) -> u64 {
+        self.step
+    }
+
+    /// Simulated time since the start, s (the trajectory's own clock minus its start time).
+    pub fn elapsed(&self) -> f64 {
+        self.step as f64 * self.options.config.dt
+    }
+
+    /// Steps whose compensation was infeasible and used plain IK lengths.
+    pub fn uncompensated_steps(&self) -> u64 {
+        self.uncompensated
+    }
+}

@@ -1,0 +1,502 @@
+//! The platform-only model (`model = elastic`): one rigid body, each cable a unilateral
+//! spring-damper force element between its exit point a_i and the platform anchor, as in
+//! CASPR's and MuJoCo's tendon models.
+//!
+//! Integrated in f64 by a Störmer–Verlet splitting (see [`ElasticModel::step`]) with the
+//! cable dampers treated implicitly — as MuJoCo does — so that stiff dampers on a light
+//! platform (c·dt·r²/I ≈ 1 on silva4) stay stable. The springs stay explicit and symplectic:
+//! the undamped model conserves energy (tested).
+//! This model does not go through Rapier: one body needs no constraint solver, and the
+//! hand-rolled step costs a fraction of a Rapier step (see benches/sim.rs).
+
+use super::model::{Actuation, PhysicalModel};
+use super::winch::PidWinch;
+use super::{SimError, SimState};
+use crate::kinematics::{self, Pose};
+use crate::robot::{GRAVITY, Robot, Stiffness, Winch};
+use nalgebra::{Cholesky, Matrix3, Matrix6, Rotation3, U6, UnitQuaternion, Vector3, Vector6};
+
+/// What the cables do this step.
+enum CableDrive<'a> {
+    /// Elastic cables with these rest lengths (m) and their rates (m/s).
+    Rest {
+        lengths: &'a [f64],
+        rates: &'a [f64],
+    },
+    /// Tensions imposed directly (N); negative values are clipped to zero (seed 001).
+    Tension(&'a [f64]),
+}
+
+/// One cable: its fixed data, what drives it this step and its geometry at the current state,
+/// together so that each pass of a step walks a single array.
+#[derive(Debug, Clone)]
+struct Cable {
+    frame_anchor: Vector3<f64>,
+    /// Relative to the centre of mass, platform frame.
+    platform_anchor: Vector3<f64>,
+    stiffness: Stiffness,
+    damping: f64,
+    // This step's drive: rest length (m), its rate (m/s) and the spring stiffness there
+    // (N/m); or the tension imposed (N, ≥ 0).
+    rest: f64,
+    rest_rate: f64,
+    spring: f64,
+    tension: f64,
+    // Geometry (filled by `observe`).
+    length: f64,
+    /// dL/dt, m/s.
+    length_rate: f64,
+    direction: Vector3<f64>,
+    /// arm × direction: the moment of a unit tension about the centre of mass.
+    moment: Vector3<f64>,
+}
+
+impl Cable {
+    /// dL/dt = −g·[v; ω] with g = [d; r×d] the cable's unit wrench.
+    fn length_rate(&self, velocity: &Vector3<f64>, omega: &Vector3<f64>) -> f64 {
+        -(self.direction.dot(velocity) + self.moment.dot(omega))
+    }
+}
+
+/// The Cholesky factor of M + h·C and what it was built for: the second half kick of a step
+/// and the first of the next see the same geometry, so they share it when the half step and
+/// the set of damped cables agree.
+#[derive(Debug, Clone)]
+struct Factor {
+    /// Bit k set: cable k's damper entered C.
+    damped: u64,
+    h: f64,
+    cholesky: Cholesky<f64, U6>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ElasticModel {
+    cables: Vec<Cable>,
+    /// This step's drive: cables are springs at rest lengths (`CableDrive::Rest`), else they
+    /// pull with imposed tensions.
+    elastic: bool,
+    mass: f64,
+    inertia_body: Matrix3<f64>,
+    inverse_inertia_body: Matrix3<f64>,
+    com_body: Vector3<f64>,
+    // State: centre of mass, its velocity, orientation, angular velocity (world axes).
+    pub com: Vector3<f64>,
+    pub velocity: Vector3<f64>,
+    pub orientation: UnitQuaternion<f64>,
+    pub omega: Vector3<f64>,
+    /// Tension of each cable over the second half kick of the last step, N.
+    pub tensions: Vec<f64>,
+    /// |Δ(momentum)/h − applied cable and gravity wrench| over the second half kick of the
+    /// last step, whose tensions are the ones reported (N, N·m): rounding only, by
+    /// construction of the momentum-form kicks, unless a damper would push.
+    pub residual: f64,
+    // Cached with the orientation: R and I_w = R I Rᵀ (I_w⁻¹ is applied as R I⁻¹ Rᵀ).
+    rotation: Rotation3<f64>,
+    inertia_world: Matrix3<f64>,
+    /// None when the geometry changed since it was built.
+    factor: Option<Factor>,
+    /// The winches: payout (the cables' rest lengths), m, and its rate, m/s; in `length` mode
+    /// the PID drives that move them, and the winch data they follow.
+    rest: Vec<f64>,
+    rest_rate: Vec<f64>,
+    drives: Vec<PidWinch>,
+    winch: Winch,
+}
+
+impl ElasticModel {
+    pub fn new(robot: &Robot, pose: &Pose) -> ElasticModel {
+        let cables = robot
+            .cables
+            .iter()
+            .map(|c| Cable {
+                frame_anchor: c.frame_anchor,
+                platform_anchor: c.platform_anchor - robot.platform.com,
+                stiffness: c.stiffness,
+                damping: c.damping,
+                rest: 0.0,
+                rest_rate: 0.0,
+                spring: 0.0,
+                tension: 0.0,
+                length: 0.0,
+                length_rate: 0.0,
+                direction: Vector3::zeros(),
+                moment: Vector3::zeros(),
+            })
+            .collect::<Vec<_>>();
+        let n = cables.len();
+        let inertia_body = robot.platform.inertia;
+        // Validated positive definite when the robot file was read.
+        let inverse_inertia_body = inertia_body.try_inverse().unwrap_or_else(Matrix3::identity);
+        let mut model = ElasticModel {
+            cables,
+            elastic: true,
+            mass: robot.platform.mass,
+            inertia_body,
+            inverse_inertia_body,
+            com_body: robot.platform.com,
+            com: Vector3::zeros(),
+            velocity: Vector3::zeros(),
+            orientation: UnitQuaternion::identity(),
+            omega: Vector3::zeros(),
+            tensions: vec![0.0; n],
+            residual: 0.0,
+            rotation: Rotation3::identity(),
+            inertia_world: inertia_body,
+            factor: None,
+            rest: vec![0.0; n],
+            rest_rate: vec![0.0; n],
+            drives: Vec::new(),
+            winch: robot.winch,
+        };
+        model.set_pose(pose);
+        model
+    }
+
+    pub fn set_pose(&mut self, pose: &Pose) {
+        let iso = pose.world_from_platform();
+        self.orientation = iso.rotation;
+        self.com = (iso * nalgebra::Point3::from(self.com_body)).coords;
+        self.velocity = Vector3::zeros();
+        self.omega = Vector3::zeros();
+        self.cache_orientation();
+        self.observe();
+    }
+
+    fn cache_orientation(&mut self) {
+        self.rotation = self.orientation.to_rotation_matrix();
+        let r = self.rotation.matrix();
+        self.inertia_world = r * self.inertia_body * r.transpose();
+    }
+
+    /// I_w⁻¹ x = R I⁻¹ Rᵀ x.
+    fn inverse_inertia_world_times(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        self.rotation * (self.inverse_inertia_body * self.rotation.inverse_transform_vector(x))
+    }
+
+    pub fn pose(&self) -> Pose {
+        // The angles from the cached matrix (not from the quaternion, which would convert).
+        Pose::from_rotation(self.com - self.rotation * self.com_body, &self.rotation)
+    }
+
+    /// Velocity of the platform origin and angular velocity, world axes.
+    pub fn twist(&self) -> [f64; 6] {
+        let r = self.rotation * self.com_body;
+        let v = self.velocity - self.omega.cross(&r);
+        [v.x, v.y, v.z, self.omega.x, self.omega.y, self.omega.z]
+    }
+
+    /// Recomputes the cable geometry of the current state (the factor of M + h·C no longer
+    /// applies).
+    pub fn observe(&mut self) {
+        for c in &mut self.cables {
+            let arm = self.rotation * c.platform_anchor;
+            let l = c.frame_anchor - (self.com + arm);
+            c.length = l.norm();
+            c.direction = if c.length > 1e-12 {
+                l * c.length.recip()
+            } else {
+                Vector3::zeros()
+            };
+            c.moment = arm.cross(&c.direction);
+            c.length_rate = c.length_rate(&self.velocity, &self.omega);
+        }
+        self.factor = None;
+    }
+
+    /// Kinetic + elastic + gravitational energy for given rest lengths (J).
+    fn energy_at(&self, rest: &[f64]) -> f64 {
+        let kinetic = 0.5 * self.mass * self.velocity.norm_squared()
+            + 0.5 * self.omega.dot(&(self.inertia_world * self.omega));
+        let elastic: f64 = self
+            .cables
+            .iter()
+            .zip(rest)
+            .map(|(c, &l0)| {
+                let k = stiffness(c.stiffness, l0);
+                let e = (c.length - l0).max(0.0);
+                0.5 * k * e * e
+            })
+            .sum();
+        kinetic + elastic + self.mass * GRAVITY * self.com.z
+    }
+
+    /// Advances the platform by `dt` with a Störmer–Verlet (leapfrog) splitting: half kick,
+    /// drift, half kick. The kicks are in momentum form (world angular momentum, so no explicit
+    /// gyroscopic term) with the cable dampers implicit; the drift keeps the angular momentum.
+    /// Second order and symplectic for the undamped system: energy errors of O((ω·dt)²)
+    /// without drift, where semi-implicit Euler shows O(ω·dt) and drifts on the rotations.
+    fn step_drive(&mut self, drive: &CableDrive, dt: f64) {
+        let h = 0.5 * dt;
+        self.load_drive(drive);
+        self.kick(h);
+        // Drift: translate with v, rotate with ω, keeping L = I_w ω.
+        let momentum = self.inertia_world * self.omega;
+        self.com += self.velocity * dt;
+        self.orientation = UnitQuaternion::from_scaled_axis(self.omega * dt) * self.orientation;
+        self.orientation.renormalize_fast();
+        self.cache_orientation();
+        self.omega = self.inverse_inertia_world_times(&momentum);
+        self.observe();
+        let (v0, w0) = (self.velocity, self.omega);
+        self.kick(h);
+        // The tensions over this kick (the dampers at the new velocities), and the wrench they
+        // and gravity apply, against the momentum change. (The first kick's tensions would be
+        // overwritten: they are not computed.)
+        let (force, torque) = self.update_tensions();
+        let dp = (self.velocity - v0) * (self.mass / h) - force;
+        let dl = (self.inertia_world * (self.omega - w0)) / h - torque;
+        self.residual = (dp.norm_squared() + dl.norm_squared()).sqrt();
+    }
+
+    fn load_drive(&mut self, drive: &CableDrive) {
+        match drive {
+            CableDrive::Rest { lengths, rates } => {
+                self.elastic = true;
+                for ((c, &rest), &rate) in self.cables.iter_mut().zip(*lengths).zip(*rates) {
+                    c.rest = rest;
+                    c.rest_rate = rate;
+                    c.spring = stiffness(c.stiffness, rest);
+                }
+            }
+            CableDrive::Tension(tensions) => {
+                self.elastic = false;
+                for (c, &t) in self.cables.iter_mut().zip(*tensions) {
+                    c.tension = t.max(0.0);
+                }
+            }
+        }
+    }
+
+    fn weight(&self) -> Vector3<f64> {
+        Vector3::new(0.0, 0.0, -self.mass * GRAVITY)
+    }
+
+    /// Changes the momenta by the cable and gravity forces over `h`, dampers implicit:
+    /// (M + h·C) V⁺ = M V + h·F, C = Σ c_k g_k g_kᵀ over the cables whose damper acts and F
+    /// the weight and the other (explicit) cable forces.
+    fn kick(&mut self, h: f64) {
+        let mut force = self.weight();
+        let mut torque = Vector3::zeros();
+        // Bit k set: cable k's damper acts (its row enters C).
+        let mut damped: u64 = 0;
+        for (i, c) in self.cables.iter().enumerate() {
+            let explicit = if self.elastic {
+                let stretch = c.length - c.rest;
+                let spring = c.spring * stretch;
+                // Taut and pulling (a cable cannot push, not even through its damper).
+                if stretch <= 0.0 || spring + c.damping * (c.length_rate - c.rest_rate) <= 0.0 {
+                    continue;
+                }
+                if c.damping > 0.0 {
+                    damped |= 1 << i.min(63);
+                }
+                spring - c.damping * c.rest_rate
+            } else {
+                c.tension
+            };
+            force += c.direction * explicit;
+            torque += c.moment * explicit;
+        }
+        if damped == 0 {
+            self.velocity += force * (h / self.mass);
+            self.omega += self.inverse_inertia_world_times(&(torque * h));
+            return;
+        }
+        if !matches!(&self.factor, Some(f) if f.damped == damped && f.h == h) {
+            let cholesky = self.system_matrix(damped, h).cholesky();
+            self.factor = cholesky.map(|cholesky| Factor {
+                damped,
+                h,
+                cholesky,
+            });
+        }
+        if let Some(factor) = &self.factor {
+            let p = self.velocity * self.mass + force * h;
+            let l = self.inertia_world * self.omega + torque * h;
+            let mut v = Vector6::new(p.x, p.y, p.z, l.x, l.y, l.z);
+            factor.cholesky.solve_mut(&mut v);
+            self.velocity = v.fixed_rows::<3>(0).into_owned();
+            self.omega = v.fixed_rows::<3>(3).into_owned();
+        }
+    }
+
+    /// M + h·C for the cables of the mask `damped` (lower triangle: Cholesky reads no more).
+    fn system_matrix(&self, damped: u64, h: f64) -> Matrix6<f64> {
+        let mut lhs = Matrix6::<f64>::zeros();
+        for (k, c) in self.cables.iter().enumerate() {
+            if damped & (1 << k.min(63)) == 0 {
+                continue;
+            }
+            let (d, m) = (c.direction, c.moment);
+            let g = [d.x, d.y, d.z, m.x, m.y, m.z];
+            let ch = c.damping * h;
+            for col in 0..6 {
+                let gc = g[col] * ch;
+                for row in col..6 {
+                    lhs[(row, col)] += g[row] * gc;
+                }
+            }
+        }
+        for k in 0..3 {
+            lhs[(k, k)] += self.mass;
+            for j in 0..=k {
+                lhs[(3 + k, 3 + j)] += self.inertia_world[(k, j)];
+            }
+        }
+        lhs
+    }
+
+    /// The tensions at the current velocities (the dampers at the new length rates, which
+    /// the geometry takes too) into `self.tensions`; returns the wrench they and gravity apply.
+    fn update_tensions(&mut self) -> (Vector3<f64>, Vector3<f64>) {
+        let mut force = self.weight();
+        let mut torque = Vector3::zeros();
+        for (c, f) in self.cables.iter_mut().zip(&mut self.tensions) {
+            c.length_rate = c.length_rate(&self.velocity, &self.omega);
+            *f = if !self.elastic {
+                c.tension
+            } else {
+                let stretch = c.length - c.rest;
+                if stretch > 0.0 {
+                    (c.spring * stretch + c.damping * (c.length_rate - c.rest_rate)).max(0.0)
+                } else {
+                    0.0
+                }
+            };
+            force += c.direction * *f;
+            torque += c.moment * *f;
+        }
+        (force, torque)
+    }
+}
+
+impl PhysicalModel for ElasticModel {
+    fn place(
+        &mut self,
+        robot: &Robot,
+        pose: &Pose,
+        actuators: &[f64],
+        hold: &Actuation,
+    ) -> Result<(), SimError> {
+        self.set_pose(pose);
+        self.rest.copy_from_slice(actuators);
+        self.rest_rate.iter_mut().for_each(|r| *r = 0.0);
+        // The drives start holding their load: the integral term carries the static tension.
+        let lengths = kinematics::lengths(robot, pose);
+        self.drives = robot
+            .cables
+            .iter()
+            .zip(actuators)
+            .zip(&lengths)
+            .map(|((c, &l0), &l)| {
+                let tension = c.stiffness_at(l0) * (l - l0).max(0.0);
+                PidWinch::holding(l0, tension, &self.winch)
+            })
+            .collect();
+        if let Actuation::Pull(tensions) = hold {
+            self.load_drive(&CableDrive::Tension(tensions));
+        } else {
+            self.elastic = true;
+        }
+        Ok(())
+    }
+
+    fn move_platform(&mut self, _robot: &Robot, pose: &Pose) -> Result<(), SimError> {
+        self.set_pose(pose);
+        Ok(())
+    }
+
+    fn step(&mut self, _robot: &Robot, actuation: &Actuation, _demand: Option<&Pose>, dt: f64) {
+        match *actuation {
+            Actuation::Pull(tensions) => self.step_drive(&CableDrive::Tension(tensions), dt),
+            Actuation::Follow { positions, rates } => {
+                self.rest.copy_from_slice(positions);
+                self.rest_rate.copy_from_slice(rates);
+                self.step_elastic(dt);
+            }
+            Actuation::Servo { set_points, rates } => {
+                // The winch PID integrated implicitly with the cable it pulls (backward Euler on
+                // the drive, the cable's length and rate of this state).
+                for (k, (drive, cable)) in self.drives.iter_mut().zip(&self.cables).enumerate() {
+                    let before = drive.position;
+                    drive.step(
+                        set_points[k],
+                        rates[k],
+                        cable.length,
+                        cable.length_rate,
+                        stiffness(cable.stiffness, before),
+                        cable.damping,
+                        cable.length > before,
+                        &self.winch,
+                        dt,
+                    );
+                    self.rest[k] = drive.position;
+                    self.rest_rate[k] = drive.velocity;
+                }
+                self.step_elastic(dt);
+            }
+        }
+    }
+
+    fn write_back(&mut self, _robot: &Robot, s: &mut SimState, stepped: Option<f64>) {
+        s.pose = self.pose();
+        s.twist = self.twist();
+        for (length, c) in s.lengths.iter_mut().zip(&self.cables) {
+            *length = c.length;
+        }
+        if stepped.is_some() {
+            s.tensions.copy_from_slice(&self.tensions);
+        } else {
+            // Not stepped yet: the static spring tensions (or the pulls) of the current state.
+            for (f, (c, &rest)) in s
+                .tensions
+                .iter_mut()
+                .zip(self.cables.iter().zip(&self.rest))
+            {
+                *f = if self.elastic {
+                    stiffness(c.stiffness, rest) * (c.length - rest).max(0.0)
+                } else {
+                    c.tension
+                };
+            }
+        }
+        s.tensions_constraint.copy_from_slice(&s.tensions);
+        s.winch.copy_from_slice(&self.rest);
+        s.wrench_residual = if stepped.is_some() {
+            self.residual
+        } else {
+            0.0
+        };
+    }
+
+    fn energy(&self) -> Option<f64> {
+        Some(self.energy_at(&self.rest))
+    }
+}
+
+impl ElasticModel {
+    /// A step with the cables elastic at the current rest lengths and rates.
+    fn step_elastic(&mut self, dt: f64) {
+        // Moved out and back so that the drive can borrow them while `self` steps.
+        let (rest, rates) = (
+            std::mem::take(&mut self.rest),
+            std::mem::take(&mut self.rest_rate),
+        );
+        self.step_drive(
+            &CableDrive::Rest {
+                lengths: &rest,
+                rates: &rates,
+            },
+            dt,
+        );
+        self.rest = rest;
+        self.rest_rate = rates;
+    }
+}
+
+pub(crate) fn stiffness(s: Stiffness, rest: f64) -> f64 {
+    match s {
+        Stiffness::Constant(k) => k,
+        Stiffness::Ea(ea) => ea / rest.max(1e-9),
+    }
+}

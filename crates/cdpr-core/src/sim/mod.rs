@@ -1,0 +1,539 @@
+//! The physics core: one platform, its cables or legs, stepped at a fixed dt by whoever owns
+//! it.
+//!
+//! Model vs. state as in MuJoCo: a [`Robot`] is the immutable model; a [`Sim`] holds the
+//! changing state and steps it: `Sim::new(robot, config)`, `set_command`, `step`, `state`.
+//! It knows nothing of windows or sockets; the CLI, the ADS shadow and the viewer all drive
+//! this same type. Each step runs in bevy_rapier's order: the drive stage ([`drive`]) turns
+//! the command into what the actuators do, the physical model steps under it, the model
+//! writes its state back ([`model::PhysicalModel`]). Four physical models:
+//! - `chain` ([`chain`]): seed 000's per-cable joint chain in Rapier (universal at a_i,
+//!   active prismatic winch, passive prismatic spring-damper, spherical closure on the
+//!   platform); robots with rigid legs get the same construction leg by leg ([`legs`]);
+//! - `elastic` ([`elastic`]): the platform as the only body, each cable a unilateral
+//!   spring-damper force (the fast mode and the chain's cross-check);
+//! - `surrogate` ([`crate::surrogate::model`]): seed 004's digital filters;
+//!
+//! and three winch modes: `ideal` (the payout follows the command exactly), `length` (a PID
+//! drive with the robot's velocity/acceleration/jerk limits) and `tension` (commanded
+//! tensions, negatives clipped to zero, as in seed 001).
+
+mod chain;
+pub mod control;
+mod drive;
+pub mod driver;
+mod elastic;
+mod legs;
+pub(crate) mod model;
+mod rapier;
+pub mod run;
+pub mod winch;
+
+pub use crate::surrogate::model::SurrogateSetup;
+pub use chain::ChainConfig;
+
+use crate::kinematics::{self, Pose};
+use crate::robot::Robot;
+use crate::statics::{self, EquilibriumOptions};
+use drive::DriveStage;
+use model::PhysicalModel;
+use serde::Serialize;
+
+/// Which physical model to step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    /// Per-cable joint chains in Rapier (seed 000's construction).
+    Chain,
+    /// Platform-only rigid body with unilateral spring-damper cables (fast).
+    Elastic,
+    /// Seed 004's digital filters (needs the parameters of `cdpr surrogate fit`).
+    Surrogate,
+}
+
+impl ModelKind {
+    /// The name used on the command line and in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Chain => "chain",
+            ModelKind::Elastic => "elastic",
+            ModelKind::Surrogate => "surrogate",
+        }
+    }
+}
+
+/// How the winches are driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "snake_case")]
+pub enum ControlMode {
+    /// PID drive tracking commanded lengths within the winch limits.
+    Length,
+    /// The payout follows the commanded length exactly (kinematic winch).
+    Ideal,
+    /// Commanded tensions applied directly; negative values are ignored.
+    Tension,
+}
+
+impl ControlMode {
+    /// The name used on the command line and in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            ControlMode::Length => "length",
+            ControlMode::Ideal => "ideal",
+            ControlMode::Tension => "tension",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// Fixed step, s.
+    pub dt: f64,
+    pub model: ModelKind,
+    pub control: ControlMode,
+    pub chain: ChainConfig,
+    /// The surrogate's parameters (`model = surrogate`).
+    pub surrogate: Option<SurrogateSetup>,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            dt: 1e-3,
+            model: ModelKind::Elastic,
+            control: ControlMode::Ideal,
+            chain: ChainConfig::default(),
+            surrogate: None,
+        }
+    }
+}
+
+/// What the controller asks of the winches.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Cable payout (unstretched length from exit point to platform anchor), m, per cable.
+    Lengths(Vec<f64>),
+    /// Cable tensions, N, per cable (negative values are applied as zero).
+    Tensions(Vec<f64>),
+}
+
+impl Command {
+    /// The values, whatever they command.
+    pub fn values(&self) -> &[f64] {
+        match self {
+            Command::Lengths(v) | Command::Tensions(v) => v,
+        }
+    }
+}
+
+/// Everything observable after a step (SI, world axes).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimState {
+    pub time: f64,
+    pub step: u64,
+    pub pose: Pose,
+    /// Velocity of the platform origin (m/s) and angular velocity (rad/s), world axes.
+    pub twist: [f64; 6],
+    /// Winch payout (cable rest length), m.
+    pub winch: Vec<f64>,
+    /// Geometric cable length |a_i − p_i|, m.
+    pub lengths: Vec<f64>,
+    /// Tension from the cable's spring stretch and damper (k·e + c·ė, ≥ 0), N.
+    pub tensions: Vec<f64>,
+    /// Tension seen by the solver: the chain's closure-joint impulses divided by the step
+    /// (equal to `tensions` in the elastic model). The two must agree.
+    pub tensions_constraint: Vec<f64>,
+    /// |W f + w_g − d(momentum)/dt|: Newton–Euler residual of the last step (N, N·m), with
+    /// the reported tensions (elastic model: over the step's second half kick, whose tensions
+    /// those are).
+    pub wrench_residual: f64,
+}
+
+impl SimState {
+    /// Time zero, at rest at `pose`, with `actuators` winch/actuator values and `channels`
+    /// lengths and tensions (cables, or legs), all zero.
+    fn at_rest(pose: Pose, actuators: usize, channels: usize) -> SimState {
+        SimState {
+            time: 0.0,
+            step: 0,
+            pose,
+            twist: [0.0; 6],
+            winch: vec![0.0; actuators],
+            lengths: vec![0.0; channels],
+            tensions: vec![0.0; channels],
+            tensions_constraint: vec![0.0; channels],
+            wrench_residual: 0.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum SimError {
+    #[error("command has {got} values but the robot has {expected} cables")]
+    CommandCount { expected: usize, got: usize },
+    #[error("command for cable {cable} ({name}) is not a finite number: {value}")]
+    BadCommand {
+        cable: usize,
+        name: String,
+        value: f64,
+    },
+    #[error("a {given} command does not fit control mode `{mode:?}`")]
+    WrongCommand {
+        given: &'static str,
+        mode: ControlMode,
+    },
+    #[error("dt must be a positive number of seconds up to 0.01, got {0}")]
+    BadStep(f64),
+    #[error("simulation blew up at step {step} (t = {time:.4} s): {what}")]
+    BlowUp { step: u64, time: f64, what: String },
+    #[error("cannot start: {0}")]
+    Start(String),
+}
+
+/// A running simulation of one robot: the drive stage, the physical model and the state it
+/// writes back.
+pub struct Sim {
+    robot: Robot,
+    config: SimConfig,
+    drive: DriveStage,
+    model: Box<dyn PhysicalModel>,
+    /// The pose the current command was computed for, when the caller said (pose-driven
+    /// models use it; the others ignore it).
+    demand: Option<Pose>,
+    state: SimState,
+}
+
+/// Speeds beyond which a run is declared blown up (m/s, rad/s).
+const MAX_SPEED: f64 = 100.0;
+const MAX_SPIN: f64 = 1000.0;
+
+impl Sim {
+    /// A simulation of `robot` at rest at its home pose: winches pre-tensioned so that the
+    /// platform sits exactly there (tension mode: the distribution's tensions).
+    pub fn new(robot: &Robot, config: SimConfig) -> Result<Sim, SimError> {
+        Sim::at(robot, config, &Pose::from_array(robot.home))
+    }
+
+    /// Like [`Sim::new`], at rest at `pose`.
+    pub fn at(robot: &Robot, config: SimConfig, pose: &Pose) -> Result<Sim, SimError> {
+        if !(config.dt > 0.0 && config.dt <= 0.01) {
+            return Err(SimError::BadStep(config.dt));
+        }
+        let pose = kinematics::effective_pose(robot, pose);
+        let built = build_model(robot, &config, &pose)?;
+        let mut sim = Sim {
+            robot: robot.clone(),
+            drive: DriveStage::new(config.control, built.actuators, built.travel),
+            config,
+            model: built.model,
+            demand: Some(built.pose),
+            state: SimState::at_rest(built.pose, built.actuators, built.channels),
+        };
+        sim.settle(&built.start)?;
+        Ok(sim)
+    }
+
+    /// The name of command channel k (a cable, or an actuator of a robot with legs).
+    fn channel_name(&self, k: usize) -> String {
+        match self.robot.cables.get(k) {
+            Some(c) => c.name.clone(),
+            None => format!("actuator {}", k + 1),
+        }
+    }
+
+    /// For robots with legs: per leg the points to draw it through (world, m) — its base,
+    /// every joint centre, its end on the platform. Empty for cable robots (a cable is the
+    /// segment from its frame anchor to its platform anchor).
+    pub fn leg_polylines(&self) -> Vec<Vec<nalgebra::Vector3<f64>>> {
+        self.model.leg_polylines()
+    }
+
+    pub fn robot(&self) -> &Robot {
+        &self.robot
+    }
+
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+
+    pub fn state(&self) -> &SimState {
+        &self.state
+    }
+
+    /// Steps whose demand the model pulled back into the robot's reach since the last
+    /// settle (the surrogate's combination step).
+    pub fn limited_steps(&self) -> u64 {
+        self.model.limited_steps()
+    }
+
+    /// Puts the platform at rest where `command` holds it: the elastic equilibrium of the
+    /// commanded lengths, or the current pose for tensions and rigid legs. Winch drives start
+    /// holding their load. Time and step count are kept.
+    pub fn settle(&mut self, command: &Command) -> Result<(), SimError> {
+        self.check_command(command)?;
+        let pose =
+            self.model
+                .rest_pose(&self.robot, command, &self.state.pose, self.demand.as_ref())?;
+        let actuators = match command {
+            Command::Lengths(v) => v.clone(),
+            Command::Tensions(_) => kinematics::lengths(&self.robot, &pose),
+        };
+        self.drive.settle(command, &actuators);
+        self.model
+            .place(&self.robot, &pose, &actuators, &self.drive.hold())?;
+        self.model.write_back(&self.robot, &mut self.state, None);
+        Ok(())
+    }
+
+    fn check_command(&self, command: &Command) -> Result<(), SimError> {
+        let (values, kind) = match command {
+            Command::Lengths(v) => (v, "lengths"),
+            Command::Tensions(v) => (v, "tensions"),
+        };
+        if values.len() != self.drive.actuators() {
+            return Err(SimError::CommandCount {
+                expected: self.drive.actuators(),
+                got: values.len(),
+            });
+        }
+        if let Some((k, v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(SimError::BadCommand {
+                cable: k + 1,
+                name: self.channel_name(k),
+                value: *v,
+            });
+        }
+        let fits = matches!(
+            (command, self.config.control),
+            (Command::Tensions(_), ControlMode::Tension)
+                | (
+                    Command::Lengths(_),
+                    ControlMode::Ideal | ControlMode::Length
+                )
+        );
+        if !fits {
+            return Err(SimError::WrongCommand {
+                given: kind,
+                mode: self.config.control,
+            });
+        }
+        Ok(())
+    }
+
+    /// Moves the platform to `pose` at rest by hand, keeping the winches and the command
+    /// (the next steps show how the cables react: slack, pulling back, ...).
+    pub fn place(&mut self, pose: &Pose) -> Result<(), SimError> {
+        let pose = kinematics::effective_pose(&self.robot, pose);
+        self.model.move_platform(&self.robot, &pose)?;
+        self.model.write_back(&self.robot, &mut self.state, None);
+        Ok(())
+    }
+
+    /// Total mechanical energy (kinetic, elastic, gravitational), J, where the model can
+    /// tell (the elastic model).
+    pub fn energy(&self) -> Option<f64> {
+        self.model.energy()
+    }
+
+    /// Sets the command used by the following steps. Actuators with a travel (robots with
+    /// legs) get it clamped into their travel.
+    pub fn set_command(&mut self, command: &Command) -> Result<(), SimError> {
+        self.check_command(command)?;
+        self.drive.set_command(command);
+        self.demand = None;
+        Ok(())
+    }
+
+    /// Like [`Sim::set_command`], saying which pose the command was computed for (a
+    /// trajectory sample): the surrogate filters that pose instead of the forward kinematics
+    /// of the lengths; the physical models ignore it.
+    pub fn set_command_for(&mut self, command: &Command, pose: &Pose) -> Result<(), SimError> {
+        self.set_command(command)?;
+        self.demand = Some(*pose);
+        Ok(())
+    }
+
+    /// Advances the simulation by one step of `config.dt`: drive stage, model step, state
+    /// written back, blow-up guard.
+    pub fn step(&mut self) -> Result<(), SimError> {
+        let dt = self.config.dt;
+        let actuation = self.drive.actuate(dt, &self.robot.winch);
+        self.model
+            .step(&self.robot, &actuation, self.demand.as_ref(), dt);
+        self.state.step += 1;
+        self.state.time = self.state.step as f64 * dt;
+        self.model
+            .write_back(&self.robot, &mut self.state, Some(dt));
+        self.guard()
+    }
+
+    fn guard(&self) -> Result<(), SimError> {
+        let s = &self.state;
+        let blow = |what: String| SimError::BlowUp {
+            step: s.step,
+            time: s.time,
+            what,
+        };
+        let finite = s
+            .pose
+            .to_array()
+            .iter()
+            .chain(&s.twist)
+            .all(|x| x.is_finite());
+        if !finite {
+            return Err(blow("the platform state is not finite (NaN)".into()));
+        }
+        let channel = |k: usize| match self.robot.cables.get(k) {
+            Some(c) => format!("cable {} ({})", k + 1, c.name),
+            None => format!("leg {}", k + 1),
+        };
+        if let Some((k, _)) = s.tensions.iter().enumerate().find(|(_, f)| !f.is_finite()) {
+            let what = if self.robot.is_cable_robot() {
+                format!("tension of {} is not finite", channel(k))
+            } else {
+                format!("force in {} is not finite", channel(k))
+            };
+            return Err(blow(what));
+        }
+        let v = (s.twist[0].powi(2) + s.twist[1].powi(2) + s.twist[2].powi(2)).sqrt();
+        let w = (s.twist[3].powi(2) + s.twist[4].powi(2) + s.twist[5].powi(2)).sqrt();
+        if v > MAX_SPEED || w > MAX_SPIN {
+            return Err(blow(format!("runaway velocity: {v:.1} m/s, {w:.1} rad/s")));
+        }
+        if let Some((k, drift)) = self.model.worst_gap()
+            && drift > rapier::MAX_DRIFT
+        {
+            return Err(blow(format!(
+                "constraint drift {:.2} mm at {} exceeds {} mm",
+                drift * 1e3,
+                channel(k),
+                rapier::MAX_DRIFT * 1e3
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A model built for a robot, and what the simulation around it needs.
+struct Built {
+    model: Box<dyn PhysicalModel>,
+    /// The start pose (a 2-RSSU only turns).
+    pose: Pose,
+    /// The command that holds the platform there.
+    start: Command,
+    actuators: usize,
+    /// Lengths and forces reported: per cable, or per leg.
+    channels: usize,
+    travel: Vec<[f64; 2]>,
+}
+
+/// The model `config` asks for, for `robot` at rest at `pose`.
+fn build_model(robot: &Robot, config: &SimConfig, pose: &Pose) -> Result<Built, SimError> {
+    let cables = robot.cable_count();
+    let legs = !robot.is_cable_robot();
+    if config.model == ModelKind::Surrogate {
+        let setup = config.surrogate.as_ref().ok_or_else(|| {
+            SimError::Start(
+                "the surrogate model needs its parameters (write them with `cdpr surrogate fit`)"
+                    .into(),
+            )
+        })?;
+        if config.control != ControlMode::Ideal {
+            return Err(SimError::Start(format!(
+                "the surrogate's filters include the drives: drive it with `ideal` winches, not `{}`",
+                config.control.name()
+            )));
+        }
+        let travel = legs::LegModel::travel(robot);
+        let actuators = if legs { travel.len() } else { cables };
+        let start = Command::Lengths(
+            control::LengthController::new(robot, false)
+                .lengths(robot, pose)
+                .0,
+        );
+        return Ok(Built {
+            model: Box::new(crate::surrogate::model::SurrogateModel::new(
+                robot, setup, config.dt, pose, actuators,
+            )),
+            pose: *pose,
+            start,
+            actuators,
+            channels: cables,
+            travel,
+        });
+    }
+    if legs {
+        if config.model != ModelKind::Chain {
+            return Err(SimError::Start(format!(
+                "{} has rigid legs: only the `chain` model (its Rapier joint chains) applies, not `{}`",
+                robot.name,
+                config.model.name()
+            )));
+        }
+        if config.control == ControlMode::Tension {
+            return Err(SimError::Start(format!(
+                "{} has rigid legs: its actuators take positions (ideal or length mode), not tensions",
+                robot.name
+            )));
+        }
+        let pose = legs::LegModel::start_pose(robot, pose);
+        let model = legs::LegModel::new(robot, &pose, config)?;
+        let (actuators, channels) = (model.actuator_count(), model.leg_count());
+        let start = Command::Lengths(model.actuator_positions());
+        return Ok(Built {
+            model: Box::new(model),
+            pose,
+            start,
+            actuators,
+            channels,
+            travel: legs::LegModel::travel(robot),
+        });
+    }
+    let model: Box<dyn PhysicalModel> = match config.model {
+        ModelKind::Elastic => Box::new(elastic::ElasticModel::new(robot, pose)),
+        _ => Box::new(chain::ChainModel::new(robot, pose, config)?),
+    };
+    let start = match config.control {
+        ControlMode::Tension => {
+            Command::Tensions(statics::tension_distribution(robot, pose, robot.tension).tensions)
+        }
+        _ => match statics::pretensioned_rest_lengths(robot, pose, robot.tension) {
+            Ok((rest, _)) => Command::Lengths(rest),
+            Err(_) => Command::Lengths(kinematics::lengths(robot, pose)),
+        },
+    };
+    Ok(Built {
+        model,
+        pose: *pose,
+        start,
+        actuators: cables,
+        channels: cables,
+        travel: Vec::new(),
+    })
+}
+
+/// Where elastic cables of rest lengths `command` hold the platform, searched from `guess`
+/// (tensions: `guess`, the platform stays where it is).
+fn elastic_rest_pose(robot: &Robot, command: &Command, guess: &Pose) -> Result<Pose, SimError> {
+    match command {
+        Command::Lengths(rest) => {
+            let options = EquilibriumOptions {
+                guess: Some(*guess),
+                ..Default::default()
+            };
+            statics::elastic_equilibrium(robot, rest, &options)
+                .map(|e| e.pose)
+                .map_err(|e| {
+                    SimError::Start(format!(
+                        "no static equilibrium for the commanded lengths: {e}"
+                    ))
+                })
+        }
+        Command::Tensions(_) => Ok(*guess),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,262 @@
+use super::*;
+use crate::robot::Robot;
+use crate::statics::{EquilibriumOptions, elastic_equilibrium, pretensioned_rest_lengths};
+
+fn builtin(name: &str) -> Robot {
+    Robot::builtin(name).expect("shipped").expect("parses")
+}
+
+fn sim(robot: &Robot, model: ModelKind, control: ControlMode, pose: &Pose) -> Sim {
+    let config = SimConfig {
+        model,
+        control,
+        ..Default::default()
+    };
+    match Sim::at(robot, config, pose) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn run_for(sim: &mut Sim, seconds: f64) {
+    let steps = (seconds / sim.config().dt).round() as usize;
+    for _ in 0..steps {
+        if let Err(e) = sim.step() {
+            panic!("{e}");
+        }
+    }
+}
+
+/// Both models, released 2 mm away from the static equilibrium, settle onto the
+/// foundation's elastic equilibrium: sag (L0 = IK lengths) and pre-stretched (L0 = L − f*/k).
+#[test]
+fn both_models_settle_on_the_static_equilibrium() {
+    let robot = builtin("uvigo8");
+    let poses = [
+        Pose::new(0.0, 0.0, 0.05, 0.0, 0.0, 0.0),
+        Pose::new(0.1, -0.1, 0.25, 0.0, 0.0, 0.0),
+        Pose::new(-0.1, 0.05, 0.15, 0.0, 0.0, 0.0),
+    ];
+    for model in [ModelKind::Elastic, ModelKind::Chain] {
+        for target in &poses {
+            for compensated in [false, true] {
+                let rest = if compensated {
+                    pretensioned_rest_lengths(&robot, target, robot.tension)
+                        .expect("feasible")
+                        .0
+                } else {
+                    crate::kinematics::lengths(&robot, target)
+                };
+                let eq = elastic_equilibrium(
+                    &robot,
+                    &rest,
+                    &EquilibriumOptions {
+                        guess: Some(*target),
+                        ..Default::default()
+                    },
+                )
+                .expect("equilibrium");
+                let mut s = sim(&robot, model, ControlMode::Ideal, target);
+                s.settle(&Command::Lengths(rest.clone())).expect("settles");
+                let mut off = eq.pose;
+                off.position.x += 0.002;
+                off.position.z += 0.001;
+                s.place(&off).expect("placed");
+                run_for(&mut s, 2.0);
+                let st = s.state();
+                let dp = (st.pose.position - eq.pose.position).amax();
+                assert!(
+                    dp < 1e-5,
+                    "{model:?} at {target:?} (compensated {compensated}): {:.4} mm off",
+                    dp * 1e3
+                );
+                for (k, (f, fe)) in st.tensions.iter().zip(&eq.tensions).enumerate() {
+                    assert!(
+                        (f - fe).abs() < 0.01 * fe,
+                        "{model:?} cable {k}: {f} vs {fe}"
+                    );
+                }
+                if model == ModelKind::Chain {
+                    for (k, (f, fc)) in st.tensions.iter().zip(&st.tensions_constraint).enumerate()
+                    {
+                        assert!(
+                            (f - fc).abs() < 0.03 * f,
+                            "chain cable {k}: spring {f} vs impulse {fc}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Largest energy error (relative to the oscillation energy) of the undamped elastic model
+/// released off its equilibrium, over `seconds`.
+fn energy_error(dt: f64, seconds: f64) -> f64 {
+    let text =
+        include_str!("../../../../robots/uvigo8.toml").replace("damping = 50.0", "damping = 0.0");
+    let robot = crate::robot::parse_robot(&text, "uvigo8-undamped").expect("valid");
+    let target = Pose::new(0.02, -0.03, 0.15, 0.0, 0.0, 0.0);
+    let config = SimConfig {
+        dt,
+        ..Default::default()
+    };
+    let mut s = Sim::at(&robot, config, &target).expect("starts");
+    let e_eq = s.energy().expect("elastic");
+    let mut off = s.state().pose;
+    off.position.x += 0.003;
+    off.position.z -= 0.002;
+    off.rpy.z += 0.01;
+    s.place(&off).expect("placed");
+    let e0 = s.energy().expect("elastic");
+    let mut worst: f64 = 0.0;
+    for _ in 0..(seconds / dt).round() as usize {
+        s.step().expect("steps");
+        worst = worst.max((s.energy().expect("elastic") - e0).abs());
+    }
+    worst / (e0 - e_eq)
+}
+
+#[test]
+fn undamped_elastic_model_conserves_energy() {
+    // Stated tolerance: at dt = 0.1 ms the total energy stays within 0.5 % of the oscillation
+    // energy over 2 s (uvigo8's stiffest mode is 670 rad/s: ω·dt = 0.067).
+    let fine = energy_error(1e-4, 2.0);
+    assert!(fine < 0.005, "energy error {:.3} %", fine * 100.0);
+    // And the error is of second order in dt (Störmer–Verlet): halving dt divides it by ~4.
+    let (coarse, half) = (energy_error(5e-4, 2.0), energy_error(2.5e-4, 2.0));
+    let ratio = half / coarse;
+    assert!(
+        (0.12..0.45).contains(&ratio),
+        "error ratio {ratio:.3} ({coarse:.4} → {half:.4})"
+    );
+}
+
+#[test]
+fn lifted_platform_has_slack_cables() {
+    let robot = builtin("uvigo8");
+    let pose = Pose::new(0.0, 0.0, 0.15, 0.0, 0.0, 0.0);
+    for model in [ModelKind::Elastic, ModelKind::Chain] {
+        let mut s = sim(&robot, model, ControlMode::Ideal, &pose);
+        assert!(s.state().tensions.iter().all(|&f| f > 1.0));
+        let mut up = pose;
+        up.position.z += 0.05; // 5 cm up: every cable shorter than its rest length
+        s.place(&up).expect("placed");
+        s.step().expect("steps");
+        let st = s.state();
+        assert!(
+            st.tensions.iter().all(|&f| f == 0.0),
+            "{model:?}: {:?}",
+            st.tensions
+        );
+        // Free fall for the first step: the platform accelerates down at g.
+        assert!(
+            st.twist[2] < -0.9 * 9.81 * 1e-3,
+            "{model:?}: vz {}",
+            st.twist[2]
+        );
+    }
+}
+
+#[test]
+fn negative_tension_commands_apply_nothing() {
+    let robot = builtin("caroca");
+    let pose = Pose::new(0.0, 0.0, 1.5, 0.0, 0.0, 0.0);
+    for model in [ModelKind::Elastic, ModelKind::Chain] {
+        let mut a = sim(&robot, model, ControlMode::Tension, &pose);
+        let mut b = sim(&robot, model, ControlMode::Tension, &pose);
+        let mut tensions = vec![20.0; 8];
+        tensions[2] = -50.0;
+        a.set_command(&Command::Tensions(tensions.clone()))
+            .expect("valid");
+        tensions[2] = 0.0;
+        b.set_command(&Command::Tensions(tensions)).expect("valid");
+        for _ in 0..50 {
+            a.step().expect("steps");
+            b.step().expect("steps");
+        }
+        assert_eq!(a.state().pose, b.state().pose, "{model:?}");
+        assert!(a.state().tensions[2].abs() < 1e-9 || model == ModelKind::Chain);
+    }
+}
+
+#[test]
+fn reruns_are_bit_identical() {
+    let robot = builtin("uvigo8");
+    for model in [ModelKind::Elastic, ModelKind::Chain] {
+        let go = || {
+            let mut s = sim(
+                &robot,
+                model,
+                ControlMode::Length,
+                &Pose::new(0.0, 0.0, 0.1, 0.0, 0.0, 0.0),
+            );
+            let target =
+                crate::kinematics::lengths(&robot, &Pose::new(0.05, 0.0, 0.12, 0.0, 0.0, 0.0));
+            s.set_command(&Command::Lengths(target)).expect("valid");
+            run_for(&mut s, 0.3);
+            s.state().clone()
+        };
+        assert_eq!(go(), go(), "{model:?}");
+    }
+}
+
+#[test]
+fn bad_commands_are_named() {
+    let robot = builtin("uvigo8");
+    let mut s = sim(
+        &robot,
+        ModelKind::Elastic,
+        ControlMode::Ideal,
+        &Pose::new(0.0, 0.0, 0.1, 0.0, 0.0, 0.0),
+    );
+    assert_eq!(
+        s.set_command(&Command::Lengths(vec![1.0; 3])),
+        Err(SimError::CommandCount {
+            expected: 8,
+            got: 3
+        })
+    );
+    let mut l = vec![1.8; 8];
+    l[5] = f64::NAN;
+    let err = s.set_command(&Command::Lengths(l)).unwrap_err();
+    assert!(err.to_string().contains("cable 6 (lower1)"), "{err}");
+    let err = s.set_command(&Command::Tensions(vec![1.0; 8])).unwrap_err();
+    assert!(matches!(err, SimError::WrongCommand { .. }));
+}
+
+#[test]
+fn blow_up_is_caught_with_step_and_nothing_non_finite_is_recorded() {
+    // Absurdly stiff cables at a coarse step: explicit springs must blow up, and be caught.
+    let text = include_str!("../../../../robots/uvigo8.toml")
+        .replace("stiffness = 20000.0", "stiffness = 2.0e9");
+    let robot = crate::robot::parse_robot(&text, "uvigo8-stiff").expect("valid");
+    let pose = Pose::new(0.0, 0.0, 0.1, 0.0, 0.0, 0.0);
+    let traj = run::hold(pose, 1.0, 0.002);
+    let options = run::RunOptions {
+        config: SimConfig {
+            dt: 0.005,
+            ..Default::default()
+        },
+        compensate: false,
+        ..Default::default()
+    };
+    let mut off = |_: f64| {};
+    let outcome = run::run(&robot, &traj, &options, &mut off).expect("starts");
+    let err = outcome.error.expect("must blow up");
+    assert!(
+        matches!(err, SimError::BlowUp { step, .. } if step > 0),
+        "{err}"
+    );
+    assert!(err.to_string().contains("at step"), "{err}");
+    for r in &outcome.records {
+        assert!(
+            r.state
+                .pose
+                .to_array()
+                .iter()
+                .chain(&r.state.tensions)
+                .all(|x| x.is_finite())
+        );
+    }
+}

@@ -1,0 +1,342 @@
+use super::*;
+use crate::kinematics::{self, Pose};
+use crate::robot::Robot;
+use approx::assert_relative_eq;
+use nalgebra::{DMatrix, DVector};
+use proptest::prelude::*;
+
+fn builtin(name: &str) -> Robot {
+    Robot::builtin(name).expect("shipped").expect("parses")
+}
+
+/// Checks the KKT conditions of min ½‖f‖² s.t. A f = b, lo ≤ f ≤ hi at `sol`.
+fn assert_kkt(
+    a: &DMatrix<f64>,
+    b: &DVector<f64>,
+    lo: &DVector<f64>,
+    hi: &DVector<f64>,
+    sol: &QpSolution,
+) {
+    let f = &sol.x;
+    let scale = 1.0 + f.amax();
+    // Primal feasibility.
+    assert!(
+        (a * f - b).amax() < 1e-9 * scale,
+        "A f ≠ b: {}",
+        (a * f - b).amax()
+    );
+    for i in 0..f.len() {
+        assert!(
+            f[i] >= lo[i] - 1e-9 * scale && f[i] <= hi[i] + 1e-9 * scale,
+            "bound {i}: {}",
+            f[i]
+        );
+    }
+    // Stationarity: f = Aᵀν + μ_lo − μ_hi.
+    let grad =
+        a.transpose() * &sol.eq_multipliers + &sol.lower_multipliers - &sol.upper_multipliers;
+    let off = (f - grad).amax();
+    assert!(off < 1e-8 * scale, "stationarity off by {off}");
+    // Dual feasibility and complementary slackness.
+    for i in 0..f.len() {
+        assert!(sol.lower_multipliers[i] >= -1e-12 && sol.upper_multipliers[i] >= -1e-12);
+        assert!(sol.lower_multipliers[i] * (f[i] - lo[i]) < 1e-8 * scale * scale);
+        assert!(sol.upper_multipliers[i] * (hi[i] - f[i]) < 1e-8 * scale * scale);
+    }
+}
+
+fn random_pose(robot: &Robot, u: [f64; 6]) -> Pose {
+    let (lo, hi) = (robot.workspace.min, robot.workspace.max);
+    let p = |k: usize| lo[k] + (hi[k] - lo[k]) * u[k];
+    let angle = |x: f64| (x - 0.5) * 0.2;
+    kinematics::effective_pose(
+        robot,
+        &Pose::new(p(0), p(1), p(2), angle(u[3]), angle(u[4]), angle(u[5])),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn distribution_satisfies_kkt_and_agrees_with_clarabel(
+        u in proptest::array::uniform6(0.0f64..1.0),
+        which in 0usize..4,
+        f_min in 0.0f64..8.0,
+    ) {
+        let (name, mass) = [("uvigo8", 1.0), ("silva4", 0.602), ("caroca", 1.0), ("caroca", 15.0)][which];
+        let robot = builtin(name).with_mass(mass);
+        let pose = random_pose(&robot, u);
+        let ik = kinematics::inverse(&robot, &pose);
+        let w = ik.wrench_matrix();
+        let b = -gravity_rows(&robot, &ik);
+        let m = robot.cable_count();
+        let lo = DVector::from_element(m, f_min);
+        let hi = DVector::from_element(m, robot.tension.max);
+        match min_norm_qp(&w, &b, &lo, &hi) {
+            Ok(sol) => {
+                assert_kkt(&w, &b, &lo, &hi, &sol);
+                let reference = min_norm_qp_clarabel(&w, &b, &lo, &hi).expect("clarabel solves it too");
+                prop_assert!((&sol.x - &reference).amax() < 1e-6 * (1.0 + sol.x.amax()));
+            }
+            Err(QpInfeasible) => {
+                // Then no feasible point may exist: the LP's best minimum is below f_min.
+                let best = largest_min_tension(&w, &b, robot.tension.max);
+                prop_assert!(best.map(|(t, _)| t < f_min + 1e-7).unwrap_or(true));
+            }
+        }
+    }
+}
+
+#[test]
+fn active_bounds_are_handled_exactly() {
+    // min ½‖f‖² s.t. f1 + f2 + f3 = 3, f ≥ (2, 0, 0): f = (2, 0.5, 0.5), μ_lo1 = 1.5, ν = 0.5.
+    let a = DMatrix::from_row_slice(1, 3, &[1.0, 1.0, 1.0]);
+    let b = DVector::from_column_slice(&[3.0]);
+    let lo = DVector::from_column_slice(&[2.0, 0.0, 0.0]);
+    let hi = DVector::from_element(3, 10.0);
+    let sol = min_norm_qp(&a, &b, &lo, &hi).expect("feasible");
+    assert_relative_eq!(
+        sol.x,
+        DVector::from_column_slice(&[2.0, 0.5, 0.5]),
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(sol.eq_multipliers[0], 0.5, epsilon = 1e-12);
+    assert_relative_eq!(sol.lower_multipliers[0], 1.5, epsilon = 1e-12);
+    assert_kkt(&a, &b, &lo, &hi, &sol);
+    // Upper bound active: f ≤ (10, 0.2, 10) with f1 + f2 + f3 = 3 → f = (1.4, 0.2, 1.4).
+    let hi = DVector::from_column_slice(&[10.0, 0.2, 10.0]);
+    let lo = DVector::zeros(3);
+    let sol = min_norm_qp(&a, &b, &lo, &hi).expect("feasible");
+    assert_relative_eq!(
+        sol.x,
+        DVector::from_column_slice(&[1.4, 0.2, 1.4]),
+        epsilon = 1e-12
+    );
+    assert_kkt(&a, &b, &lo, &hi, &sol);
+    // Infeasible: the sum cannot reach 3 with f ≤ 0.5.
+    let hi = DVector::from_element(3, 0.5);
+    assert_eq!(min_norm_qp(&a, &b, &lo, &hi), Err(QpInfeasible));
+}
+
+#[test]
+fn infeasible_distribution_reports_the_largest_minimum_tension() {
+    // At the bottom of uvigo8's test volume every cable is shallow: 5 N each is too much.
+    let robot = builtin("uvigo8");
+    let pose = Pose::new(0.0, 0.0, 0.05, 0.0, 0.0, 0.0);
+    let bounds = crate::robot::TensionBounds {
+        min: 5.0,
+        max: 100.0,
+    };
+    let d = tension_distribution(&robot, &pose, bounds);
+    assert!(!d.feasible);
+    let best = d
+        .largest_min_tension
+        .expect("the load can be held with lower tensions");
+    assert!(best < 5.0 && best > 4.0, "{best}");
+    // The tensions shown reach it and balance the load.
+    let min = d.tensions.iter().copied().fold(f64::INFINITY, f64::min);
+    assert_relative_eq!(min, best, epsilon = 1e-6);
+    assert!(d.residual < 1e-6);
+    // With f_min at that value the QP becomes feasible (just).
+    let bounds = crate::robot::TensionBounds {
+        min: best - 1e-6,
+        max: 100.0,
+    };
+    assert!(tension_distribution(&robot, &pose, bounds).feasible);
+}
+
+#[test]
+fn unreachable_wrench_is_infeasible_without_a_best_minimum() {
+    // Above the frame anchors no tension can hold the platform up.
+    let robot = builtin("silva4");
+    let d = tension_distribution(
+        &robot,
+        &Pose::new(0.0, 0.0, 2.0, 0.0, 0.0, 0.0),
+        robot.tension,
+    );
+    assert!(!d.feasible);
+    assert!(d.largest_min_tension.is_none());
+    assert!(
+        d.residual > 1.0,
+        "must not pretend to balance: {}",
+        d.residual
+    );
+}
+
+#[test]
+fn sag_matches_the_measured_note_and_balances() {
+    // shared/notes/rapier-cable-models.md: rest lengths = IK at (0, 0, 0.05) give the exact
+    // equilibrium z = 0.0490666 m, yaw = −0.00048021 rad, tensions 4.65–4.89 N.
+    let robot = builtin("uvigo8");
+    let target = Pose::new(0.0, 0.0, 0.05, 0.0, 0.0, 0.0);
+    let rest = kinematics::lengths(&robot, &target);
+    let options = EquilibriumOptions {
+        guess: Some(target),
+        ..Default::default()
+    };
+    let eq = elastic_equilibrium(&robot, &rest, &options).expect("equilibrium");
+    assert_relative_eq!(eq.pose.position.z, 0.0490666, epsilon = 1e-7);
+    assert_relative_eq!(eq.pose.rpy.z, -0.00048021, epsilon = 1e-8);
+    let (lo, hi) = eq
+        .tensions
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(a, b), &f| (a.min(f), b.max(f)));
+    assert!(
+        (lo - 4.65).abs() < 0.01 && (hi - 4.89).abs() < 0.01,
+        "{lo} {hi}"
+    );
+    // Independent check: the wrench balance at the returned pose.
+    let residual = wrench_residual(&robot, &eq.pose, &eq.tensions);
+    assert!(residual.amax() < 1e-9, "{residual}");
+    // And the tensions are k·stretch of the cables at that pose.
+    let l = kinematics::lengths(&robot, &eq.pose);
+    for ((f, l), l0) in eq.tensions.iter().zip(&l).zip(&rest) {
+        assert_relative_eq!(*f, 20000.0 * (l - l0), epsilon = 1e-9);
+    }
+}
+
+#[test]
+fn sag_across_uvigo8_workspace_is_in_the_stated_range() {
+    // The issue: sag without compensation is 0.9–2.8 mm for uvigo8 with k = 20 000 N/m.
+    let robot = builtin("uvigo8");
+    let mut sags = Vec::new();
+    for x in [-0.1, 0.0, 0.1] {
+        for y in [-0.1, 0.0, 0.1] {
+            for z in [0.05, 0.15, 0.25] {
+                let target = Pose::new(x, y, z, 0.0, 0.0, 0.0);
+                let rest = kinematics::lengths(&robot, &target);
+                let eq = elastic_equilibrium(
+                    &robot,
+                    &rest,
+                    &EquilibriumOptions {
+                        guess: Some(target),
+                        ..Default::default()
+                    },
+                )
+                .expect("equilibrium");
+                sags.push((eq.pose.position - target.position).norm());
+            }
+        }
+    }
+    let (lo, hi) = sags
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(a, b), &s| (a.min(s), b.max(s)));
+    assert!(
+        lo > 0.85e-3 && hi < 2.9e-3 && hi > 2.0e-3,
+        "sag range {lo} … {hi} m"
+    );
+}
+
+#[test]
+fn pretension_lands_exactly_on_the_pose() {
+    for (name, pose) in [
+        ("uvigo8", Pose::new(0.05, -0.08, 0.2, 0.02, -0.03, 0.1)),
+        ("caroca", Pose::new(0.5, -0.3, 1.2, 0.0, 0.0, 0.0)),
+        ("silva4", Pose::new(-0.1, 0.18488, 0.47162, 0.0, 0.0, 0.0)),
+    ] {
+        let robot = builtin(name);
+        let (rest, dist) =
+            pretensioned_rest_lengths(&robot, &pose, robot.tension).expect("feasible");
+        let eq = elastic_equilibrium(&robot, &rest, &EquilibriumOptions::default())
+            .expect("equilibrium");
+        let (dp, dr) = eq.pose.distance(&pose);
+        assert!(dp < 1e-9 && dr < 1e-9, "{name}: off by {dp} m, {dr} rad");
+        for (f, fstar) in eq.tensions.iter().zip(&dist.tensions) {
+            assert_relative_eq!(*f, *fstar, epsilon = 1e-6);
+        }
+    }
+}
+
+#[test]
+fn slack_cables_carry_nothing_and_loose_cables_find_no_equilibrium() {
+    let robot = builtin("uvigo8");
+    let target = Pose::new(0.0, 0.0, 0.15, 0.0, 0.0, 0.0);
+    let mut rest = kinematics::lengths(&robot, &target);
+    // One cable 5 cm too long: it goes slack, the others hold the platform.
+    rest[0] += 0.05;
+    let eq = elastic_equilibrium(
+        &robot,
+        &rest,
+        &EquilibriumOptions {
+            guess: Some(target),
+            ..Default::default()
+        },
+    )
+    .expect("equilibrium");
+    assert_eq!(eq.tensions[0], 0.0);
+    let l = kinematics::lengths(&robot, &eq.pose);
+    assert!(l[0] < rest[0]);
+    assert!(wrench_residual(&robot, &eq.pose, &eq.tensions).amax() < 1e-9);
+    // All cables 2 m too long: the platform hangs 2 m lower (below the floor), still balanced.
+    let rest: Vec<f64> = kinematics::lengths(&robot, &target)
+        .iter()
+        .map(|l| l + 2.0)
+        .collect();
+    let eq = elastic_equilibrium(
+        &robot,
+        &rest,
+        &EquilibriumOptions {
+            guess: Some(target),
+            ..Default::default()
+        },
+    )
+    .expect("equilibrium");
+    assert!(
+        eq.pose.position.z < target.position.z - 1.5,
+        "{:?}",
+        eq.pose
+    );
+    assert!(wrench_residual(&robot, &eq.pose, &eq.tensions).amax() < 1e-9);
+}
+
+#[test]
+fn bad_rest_lengths_are_named() {
+    let robot = builtin("uvigo8");
+    let err = elastic_equilibrium(&robot, &[1.0; 3], &EquilibriumOptions::default()).unwrap_err();
+    assert_eq!(
+        err,
+        StaticsError::RestLengthCount {
+            expected: 8,
+            got: 3
+        }
+    );
+    let mut rest = vec![1.8; 8];
+    rest[4] = -1.0;
+    let err = elastic_equilibrium(&robot, &rest, &EquilibriumOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("cable 5 (lower0)"), "{err}");
+}
+
+#[test]
+fn ea_cables_pretension_exactly_too() {
+    let text = include_str!("../../../../robots/silva4.toml")
+        .replace("stiffness = 20000.0", "ea = 30000.0");
+    let robot = crate::robot::parse_robot(&text, "silva4-ea").expect("valid");
+    let pose = Pose::new(0.1, -0.2, 0.6, 0.0, 0.0, 0.0);
+    let (rest, dist) = pretensioned_rest_lengths(&robot, &pose, robot.tension).expect("feasible");
+    let eq =
+        elastic_equilibrium(&robot, &rest, &EquilibriumOptions::default()).expect("equilibrium");
+    assert!((eq.pose.position - pose.position).amax() < 1e-9);
+    for (f, fstar) in eq.tensions.iter().zip(&dist.tensions) {
+        assert_relative_eq!(*f, *fstar, epsilon = 1e-6);
+    }
+}
+
+#[test]
+fn interior_solutions_take_the_fast_path() {
+    let robot = builtin("uvigo8");
+    let pose = Pose::new(0.05, -0.03, 0.18, 0.01, -0.02, 0.03);
+    let ik = kinematics::inverse(&robot, &pose);
+    let w = ik.wrench_matrix();
+    let b = -gravity_rows(&robot, &ik);
+    let lo = DVector::from_element(8, robot.tension.min);
+    let hi = DVector::from_element(8, robot.tension.max);
+    let sol = min_norm_qp(&w, &b, &lo, &hi).expect("feasible");
+    eprintln!("{:?} it {}", sol.x.as_slice(), sol.iterations);
+    assert_eq!(
+        sol.iterations,
+        0,
+        "no bound is active here: {:?}",
+        sol.x.as_slice()
+    );
+    assert_kkt(&w, &b, &lo, &hi, &sol);
+}

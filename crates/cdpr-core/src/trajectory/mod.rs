@@ -1,0 +1,211 @@
+//! Trajectories: time-sampled platform poses with velocity, acceleration and segment tags.
+//!
+//! Pure maths (no physics). Generators, CSV import/export and the winch-limit checks live in
+//! submodules; this file holds the data type every other layer (simulation, ADS virtual PLC,
+//! viewer, metrics) consumes, the error type and the two entry points [`builtin()`] and [`load()`].
+//!
+//! - [`profile`]: 1-D speed laws (trapezoid, S-curve, constant, quintic);
+//! - [`path`]: lines, arcs, waypoint chains, stopped / blended / continuous timing;
+//! - built-ins by name: `seed000`, `pickplace`, `poly5` ([`builtin()`], [`BUILTINS`]);
+//! - [`tilt`]: a rotation-only built-in (roll and pitch moves), for the 2-RSSU platform;
+//! - [`csv`]: import/export; [`limits`]: winch limits in cable space and time scaling;
+//! - [`signals`]: seed 004's identification signals `steps`, `chirp`, `dsine`, `dsquare`,
+//!   `sines` (also by name in [`load()`]);
+//! - [`perturb`]: a synthetic "tracking response" (delay, low-pass, offset) for examples.
+
+mod builtin;
+pub mod csv;
+pub mod limits;
+pub mod path;
+pub mod perturb;
+pub mod profile;
+pub mod signals;
+pub mod tilt;
+
+pub use builtin::{
+    BUILTINS, BuiltinOptions, DEFAULT_ACCEL, DEFAULT_JERK, benchmark_box, benchmark_plan, builtin,
+    pickplace_plan, poly5_plan,
+};
+pub use path::{MotionSpec, Piece, Plan, Transition};
+pub use profile::{Profile, ProfileKind, ProfileLimits};
+
+use crate::kinematics::Pose;
+use serde::Serialize;
+use std::path::Path;
+
+/// Why a trajectory could not be built, read or written. Messages name the file, line, column
+/// or option at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum TrajectoryError {
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    /// A CSV problem at a line (1 = the header row).
+    #[error("{file}:{line}: {message}")]
+    Csv {
+        file: String,
+        line: u64,
+        message: String,
+    },
+    #[error("{name} = {value}: {reason}")]
+    Option {
+        name: &'static str,
+        value: String,
+        reason: String,
+    },
+    #[error("{0}")]
+    Geometry(String),
+    #[error("`{spec}` is neither a built-in trajectory ({known}) nor an existing CSV file")]
+    UnknownName { spec: String, known: String },
+}
+
+/// A built-in trajectory by name (see [`BUILTINS`]), or else a CSV file (see [`csv`]).
+pub fn load(
+    spec: &str,
+    robot: &crate::robot::Robot,
+    options: &BuiltinOptions,
+) -> Result<Trajectory, TrajectoryError> {
+    if spec == "tilt" {
+        return tilt::tilt(robot, options);
+    }
+    if BUILTINS.iter().any(|(name, _)| *name == spec) {
+        if let crate::robot::Mechanism::Rssu2(_) = robot.mechanism {
+            return Err(TrajectoryError::Geometry(format!(
+                "`{spec}` moves the platform's position, but {} only turns about its universal \
+                 joint (roll, pitch): use `tilt` or a CSV with roll and pitch columns",
+                robot.name
+            )));
+        }
+        return builtin(robot, spec, options);
+    }
+    if let Some(kind) = signals::SignalKind::from_name(spec) {
+        return signals::signal(robot, kind, options.dt);
+    }
+    if Path::new(spec).is_file() {
+        return csv::read(spec);
+    }
+    let identification = signals::SIGNALS.iter().map(|(n, _)| *n);
+    Err(TrajectoryError::UnknownName {
+        spec: spec.to_string(),
+        known: std::iter::once(builtin::builtin_names())
+            .chain(std::iter::once("tilt".to_string()))
+            .chain(identification.map(str::to_string))
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// One sample: pose, its first and second time derivatives (x, y, z, roll, pitch, yaw rates),
+/// and the index of its segment in [`Trajectory::segments`] (if tagged).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Sample {
+    pub t: f64,
+    pub pose: Pose,
+    /// d(pose)/dt: m/s and rad/s of (x, y, z, roll, pitch, yaw).
+    pub velocity: [f64; 6],
+    /// d²(pose)/dt²: m/s² and rad/s².
+    pub acceleration: [f64; 6],
+    pub segment: Option<usize>,
+}
+
+/// A time-ordered sequence of samples (strictly increasing t).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Trajectory {
+    pub samples: Vec<Sample>,
+    /// Segment names, indexed by `Sample::segment`.
+    pub segments: Vec<String>,
+}
+
+impl Trajectory {
+    pub fn duration(&self) -> f64 {
+        match (self.samples.first(), self.samples.last()) {
+            (Some(a), Some(b)) => b.t - a.t,
+            _ => 0.0,
+        }
+    }
+
+    pub fn start_time(&self) -> f64 {
+        self.samples.first().map(|s| s.t).unwrap_or(0.0)
+    }
+
+    /// Name of a sample's segment, if any.
+    pub fn segment_name(&self, sample: &Sample) -> Option<&str> {
+        sample
+            .segment
+            .and_then(|k| self.segments.get(k))
+            .map(String::as_str)
+    }
+
+    /// The sample at time `t`, linearly interpolated between the stored samples and held
+    /// constant (with zero velocity and acceleration) outside them. The segment is the one of
+    /// the sample at or before `t`.
+    pub fn sample_at(&self, t: f64) -> Option<Sample> {
+        let first = self.samples.first()?;
+        let last = self.samples.last()?;
+        if t <= first.t {
+            return Some(Sample {
+                t,
+                velocity: [0.0; 6],
+                acceleration: [0.0; 6],
+                ..*first
+            });
+        }
+        if t >= last.t {
+            return Some(Sample {
+                t,
+                velocity: [0.0; 6],
+                acceleration: [0.0; 6],
+                ..*last
+            });
+        }
+        // First sample with time > t; the one before it is at or before t.
+        let k = self.samples.partition_point(|s| s.t <= t);
+        let (a, b) = (&self.samples[k - 1], &self.samples[k]);
+        let u = (t - a.t) / (b.t - a.t);
+        let lerp6 = |x: &[f64; 6], y: &[f64; 6]| {
+            let mut out = [0.0; 6];
+            for i in 0..6 {
+                out[i] = x[i] + (y[i] - x[i]) * u;
+            }
+            out
+        };
+        let pose = Pose::from_array(lerp6(&a.pose.to_array(), &b.pose.to_array()));
+        Some(Sample {
+            t,
+            pose,
+            velocity: lerp6(&a.velocity, &b.velocity),
+            acceleration: lerp6(&a.acceleration, &b.acceleration),
+            segment: a.segment,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sample_at_interpolates_and_holds() {
+        let s = |t: f64, x: f64| Sample {
+            t,
+            pose: Pose::new(x, 0.0, 0.0, 0.0, 0.0, 0.0),
+            velocity: [1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            acceleration: [0.0; 6],
+            segment: Some(0),
+        };
+        let traj = Trajectory {
+            samples: vec![s(0.0, 0.0), s(1.0, 1.0), s(2.0, 2.0)],
+            segments: vec!["a".into()],
+        };
+        let mid = traj.sample_at(1.25).expect("non-empty");
+        assert!((mid.pose.position.x - 1.25).abs() < 1e-15);
+        assert_eq!(mid.velocity[0], 1.0);
+        let after = traj.sample_at(5.0).expect("non-empty");
+        assert_eq!(after.pose.position.x, 2.0);
+        assert_eq!(after.velocity, [0.0; 6]);
+        assert_eq!(traj.segment_name(&mid), Some("a"));
+        assert_eq!(traj.duration(), 2.0);
+    }
+}

@@ -1,0 +1,225 @@
+//! Camera and input: an orbit camera framing the whole robot in the part of the window right of
+//! the panel, mouse input withheld from it while the pointer is on the panel, and the keyboard
+//! shortcuts of the help overlay.
+
+use super::colors;
+use super::overlay::HelpOverlay;
+use super::panel::PanelState;
+use super::playback::Playback;
+use super::scene::{RobotChanged, to_bevy};
+use bevy::camera::{CameraOutputMode, ClearColorConfig, Viewport, visibility::RenderLayers};
+use bevy::core_pipeline::tonemapping::Tonemapping;
+use bevy::light::CascadeShadowConfigBuilder;
+use bevy::prelude::*;
+use bevy::render::render_resource::BlendState;
+use bevy::window::PrimaryWindow;
+use bevy_egui::{PrimaryEguiContext, egui, input::EguiWantsInput};
+use bevy_panorbit_camera::PanOrbitCamera;
+use cdpr_core::robot::Robot;
+
+/// The 3D view's camera (the egui camera is a separate overlay, see [`spawn_cameras`]).
+#[derive(Component)]
+pub struct SceneCamera;
+
+const YAW: f32 = 0.55;
+const PITCH: f32 = 0.42;
+/// Vertical field of view of Bevy's default perspective projection.
+const FOV: f32 = std::f32::consts::FRAC_PI_4;
+
+/// Focus and distance that show the whole frame box: its bounding sphere fits the vertical
+/// field of view (the view is wider than tall), less a little since a box's outline is smaller
+/// than its sphere's.
+pub fn framing(robot: &Robot) -> (Vec3, f32) {
+    let radius = 0.5 * robot.frame.size().norm() as f32;
+    (
+        to_bevy(&robot.frame.center()),
+        0.92 * radius / (0.5 * FOV).sin(),
+    )
+}
+
+/// Two cameras, as bevy_egui's side-panel example has them: the 3D camera draws into the part
+/// of the window right of the panel, and a camera that draws nothing but egui (and the bevy_ui
+/// overlays) covers the whole window on top.
+pub fn spawn_cameras(mut commands: Commands, playback: Res<Playback>, smooth: Res<SmoothCamera>) {
+    let (focus, radius) = framing(playback.robot());
+    let mut orbit = PanOrbitCamera {
+        focus,
+        radius: Some(radius),
+        yaw: Some(YAW),
+        pitch: Some(PITCH),
+        ..default()
+    };
+    if !smooth.0 {
+        orbit.orbit_smoothness = 0.0;
+        orbit.pan_smoothness = 0.0;
+        orbit.zoom_smoothness = 0.0;
+    }
+    // No tone mapping: the unlit cables then show exactly the legend's colours.
+    commands.spawn((SceneCamera, orbit, Msaa::Sample4, Tonemapping::None));
+    commands.spawn((
+        PrimaryEguiContext,
+        Camera2d,
+        RenderLayers::none(),
+        Camera {
+            order: 1,
+            output_mode: CameraOutputMode::Write {
+                blend_state: Some(BlendState::ALPHA_BLENDING),
+                clear_color: ClearColorConfig::None,
+            },
+            clear_color: ClearColorConfig::Custom(Color::NONE),
+            ..default()
+        },
+    ));
+    // One shadowed sun from above and behind the default view; cascades sized to the robot.
+    let reach = 4.0 * radius;
+    commands.spawn((
+        DirectionalLight {
+            illuminance: 9_000.0,
+            shadow_maps_enabled: true,
+            ..default()
+        },
+        CascadeShadowConfigBuilder {
+            maximum_distance: reach,
+            first_cascade_far_bound: 0.5 * reach,
+            num_cascades: 2,
+            ..default()
+        }
+        .build(),
+        Transform::from_xyz(0.4, 1.0, 0.3).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+}
+
+/// Whether the camera eases towards new targets (off in screenshot mode: the picture must not
+/// depend on how many frames an animation had).
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct SmoothCamera(pub bool);
+
+/// Points the camera at the whole robot again (the `F` key, and each new robot).
+pub fn reframe(camera: &mut PanOrbitCamera, robot: &Robot) {
+    let (focus, radius) = framing(robot);
+    camera.target_focus = focus;
+    camera.target_radius = radius;
+    camera.target_yaw = YAW;
+    camera.target_pitch = PITCH;
+    camera.force_update = true;
+}
+
+pub fn reframe_on_new_robot(
+    mut changed: MessageReader<RobotChanged>,
+    playback: Res<Playback>,
+    mut cameras: Query<&mut PanOrbitCamera>,
+) {
+    if changed.read().count() == 0 {
+        return;
+    }
+    for mut camera in &mut cameras {
+        reframe(&mut camera, playback.robot());
+    }
+}
+
+/// Keeps the 3D camera's viewport right of the panel (physical pixels).
+pub fn fit_viewport(
+    panel: Res<PanelState>,
+    window: Single<&Window, With<PrimaryWindow>>,
+    mut camera: Single<&mut Camera, With<SceneCamera>>,
+) {
+    let size = UVec2::new(window.physical_width(), window.physical_height());
+    let left = ((panel.rect.width().max(0.0) * window.scale_factor()) as u32).min(size.x / 2);
+    if size.x == 0 || size.y == 0 {
+        return;
+    }
+    let viewport = Viewport {
+        physical_position: UVec2::new(left, 0),
+        physical_size: UVec2::new(size.x - left, size.y),
+        ..default()
+    };
+    let same = camera.viewport.as_ref().is_some_and(|v| {
+        v.physical_position == viewport.physical_position
+            && v.physical_size == viewport.physical_size
+    });
+    if !same {
+        camera.viewport = Some(viewport);
+    }
+}
+
+/// Withholds mouse input from the orbit camera while the pointer is on the panel or egui is
+/// using it. egui's own "pointer over area" is false over a panel drawn on the background
+/// layer, so the panel's rectangle is tested directly. A drag keeps its owner: one begun in the
+/// 3D view may cross the panel, one begun on a slider never orbits.
+pub fn gate_camera_input(
+    wants: Res<EguiWantsInput>,
+    panel: Res<PanelState>,
+    window: Single<&Window, With<PrimaryWindow>>,
+    mouse: Res<ButtonInput<MouseButton>>,
+    mut cameras: Query<&mut PanOrbitCamera>,
+    mut drag_owned_by_camera: Local<bool>,
+) {
+    let over_panel = window
+        .cursor_position()
+        .is_some_and(|p| panel.rect.contains(egui::pos2(p.x, p.y)));
+    let egui_busy = over_panel || wants.wants_any_pointer_input();
+    if mouse.get_just_pressed().next().is_some() {
+        *drag_owned_by_camera = !egui_busy;
+    }
+    let enabled = if mouse.get_pressed().next().is_some() {
+        *drag_owned_by_camera
+    } else {
+        !egui_busy
+    };
+    for mut camera in &mut cameras {
+        if camera.enabled != enabled {
+            camera.enabled = enabled;
+        }
+    }
+}
+
+/// Space pause, R reset, S step, H help, F frame the robot, Esc quit.
+#[allow(clippy::too_many_arguments)]
+pub fn keyboard(
+    keys: Res<ButtonInput<KeyCode>>,
+    wants: Res<EguiWantsInput>,
+    mut playback: ResMut<Playback>,
+    mut help: Query<&mut Visibility, With<HelpOverlay>>,
+    mut cameras: Query<&mut PanOrbitCamera>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    if wants.wants_any_keyboard_input() {
+        return; // typing into a text field
+    }
+    if keys.just_pressed(KeyCode::Space) {
+        playback.paused = !playback.paused;
+    }
+    if keys.just_pressed(KeyCode::KeyR) {
+        playback.stop_demo();
+        if let Err(e) = playback.reset() {
+            playback.error = Some(e.to_string());
+        }
+    }
+    if keys.just_pressed(KeyCode::KeyS) && !playback.is_live() {
+        playback.paused = true;
+        if let Err(e) = playback.step_once() {
+            playback.error = Some(e.to_string());
+        }
+    }
+    if keys.just_pressed(KeyCode::KeyH) || keys.just_pressed(KeyCode::F1) {
+        for mut visibility in &mut help {
+            *visibility = match *visibility {
+                Visibility::Hidden => Visibility::Inherited,
+                _ => Visibility::Hidden,
+            };
+        }
+    }
+    if keys.just_pressed(KeyCode::KeyF) {
+        for mut camera in &mut cameras {
+            reframe(&mut camera, playback.robot());
+        }
+    }
+    if keys.just_pressed(KeyCode::Escape) {
+        exit.write(AppExit::Success);
+    }
+}
+
+/// The window's clear colour.
+pub fn background() -> ClearColor {
+    ClearColor(colors::BACKGROUND)
+}

@@ -1,0 +1,327 @@
+//! The 3D viewer (Bevy): draws the physics core's state — frame, pulleys, platform and TCP,
+//! cables coloured by tension, commanded and actual paths — at the screen's rate while the core
+//! steps at its fixed 1 kHz. It owns a [`Driver`](cdpr_core::sim::driver::Driver) (the same
+//! per-step logic as `cdpr simulate`) in the [`Playback`] resource and never runs a physics of
+//! its own: no Bevy physics plugin, no bevy_rapier3d (the core owns its Rapier world; a second
+//! one here would be a second physics path).
+//!
+//! Faces: `cdpr view` (and `cargo run --release` with no arguments: the demo), `cdpr view
+//! --screenshot` for CI, [`headless_app`] for tests, and live mode ([`run_live`], `cdpr view
+//! --plc`): the ADS shadow runs on its own thread ([`live`]) and the viewer draws it.
+#![deny(clippy::unwrap_used)]
+
+mod camera;
+pub mod capture;
+pub mod colors;
+pub mod live;
+mod overlay;
+mod panel;
+pub mod playback;
+pub mod scenario;
+pub mod scene;
+
+/// The Bevy the viewer is built with, for tests and embedders (one version in the tree).
+pub use bevy;
+pub use capture::Summary;
+pub use live::{LiveFeed, LiveHandle, LiveInfo};
+pub use playback::{Playback, PlaybackPlugin};
+pub use scenario::{DemoEntry, Scenario};
+
+use bevy::app::AppExit;
+use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
+use bevy::prelude::*;
+use bevy::render::{Render, RenderApp, RenderPlugin, RenderSystems};
+use bevy::time::TimeUpdateStrategy;
+use bevy::window::PresentMode;
+use bevy::winit::WinitSettings;
+use bevy_egui::{EguiGlobalSettings, EguiPlugin, EguiPostUpdateSet, EguiPrimaryContextPass};
+use bevy_panorbit_camera::{PanOrbitCameraPlugin, PanOrbitCameraSystemSet};
+use cdpr_core::robot::RobotFileError;
+use cdpr_core::sim::SimError;
+use cdpr_core::trajectory::TrajectoryError;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ViewerError {
+    #[error("loading robot `{spec}`: {source}")]
+    Robot {
+        spec: String,
+        source: RobotFileError,
+    },
+    #[error("loading trajectory `{spec}`: {source}")]
+    Trajectory {
+        spec: String,
+        source: TrajectoryError,
+    },
+    #[error("physics: {0}")]
+    Sim(#[from] SimError),
+    #[error(
+        "no display: DISPLAY is not set (the viewer needs an X11 display; headless, run it under \
+         `xvfb-run -a -s \"-screen 0 1280x720x24\"` with Mesa's Vulkan driver installed)"
+    )]
+    NoDisplay,
+    #[error("the window or the renderer could not start: {0}")]
+    Startup(String),
+    #[error("the screenshot was not written to {0}")]
+    Screenshot(PathBuf),
+    #[error("{0}")]
+    Options(String),
+}
+
+/// Which ECS executor runs the main schedules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Executor {
+    /// Bevy's default with the `multi_threaded` feature: systems run in parallel on a pool.
+    Multi,
+    /// One thread runs every system in order; rendering is still pipelined on its own thread.
+    #[default]
+    Single,
+}
+
+/// Everything `cdpr view` can ask for.
+#[derive(Debug, Clone)]
+pub struct ViewerOptions {
+    /// What to play; `None` plays the demo.
+    pub scenario: Option<Scenario>,
+    pub time_scale: f64,
+    /// Start this many simulated seconds into the run.
+    pub seek: f64,
+    pub screenshot: Option<PathBuf>,
+    /// Screenshot mode: the frame at which the picture is taken.
+    pub frames: u32,
+    pub max_frames: Option<u32>,
+    pub duration: Option<Duration>,
+    pub size: (u32, u32),
+    pub executor: Executor,
+    /// Process start, for the time to the first frame.
+    pub started: Instant,
+    /// Robot files the picker offers beside the shipped ones (`robots/`).
+    pub robots_dir: PathBuf,
+}
+
+impl Default for ViewerOptions {
+    fn default() -> Self {
+        ViewerOptions {
+            scenario: None,
+            time_scale: 1.0,
+            seek: 0.0,
+            screenshot: None,
+            frames: 5,
+            max_frames: None,
+            duration: None,
+            size: (1280, 720),
+            executor: Executor::default(),
+            started: Instant::now(),
+            robots_dir: PathBuf::from("robots"),
+        }
+    }
+}
+
+/// Virtual time per frame in screenshot mode: the picture depends on the frame count only.
+pub const SCREENSHOT_FRAME: Duration = Duration::from_nanos(16_666_667);
+
+/// Opens the window and runs until it is closed (or the screenshot is written, or the frame or
+/// time limit is reached). Returns the figures measured.
+pub fn run(options: ViewerOptions) -> Result<Summary, ViewerError> {
+    let mut playback = match &options.scenario {
+        Some(s) => Playback::new(s.clone())?,
+        None => Playback::demo(scenario::demo_playlist(&scenario::robot_choices(
+            &options.robots_dir,
+        )))?,
+    };
+    playback.time_scale = options.time_scale;
+    playback.seek(options.seek)?;
+    run_playback(&options, playback)
+}
+
+/// Live mode: opens the window on what `feed` publishes (the shadow runs on its own thread;
+/// stop it with its [`LiveHandle`] once this returns). `options.scenario`, `time_scale` and
+/// `seek` do not apply: the controller drives the motion.
+pub fn run_live(options: ViewerOptions, feed: LiveFeed) -> Result<Summary, ViewerError> {
+    run_playback(&options, Playback::live(feed))
+}
+
+fn run_playback(options: &ViewerOptions, playback: Playback) -> Result<Summary, ViewerError> {
+    if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
+        return Err(ViewerError::NoDisplay);
+    }
+    if let Some(path) = &options.screenshot {
+        // A stale file must not pass for this run's picture.
+        let _ = std::fs::remove_file(path);
+    }
+    // Bevy reports a display it cannot open or a missing GPU by panicking while the plugins
+    // build; that becomes an error here instead of a crash (the panic message is kept).
+    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        build_app(options, playback)
+    }));
+    let mut app = match built {
+        Ok(app) => app,
+        Err(payload) => return Err(ViewerError::Startup(panic_text(payload.as_ref()))),
+    };
+    let sink = capture::SummarySink::default();
+    app.insert_resource(sink.clone());
+    let exit = app.run();
+    let summary = sink
+        .0
+        .lock()
+        .ok()
+        .and_then(|mut slot| slot.take())
+        .ok_or_else(|| ViewerError::Startup("the app ended before its first frame".into()))?;
+    if let Some(path) = &options.screenshot
+        && !path.is_file()
+    {
+        return Err(ViewerError::Screenshot(path.clone()));
+    }
+    match exit {
+        AppExit::Success => Ok(summary),
+        AppExit::Error(code) => Err(ViewerError::Startup(format!(
+            "the viewer stopped with code {code}"
+        ))),
+    }
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+fn build_app(options: &ViewerOptions, playback: Playback) -> App {
+    let screenshot_mode = options.screenshot.is_some();
+    let (title, ghost) = match playback.live_feed() {
+        Some(feed) => (
+            format!("cdpr — live shadow of {}", feed.info.address),
+            "controller's commanded pose (ghost box)".to_string(),
+        ),
+        None => (
+            format!("cdpr — {}", playback.robot().name),
+            "commanded pose (ghost box)".to_string(),
+        ),
+    };
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title,
+                    resolution: options.size.into(),
+                    // The physics is paced by the clock, not by vsync: no need to wait for it.
+                    present_mode: PresentMode::AutoNoVsync,
+                    ..default()
+                }),
+                ..default()
+            })
+            // Pipelines compile before the first frame is drawn, so a screenshot of frame N
+            // shows the whole scene (asynchronous compilation left the meshes out at frame 5).
+            .set(RenderPlugin {
+                synchronous_pipeline_compilation: true,
+                ..default()
+            })
+            // The binary has its own tracing subscriber (CDPR_LOG); Bevy's would clash with it.
+            .disable::<bevy::log::LogPlugin>(),
+    )
+    .add_plugins(EguiPlugin::default())
+    .add_plugins(PanOrbitCameraPlugin)
+    .insert_resource(EguiGlobalSettings {
+        auto_create_primary_context: false,
+        ..default()
+    })
+    // Update every frame even without focus (Xvfb has no window manager to give it).
+    .insert_resource(WinitSettings::continuous())
+    .insert_resource(camera::background())
+    .insert_resource(GlobalAmbientLight {
+        brightness: 350.0,
+        ..default()
+    })
+    .insert_resource(playback)
+    .insert_resource(scene::SpawnedFor::default())
+    .insert_resource(scene::DisplayOptions::default())
+    .insert_resource(scene::TensionScale(1.0))
+    .insert_resource(panel::PanelState::new(scenario::robot_choices(
+        &options.robots_dir,
+    )))
+    .insert_resource(overlay::GhostText(ghost))
+    .insert_resource(camera::SmoothCamera(!screenshot_mode))
+    .insert_resource(capture::FrameStats::default())
+    .insert_resource(capture::CapturePlan {
+        screenshot: options.screenshot.clone(),
+        frames: options.frames,
+        max_frames: options.max_frames,
+        duration: options.duration,
+        started: options.started,
+    })
+    .add_message::<scene::RobotChanged>()
+    .add_plugins(PlaybackPlugin)
+    .add_systems(Startup, (camera::spawn_cameras, overlay::spawn_overlays))
+    .add_systems(
+        Update,
+        (
+            camera::keyboard,
+            scene::respawn_robot,
+            camera::reframe_on_new_robot,
+            scene::sync_scene,
+            scene::draw_gizmos,
+            overlay::update_legend,
+        )
+            .chain()
+            .after(playback::PlaybackSet),
+    )
+    .add_systems(EguiPrimaryContextPass, panel::panel)
+    .add_systems(
+        PostUpdate,
+        (camera::gate_camera_input, camera::fit_viewport)
+            .after(EguiPostUpdateSet::ProcessOutput)
+            .before(PanOrbitCameraSystemSet),
+    )
+    .add_systems(Last, capture::per_frame);
+    app.configure_sets(Update, playback::PlaybackSet.before(camera::keyboard));
+    if screenshot_mode {
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(SCREENSHOT_FRAME));
+    } else {
+        lift_frame_clamp(&mut app);
+    }
+    if options.executor == Executor::Single {
+        for label in [
+            First.intern(),
+            PreUpdate.intern(),
+            Update.intern(),
+            PostUpdate.intern(),
+            Last.intern(),
+        ] {
+            app.edit_schedule(label, |schedule| {
+                schedule.set_executor(SingleThreadedExecutor::new());
+            });
+        }
+    }
+    if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
+        render_app.add_systems(
+            Render,
+            capture::mark_first_render.in_set(RenderSystems::Cleanup),
+        );
+    }
+    app
+}
+
+/// An app with the viewer's stepping and no window or renderer: `MinimalPlugins`, the
+/// [`Playback`] and its [`PlaybackPlugin`], each `update()` advancing virtual time by
+/// `frame`. What the tests run to show the viewer steps the core exactly as `cdpr simulate`.
+pub fn headless_app(playback: Playback, frame: Duration) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(frame))
+        .insert_resource(playback)
+        .add_plugins(PlaybackPlugin);
+    lift_frame_clamp(&mut app);
+    app
+}
+
+/// Frames under a software renderer can take longer than Bevy's default 250 ms clamp of
+/// virtual time; the physics must still see the whole wall-clock time to keep real time.
+fn lift_frame_clamp(app: &mut App) {
+    if let Some(mut time) = app.world_mut().get_resource_mut::<Time<Virtual>>() {
+        time.set_max_delta(Duration::from_secs(2));
+    }
+}

@@ -1,0 +1,545 @@
+//! The egui side panel: what runs (robot, trajectory, speed, model, winch mode), play controls,
+//! live numbers and two small plots (cable tensions, tracking error).
+
+use super::colors::{self, to_color32};
+use super::live::LinkState;
+use super::playback::{PLOT_SAMPLES, Playback};
+use super::scenario::{self, Scenario};
+use super::scene::{DisplayOptions, TensionScale};
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, egui};
+use cdpr_core::sim::{ControlMode, ModelKind};
+use cdpr_core::trajectory::BUILTINS;
+
+/// What the panel keeps between frames.
+#[derive(Resource, Debug, Clone)]
+pub struct PanelState {
+    /// The panel's rectangle in egui points (the camera ignores the mouse over it).
+    pub rect: egui::Rect,
+    pub robots: Vec<String>,
+    /// The CSV path being typed.
+    pub csv_path: String,
+    /// The speed slider's value while it is dragged, m/s.
+    pub speed_edit: Option<f64>,
+    /// Frame time, smoothed, s.
+    pub frame_time: f64,
+    pub steps_last_frame: u64,
+}
+
+impl PanelState {
+    pub fn new(robots: Vec<String>) -> PanelState {
+        PanelState {
+            rect: egui::Rect::NOTHING,
+            robots,
+            csv_path: String::new(),
+            speed_edit: None,
+            frame_time: 0.0,
+            steps_last_frame: 0,
+        }
+    }
+}
+
+const MODELS: [(ModelKind, &str); 2] = [
+    (ModelKind::Chain, "chain (Rapier joints)"),
+    (ModelKind::Elastic, "elastic (spring cables)"),
+];
+const WINCHES: [(ControlMode, &str); 3] = [
+    (ControlMode::Length, "length (PID drive)"),
+    (ControlMode::Ideal, "ideal (exact payout)"),
+    (ControlMode::Tension, "tension (seed 001)"),
+];
+
+/// Colours told apart in the tension plot, one per cable (cycled beyond eight).
+const CABLE_COLORS: [egui::Color32; 8] = [
+    egui::Color32::from_rgb(86, 180, 233),
+    egui::Color32::from_rgb(230, 159, 0),
+    egui::Color32::from_rgb(0, 158, 115),
+    egui::Color32::from_rgb(240, 228, 66),
+    egui::Color32::from_rgb(0, 114, 178),
+    egui::Color32::from_rgb(213, 94, 0),
+    egui::Color32::from_rgb(204, 121, 167),
+    egui::Color32::from_rgb(200, 200, 200),
+];
+
+pub fn panel(
+    mut contexts: EguiContexts,
+    mut playback: ResMut<Playback>,
+    mut state: ResMut<PanelState>,
+    mut display: ResMut<DisplayOptions>,
+    scale: Res<TensionScale>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    let playback = &mut *playback;
+    let state = &mut *state;
+    // egui 0.36 shows panels inside a Ui; bevy_egui hands out only the context, so the root Ui
+    // covering the window is built here (as bevy_egui's own examples do).
+    let mut root = egui::Ui::new(
+        ctx.clone(),
+        egui::Id::new("cdpr_root"),
+        egui::UiBuilder::new()
+            .layer_id(egui::LayerId::background())
+            .max_rect(ctx.viewport_rect()),
+    );
+    let response = egui::Panel::left("cdpr_panel")
+        .default_size(310.0)
+        .resizable(true)
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                ui.heading("cdpr — CDPR shadow");
+                if playback.is_live() {
+                    live_section(ui, playback);
+                } else {
+                    scenario_section(ui, playback, state);
+                }
+                ui.separator();
+                display_section(ui, &mut display);
+                ui.separator();
+                numbers(ui, playback, state, scale.0);
+                ui.separator();
+                plots(ui, playback, scale.0);
+                if let Some(error) = &playback.error {
+                    ui.separator();
+                    ui.colored_label(egui::Color32::from_rgb(255, 110, 110), error);
+                }
+            });
+        });
+    state.rect = response.response.rect;
+    Ok(())
+}
+
+/// Live mode: the connection indicator, where and how the shadow runs, its cycle figures, and
+/// pause (which freezes the view only: the shadow keeps exchanging with the controller).
+fn live_section(ui: &mut egui::Ui, playback: &mut Playback) {
+    let Some(feed) = playback.live_feed() else {
+        return;
+    };
+    let latest = &feed.latest;
+    let (color, text) = match &latest.link {
+        LinkState::Connected => (
+            egui::Color32::from_rgb(60, 200, 90),
+            "connected".to_string(),
+        ),
+        LinkState::Offline { since } => (
+            egui::Color32::from_rgb(240, 170, 40),
+            format!(
+                "offline {:.1} s, reconnecting",
+                since.elapsed().as_secs_f64()
+            ),
+        ),
+        LinkState::Stopped { error: None } => {
+            (egui::Color32::from_gray(140), "stopped".to_string())
+        }
+        LinkState::Stopped { error: Some(_) } => (
+            egui::Color32::from_rgb(230, 70, 60),
+            "stopped on an error".to_string(),
+        ),
+    };
+    ui.horizontal(|ui| {
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
+        ui.painter().circle_filled(rect.center(), 6.0, color);
+        ui.strong(format!("live: {text}"));
+    });
+    if let LinkState::Stopped { error: Some(e) } = &latest.link {
+        ui.colored_label(egui::Color32::from_rgb(255, 110, 110), e);
+    }
+    let ms = |v: Option<f64>| v.map_or("–".into(), |v| format!("{:.3}", v * 1e3));
+    let summary = &latest.summary;
+    egui::Grid::new("live_grid").striped(true).show(ui, |ui| {
+        row(ui, "controller", feed.info.address.clone());
+        for (name, value) in &feed.info.lines {
+            row(ui, name, value.clone());
+        }
+        row(ui, "PLC cycle", latest.plc_cycle.to_string());
+        row(
+            ui,
+            "motion enable",
+            if latest.motion_enable { "on" } else { "off" }.to_string(),
+        );
+        row(
+            ui,
+            "exchange p50/p99",
+            format!(
+                "{} / {} ms",
+                ms(summary.cycle_p50_s),
+                ms(summary.cycle_p99_s)
+            ),
+        );
+        row(
+            ui,
+            "reaction p50",
+            summary
+                .reaction_cycles
+                .map_or("–".into(), |c| format!("{c} PLC cycles")),
+        );
+        row(
+            ui,
+            "rejected / gaps",
+            format!("{} / {}", latest.rejected, summary.gaps),
+        );
+    });
+    let label = if playback.paused {
+        "▶ follow"
+    } else {
+        "⏸ freeze view"
+    };
+    ui.horizontal(|ui| {
+        if ui
+            .button(label)
+            .on_hover_text("the shadow keeps running; only the view stops")
+            .clicked()
+        {
+            playback.paused = !playback.paused;
+        }
+        if ui.button("clear trails").clicked() {
+            let _ = playback.reset();
+        }
+    });
+}
+
+fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut PanelState) {
+    let mut wanted: Option<Scenario> = None;
+    let current = playback.scenario.clone();
+    let mut demo = playback.demo.is_some();
+    if ui
+        .checkbox(&mut demo, "demo: cycle through the robots")
+        .changed()
+    {
+        if demo {
+            match Playback::demo(scenario::demo_playlist(&state.robots)) {
+                Ok(fresh) => *playback = fresh,
+                Err(e) => playback.error = Some(e.to_string()),
+            }
+        } else {
+            playback.stop_demo();
+        }
+    }
+    egui::Grid::new("scenario_grid")
+        .num_columns(2)
+        .show(ui, |ui| {
+            ui.label("robot");
+            let mut robot = current.robot.clone();
+            egui::ComboBox::from_id_salt("robot")
+                .width(180.0)
+                .selected_text(&robot)
+                .show_ui(ui, |ui| {
+                    for name in &state.robots {
+                        ui.selectable_value(&mut robot, name.clone(), name);
+                    }
+                });
+            if robot != current.robot {
+                wanted = Some(Scenario {
+                    trajectory: scenario::default_trajectory(&robot).to_string(),
+                    robot,
+                    ..current.clone()
+                });
+            }
+            ui.end_row();
+
+            ui.label("trajectory");
+            let mut trajectory = current.trajectory.clone();
+            egui::ComboBox::from_id_salt("trajectory")
+                .width(180.0)
+                .selected_text(&trajectory)
+                .show_ui(ui, |ui| {
+                    for (name, what) in BUILTINS {
+                        ui.selectable_value(&mut trajectory, name.to_string(), *name)
+                            .on_hover_text(*what);
+                    }
+                });
+            if trajectory != current.trajectory {
+                wanted = Some(Scenario {
+                    trajectory,
+                    ..current.clone()
+                });
+            }
+            ui.end_row();
+
+            ui.label("CSV");
+            ui.horizontal(|ui| {
+                ui.add(
+                    egui::TextEdit::singleline(&mut state.csv_path)
+                        .hint_text("path/to/trajectory.csv")
+                        .desired_width(130.0),
+                );
+                if ui.button("load").clicked() && !state.csv_path.trim().is_empty() {
+                    wanted = Some(Scenario {
+                        trajectory: state.csv_path.trim().to_string(),
+                        ..current.clone()
+                    });
+                }
+            });
+            ui.end_row();
+
+            ui.label("speed [m/s]");
+            let speed = state.speed_edit.get_or_insert(current.speed);
+            let r = ui.add(egui::Slider::new(speed, 0.02..=1.0).logarithmic(true));
+            // Rebuilding the trajectory restarts the run: only once the slider is let go.
+            if !r.dragged() {
+                let speed = *speed;
+                state.speed_edit = None;
+                if speed != current.speed {
+                    wanted = Some(Scenario {
+                        speed,
+                        ..current.clone()
+                    });
+                }
+            }
+            ui.end_row();
+
+            ui.label("time scale");
+            ui.add(
+                egui::Slider::new(&mut playback.time_scale, 0.05..=4.0)
+                    .logarithmic(true)
+                    .suffix("×"),
+            );
+            ui.end_row();
+
+            ui.label("model");
+            let mut model = current.model;
+            combo(ui, "model", &mut model, &MODELS);
+            ui.end_row();
+            ui.label("winches");
+            let mut control = current.control;
+            combo(ui, "winches", &mut control, &WINCHES);
+            ui.end_row();
+            let mut compensate = current.compensate;
+            ui.label("");
+            ui.checkbox(&mut compensate, "compensate pre-stretch f*/k");
+            ui.end_row();
+            if (model, control, compensate) != (current.model, current.control, current.compensate)
+            {
+                wanted = Some(Scenario {
+                    model,
+                    control,
+                    compensate,
+                    ..current.clone()
+                });
+            }
+        });
+    ui.horizontal(|ui| {
+        let label = if playback.paused {
+            "▶ play"
+        } else {
+            "⏸ pause"
+        };
+        if ui.button(label).clicked() {
+            playback.paused = !playback.paused;
+        }
+        if ui.button("step").clicked() {
+            playback.paused = true;
+            if let Err(e) = playback.step_once() {
+                playback.error = Some(e.to_string());
+            }
+        }
+        if ui.button("⟲ reset").clicked() {
+            playback.stop_demo();
+            wanted = Some(current.clone());
+        }
+        ui.checkbox(&mut playback.looping, "loop");
+    });
+    if let Some(scenario) = wanted {
+        playback.stop_demo();
+        if let Err(e) = playback.load(scenario) {
+            playback.error = Some(e.to_string());
+        }
+    }
+}
+
+fn combo<T: Copy + PartialEq>(ui: &mut egui::Ui, id: &str, value: &mut T, items: &[(T, &str)]) {
+    let selected = items
+        .iter()
+        .find(|(v, _)| v == value)
+        .map(|(_, name)| *name)
+        .unwrap_or("?");
+    egui::ComboBox::from_id_salt(id)
+        .width(180.0)
+        .selected_text(selected)
+        .show_ui(ui, |ui| {
+            for (v, name) in items {
+                ui.selectable_value(value, *v, *name);
+            }
+        });
+}
+
+fn display_section(ui: &mut egui::Ui, display: &mut DisplayOptions) {
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut display.show_trails, "trails");
+        ui.checkbox(&mut display.show_ghost, "ghost");
+        ui.checkbox(&mut display.show_workspace, "workspace");
+    });
+}
+
+fn numbers(ui: &mut egui::Ui, playback: &Playback, state: &PanelState, scale_max: f64) {
+    let s = playback.state();
+    let p = s.pose.position;
+    let [_, _, _, roll, pitch, yaw] = s.pose.to_array();
+    let c = playback.commanded().position;
+    let error_mm = (c - p).norm() * 1e3;
+    let (lo, hi) = s
+        .tensions
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &f| {
+            (lo.min(f), hi.max(f))
+        });
+    if let Some(demo) = &playback.demo {
+        let entry = &demo.playlist[demo.entry];
+        ui.label(format!(
+            "demo {}/{}: loop {}/{}",
+            demo.entry + 1,
+            demo.playlist.len(),
+            demo.loops_done + 1,
+            entry.loops
+        ));
+    }
+    let time = match playback.driver() {
+        Some(driver) => {
+            let traj = driver.trajectory();
+            let segment = traj.segment_name(driver.commanded()).unwrap_or("–");
+            format!(
+                "{:7.3} / {:.1} s  {segment}",
+                driver.elapsed(),
+                traj.duration()
+            )
+        }
+        None => format!("{:7.3} s (shadow)", playback.total_simulated()),
+    };
+    egui::Grid::new("numbers").striped(true).show(ui, |ui| {
+        row(ui, "time", time);
+        row(
+            ui,
+            "x y z [mm]",
+            format!("{:7.2} {:7.2} {:7.2}", p.x * 1e3, p.y * 1e3, p.z * 1e3),
+        );
+        row(
+            ui,
+            "r p y [°]",
+            format!(
+                "{:7.3} {:7.3} {:7.3}",
+                roll.to_degrees(),
+                pitch.to_degrees(),
+                yaw.to_degrees()
+            ),
+        );
+        row(ui, "tracking error", format!("{error_mm:7.3} mm"));
+        ui.label(if playback.robot().is_cable_robot() {
+            "tension min–max"
+        } else {
+            "leg force min–max"
+        });
+        ui.horizontal(|ui| {
+            let tension = |f: f64| to_color32(colors::tension_color(f, scale_max));
+            ui.colored_label(
+                tension(lo),
+                egui::RichText::new(format!("{lo:7.2}")).monospace(),
+            );
+            ui.monospace("–");
+            ui.colored_label(
+                tension(hi),
+                egui::RichText::new(format!("{hi:.2} N")).monospace(),
+            );
+        });
+        ui.end_row();
+        let rtf = if playback.is_live() {
+            format!("{:5.2}×", playback.rtf.value)
+        } else {
+            format!(
+                "{:5.2}× (asked {:.2}×)",
+                playback.rtf.value, playback.time_scale
+            )
+        };
+        row(ui, "real-time factor", rtf);
+        row(
+            ui,
+            "frame",
+            format!(
+                "{:5.1} ms, {} steps",
+                state.frame_time * 1e3,
+                state.steps_last_frame
+            ),
+        );
+    });
+}
+
+fn row(ui: &mut egui::Ui, name: &str, value: String) {
+    ui.label(name);
+    ui.monospace(value);
+    ui.end_row();
+}
+
+fn plots(ui: &mut egui::Ui, playback: &Playback, scale_max: f64) {
+    let history = &playback.history;
+    let what = if playback.robot().is_cable_robot() {
+        "cable tensions"
+    } else {
+        "leg forces"
+    };
+    ui.label(format!("{what} [N], last {} s", PLOT_SAMPLES / 100));
+    // One series per cable, or per leg of a robot with legs.
+    let cables = playback.state().tensions.len();
+    let series: Vec<Vec<f64>> = (0..cables)
+        .map(|k| {
+            history
+                .tensions
+                .iter()
+                .map(|(_, f)| f.get(k).copied().unwrap_or(0.0))
+                .collect()
+        })
+        .collect();
+    let colors: Vec<egui::Color32> = (0..cables)
+        .map(|k| CABLE_COLORS[k % CABLE_COLORS.len()])
+        .collect();
+    line_plot(ui, &series, &colors, 0.0, scale_max, "N");
+    ui.label("tracking error |p_cmd − p| [mm]");
+    let error: Vec<f64> = history.error.iter().map(|(_, e)| e * 1e3).collect();
+    let top = colors::nice_ceil(error.iter().copied().fold(0.0, f64::max));
+    line_plot(
+        ui,
+        &[error],
+        &[egui::Color32::from_rgb(255, 90, 190)],
+        0.0,
+        top,
+        "mm",
+    );
+}
+
+/// A small line plot drawn with egui's painter: series share the x axis (sample index over the
+/// plot window) and the y range; the range's top is written in the corner.
+fn line_plot(
+    ui: &mut egui::Ui,
+    series: &[Vec<f64>],
+    colors: &[egui::Color32],
+    y_min: f64,
+    y_max: f64,
+    unit: &str,
+) {
+    let size = egui::vec2(ui.available_width().max(120.0), 80.0);
+    let (response, painter) = ui.allocate_painter(size, egui::Sense::hover());
+    let rect = response.rect;
+    painter.rect_filled(rect, 2.0, egui::Color32::from_gray(22));
+    let span = (y_max - y_min).max(1e-12);
+    for (values, color) in series.iter().zip(colors) {
+        if values.len() < 2 {
+            continue;
+        }
+        let points: Vec<egui::Pos2> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let x = egui::lerp(
+                    rect.left()..=rect.right(),
+                    i as f32 / (PLOT_SAMPLES - 1) as f32,
+                );
+                let s = (((v - y_min) / span).clamp(0.0, 1.0)) as f32;
+                egui::pos2(x, egui::lerp(rect.bottom() - 1.0..=rect.top() + 1.0, s))
+            })
+            .collect();
+        painter.line(points, egui::Stroke::new(1.3, *color));
+    }
+    painter.text(
+        rect.left_top() + egui::vec2(4.0, 2.0),
+        egui::Align2::LEFT_TOP,
+        format!("{y_max} {unit}"),
+        egui::FontId::monospace(10.0),
+        egui::Color32::GRAY,
+    );
+}

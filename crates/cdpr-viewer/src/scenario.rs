@@ -1,0 +1,229 @@
+//! What the viewer plays: a robot, a trajectory and the simulation settings, turned into a
+//! [`Driver`] exactly as `cdpr simulate` would build its run (same defaults, same trajectory
+//! sampling), so that the two give the same states step for step.
+
+use super::ViewerError;
+use cdpr_core::robot::Robot;
+use cdpr_core::sim::driver::Driver;
+use cdpr_core::sim::run::RunOptions;
+use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
+use cdpr_core::trajectory::{self, BuiltinOptions};
+use std::path::Path;
+
+/// One run the viewer can play.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// A robot file, or the name of a shipped robot (as `cdpr --robot` takes it).
+    pub robot: String,
+    /// A built-in trajectory name or a CSV file (as `cdpr simulate --trajectory` takes it).
+    pub trajectory: String,
+    /// Cruise speed of a built-in trajectory, m/s.
+    pub speed: f64,
+    pub model: ModelKind,
+    pub control: ControlMode,
+    /// Subtract the pre-stretch f*/k from the commanded lengths.
+    pub compensate: bool,
+}
+
+/// `cdpr simulate`'s defaults: 1 ms step, trajectories sampled at the step.
+pub const DT: f64 = 1e-3;
+
+impl Scenario {
+    /// The robot's own trajectory (the one its paper used) at `cdpr simulate`'s defaults.
+    pub fn for_robot(robot: &str) -> Scenario {
+        Scenario {
+            robot: robot.to_string(),
+            trajectory: default_trajectory(robot).to_string(),
+            speed: 0.1,
+            model: ModelKind::Chain,
+            control: ControlMode::Length,
+            compensate: false,
+        }
+    }
+
+    /// The options `cdpr simulate` would use for the same arguments.
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions {
+            config: SimConfig {
+                dt: DT,
+                model: self.model,
+                control: self.control,
+                ..SimConfig::default()
+            },
+            compensate: self.compensate,
+            ..RunOptions::default()
+        }
+    }
+
+    /// The trajectory options `cdpr simulate --speed` would use (sampled at the physics step).
+    pub fn builtin_options(&self) -> BuiltinOptions {
+        BuiltinOptions {
+            speed: self.speed,
+            dt: DT,
+            ..BuiltinOptions::default()
+        }
+    }
+
+    pub fn load_robot(&self) -> Result<Robot, ViewerError> {
+        Robot::load(&self.robot).map_err(|source| ViewerError::Robot {
+            spec: self.robot.clone(),
+            source,
+        })
+    }
+
+    /// Loads robot and trajectory and puts the platform at rest at the trajectory's start.
+    pub fn build(&self) -> Result<Driver, ViewerError> {
+        let robot = self.load_robot()?;
+        let traj = trajectory::load(&self.trajectory, &robot, &self.builtin_options()).map_err(
+            |source| ViewerError::Trajectory {
+                spec: self.trajectory.clone(),
+                source,
+            },
+        )?;
+        Driver::new(&robot, traj, &self.run_options()).map_err(ViewerError::Sim)
+    }
+}
+
+/// The trajectory each shipped robot's paper used; seed 000's test for any other robot.
+pub fn default_trajectory(robot: &str) -> &'static str {
+    let stem = Path::new(robot)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(robot);
+    match stem {
+        "silva4" => "pickplace",
+        "caroca" => "poly5",
+        "rssu2" => "tilt",
+        _ => "seed000",
+    }
+}
+
+/// One entry of the demo: a scenario and how many times its trajectory plays.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DemoEntry {
+    pub scenario: Scenario,
+    pub loops: u32,
+}
+
+/// The hands-off demo: uvigo8 on seed 000's test first, then every other robot the picker
+/// offers (`robots`, see [`robot_choices`]), each on its own paper's trajectory, round and
+/// round. Speeds are the papers' faster ones so that a visitor sees motion within seconds;
+/// seed 000's test still takes ~17 s a loop. The robots with legs (keops, rssu2) play too,
+/// drawn leg by leg; a file that does not load is left out with a warning.
+pub fn demo_playlist(robots: &[String]) -> Vec<DemoEntry> {
+    let mut names: Vec<&String> = robots.iter().collect();
+    if let Some(i) = names.iter().position(|n| n.as_str() == "uvigo8") {
+        let first = names.remove(i);
+        names.insert(0, first);
+    }
+    names
+        .into_iter()
+        .filter_map(|robot| {
+            let (speed, loops) = match default_trajectory(robot) {
+                "pickplace" => (0.5, 4),
+                "poly5" => (0.5, 2),
+                "tilt" => (0.5, 1),
+                _ => (0.2, 2),
+            };
+            let scenario = Scenario {
+                speed,
+                ..Scenario::for_robot(robot)
+            };
+            match scenario.load_robot() {
+                Ok(_) => Some(DemoEntry { scenario, loops }),
+                Err(e) => {
+                    tracing::warn!("demo: leaving out `{robot}`: {e}");
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
+/// Robots the picker offers: the shipped ones, then every `*.toml` in `robots/` (relative to
+/// the working directory) that is not one of them, sorted. A missing directory is no error.
+pub fn robot_choices(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = Robot::builtin_names().map(str::to_string).collect();
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .filter(|p| {
+            let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+            !names.iter().any(|n| n == stem)
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    files.sort();
+    names.extend(files);
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_robots_come_first_and_extra_files_are_listed() {
+        let dir = std::env::temp_dir().join(format!("cdpr-robots-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::write(dir.join("uvigo8.toml"), "").expect("write");
+        std::fs::write(dir.join("mine.toml"), "").expect("write");
+        std::fs::write(dir.join("notes.txt"), "").expect("write");
+        let choices = robot_choices(&dir);
+        assert_eq!(
+            &choices[..5],
+            &["uvigo8", "silva4", "caroca", "keops", "rssu2"]
+        );
+        assert_eq!(choices.len(), 6, "{choices:?}");
+        assert!(choices[5].ends_with("mine.toml"));
+        assert_eq!(robot_choices(&dir.join("missing")).len(), 5);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn every_demo_entry_builds() {
+        let playlist = demo_playlist(&robot_choices(Path::new("robots")));
+        let robots: Vec<&str> = playlist.iter().map(|e| e.scenario.robot.as_str()).collect();
+        assert_eq!(robots, ["uvigo8", "silva4", "caroca", "keops", "rssu2"]);
+        assert_eq!(playlist[0].scenario.trajectory, "seed000");
+        assert_eq!(playlist[4].scenario.trajectory, "tilt");
+        for entry in playlist {
+            let driver = entry.scenario.build().expect("builds");
+            assert!(driver.trajectory().duration() > 1.0);
+        }
+    }
+
+    #[test]
+    fn the_demo_leaves_out_files_that_do_not_load() {
+        let dir = std::env::temp_dir().join(format!("cdpr-demo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        // Not a robot file the loader knows: the demo skips it.
+        std::fs::write(
+            dir.join("walker.toml"),
+            "name = \"walker\"\n[legs]\ncount = 4\n",
+        )
+        .expect("write");
+        let choices = robot_choices(&dir);
+        assert_eq!(choices.len(), 6, "{choices:?}");
+        let playlist = demo_playlist(&choices);
+        let robots: Vec<&str> = playlist.iter().map(|e| e.scenario.robot.as_str()).collect();
+        assert_eq!(robots, ["uvigo8", "silva4", "caroca", "keops", "rssu2"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn bad_names_are_reported_with_the_name() {
+        let bad = Scenario {
+            trajectory: "nosuch".into(),
+            ..Scenario::for_robot("uvigo8")
+        };
+        let message = bad.build().err().expect("fails").to_string();
+        assert!(message.contains("nosuch"), "{message}");
+        let bad = Scenario::for_robot("nosuchrobot");
+        let message = bad.build().err().expect("fails").to_string();
+        assert!(message.contains("nosuchrobot"), "{message}");
+    }
+}
