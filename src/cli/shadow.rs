@@ -3,15 +3,16 @@
 use super::output::{Table, json};
 use super::plc::parse_duration;
 use anyhow::{Context, Result, bail};
-use cdpr_ads::plc::{
-    AdsConfig, AdsController, AdsSource, AdsTransport, AmsAddr, AmsNetId, ShadowLink, WritePolicy,
+use cdpr_ads::plc::{AdsSource, AmsAddr, AmsNetId};
+use cdpr_ads::shadow::{
+    self, Connected, CycleTiming, ShadowConfig, ShadowSetup, StartReport, Summary,
 };
-use cdpr_ads::shadow::{self, CycleTiming, Recorder, Shadow, ShadowConfig, StartReport, Summary};
-use cdpr_core::robot::{PlcSymbols, Robot};
-use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
+use cdpr_core::robot::Robot;
+use cdpr_core::sim::{ControlMode, ModelKind, SimConfig, SurrogateSetup};
+use cdpr_core::surrogate::SurrogateParams;
 use clap::Args;
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,9 +45,13 @@ pub struct ShadowArgs {
     /// Physics step, s.
     #[arg(long, default_value_t = 0.001, value_name = "S")]
     pub dt: f64,
-    /// Physical model (chain: seed 000's Rapier joint chains; elastic: platform-only, fast).
+    /// Physical model (chain: seed 000's Rapier joint chains; elastic: platform-only, fast;
+    /// surrogate: seed 004's filters, with --surrogate).
     #[arg(long, value_enum, default_value = "chain")]
     pub model: ModelKind,
+    /// Surrogate parameter file (from `cdpr surrogate fit`), with --model surrogate.
+    #[arg(long, value_name = "TOML")]
+    pub surrogate: Option<PathBuf>,
     /// Winches: `ideal` follows the controller's set points exactly (its NC has shaped them
     /// already); `length` adds a PID drive with the robot's limits.
     #[arg(long, value_enum, default_value = "ideal")]
@@ -102,28 +107,6 @@ pub struct LinkArgs {
     pub timeout: Duration,
 }
 
-/// What [`open`] needs beyond the link: the robot file and the physics.
-pub struct ShadowSetup<'a> {
-    pub plc: &'a str,
-    pub robot: Option<&'a str>,
-    pub dt: f64,
-    pub model: ModelKind,
-    pub control: ControlMode,
-}
-
-/// A shadow connected to its controller, and what to tell the user about it.
-pub struct Opened {
-    pub shadow: Shadow<AdsController>,
-    /// Shown by the viewer's live panel (`cdpr shadow` prints the banner instead).
-    #[cfg_attr(not(feature = "viewer"), allow(dead_code))]
-    pub endpoint: String,
-    #[cfg_attr(not(feature = "viewer"), allow(dead_code))]
-    pub target: AmsAddr,
-    pub timing: CycleTiming,
-    /// The one stderr line scripts (and the tests) wait for.
-    pub banner: String,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CycleArg {
     Free(Duration),
@@ -155,145 +138,56 @@ fn parse_source(text: &str) -> Result<AdsSource, String> {
     }
 }
 
-/// HOST or HOST:PORT (IPv6 in brackets) → HOST:PORT with ADS's 48898 by default.
-pub fn endpoint(plc: &str) -> String {
-    let plc = plc.trim();
-    let has_port = match plc.rsplit_once(':') {
-        Some((host, port)) => {
-            !port.is_empty()
-                && port.bytes().all(|b| b.is_ascii_digit())
-                && (!host.contains(':') || host.ends_with(']'))
-        }
-        None => false,
-    };
-    if has_port {
-        plc.to_string()
-    } else {
-        format!("{plc}:{}", ads::PORT)
-    }
+/// What the shadow models: the robot file (or the template), the physics.
+pub struct ModelChoice<'a> {
+    pub robot: Option<&'a str>,
+    pub dt: f64,
+    pub model: ModelKind,
+    pub control: ControlMode,
+    pub surrogate: Option<&'a Path>,
 }
 
-/// The controller's NetId: given, or the IPv4 host of `plc` + .1.1 (TwinCAT's default).
-fn net_id(plc: &str, given: Option<AmsNetId>) -> Result<AmsNetId> {
-    if let Some(id) = given {
-        return Ok(id);
+impl LinkArgs {
+    /// The library's setup for a shadow of the controller at `plc` running `choice`.
+    pub fn setup(&self, plc: &str, choice: &ModelChoice) -> Result<ShadowSetup> {
+        let robot = choice
+            .robot
+            .map(|r| Robot::load(r).with_context(|| format!("loading robot `{r}`")))
+            .transpose()?;
+        let surrogate = match choice.surrogate {
+            Some(path) => Some(SurrogateSetup::new(
+                SurrogateParams::read(path).context("reading the surrogate parameters")?,
+            )),
+            None => None,
+        };
+        let timing = match self.cycle {
+            CycleArg::Free(period) => CycleTiming::Free { period },
+            CycleArg::Lockstep => CycleTiming::Lockstep {
+                plc_period: self.plc_period,
+            },
+        };
+        Ok(ShadowSetup {
+            plc: plc.to_string(),
+            ams_net_id: self.ams_net_id,
+            ams_port: self.ams_port,
+            source: self.source,
+            timeout: self.timeout,
+            robot,
+            config: ShadowConfig {
+                sim: SimConfig {
+                    dt: choice.dt,
+                    model: choice.model,
+                    control: choice.control,
+                    surrogate,
+                    ..SimConfig::default()
+                },
+                timing,
+                write: self.write,
+                ..ShadowConfig::default()
+            },
+            record: self.record.clone(),
+        })
     }
-    let endpoint = endpoint(plc);
-    let host = endpoint
-        .rsplit_once(':')
-        .map_or(endpoint.as_str(), |(host, _)| host);
-    match host.parse::<std::net::Ipv4Addr>() {
-        Ok(ip) => {
-            let [a, b, c, d] = ip.octets();
-            Ok(AmsNetId([a, b, c, d, 1, 1]))
-        }
-        Err(_) => bail!(
-            "--ams-net-id is needed: `{host}` is not an IPv4 address to derive the controller's \
-             NetId from (TwinCAT: SYSTEM → Routes → NetId Management)"
-        ),
-    }
-}
-
-/// Connects to the controller, resolves the shadow's symbols and starts the shadow (its
-/// geometry read, its platform settled); the record is opened when asked for.
-pub fn open(setup: &ShadowSetup, link: &LinkArgs) -> Result<Opened> {
-    let file = setup
-        .robot
-        .map(|r| Robot::load(r).with_context(|| format!("loading robot `{r}`")))
-        .transpose()?;
-    if let Some(r) = file.as_ref().filter(|r| !r.is_cable_robot()) {
-        bail!(
-            "{} is a {} robot: the ADS shadow reads and drives cable robots (a CDPR's anchors and \
-             cable lengths)",
-            r.name,
-            super::args::kind_name(r)
-        );
-    }
-    if setup.control == ControlMode::Tension {
-        bail!("--control tension does not fit a shadow: the controller commands lengths");
-    }
-    let timing = match link.cycle {
-        CycleArg::Free(period) => CycleTiming::Free { period },
-        CycleArg::Lockstep => CycleTiming::Lockstep {
-            plc_period: link.plc_period,
-        },
-    };
-    let config = ShadowConfig {
-        sim: SimConfig {
-            dt: setup.dt,
-            model: setup.model,
-            control: setup.control,
-            ..SimConfig::default()
-        },
-        timing,
-        write: link.write,
-        ..ShadowConfig::default()
-    };
-    let symbols = file
-        .as_ref()
-        .map_or_else(PlcSymbols::defaults, |r| r.plc.clone());
-    let endpoint = endpoint(setup.plc);
-    let target = AmsAddr::new(net_id(setup.plc, link.ams_net_id)?, link.ams_port);
-    let transport = AdsTransport::connect(AdsConfig {
-        endpoint: endpoint.clone(),
-        target,
-        source: link.source,
-        timeout: link.timeout,
-    })
-    .with_context(|| {
-        format!(
-            "connecting to the PLC at {endpoint} (a real TwinCAT needs a route for this PC: see assets/twincat/README.md)"
-        )
-    })?;
-    let source = transport.source();
-    let policy = if link.write {
-        WritePolicy::AllowListed
-    } else {
-        WritePolicy::ReadOnly
-    };
-    let controller = ShadowLink::connect(transport, &symbols, policy)
-        .with_context(|| format!("resolving the shadow's symbols on {target}"))?;
-    let mut shadow = Shadow::new(controller, file, config).context("starting the shadow")?;
-    if let Some(path) = &link.record {
-        let recorder = Recorder::create(path, shadow.robot().cable_count())
-            .with_context(|| format!("creating {}", path.display()))?;
-        shadow.record_to(recorder);
-    }
-    let robot = shadow.robot();
-    let banner = format!(
-        "{} ({} cables, {}/{} dt {} ms) of {target} at {endpoint} as {}; {}; {}{}",
-        if shadow.start_report().from_file {
-            robot.name.as_str()
-        } else {
-            "template model"
-        },
-        robot.cable_count(),
-        setup.model.name(),
-        setup.control.name(),
-        setup.dt * 1e3,
-        source.map_or("?".into(), |s| s.to_string()),
-        match timing {
-            CycleTiming::Free { period } => format!("free-running every {period:?}"),
-            CycleTiming::Lockstep { plc_period } =>
-                format!("lockstep with the PLC counter ({plc_period:?} per cycle)"),
-        },
-        if link.write {
-            "writing the allow-listed symbols"
-        } else {
-            "read-only"
-        },
-        link.record
-            .as_ref()
-            .map(|p| format!("; recording {}", p.display()))
-            .unwrap_or_default()
-    );
-    Ok(Opened {
-        shadow,
-        endpoint,
-        target,
-        timing,
-        banner,
-    })
 }
 
 pub fn run(a: ShadowArgs) -> Result<ExitCode> {
@@ -302,19 +196,18 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         Some(s) => bail!("--duration must be a non-negative number of seconds, got {s}"),
         None => None,
     };
-    let setup = ShadowSetup {
-        plc: &a.plc,
+    let choice = ModelChoice {
         robot: a.robot.as_deref(),
         dt: a.dt,
         model: a.model,
         control: a.control,
+        surrogate: a.surrogate.as_deref(),
     };
-    let Opened {
-        mut shadow,
-        timing,
-        banner,
-        ..
-    } = open(&setup, &a.link)?;
+    let setup = a.link.setup(&a.plc, &choice)?;
+    let timing = setup.config.timing;
+    let Connected {
+        mut shadow, banner, ..
+    } = shadow::connect(&setup)?;
     // One line on stderr that scripts (and the tests) wait for.
     eprintln!("cdpr shadow: {banner}");
     if !a.json {
@@ -500,29 +393,6 @@ pub fn print_summary(s: &Summary, wall: f64, simulated: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn endpoints_get_the_ads_port_unless_given() {
-        assert_eq!(endpoint("192.168.1.10"), "192.168.1.10:48898");
-        assert_eq!(endpoint("127.0.0.1:5000"), "127.0.0.1:5000");
-        assert_eq!(endpoint("plc.local"), "plc.local:48898");
-        assert_eq!(endpoint("[::1]:5000"), "[::1]:5000");
-        assert_eq!(endpoint("[::1]"), "[::1]:48898");
-    }
-
-    #[test]
-    fn the_net_id_defaults_to_an_ipv4_host_plus_1_1() {
-        let id = |plc: &str| net_id(plc, None).map_err(|e| e.to_string());
-        assert_eq!(id("192.168.1.10"), Ok(AmsNetId([192, 168, 1, 10, 1, 1])));
-        assert_eq!(id("127.0.0.1:5000"), Ok(AmsNetId([127, 0, 0, 1, 1, 1])));
-        let given = AmsNetId([5, 6, 7, 8, 1, 1]);
-        assert_eq!(net_id("plc.local", Some(given)).ok(), Some(given));
-        let err = id("plc.local").expect_err("a host name gives no NetId");
-        assert!(
-            err.contains("--ams-net-id") && err.contains("plc.local"),
-            "{err}"
-        );
-    }
 
     #[test]
     fn cycles_and_sources_parse() {

@@ -1,9 +1,10 @@
 //! `cdpr view`: the 3D viewer (and, with no arguments at all, its demo).
 
-use super::shadow::{self, LinkArgs, ShadowSetup};
+use super::shadow::{self, LinkArgs, ModelChoice};
 use anyhow::{Context, Result, bail};
 use cdpr_ads::shadow::CycleTiming;
-use cdpr_core::sim::{ControlMode, ModelKind};
+use cdpr_core::sim::{ControlMode, ModelKind, SurrogateSetup};
+use cdpr_core::surrogate::SurrogateParams;
 use cdpr_viewer::live::LiveOutcome;
 use cdpr_viewer::{self as viewer, Executor, LiveInfo, Scenario, ViewerOptions};
 use clap::{Args, ValueEnum};
@@ -42,6 +43,9 @@ pub struct ViewArgs {
     /// Physical model (as `cdpr simulate`).
     #[arg(long, value_enum, default_value = "chain")]
     pub model: ModelKind,
+    /// Surrogate parameter file (from `cdpr surrogate fit`), with --model surrogate.
+    #[arg(long, value_name = "TOML")]
+    pub surrogate: Option<PathBuf>,
     /// How the winches are driven (as `cdpr simulate`; default `length`, live `ideal`).
     #[arg(long, value_enum)]
     pub control: Option<ControlMode>,
@@ -154,8 +158,18 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
                 robot,
                 speed: a.speed,
                 model: a.model,
-                control: a.control.unwrap_or(ControlMode::Length),
+                control: a.control.unwrap_or(if a.model == ModelKind::Surrogate {
+                    ControlMode::Ideal
+                } else {
+                    ControlMode::Length
+                }),
                 compensate: a.compensate,
+                surrogate: match &a.surrogate {
+                    Some(path) => Some(SurrogateSetup::new(
+                        SurrogateParams::read(path).context("reading the surrogate parameters")?,
+                    )),
+                    None => None,
+                },
             })
         }
     };
@@ -189,25 +203,26 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
              to play a trajectory)"
         );
     }
-    let setup = ShadowSetup {
-        plc,
+    let choice = ModelChoice {
         robot: a.robot.as_deref(),
         dt: viewer::scenario::DT,
         model: a.model,
         control: a.control.unwrap_or(ControlMode::Ideal),
+        surrogate: a.surrogate.as_deref(),
     };
-    let opened = shadow::open(&setup, &a.link)?;
+    let setup = a.link.setup(plc, &choice)?;
+    let opened = cdpr_ads::shadow::connect(&setup)?;
     eprintln!("cdpr view: live shadow: {}", opened.banner);
     shadow::print_start(opened.shadow.start_report());
     let mut lines = vec![
         ("AMS target".to_string(), opened.target.to_string()),
         (
             "model".to_string(),
-            format!("{:?} / {:?}", setup.model, setup.control).to_lowercase(),
+            format!("{} / {}", choice.model.name(), choice.control.name()),
         ),
         (
             "cycle".to_string(),
-            match opened.timing {
+            match setup.config.timing {
                 CycleTiming::Free { period } => format!("every {period:?}"),
                 CycleTiming::Lockstep { plc_period } => format!("lockstep, {plc_period:?}"),
             },

@@ -6,7 +6,7 @@ use super::ViewerError;
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::driver::Driver;
 use cdpr_core::sim::run::RunOptions;
-use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
+use cdpr_core::sim::{ControlMode, ModelKind, SimConfig, SurrogateSetup};
 use cdpr_core::trajectory::{self, BuiltinOptions};
 use std::path::Path;
 
@@ -23,6 +23,8 @@ pub struct Scenario {
     pub control: ControlMode,
     /// Subtract the pre-stretch f*/k from the commanded lengths.
     pub compensate: bool,
+    /// The surrogate's parameters, for `model = surrogate`.
+    pub surrogate: Option<SurrogateSetup>,
 }
 
 /// `cdpr simulate`'s defaults: 1 ms step, trajectories sampled at the step.
@@ -38,6 +40,7 @@ impl Scenario {
             model: ModelKind::Chain,
             control: ControlMode::Length,
             compensate: false,
+            surrogate: None,
         }
     }
 
@@ -48,6 +51,7 @@ impl Scenario {
                 dt: DT,
                 model: self.model,
                 control: self.control,
+                surrogate: self.surrogate.clone(),
                 ..SimConfig::default()
             },
             compensate: self.compensate,

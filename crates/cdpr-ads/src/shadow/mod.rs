@@ -34,12 +34,14 @@
 //! For a viewer: drive `cycle()` from a thread of its own at the shadow's period (or call
 //! [`run`]) and read [`Shadow::state`], [`Shadow::robot`], [`Shadow::stats`] for drawing.
 
+mod connect;
 mod cycle;
 pub mod model;
 pub mod record;
 mod run;
 pub mod stats;
 
+pub use connect::{Connected, ShadowSetup, connect, endpoint, net_id};
 pub use model::{AnchorDifference, AnchorKind, Consistency};
 pub use record::{RecordError, Recorder};
 pub use run::{run, run_with};
@@ -126,6 +128,26 @@ pub enum ShadowError {
     CableCountChanged { before: usize, now: usize },
     #[error("{0}")]
     Config(String),
+    #[error(
+        "connecting to the PLC at {endpoint} (a real TwinCAT needs a route for this PC: see assets/twincat/README.md)"
+    )]
+    Connect {
+        endpoint: String,
+        #[source]
+        source: ControllerError,
+    },
+    #[error("creating the record {}", path.display())]
+    RecordFile {
+        path: std::path::PathBuf,
+        #[source]
+        source: RecordError,
+    },
+    #[error("resolving the shadow's symbols on {target}")]
+    Resolve {
+        target: crate::plc::AmsAddr,
+        #[source]
+        source: ControllerError,
+    },
 }
 
 /// What [`Shadow::new`] found and did.

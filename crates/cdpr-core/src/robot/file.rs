@@ -4,6 +4,7 @@
 //! user can fix a file without reading this code. Nothing here panics on user input.
 
 use super::{Aabb, Cable, Dof, Platform, PlcSymbols, Robot, Stiffness, TensionBounds, Winch};
+use crate::toml_location::{self, Located, line_of};
 use nalgebra::{Matrix3, Vector3};
 use serde::Deserialize;
 use std::ops::Range;
@@ -224,15 +225,6 @@ pub(super) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn line_of(&self, offset: usize) -> usize {
-        let end = offset.min(self.text.len());
-        self.text.as_bytes()[..end]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1
-    }
-
     pub(super) fn err(
         &self,
         span: Option<Range<usize>>,
@@ -241,62 +233,24 @@ impl Ctx<'_> {
     ) -> RobotFileError {
         RobotFileError::Invalid {
             file: self.file.to_string(),
-            line: span.map(|s| self.line_of(s.start)).unwrap_or(0),
+            line: span.map(|s| line_of(self.text, s.start)).unwrap_or(0),
             field: field.to_string(),
             message: message.into(),
         }
     }
 
-    /// Turns a TOML/serde error into ours, recovering the field path from the span: the
-    /// table header above the error and the key on its line.
+    /// Turns a TOML/serde error into ours, with the line and the dotted field of its span.
     fn toml_error(&self, error: &toml::de::Error) -> RobotFileError {
-        let span = error.span();
-        let message = error.message().trim().to_string();
-        let field = span
-            .as_ref()
-            .map(|s| self.field_at(s.start, &message))
-            .unwrap_or_else(|| "(file)".to_string());
-        self.err(span, &field, message)
-    }
-
-    fn field_at(&self, offset: usize, message: &str) -> String {
-        let end = offset.min(self.text.len());
-        let before = &self.text[..end];
-        // The table the offset is in: the last header at or above its line.
-        let line_end = self.text[end..]
-            .find('\n')
-            .map(|i| end + i)
-            .unwrap_or(self.text.len());
-        let mut table = String::new();
-        for line in self.text[..line_end].lines() {
-            let t = line.trim_start();
-            if let Some(rest) = t.strip_prefix('[')
-                && let Some(close) = rest.find(']')
-            {
-                table = rest[..close]
-                    .trim_matches(|c| c == '[' || c == ' ')
-                    .to_string();
-            }
-        }
-        // The key written on the line the error points at, if that line is `key = ...`.
-        let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-        let line = self.text[line_start..].lines().next().unwrap_or("");
-        let key = line
-            .split_once('=')
-            .map(|(k, _)| k.trim().to_string())
-            .filter(|k| !k.is_empty() && !k.starts_with('[') && !k.contains(' '));
-        // "missing field `x`" points at the table itself: name the missing key.
-        let missing = message
-            .strip_prefix("missing field `")
-            .and_then(|m| m.split('`').next())
-            .map(str::to_string);
-        let on_header = line.trim_start().starts_with('[');
-        let leaf = if on_header { missing } else { missing.or(key) };
-        match (table.is_empty(), leaf) {
-            (true, Some(k)) => k,
-            (false, Some(k)) => format!("{table}.{k}"),
-            (false, None) => table,
-            (true, None) => "(top level)".to_string(),
+        let Located {
+            line,
+            field,
+            message,
+        } = toml_location::locate(self.text, error);
+        RobotFileError::Invalid {
+            file: self.file.to_string(),
+            line,
+            field,
+            message,
         }
     }
 }

@@ -191,6 +191,17 @@ pub enum Mechanism {
     Rssu2(crate::legs::Rssu2),
 }
 
+impl Mechanism {
+    /// The robot file's `kind`: `cdpr`, `linear_delta` or `rssu2`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Mechanism::Cables => "cdpr",
+            Mechanism::LinearDelta { .. } => "linear_delta",
+            Mechanism::Rssu2(_) => "rssu2",
+        }
+    }
+}
+
 /// A compiled, validated robot. Immutable: simulation state lives elsewhere.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Robot {

@@ -21,6 +21,7 @@
 
 use super::DOF_NAMES;
 use super::filter::DofParams;
+use crate::toml_location::{self, Located, line_of};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use toml::Spanned;
@@ -174,21 +175,26 @@ impl SurrogateParams {
 
     /// Parses and validates the text of a params file; `file` names it in messages.
     pub fn parse(text: &str, file: &str) -> Result<SurrogateParams, ParamsError> {
-        let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
         let err = |span: Option<std::ops::Range<usize>>, field: &str, message: String| {
             ParamsError::Invalid {
                 file: file.to_string(),
-                line: span.map(|s| line_of(s.start)).unwrap_or(0),
+                line: span.map(|s| line_of(text, s.start)).unwrap_or(0),
                 field: field.to_string(),
                 message,
             }
         };
         let raw: Raw = toml::from_str(text).map_err(|e| {
-            let field = e
-                .span()
-                .map(|s| field_at(text, s.start))
-                .unwrap_or_else(|| "(file)".into());
-            err(e.span(), &field, e.message().trim().to_string())
+            let Located {
+                line,
+                field,
+                message,
+            } = toml_location::locate(text, &e);
+            ParamsError::Invalid {
+                file: file.to_string(),
+                line,
+                field,
+                message,
+            }
         })?;
         let dt = *raw.dt.get_ref();
         if !(dt.is_finite() && dt > 0.0) {
@@ -215,30 +221,31 @@ impl SurrogateParams {
             let span = spanned.span();
             let entry = spanned.into_inner().into_entry();
             if let Err(message) = entry.params().check() {
-                // Point at the offending key inside the table when it can be found.
+                // Point at the offending key inside the table when it is written there.
                 let key = message.split_whitespace().next().unwrap_or("");
-                // The table runs from its header to the next header.
-                let body = &text[span.start..];
-                let end = body.get(1..).and_then(|b| b.find("\n[")).map(|e| e + 1);
-                let body = &body[..end.unwrap_or(body.len())];
-                let line_span = body
-                    .find(&format!("\n{key} "))
-                    .or_else(|| body.find(&format!("\n{key}=")))
-                    .map(|at| at + 1)
-                    .map(|at| (span.start + at)..(span.start + at + 1))
-                    .unwrap_or(span);
-                let field = if key.contains('_') || key == "gain" || key == "damping" {
-                    format!("{}.{key}", DOF_NAMES[k])
+                let name = DOF_NAMES[k];
+                let span = toml_location::key_span(text, name, key).unwrap_or(span);
+                let field = if DOF_KEYS.contains(&key) {
+                    format!("{name}.{key}")
                 } else {
-                    DOF_NAMES[k].to_string()
+                    name.to_string()
                 };
-                return Err(err(Some(line_span), &field, message));
+                return Err(err(Some(span), &field, message));
             }
             params.set_dof(k, entry);
         }
         Ok(params)
     }
 }
+
+/// The keys of a DOF table.
+const DOF_KEYS: [&str; 5] = [
+    "delay_s",
+    "gain",
+    "natural_frequency_hz",
+    "damping",
+    "nrmse",
+];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -285,31 +292,5 @@ impl DofEntryRaw {
             damping: self.damping,
             nrmse: self.nrmse,
         }
-    }
-}
-
-/// The dotted field an error offset falls in: the table above it and the key on its line.
-fn field_at(text: &str, offset: usize) -> String {
-    let end = offset.min(text.len());
-    let line_start = text[..end].rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let line = text[line_start..].lines().next().unwrap_or("");
-    let mut table = String::new();
-    for l in text[..line_start].lines().chain(std::iter::once(line)) {
-        let t = l.trim_start();
-        if let Some(rest) = t.strip_prefix('[')
-            && let Some(close) = rest.find(']')
-        {
-            table = rest[..close].trim().to_string();
-        }
-    }
-    let key = line
-        .split_once('=')
-        .map(|(k, _)| k.trim().to_string())
-        .filter(|k| !k.is_empty() && !k.starts_with('['));
-    match (table.is_empty(), key) {
-        (true, Some(k)) => k,
-        (false, Some(k)) => format!("{table}.{k}"),
-        (false, None) => table,
-        (true, None) => "(top level)".into(),
     }
 }

@@ -224,6 +224,43 @@ fn params_round_trip_and_errors_name_file_line_field() {
 }
 
 #[test]
+fn params_errors_after_multi_line_arrays_name_the_table_and_key() {
+    // Written by hand: multi-line arrays (one of arrays of numbers) before the DOF tables.
+    let text = "robot = \"uvigo8\"\n\
+        dt = 0.001\n\
+        rest = [\n  0.0, 0.0, 0.15,\n  0.0, 0.0, 0.0,\n]\n\
+        references = [\n  \"[a] run\",\n  \"b\",\n]\n\
+        \n[x]\n\
+        delay_s = 0.004\n\
+        gain = 1.0\n\
+        natural_frequency_hz = 2.6\n\
+        dampng = 1.1\n";
+    let msg = SurrogateParams::parse(text, "p.toml")
+        .expect_err("unknown key")
+        .to_string();
+    // Line 16: after 2 + 4 (rest) + 4 (references) + blank + header + 3 keys.
+    assert!(
+        msg.starts_with("p.toml:16: x.dampng: unknown field"),
+        "{msg}"
+    );
+
+    let text = text.replace("dampng = 1.1", "damping = 0.0");
+    let msg = SurrogateParams::parse(&text, "p.toml")
+        .expect_err("zero damping")
+        .to_string();
+    assert!(
+        msg.starts_with("p.toml:16: x.damping: damping must be > 0"),
+        "{msg}"
+    );
+
+    let text = text.replace("gain = 1.0\n", "");
+    let msg = SurrogateParams::parse(&text, "p.toml")
+        .expect_err("missing gain")
+        .to_string();
+    assert!(msg.contains(": x.gain: missing field `gain`"), "{msg}");
+}
+
+#[test]
 fn combination_scales_proportionally_to_the_boundary() {
     // Reachable iff |x| ≤ 0.1 and |yaw| ≤ 0.2: the demand (0.3, 0, 0.15, 0, 0, 0.3) from rest
     // (0, 0, 0.15, 0, 0, 0) is limited by x at λ = 1/3.

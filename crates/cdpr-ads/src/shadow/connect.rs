@@ -1,0 +1,253 @@
+//! From "a controller at this address" to a running [`Shadow`]: the one way `cdpr shadow`, the
+//! viewer's live mode and the tests connect (endpoint and NetId defaults, the robot file's
+//! symbols and allow-list, the transport, the record), and the start line that says what was
+//! built.
+
+use super::{CycleTiming, Recorder, Shadow, ShadowConfig, ShadowError};
+use crate::plc::{
+    AdsConfig, AdsController, AdsSource, AdsTransport, AmsAddr, AmsNetId, ShadowLink, WritePolicy,
+};
+use cdpr_core::robot::{Mechanism, PlcSymbols, Robot};
+use cdpr_core::sim::{ControlMode, SimConfig};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything a shadow of a controller over ADS needs.
+#[derive(Debug, Clone)]
+pub struct ShadowSetup {
+    /// The controller's AMS/TCP endpoint, HOST or HOST:PORT (ADS's 48898 by default).
+    pub plc: String,
+    /// The controller's AMS NetId; `None`: the IPv4 host of `plc` + `.1.1` (TwinCAT's default).
+    pub ams_net_id: Option<AmsNetId>,
+    /// AMS port of the PLC runtime (TwinCAT 3's first: 851).
+    pub ams_port: u16,
+    pub source: AdsSource,
+    /// Connect, read and write timeout.
+    pub timeout: Duration,
+    /// Mass, inertia, stiffness, damping, limits and the `[plc]` symbols; `None`: the template
+    /// model and the default symbol names.
+    pub robot: Option<Robot>,
+    /// Physics, timing, write enable.
+    pub config: ShadowConfig,
+    /// Record every physics step to this CSV.
+    pub record: Option<PathBuf>,
+}
+
+impl ShadowSetup {
+    /// A read-only, free-running shadow of `plc` with the defaults of `cdpr shadow`.
+    pub fn new(plc: impl Into<String>) -> ShadowSetup {
+        ShadowSetup {
+            plc: plc.into(),
+            ams_net_id: None,
+            ams_port: 851,
+            source: AdsSource::Auto,
+            timeout: Duration::from_millis(500),
+            robot: None,
+            config: ShadowConfig::default(),
+            record: None,
+        }
+    }
+}
+
+/// A shadow connected to its controller over ADS, and what to tell the user about it.
+pub struct Connected {
+    pub shadow: Shadow<AdsController>,
+    /// host:port.
+    pub endpoint: String,
+    pub target: AmsAddr,
+    /// The AMS address the shadow talks from (what the PLC's route must name).
+    pub source: Option<AmsAddr>,
+    /// One line saying what runs: model, controller, addresses, cycle, writes, record.
+    pub banner: String,
+}
+
+/// HOST or HOST:PORT (IPv6 in brackets) → HOST:PORT with ADS's 48898 by default.
+pub fn endpoint(plc: &str) -> String {
+    let plc = plc.trim();
+    let has_port = match plc.rsplit_once(':') {
+        Some((host, port)) => {
+            !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!host.contains(':') || host.ends_with(']'))
+        }
+        None => false,
+    };
+    if has_port {
+        plc.to_string()
+    } else {
+        format!("{plc}:{}", ads::PORT)
+    }
+}
+
+/// The controller's NetId: `given`, or the IPv4 host of `plc` + .1.1 (TwinCAT's default).
+pub fn net_id(plc: &str, given: Option<AmsNetId>) -> Result<AmsNetId, ShadowError> {
+    if let Some(id) = given {
+        return Ok(id);
+    }
+    let endpoint = endpoint(plc);
+    let host = endpoint
+        .rsplit_once(':')
+        .map_or(endpoint.as_str(), |(host, _)| host);
+    match host.parse::<std::net::Ipv4Addr>() {
+        Ok(ip) => {
+            let [a, b, c, d] = ip.octets();
+            Ok(AmsNetId([a, b, c, d, 1, 1]))
+        }
+        Err(_) => Err(ShadowError::Config(format!(
+            "--ams-net-id is needed: `{host}` is not an IPv4 address to derive the controller's \
+             NetId from (TwinCAT: SYSTEM → Routes → NetId Management)"
+        ))),
+    }
+}
+
+/// Refuses what a shadow of a cable robot's controller cannot run.
+fn check(setup: &ShadowSetup) -> Result<(), ShadowError> {
+    if let Some(r) = setup
+        .robot
+        .as_ref()
+        .filter(|r| r.mechanism != Mechanism::Cables)
+    {
+        return Err(ShadowError::Config(format!(
+            "{} is a {} robot: the ADS shadow reads and drives cable robots (a CDPR's anchors and \
+             cable lengths)",
+            r.name,
+            r.mechanism.kind()
+        )));
+    }
+    if setup.config.sim.control == ControlMode::Tension {
+        return Err(ShadowError::Config(
+            "--control tension does not fit a shadow: the controller commands lengths".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Connects to the controller, resolves the shadow's symbols and starts the shadow (its
+/// geometry read, its platform settled); opens the record when asked for.
+pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
+    check(setup)?;
+    let symbols = setup
+        .robot
+        .as_ref()
+        .map_or_else(PlcSymbols::defaults, |r| r.plc.clone());
+    let endpoint = endpoint(&setup.plc);
+    let target = AmsAddr::new(net_id(&setup.plc, setup.ams_net_id)?, setup.ams_port);
+    let transport = AdsTransport::connect(AdsConfig {
+        endpoint: endpoint.clone(),
+        target,
+        source: setup.source,
+        timeout: setup.timeout,
+    })
+    .map_err(|source| ShadowError::Connect {
+        endpoint: endpoint.clone(),
+        source,
+    })?;
+    let source = transport.source();
+    let policy = if setup.config.write {
+        WritePolicy::AllowListed
+    } else {
+        WritePolicy::ReadOnly
+    };
+    let controller = ShadowLink::connect(transport, &symbols, policy)
+        .map_err(|source| ShadowError::Resolve { target, source })?;
+    let mut shadow = Shadow::new(controller, setup.robot.clone(), setup.config.clone())?;
+    if let Some(path) = &setup.record {
+        let recorder = Recorder::create(path, shadow.robot().cable_count()).map_err(|source| {
+            ShadowError::RecordFile {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        shadow.record_to(recorder);
+    }
+    let banner = banner(&shadow, setup, &endpoint, target, source);
+    Ok(Connected {
+        shadow,
+        endpoint,
+        target,
+        source,
+        banner,
+    })
+}
+
+fn banner(
+    shadow: &Shadow<AdsController>,
+    setup: &ShadowSetup,
+    endpoint: &str,
+    target: AmsAddr,
+    source: Option<AmsAddr>,
+) -> String {
+    let robot = shadow.robot();
+    let sim: &SimConfig = &setup.config.sim;
+    format!(
+        "{} ({} cables, {}/{} dt {} ms) of {target} at {endpoint} as {}; {}; {}{}",
+        if shadow.start_report().from_file {
+            robot.name.as_str()
+        } else {
+            "template model"
+        },
+        robot.cable_count(),
+        sim.model.name(),
+        sim.control.name(),
+        sim.dt * 1e3,
+        source.map_or("?".into(), |s| s.to_string()),
+        match setup.config.timing {
+            CycleTiming::Free { period } => format!("free-running every {period:?}"),
+            CycleTiming::Lockstep { plc_period } =>
+                format!("lockstep with the PLC counter ({plc_period:?} per cycle)"),
+        },
+        if setup.config.write {
+            "writing the allow-listed symbols"
+        } else {
+            "read-only"
+        },
+        setup
+            .record
+            .as_ref()
+            .map(|p| format!("; recording {}", p.display()))
+            .unwrap_or_default()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_get_the_ads_port_unless_given() {
+        assert_eq!(endpoint("192.168.1.10"), "192.168.1.10:48898");
+        assert_eq!(endpoint("127.0.0.1:5000"), "127.0.0.1:5000");
+        assert_eq!(endpoint("plc.local"), "plc.local:48898");
+        assert_eq!(endpoint("[::1]:5000"), "[::1]:5000");
+        assert_eq!(endpoint("[::1]"), "[::1]:48898");
+    }
+
+    #[test]
+    fn the_net_id_defaults_to_an_ipv4_host_plus_1_1() {
+        let id = |plc: &str| net_id(plc, None).map_err(|e| e.to_string());
+        assert_eq!(id("192.168.1.10"), Ok(AmsNetId([192, 168, 1, 10, 1, 1])));
+        assert_eq!(id("127.0.0.1:5000"), Ok(AmsNetId([127, 0, 0, 1, 1, 1])));
+        let given = AmsNetId([5, 6, 7, 8, 1, 1]);
+        assert_eq!(net_id("plc.local", Some(given)).ok(), Some(given));
+        let err = id("plc.local").expect_err("a host name gives no NetId");
+        assert!(
+            err.contains("--ams-net-id") && err.contains("plc.local"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn robots_with_legs_and_tension_control_are_refused_before_connecting() {
+        let mut setup = ShadowSetup::new("127.0.0.1:1");
+        setup.robot = Some(cdpr_core::fixtures::robot("keops"));
+        let err = connect(&setup).err().expect("refused").to_string();
+        assert!(
+            err.contains("keops") && err.contains("linear_delta"),
+            "{err}"
+        );
+        setup.robot = None;
+        setup.config.sim.control = ControlMode::Tension;
+        let err = connect(&setup).err().expect("refused").to_string();
+        assert!(err.contains("--control tension"), "{err}");
+    }
+}

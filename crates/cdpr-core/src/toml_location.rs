@@ -1,0 +1,363 @@
+//! Where in a TOML file an error is: the 1-based line and the dotted field (`table.key`) of a
+//! byte offset, for messages of the form `file:line: field: message`.
+//!
+//! Robot files ([`crate::robot`]) and surrogate parameter files ([`crate::surrogate::params`])
+//! both turn the byte span of a `toml` parse or deserialisation error, or of a value they
+//! reject, into such a location. The text is cut into its statements — table headers and
+//! `key = value` pairs, a value running over as many lines as its brackets and strings
+//! take — so that the lines inside a multi-line array are never mistaken for headers.
+
+use std::ops::Range;
+
+/// A located error: 1-based line (0 when unknown), dotted field, message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub line: usize,
+    pub field: String,
+    pub message: String,
+}
+
+/// Where a `toml` error (syntax, type, unknown or missing field) is in `text`.
+pub fn locate(text: &str, error: &toml::de::Error) -> Located {
+    let message = error.message().trim().to_string();
+    let span = error.span();
+    Located {
+        line: span.as_ref().map(|s| line_of(text, s.start)).unwrap_or(0),
+        field: span
+            .as_ref()
+            .map(|s| field_at(text, s.start, &message))
+            .unwrap_or_else(|| "(file)".to_string()),
+        message,
+    }
+}
+
+/// The 1-based line of byte `offset` (the last line past the end).
+pub fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// The dotted field at byte `offset`: the table the offset is in and the key whose statement
+/// holds it (`table.key`, the table alone between statements or on its header, the key alone
+/// at the top level, `(top level)` for neither). `message` of the form "missing field `k`"
+/// names the missing key instead (such errors point at the table).
+pub fn field_at(text: &str, offset: usize, message: &str) -> String {
+    let statements = statements(text);
+    let at = statements.iter().rev().find(|s| s.span.start <= offset);
+    let (table, key, on_header) = match at {
+        None => ("", None, false),
+        Some(s) => {
+            let inside = offset <= s.span.end;
+            match &s.kind {
+                Kind::Header => (s.table.as_str(), None, inside),
+                Kind::Pair(key) => (s.table.as_str(), key.as_deref().filter(|_| inside), false),
+            }
+        }
+    };
+    let missing = message
+        .strip_prefix("missing field `")
+        .and_then(|m| m.split('`').next());
+    let leaf = if on_header { missing } else { missing.or(key) };
+    match (table.is_empty(), leaf) {
+        (true, Some(k)) => k.to_string(),
+        (false, Some(k)) => format!("{table}.{k}"),
+        (false, None) => table.to_string(),
+        (true, None) => "(top level)".to_string(),
+    }
+}
+
+/// The byte range of the statement `key = …` in table `table` ("" for the top level), if the
+/// text has one: for errors about a value found valid by the parser but rejected after.
+pub fn key_span(text: &str, table: &str, key: &str) -> Option<Range<usize>> {
+    statements(text)
+        .into_iter()
+        .find(|s| s.table == table && matches!(&s.kind, Kind::Pair(Some(k)) if k == key))
+        .map(|s| s.span)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    /// `[table]` or `[[array.of.tables]]`.
+    Header,
+    /// `key = value`; None for a line with no `=` (a syntax error).
+    Pair(Option<String>),
+}
+
+/// One header or key/value pair: from its first byte to the end of its last line (comment
+/// included, newline excluded), and the table it belongs to (a header: itself).
+#[derive(Debug, Clone, PartialEq)]
+struct Statement {
+    kind: Kind,
+    table: String,
+    span: Range<usize>,
+}
+
+/// Cuts `text` into statements. Never fails: malformed text gives plausible statements (an
+/// unclosed bracket runs to the end of the text).
+fn statements(text: &str) -> Vec<Statement> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut table = String::new();
+    let mut i = 0;
+    loop {
+        // Blank space and comments between statements.
+        while i < b.len() {
+            match b[i] {
+                b' ' | b'\t' | b'\r' | b'\n' => i += 1,
+                b'#' => i = line_end(b, i),
+                _ => break,
+            }
+        }
+        if i >= b.len() {
+            return out;
+        }
+        let start = i;
+        if b[i] == b'[' {
+            let end = line_end(b, i);
+            let inner = text[i..end].trim_start_matches('[');
+            let close = closing_bracket(inner).unwrap_or(inner.len());
+            table = inner[..close].trim().to_string();
+            out.push(Statement {
+                kind: Kind::Header,
+                table: table.clone(),
+                span: start..end,
+            });
+            i = end;
+            continue;
+        }
+        let end = line_end(b, i);
+        let Some(eq) = key_end(text, start, end) else {
+            out.push(Statement {
+                kind: Kind::Pair(None),
+                table: table.clone(),
+                span: start..end,
+            });
+            i = end;
+            continue;
+        };
+        let key = text[start..eq].trim();
+        // Unquoted keys with blanks inside are not keys (the old heuristic's rule, kept).
+        let key = (!key.is_empty() && !key.contains(' ')).then(|| key.to_string());
+        let end = value_end(b, eq + 1);
+        out.push(Statement {
+            kind: Kind::Pair(key),
+            table: table.clone(),
+            span: start..end,
+        });
+        i = end;
+    }
+}
+
+/// The offset of the newline ending the line at `i` (or the text's end).
+fn line_end(b: &[u8], i: usize) -> usize {
+    b[i..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |p| i + p)
+}
+
+/// The `]` closing a header's name, skipping quoted parts.
+fn closing_bracket(inner: &str) -> Option<usize> {
+    let b = inner.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b']' => return Some(i),
+            b'"' | b'\'' => i = string_end(b, i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The `=` after the key starting at `start`, on its line (quoted keys may hold one).
+fn key_end(text: &str, start: usize, end: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = start;
+    while i < end {
+        match b[i] {
+            b'=' => return Some(i),
+            b'#' => return None,
+            b'"' | b'\'' => i = string_end(b, i).min(end),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The end of the value starting at `i`: the first newline outside brackets and strings.
+fn value_end(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'\n' if depth == 0 => return i,
+            b'#' => i = line_end(b, i),
+            b'"' | b'\'' => i = string_end(b, i),
+            b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// The offset just past the string opening at `i` (basic or literal, one- or multi-line);
+/// an unterminated one-line string ends at its newline.
+fn string_end(b: &[u8], i: usize) -> usize {
+    let quote = b[i];
+    let basic = quote == b'"';
+    if b[i..].starts_with(&[quote; 3]) {
+        let mut j = i + 3;
+        while j < b.len() {
+            if basic && b[j] == b'\\' {
+                j += 2;
+            } else if b[j..].starts_with(&[quote; 3]) {
+                // Up to two more quotes may belong to the content (`""""` ends with one).
+                let mut k = j + 3;
+                while k < b.len() && k < j + 5 && b[k] == quote {
+                    k += 1;
+                }
+                return k;
+            } else {
+                j += 1;
+            }
+        }
+        return b.len();
+    }
+    let mut j = i + 1;
+    while j < b.len() {
+        match b[j] {
+            b'\\' if basic => j += 2,
+            b'\n' => return j,
+            c if c == quote => return j + 1,
+            _ => j += 1,
+        }
+    }
+    b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Byte offset of the first occurrence of `needle`.
+    fn at(text: &str, needle: &str) -> usize {
+        text.find(needle).expect("needle in text")
+    }
+
+    const ANCHORS: &str = "name = \"r\"\n\
+        [cables]\n\
+        frame_anchors = [    # m\n\
+        \x20 [-0.029,  0.0515, 0.0],\n\
+        \x20 [ 0.029,  0.0515, 0.0],\n\
+        ]\n\
+        dampng = 1.0\n";
+
+    #[test]
+    fn a_key_after_a_multi_line_array_of_arrays_is_in_its_table() {
+        let offset = at(ANCHORS, "dampng");
+        assert_eq!(field_at(ANCHORS, offset, "unknown field"), "cables.dampng");
+        assert_eq!(line_of(ANCHORS, offset), 7);
+    }
+
+    #[test]
+    fn an_offset_inside_a_multi_line_value_names_its_key() {
+        let offset = at(ANCHORS, "0.0515");
+        assert_eq!(field_at(ANCHORS, offset, ""), "cables.frame_anchors");
+        assert_eq!(line_of(ANCHORS, offset), 4);
+    }
+
+    #[test]
+    fn headers_top_level_and_missing_fields() {
+        let text = "# c = 1\nname = \"r\"\n\n[winch]\nmax_velocity = 1.0\n\n[[legs]]\nx = 2\n";
+        assert_eq!(field_at(text, 0, ""), "(top level)");
+        assert_eq!(field_at(text, 0, "missing field `dof`"), "dof");
+        assert_eq!(field_at(text, at(text, "name"), ""), "name");
+        assert_eq!(field_at(text, at(text, "[winch]"), ""), "winch");
+        assert_eq!(
+            field_at(text, at(text, "[winch]"), "missing field `max_jerk`"),
+            "winch.max_jerk"
+        );
+        // Between statements: the table alone (a missing field still named).
+        let blank = at(text, "\n\n[[legs]]") + 1;
+        assert_eq!(field_at(text, blank, ""), "winch");
+        assert_eq!(field_at(text, at(text, "x = 2"), ""), "legs.x");
+        assert_eq!(field_at(text, at(text, "[[legs]]"), ""), "legs");
+    }
+
+    #[test]
+    fn brackets_and_signs_inside_strings_and_comments_are_not_structure() {
+        let text = "title = \"a [b] # c = d\"  # [comment]\n\
+            s = \"\"\"\n[not.a.table]\nk = 0\n\"\"\"\n\
+            lit = '[x'\n\
+            k = 2\n\
+            [t]\n\
+            \"quoted key\" = 1\n\
+            'x=y' = 3\n";
+        assert_eq!(field_at(text, at(text, "[not.a"), ""), "s");
+        assert_eq!(field_at(text, at(text, "k = 2"), ""), "k");
+        assert_eq!(field_at(text, at(text, "'x=y'"), ""), "t.'x=y'");
+        // A quoted key with a blank is left out, as the old heuristic did.
+        assert_eq!(field_at(text, at(text, "\"quoted"), ""), "t");
+        assert_eq!(
+            key_span(text, "", "k").map(|s| s.start),
+            Some(at(text, "k = 2"))
+        );
+    }
+
+    #[test]
+    fn key_span_looks_in_the_named_table_only() {
+        let text = "[x]\ndamping = 1.0\n[y]\ndelay_s = 0.1\ndamping = -1.0\n";
+        let span = key_span(text, "y", "damping").expect("found");
+        assert_eq!(&text[span], "damping = -1.0");
+        assert_eq!(key_span(text, "y", "gain"), None);
+        assert_eq!(key_span(text, "", "damping"), None);
+    }
+
+    #[test]
+    fn malformed_text_still_gives_a_location() {
+        let text = "[a]\nk = = 3\nlonely\nopen = [1, 2,\n";
+        assert_eq!(field_at(text, at(text, "= 3"), ""), "a.k");
+        assert_eq!(field_at(text, at(text, "lonely"), ""), "a");
+        assert_eq!(field_at(text, text.len(), ""), "a.open");
+        assert_eq!(line_of(text, text.len() + 10), 5);
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        a: Vec<[f64; 2]>,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Outer {
+        t: Inner,
+    }
+
+    #[test]
+    fn toml_errors_are_located() {
+        let text = "[t]\na = [\n  [1.0, 2.0],\n  [3.0, 4.0],\n]\nb = 1\n";
+        let e = toml::from_str::<Outer>(text).expect_err("unknown field");
+        let located = locate(text, &e);
+        assert_eq!((located.line, located.field.as_str()), (6, "t.b"));
+        assert!(located.message.contains("unknown field"), "{located:?}");
+
+        let text = "[t]\na = [\n  [1.0, \"two\"],\n]\n";
+        let e = toml::from_str::<Outer>(text).expect_err("wrong type");
+        let located = locate(text, &e);
+        assert_eq!((located.line, located.field.as_str()), (3, "t.a"));
+    }
+}
