@@ -1,7 +1,7 @@
 //! Argument types shared by the subcommands: robots, poses, number lists.
 
 use anyhow::{Context, Result, bail};
-use cdpr_core::kinematics::Pose;
+use cdpr_core::kinematics::{AngleUnit, Pose};
 use cdpr_core::robot::Robot;
 use clap::Args;
 
@@ -110,66 +110,34 @@ pub struct AngleArg {
 }
 
 impl AngleArg {
-    pub fn angle_in(&self, a: f64) -> f64 {
-        if self.degrees { a.to_radians() } else { a }
-    }
-    pub fn angle_out(&self, a: f64) -> f64 {
-        if self.degrees { a.to_degrees() } else { a }
-    }
-    pub fn unit(&self) -> &'static str {
-        if self.degrees { "deg" } else { "rad" }
+    /// The unit angles are read and printed in.
+    pub fn unit(&self) -> AngleUnit {
+        if self.degrees {
+            AngleUnit::Deg
+        } else {
+            AngleUnit::Rad
+        }
     }
     /// A pose from 3 or 6 numbers given on the command line.
     pub fn pose(&self, values: &[f64]) -> Pose {
         let mut a = [0.0; 6];
         a[..values.len()].copy_from_slice(values);
+        let unit = self.unit();
         Pose::new(
             a[0],
             a[1],
             a[2],
-            self.angle_in(a[3]),
-            self.angle_in(a[4]),
-            self.angle_in(a[5]),
+            unit.to_rad(a[3]),
+            unit.to_rad(a[4]),
+            unit.to_rad(a[5]),
         )
-    }
-    /// A pose as 6 printable numbers in the chosen unit.
-    pub fn pose_out(&self, pose: &Pose) -> [f64; 6] {
-        let a = pose.to_array();
-        [
-            a[0],
-            a[1],
-            a[2],
-            self.angle_out(a[3]),
-            self.angle_out(a[4]),
-            self.angle_out(a[5]),
-        ]
     }
 }
 
-/// Warns (stderr) when a pose is outside the robot's workspace, or when a 3-DOF robot is
-/// given angles it cannot take.
-pub fn warn_pose(robot: &Robot, pose: &Pose, what: &str) {
-    if !robot.workspace.contains(&pose.position) {
-        let (lo, hi) = (robot.workspace.min, robot.workspace.max);
-        eprintln!(
-            "warning: {what} ({:.4}, {:.4}, {:.4}) m is outside {}'s workspace x∈[{}, {}] y∈[{}, {}] z∈[{}, {}] m",
-            pose.position.x,
-            pose.position.y,
-            pose.position.z,
-            robot.name,
-            lo.x,
-            hi.x,
-            lo.y,
-            hi.y,
-            lo.z,
-            hi.z
-        );
-    }
-    if robot.dof == cdpr_core::robot::Dof::Three && pose.rpy.amax() > 0.0 {
-        eprintln!(
-            "warning: {} has 3 DOF: the orientation is held at zero and the angles given are ignored",
-            robot.name
-        );
+/// Prints the warnings of a report on stderr.
+pub fn warn(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
     }
 }
 

@@ -1,13 +1,12 @@
 //! `check`, `ik`, `fk`, `tensions`, `equilibrium`.
 
-use super::args::{AngleArg, Numbers, RobotArg, number_list, pose_list, warn_pose};
+use super::args::{AngleArg, Numbers, RobotArg, number_list, pose_list, warn};
 use super::output::{Table, json, list, num};
-use anyhow::{Context, Result};
-use cdpr_core::kinematics::{self, FkOptions, Pose};
+use anyhow::{Context, Result, bail};
+use cdpr_core::kinematics::{self, FkMethod, FkOptions, Pose};
 use cdpr_core::robot::{Robot, Stiffness, TensionBounds};
-use cdpr_core::statics::{self, EquilibriumOptions};
-use clap::{ArgGroup, Args, ValueEnum};
-use serde_json::json;
+use cdpr_core::statics::{self, RestLengths};
+use clap::{ArgGroup, Args};
 use std::process::ExitCode;
 
 // ------------------------------------------------------------------------------- check
@@ -130,33 +129,14 @@ pub fn ik(a: IkArgs) -> Result<ExitCode> {
     if !robot.is_cable_robot() {
         return super::legs::ik(&robot, &pose, a.json, &a.angles);
     }
-    warn_pose(&robot, &pose, "pose");
-    let ik = kinematics::inverse(&robot, &pose);
-    let angles = ik.angles();
-    let deg = |f: fn(&kinematics::CableAngles) -> f64| -> Vec<f64> {
-        angles.iter().map(|x| a.angles.angle_out(f(x))).collect()
-    };
-    let (tz, tx, ty) = (deg(|x| x.theta_z), deg(|x| x.theta_x), deg(|x| x.theta_y));
+    let r = kinematics::ik_report(&robot, &pose, a.angles.unit());
+    warn(&r.warnings);
     if a.json {
-        let directions: Vec<[f64; 3]> = ik.directions().iter().map(|d| [d.x, d.y, d.z]).collect();
-        json(&json!({
-            "robot": robot.name,
-            "pose": a.angles.pose_out(&ik.pose),
-            "lengths": ik.lengths(),
-            "directions": directions,
-            "theta_z": tz,
-            "theta_x": tx,
-            "theta_y": ty,
-            "angle_unit": a.angles.unit(),
-        }))?;
+        json(&r)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let u = a.angles.unit();
-    println!(
-        "{} at pose ({})",
-        robot.name,
-        list(&a.angles.pose_out(&ik.pose), 6)
-    );
+    let u = r.angle_unit.name();
+    println!("{} at pose ({})", robot.name, list(&r.pose, 6));
     let mut t = Table::new(&[
         "cable".to_string(),
         "length [m]".into(),
@@ -165,14 +145,14 @@ pub fn ik(a: IkArgs) -> Result<ExitCode> {
         format!("θx [{u}]"),
         format!("θy [{u}]"),
     ]);
-    for (k, (c, g)) in robot.cables.iter().zip(&ik.cables).enumerate() {
+    for (k, c) in robot.cables.iter().enumerate() {
         t.row(vec![
             c.name.clone(),
-            num(g.length, 6),
-            list(g.direction.as_slice(), 4),
-            num(tz[k], 4),
-            num(tx[k], 4),
-            num(ty[k], 4),
+            num(r.lengths[k], 6),
+            list(&r.directions[k], 4),
+            num(r.theta_z[k], 4),
+            num(r.theta_x[k], 4),
+            num(r.theta_y[k], 4),
         ]);
     }
     t.print();
@@ -180,14 +160,6 @@ pub fn ik(a: IkArgs) -> Result<ExitCode> {
 }
 
 // ---------------------------------------------------------------------------------- fk
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum FkMethodArg {
-    /// Levenberg–Marquardt least squares on all cables (any robot).
-    Lm,
-    /// Seed 003's three-sphere intersection on cables 1–3, refined on all (3-DOF robots).
-    Sphere,
-}
 
 #[derive(Args, Debug)]
 pub struct FkArgs {
@@ -200,7 +172,7 @@ pub struct FkArgs {
     #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
     pub guess: Option<Numbers>,
     #[arg(long, value_enum, default_value = "lm")]
-    pub method: FkMethodArg,
+    pub method: FkMethod,
     /// Fail when the best fit leaves a length error above this (m).
     #[arg(long, default_value_t = 1e-3, value_name = "M")]
     pub max_residual: f64,
@@ -217,32 +189,21 @@ pub fn fk(a: FkArgs) -> Result<ExitCode> {
         max_residual: a.max_residual,
         ..FkOptions::default()
     };
-    let sol = match a.method {
-        FkMethodArg::Lm => kinematics::forward_lm(&robot, &a.lengths, &options),
-        FkMethodArg::Sphere => kinematics::forward_sphere(&robot, &a.lengths, &options),
-    }
-    .with_context(|| format!("forward kinematics of {}", robot.name))?;
-    warn_pose(&robot, &sol.pose, "the solution");
+    let r = kinematics::fk_report(&robot, &a.lengths, a.method, &options, a.angles.unit())
+        .with_context(|| format!("forward kinematics of {}", robot.name))?;
+    warn(&r.warnings);
     if a.json {
-        json(&json!({
-            "robot": robot.name,
-            "pose": a.angles.pose_out(&sol.pose),
-            "residual": sol.residual,
-            "iterations": sol.iterations,
-            "method": sol.method,
-            "angle_unit": a.angles.unit(),
-        }))?;
+        json(&r)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let p = a.angles.pose_out(&sol.pose);
-    let u = a.angles.unit();
+    let (p, u) = (r.pose, r.angle_unit.name());
     println!("pose      x {:.6} y {:.6} z {:.6} m", p[0], p[1], p[2]);
     println!(
         "          roll {:.6} pitch {:.6} yaw {:.6} {u}",
         p[3], p[4], p[5]
     );
-    println!("residual  {:.3e} m (max length error)", sol.residual);
-    println!("method    {:?}, {} iterations", sol.method, sol.iterations);
+    println!("residual  {:.3e} m (max length error)", r.residual);
+    println!("method    {:?}, {} iterations", r.method, r.iterations);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -260,18 +221,7 @@ pub struct BoundsArg {
 
 impl BoundsArg {
     pub fn bounds(&self, robot: &Robot) -> Result<TensionBounds> {
-        let b = TensionBounds {
-            min: self.f_min.unwrap_or(robot.tension.min),
-            max: self.f_max.unwrap_or(robot.tension.max),
-        };
-        if !(b.min.is_finite() && b.max.is_finite() && b.min >= 0.0 && b.max > b.min) {
-            anyhow::bail!(
-                "tension bounds must satisfy 0 ≤ --f-min < --f-max, got [{}, {}] N",
-                b.min,
-                b.max
-            );
-        }
-        Ok(b)
+        Ok(statics::tension_bounds(robot, self.f_min, self.f_max)?)
     }
 }
 
@@ -294,45 +244,27 @@ pub fn tensions(a: TensionsArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("tensions")?;
     let bounds = a.bounds.bounds(&robot)?;
     let pose = a.angles.pose(&a.pose);
-    warn_pose(&robot, &pose, "pose");
-    let d = statics::tension_distribution(&robot, &pose, bounds);
+    let r = statics::tensions_report(&robot, &pose, bounds, a.angles.unit());
+    warn(&r.warnings);
     if a.json {
-        json(&json!({
-            "robot": robot.name,
-            "pose": a.angles.pose_out(&kinematics::effective_pose(&robot, &pose)),
-            "tensions": d.tensions,
-            "feasible": d.feasible,
-            "residual": d.residual,
-            "largest_min_tension": d.largest_min_tension,
-            "f_min": bounds.min,
-            "f_max": bounds.max,
-            "mass": robot.platform.mass,
-        }))?;
+        json(&r)?;
     } else {
         let mut t = Table::new(&["cable", "tension [N]"]);
-        for (c, f) in robot.cables.iter().zip(&d.tensions) {
+        for (c, f) in robot.cables.iter().zip(&r.tensions) {
             t.row(vec![c.name.clone(), num(*f, 4)]);
         }
         t.print();
         println!(
             "bounds [{}, {}] N, mass {} kg, ‖W f + w_g‖ = {:.3e}",
-            bounds.min, bounds.max, robot.platform.mass, d.residual
+            r.f_min, r.f_max, r.mass, r.residual
         );
     }
-    if d.feasible {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        match d.largest_min_tension {
-            Some(t) => eprintln!(
-                "infeasible: no tensions in [{}, {}] N hold the platform here; the largest achievable minimum tension is {t:.4} N (shown: those tensions)",
-                bounds.min, bounds.max
-            ),
-            None => eprintln!(
-                "infeasible: no tensions ≤ {} N hold the platform here (outside the wrench-feasible workspace); shown: the closest, leaving residual {:.3e}",
-                bounds.max, d.residual
-            ),
+    match r.verdict() {
+        None => Ok(ExitCode::SUCCESS),
+        Some(verdict) => {
+            eprintln!("{verdict}");
+            Ok(ExitCode::from(2))
         }
-        Ok(ExitCode::from(2))
     }
 }
 
@@ -366,60 +298,29 @@ pub struct EquilibriumArgs {
 
 pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("equilibrium")?;
-    let (rest, target) = if let Some(l0) = &a.rest_lengths {
-        (l0.0.clone(), None)
+    let rest = if let Some(l0) = &a.rest_lengths {
+        RestLengths::Given(l0.0.clone())
     } else if let Some(p) = &a.sag_at {
-        let pose = kinematics::effective_pose(&robot, &a.angles.pose(p));
-        warn_pose(&robot, &pose, "pose");
-        (kinematics::lengths(&robot, &pose), Some(pose))
+        RestLengths::SagAt(a.angles.pose(p))
     } else if let Some(p) = &a.pretensioned_at {
-        let pose = kinematics::effective_pose(&robot, &a.angles.pose(p));
-        warn_pose(&robot, &pose, "pose");
-        let bounds = a.bounds.bounds(&robot)?;
-        let (rest, _) = statics::pretensioned_rest_lengths(&robot, &pose, bounds)
-            .with_context(|| format!("pre-tension at {}", list(&pose.to_array(), 4)))?;
-        (rest, Some(pose))
+        RestLengths::PretensionedAt(a.angles.pose(p), a.bounds.bounds(&robot)?)
     } else {
-        unreachable!("clap requires one of the rest-length options")
+        bail!("one of --rest-lengths, --sag-at, --pretensioned-at is needed")
     };
-    let options = EquilibriumOptions {
-        guess: a.guess.as_ref().map(|g| a.angles.pose(g)).or(target),
-        ..EquilibriumOptions::default()
-    };
-    let eq = statics::elastic_equilibrium(&robot, &rest, &options)
+    let guess = a.guess.as_ref().map(|g| a.angles.pose(g));
+    let r = statics::equilibrium_report(&robot, &rest, guess, a.angles.unit())
         .with_context(|| format!("elastic equilibrium of {}", robot.name))?;
-    let displacement = target.map(|t| {
-        let (p, q) = (eq.pose.to_array(), t.to_array());
-        let mut d = [0.0; 6];
-        for k in 0..6 {
-            d[k] = if k < 3 {
-                p[k] - q[k]
-            } else {
-                a.angles.angle_out(kinematics::wrap_angle(p[k] - q[k]))
-            };
-        }
-        d
-    });
+    warn(&r.warnings);
     if a.json {
-        json(&json!({
-            "robot": robot.name,
-            "pose": a.angles.pose_out(&eq.pose),
-            "tensions": eq.tensions,
-            "rest_lengths": eq.rest_lengths,
-            "residual": eq.residual,
-            "iterations": eq.iterations,
-            "target": target.map(|t| a.angles.pose_out(&t)),
-            "displacement": displacement,
-        }))?;
+        json(&r)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let p = a.angles.pose_out(&eq.pose);
-    let u = a.angles.unit();
+    let (p, u) = (r.pose, a.angles.unit().name());
     println!(
         "equilibrium x {:.7} y {:.7} z {:.7} m, roll {:.3e} pitch {:.3e} yaw {:.3e} {u}",
         p[0], p[1], p[2], p[3], p[4], p[5]
     );
-    if let Some(d) = displacement {
+    if let Some(d) = r.displacement {
         println!(
             "from target dx {:+.4} dy {:+.4} dz {:+.4} mm, |d| {:.4} mm",
             d[0] * 1e3,
@@ -429,13 +330,13 @@ pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
         );
     }
     let mut t = Table::new(&["cable", "rest length [m]", "tension [N]"]);
-    for ((c, l0), f) in robot.cables.iter().zip(&eq.rest_lengths).zip(&eq.tensions) {
+    for ((c, l0), f) in robot.cables.iter().zip(&r.rest_lengths).zip(&r.tensions) {
         t.row(vec![c.name.clone(), num(*l0, 7), num(*f, 4)]);
     }
     t.print();
     println!(
         "‖W f + w_g‖ = {:.3e}, {} Newton iterations",
-        eq.residual, eq.iterations
+        r.residual, r.iterations
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -87,18 +87,18 @@ pub fn ik(robot: &Robot, pose: &Pose, as_json: bool, angles: &AngleArg) -> Resul
             },
             Mechanism::Rssu2(r) => match r.inverse(pose.rpy.x, pose.rpy.y) {
                 Ok(a) => (
-                    Some(a.iter().map(|x| angles.angle_out(*x)).collect()),
+                    Some(a.iter().map(|x| angles.unit().from_rad(*x)).collect()),
                     None,
-                    angles.unit(),
+                    angles.unit().name(),
                 ),
-                Err(v) => (None, Some(format!("{v:?}")), angles.unit()),
+                Err(v) => (None, Some(format!("{v:?}")), angles.unit().name()),
             },
             Mechanism::Cables => (None, None, ""),
         };
     if as_json {
         json(&json!({
             "robot": robot.name,
-            "pose": angles.pose_out(pose),
+            "pose": angles.unit().pose(pose),
             "actuators": actuators,
             "actuator_unit": unit,
             "reachable": violation.is_none(),

@@ -4,15 +4,15 @@ use super::args::RobotArg;
 use super::output::json;
 use super::traj::{ShapeArgs, print_comparison};
 use anyhow::{Context, Result, bail};
-use cdpr_core::metrics::{self, CompareOptions};
+use cdpr_core::robot::Robot;
+use cdpr_core::sim::report::{self, AngleErrors, SimulationReport, Tracking, simulation_report};
 use cdpr_core::sim::run::{self, RunOptions, RunOutcome};
 use cdpr_core::sim::{ChainConfig, ControlMode, ModelKind, SimConfig, SurrogateSetup};
 use cdpr_core::trajectory::{self, Trajectory};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -92,7 +92,7 @@ pub struct SimulateArgs {
 
 impl SimulateArgs {
     /// The trajectory asked for, sampled at the physics step with the built-in's options.
-    pub(super) fn load_trajectory(&self, robot: &cdpr_core::robot::Robot) -> Result<Trajectory> {
+    pub(super) fn load_trajectory(&self, robot: &Robot) -> Result<Trajectory> {
         let options = self.shape.options(self.speed, self.dt);
         trajectory::load(&self.trajectory, robot, &options)
             .with_context(|| format!("loading trajectory `{}`", self.trajectory))
@@ -154,83 +154,14 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         write_csv(path, &robot, &traj, &outcome)
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    if outcome.uncompensated_steps > 0 {
-        eprintln!(
-            "warning: the command was adjusted on {} steps (tension distribution infeasible: plain IK lengths; or the pose out of the robot's reach: pulled back)",
-            outcome.uncompensated_steps
-        );
+    let report = simulation_report(&robot, &outcome, &traj, &run_options, !a.no_lag);
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
     }
-    let reference = outcome.commanded(&traj);
-    let actual = outcome.actual(&traj);
-    let compare_options = CompareOptions {
-        remove_lag: !a.no_lag,
-        ..CompareOptions::default()
-    };
-    let comparison = metrics::compare(&reference, &actual, &compare_options);
-    let tensions = tension_range(&outcome);
     if a.json {
-        let mut value = match &comparison {
-            _ if turns_only(&robot) => json!({ "angles": angle_errors(&reference, &actual) }),
-            Ok(c) => serde_json::to_value(c)?,
-            Err(e) => json!({ "metrics_error": e.to_string() }),
-        };
-        if let Some(map) = value.as_object_mut() {
-            map.insert("rtf".into(), json!(outcome.rtf()));
-            map.insert("steps".into(), json!(outcome.steps));
-            map.insert("wall_s".into(), json!(outcome.wall_s));
-            map.insert(
-                "simulated_s".into(),
-                json!(outcome.records.last().map(|r| r.state.time)),
-            );
-            map.insert("model".into(), json!(model));
-            map.insert("control".into(), json!(control));
-            map.insert("limited_steps".into(), json!(outcome.limited_steps));
-            map.insert("compensate".into(), json!(a.compensate));
-            map.insert("dt".into(), json!(a.dt));
-            map.insert("tension_min".into(), json!(tensions.0));
-            map.insert("tension_max".into(), json!(tensions.1));
-            map.insert(
-                "error".into(),
-                json!(outcome.error.as_ref().map(|e| e.to_string())),
-            );
-        }
-        json(&value)?;
+        json(&report)?;
     } else {
-        println!(
-            "{} on {}: {} model, {} winches{}, dt {} ms, {} steps in {:.2} s wall ({:.0}× real time)",
-            a.trajectory,
-            robot.name,
-            model.name(),
-            control.name(),
-            if a.compensate { ", compensated" } else { "" },
-            a.dt * 1e3,
-            outcome.steps,
-            outcome.wall_s,
-            outcome.rtf()
-        );
-        let forces = if robot.is_cable_robot() {
-            "tensions"
-        } else {
-            "leg forces"
-        };
-        println!("{forces} {:.2} … {:.2} N", tensions.0, tensions.1);
-        if turns_only(&robot) {
-            print_angle_errors(&angle_errors(&reference, &actual));
-        } else {
-            match &comparison {
-                Ok(c) => print_comparison(c),
-                Err(e) => eprintln!("warning: no tracking metrics: {e}"),
-            }
-        }
-        if outcome.limited_steps > 0 {
-            println!(
-                "combination step: {} demands scaled back into the robot's reach",
-                outcome.limited_steps
-            );
-        }
-        if let Some(path) = &a.out {
-            println!("wrote {}", path.display());
-        }
+        print_report(&a, &robot, &report);
     }
     match outcome.error {
         Some(e) => Err(anyhow::Error::new(e).context(format!(
@@ -245,74 +176,47 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     }
 }
 
-/// A platform that only turns (the 2-RSSU): its tracking is judged in angles.
-pub(super) fn turns_only(robot: &cdpr_core::robot::Robot) -> bool {
-    matches!(robot.mechanism, cdpr_core::robot::Mechanism::Rssu2(_))
-}
-
-/// Tracking of one segment (or the total) in angles: RMS and largest error of roll and pitch
-/// (degrees) and seed 004's NRMSE (None for a constant reference).
-#[derive(serde::Serialize)]
-pub(super) struct AngleErrors {
-    segment: String,
-    rms_roll_deg: f64,
-    max_roll_deg: f64,
-    rms_pitch_deg: f64,
-    max_pitch_deg: f64,
-    nrmse_roll: Option<f64>,
-    nrmse_pitch: Option<f64>,
-}
-
-/// Commanded against simulated at the same instants (no lag removed), per segment then total.
-pub(super) fn angle_errors(reference: &Trajectory, actual: &Trajectory) -> Vec<AngleErrors> {
-    let mut names: Vec<String> = reference.segments.clone();
-    names.push("TOTAL".into());
-    let mut out = Vec::new();
-    for (k, name) in names.iter().enumerate() {
-        let total = k == reference.segments.len();
-        let pairs: Vec<_> = reference
-            .samples
-            .iter()
-            .zip(&actual.samples)
-            .filter(|(r, _)| total || r.segment == Some(k))
-            .collect();
-        if pairs.is_empty() {
-            continue;
-        }
-        let stats = |dof: usize| {
-            let n = pairs.len() as f64;
-            let mut err2 = 0.0;
-            let mut max = 0.0f64;
-            let mean = pairs
-                .iter()
-                .map(|(r, _)| r.pose.to_array()[dof])
-                .sum::<f64>()
-                / n;
-            let mut spread = 0.0;
-            for (r, a) in &pairs {
-                let (x, y) = (r.pose.to_array()[dof], a.pose.to_array()[dof]);
-                err2 += (x - y).powi(2);
-                max = max.max((x - y).abs());
-                spread += (x - mean).powi(2);
-            }
-            let nrmse = (spread > 1e-12 * n).then(|| 1.0 - (err2 / spread).sqrt());
-            ((err2 / n).sqrt().to_degrees(), max.to_degrees(), nrmse)
-        };
-        let (roll, pitch) = (stats(3), stats(4));
-        out.push(AngleErrors {
-            segment: name.clone(),
-            rms_roll_deg: roll.0,
-            max_roll_deg: roll.1,
-            rms_pitch_deg: pitch.0,
-            max_pitch_deg: pitch.1,
-            nrmse_roll: roll.2,
-            nrmse_pitch: pitch.2,
-        });
+fn print_report(a: &SimulateArgs, robot: &Robot, r: &SimulationReport) {
+    println!(
+        "{} on {}: {} model, {} winches{}, dt {} ms, {} steps in {:.2} s wall ({:.0}× real time)",
+        a.trajectory,
+        robot.name,
+        r.model.name(),
+        r.control.name(),
+        if r.compensate { ", compensated" } else { "" },
+        r.dt * 1e3,
+        r.steps,
+        r.wall_s,
+        r.rtf
+    );
+    let forces = if robot.is_cable_robot() {
+        "tensions"
+    } else {
+        "leg forces"
+    };
+    match (r.tension_min, r.tension_max) {
+        (Some(lo), Some(hi)) => println!("{forces} {lo:.2} … {hi:.2} N"),
+        _ => println!("{forces}: not modelled"),
     }
-    out
+    match &r.tracking {
+        Tracking::Angles { angles } => print_angle_errors(angles),
+        Tracking::Metrics(c) => print_comparison(c),
+        Tracking::MetricsError { metrics_error } => {
+            eprintln!("warning: no tracking metrics: {metrics_error}")
+        }
+    }
+    if r.limited_steps > 0 {
+        println!(
+            "combination step: {} demands scaled back into the robot's reach",
+            r.limited_steps
+        );
+    }
+    if let Some(path) = &a.out {
+        println!("wrote {}", path.display());
+    }
 }
 
-pub(super) fn print_angle_errors(errors: &[AngleErrors]) {
+fn print_angle_errors(errors: &[AngleErrors]) {
     println!(
         "{:<8} {:>14} {:>14} {:>14} {:>14} {:>14}",
         "segment", "RMS roll [°]", "max roll [°]", "RMS pitch [°]", "max pitch [°]", "NRMSE r p"
@@ -334,16 +238,6 @@ pub(super) fn print_angle_errors(errors: &[AngleErrors]) {
     );
 }
 
-pub(super) fn tension_range(outcome: &RunOutcome) -> (f64, f64) {
-    outcome
-        .records
-        .iter()
-        .flat_map(|r| r.state.tensions.iter())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &f| {
-            (lo.min(f), hi.max(f))
-        })
-}
-
 pub(super) fn progress_bar(seconds: f64) -> Option<ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
@@ -357,56 +251,11 @@ pub(super) fn progress_bar(seconds: f64) -> Option<ProgressBar> {
     Some(bar)
 }
 
-/// The run as CSV: `t,x_cmd,…,yaw_cmd,x,…,yaw`, per cable `length_cmd_i,length_i,tension_i`,
-/// then `segment`.
-pub(super) fn write_csv(
-    path: &PathBuf,
-    robot: &cdpr_core::robot::Robot,
-    traj: &Trajectory,
-    outcome: &RunOutcome,
-) -> Result<()> {
+/// The run as CSV ([`cdpr_core::sim::report::write_csv`]) in a new file.
+fn write_csv(path: &Path, robot: &Robot, traj: &Trajectory, outcome: &RunOutcome) -> Result<()> {
     let file = std::fs::File::create(path)?;
-    let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
-    // Cable robots: per cable commanded payout, length, tension. Robots with legs: per
-    // actuator its commanded and actual position (m or rad), then per leg its length between
-    // the joints at its ends and its axial force (N).
-    let (actuators, legs) = match outcome.records.first() {
-        Some(r) if !robot.is_cable_robot() => (r.length_command.len(), r.state.lengths.len()),
-        _ => (0, 0),
-    };
-    let mut header = cdpr_core::sim::run::csv_columns(robot.cable_count());
-    for i in 1..=actuators {
-        header.extend([format!("actuator_cmd_{i}"), format!("actuator_{i}")]);
-    }
-    for i in 1..=legs {
-        header.extend([format!("leg_length_{i}"), format!("leg_force_{i}")]);
-    }
-    header.push("segment".into());
-    w.write_record(&header)?;
-    let mut row: Vec<String> = Vec::with_capacity(header.len());
-    for r in &outcome.records {
-        row.clear();
-        row.push(format!("{}", r.state.time));
-        row.extend(r.commanded.pose.to_array().iter().map(|v| format!("{v}")));
-        row.extend(r.state.pose.to_array().iter().map(|v| format!("{v}")));
-        for i in 0..robot.cable_count() {
-            row.push(format!("{}", r.length_command[i]));
-            row.push(format!("{}", r.state.lengths[i]));
-            row.push(format!("{}", r.state.tensions[i]));
-        }
-        for i in 0..actuators {
-            row.push(format!("{}", r.length_command[i]));
-            row.push(format!("{}", r.state.winch[i]));
-        }
-        for i in 0..legs {
-            row.push(format!("{}", r.state.lengths[i]));
-            row.push(format!("{}", r.state.tensions[i]));
-        }
-        row.push(traj.segment_name(&r.commanded).unwrap_or("").to_string());
-        w.write_record(&row)?;
-    }
-    w.flush()?;
-    let mut inner = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-    inner.flush()?;
+    let mut out = std::io::BufWriter::new(file);
+    report::write_csv(&mut out, robot, traj, outcome)?;
+    out.flush()?;
     Ok(())
 }

@@ -10,56 +10,12 @@ use cdpr_core::trajectory::csv::CsvOptions;
 use cdpr_core::trajectory::limits::{self, CableLimits, LimitCheck};
 use cdpr_core::trajectory::perturb::{Perturbation, perturb};
 use cdpr_core::trajectory::{self, BuiltinOptions, ProfileKind, Trajectory, Transition};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 // -------------------------------------------------------------------------- trajectory
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum ProfileArg {
-    /// Constant-acceleration ramps (unbounded jerk at the switching instants).
-    Trapezoid,
-    /// Jerk-limited S-curve: acceleration ramps at ±jerk.
-    Scurve,
-    /// Cruise speed throughout: velocity steps at every corner, like a PLC streaming positions
-    /// without blending.
-    Constant,
-    /// 5th-order polynomial per move, zero velocity and acceleration at both ends (seed 001).
-    Poly5,
-}
-
-impl From<ProfileArg> for ProfileKind {
-    fn from(p: ProfileArg) -> ProfileKind {
-        match p {
-            ProfileArg::Trapezoid => ProfileKind::Trapezoid,
-            ProfileArg::Scurve => ProfileKind::Scurve,
-            ProfileArg::Constant => ProfileKind::Constant,
-            ProfileArg::Poly5 => ProfileKind::Poly5,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum TransitionArg {
-    /// Stop at every waypoint (each move has its own profile).
-    Stop,
-    /// Round the corners: each move starts while the previous one decelerates.
-    Blend,
-    /// One profile over the whole path (exact path; for tangent-continuous chains).
-    Continuous,
-}
-
-impl From<TransitionArg> for Transition {
-    fn from(t: TransitionArg) -> Transition {
-        match t {
-            TransitionArg::Stop => Transition::Stop,
-            TransitionArg::Blend => Transition::Blend,
-            TransitionArg::Continuous => Transition::Continuous,
-        }
-    }
-}
 
 #[derive(Args, Debug)]
 pub struct TrajectoryArgs {
@@ -123,7 +79,7 @@ pub struct TrajectoryArgs {
 pub struct ShapeArgs {
     /// Speed profile [default: trapezoid for seed000, scurve for pickplace, poly5 for poly5].
     #[arg(long, value_enum)]
-    pub profile: Option<ProfileArg>,
+    pub profile: Option<ProfileKind>,
     /// Path acceleration limit, m/s² [default: 3, seed 003's 3000 mm/s²; none for poly5].
     #[arg(long, value_name = "M/S²")]
     pub accel: Option<f64>,
@@ -133,7 +89,7 @@ pub struct ShapeArgs {
     pub jerk: Option<f64>,
     /// How moves join [default: stop for seed000, blend for pickplace, continuous for poly5].
     #[arg(long, value_enum)]
-    pub transition: Option<TransitionArg>,
+    pub transition: Option<Transition>,
 }
 
 impl ShapeArgs {

@@ -9,11 +9,12 @@ use serde::Serialize;
 
 /// Which method produced a solution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum FkMethod {
-    /// Levenberg–Marquardt on all cable lengths.
+    /// Levenberg–Marquardt least squares on all cable lengths (any robot).
     Lm,
-    /// Seed 003's three-sphere intersection (cables 1–3), refined on all cables.
+    /// Seed 003's three-sphere intersection on cables 1–3, refined on all (3-DOF robots).
     Sphere,
 }
 

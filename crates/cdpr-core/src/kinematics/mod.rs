@@ -7,9 +7,11 @@
 
 mod fk;
 mod pose;
+pub mod report;
 
 pub use fk::{FkError, FkMethod, FkOptions, FkSolution, forward, forward_lm, forward_sphere};
 pub use pose::{Pose, wrap_angle};
+pub use report::{AngleUnit, FkReport, IkReport, fk_report, ik_report, pose_warnings};
 
 use crate::robot::{Cable, Dof, Robot};
 use nalgebra::{DMatrix, Matrix3, Vector3};

@@ -26,6 +26,7 @@ mod elastic;
 mod legs;
 pub(crate) mod model;
 mod rapier;
+pub mod report;
 pub mod run;
 pub mod winch;
 

@@ -60,6 +60,8 @@ pub enum StaticsError {
         "the tension distribution is infeasible at this pose within [{min}, {max}] N (largest reachable minimum tension: {best})"
     )]
     Infeasible { min: f64, max: f64, best: String },
+    #[error("tension bounds must satisfy 0 ≤ --f-min < --f-max, got [{min}, {max}] N")]
+    BadBounds { min: f64, max: f64 },
 }
 
 /// Potential energy, generalised force and tensions at q.

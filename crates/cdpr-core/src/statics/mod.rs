@@ -5,11 +5,16 @@
 
 mod equilibrium;
 mod qp;
+pub mod report;
 
 pub use equilibrium::{
     Equilibrium, EquilibriumOptions, StaticsError, elastic_equilibrium, pretensioned_rest_lengths,
 };
 pub use qp::{QpInfeasible, QpSolution, min_norm_qp};
+pub use report::{
+    EquilibriumReport, RestLengths, TensionsReport, equilibrium_report, tension_bounds,
+    tensions_report,
+};
 
 use crate::kinematics::{self, InverseKinematics, Pose};
 use crate::robot::{Robot, TensionBounds};

@@ -21,10 +21,14 @@ use serde::Serialize;
 
 /// How consecutive pieces are joined in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Transition {
+    /// Stop at every waypoint (each move has its own profile).
     Stop,
+    /// Round the corners: each move starts while the previous one decelerates.
     Blend,
+    /// One profile over the whole path (exact path; for tangent-continuous chains).
     Continuous,
 }
 

@@ -11,16 +11,19 @@ use serde::Serialize;
 
 /// Which speed law a move follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum ProfileKind {
-    /// Constant acceleration ramps to the cruise speed and back (acceleration steps, so the jerk
-    /// is unbounded at the four switching instants).
+    /// Constant-acceleration ramps to the cruise speed and back (acceleration steps: unbounded
+    /// jerk at the four switching instants).
     Trapezoid,
-    /// Jerk-limited ("S-curve", seven phases): acceleration ramps at ±jerk, bounded jerk.
+    /// Jerk-limited S-curve (seven phases): acceleration ramps at ±jerk.
     Scurve,
-    /// Cruise speed from the first to the last instant: velocity steps at the ends.
+    /// Cruise speed throughout: velocity steps at every corner, like a PLC streaming positions
+    /// without blending.
     Constant,
-    /// s = D (10τ³ − 15τ⁴ + 6τ⁵): zero velocity and acceleration at both ends (seed 001).
+    /// 5th-order polynomial per move, s = D (10τ³ − 15τ⁴ + 6τ⁵): zero velocity and
+    /// acceleration at both ends (seed 001).
     Poly5,
 }
 

@@ -1,0 +1,258 @@
+//! What `cdpr tensions` and `cdpr equilibrium` report: serialisable structs (their serde form
+//! is the command's `--json`), the verdicts and warnings included. The command line only
+//! formats them.
+
+use super::{EquilibriumOptions, StaticsError, elastic_equilibrium, pretensioned_rest_lengths};
+use crate::kinematics::{self, AngleUnit, Pose, effective_pose, pose_warnings, wrap_angle};
+use crate::robot::{Robot, TensionBounds};
+use serde::Serialize;
+
+/// The robot file's tension bounds with the user's overrides, checked:
+/// 0 ≤ min < max, both finite.
+pub fn tension_bounds(
+    robot: &Robot,
+    min: Option<f64>,
+    max: Option<f64>,
+) -> Result<TensionBounds, StaticsError> {
+    let b = TensionBounds {
+        min: min.unwrap_or(robot.tension.min),
+        max: max.unwrap_or(robot.tension.max),
+    };
+    if b.min.is_finite() && b.max.is_finite() && b.min >= 0.0 && b.max > b.min {
+        Ok(b)
+    } else {
+        Err(StaticsError::BadBounds {
+            min: b.min,
+            max: b.max,
+        })
+    }
+}
+
+/// The tension distribution at a pose, as `cdpr tensions` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensionsReport {
+    pub robot: String,
+    /// The pose used (angles of a 3-DOF robot held at zero), angles in the unit asked for.
+    pub pose: [f64; 6],
+    /// N, one per cable; when infeasible, the closest tensions (see `verdict`).
+    pub tensions: Vec<f64>,
+    pub feasible: bool,
+    /// ‖W f + w_g‖ over the controlled rows.
+    pub residual: f64,
+    pub largest_min_tension: Option<f64>,
+    pub f_min: f64,
+    pub f_max: f64,
+    /// Platform mass, kg.
+    pub mass: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl TensionsReport {
+    /// Why the distribution is infeasible and what the tensions shown are (None: feasible).
+    pub fn verdict(&self) -> Option<String> {
+        if self.feasible {
+            return None;
+        }
+        Some(match self.largest_min_tension {
+            Some(t) => format!(
+                "infeasible: no tensions in [{}, {}] N hold the platform here; the largest achievable minimum tension is {t:.4} N (shown: those tensions)",
+                self.f_min, self.f_max
+            ),
+            None => format!(
+                "infeasible: no tensions ≤ {} N hold the platform here (outside the wrench-feasible workspace); shown: the closest, leaving residual {:.3e}",
+                self.f_max, self.residual
+            ),
+        })
+    }
+}
+
+/// Minimum-norm tensions within `bounds` that hold `robot`'s platform at `pose`.
+pub fn tensions_report(
+    robot: &Robot,
+    pose: &Pose,
+    bounds: TensionBounds,
+    unit: AngleUnit,
+) -> TensionsReport {
+    let d = super::tension_distribution(robot, pose, bounds);
+    TensionsReport {
+        robot: robot.name.clone(),
+        pose: unit.pose(&effective_pose(robot, pose)),
+        tensions: d.tensions,
+        feasible: d.feasible,
+        residual: d.residual,
+        largest_min_tension: d.largest_min_tension,
+        f_min: bounds.min,
+        f_max: bounds.max,
+        mass: robot.platform.mass,
+        warnings: pose_warnings(robot, pose, "pose"),
+    }
+}
+
+/// Where the rest lengths of an elastic equilibrium come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RestLengths {
+    /// Given, m, one per cable.
+    Given(Vec<f64>),
+    /// The IK lengths at a pose: how far the platform sags from it.
+    SagAt(Pose),
+    /// L0 = IK(pose) − f*/k, f* the tension distribution within the bounds at the pose: the
+    /// platform settles exactly there.
+    PretensionedAt(Pose, TensionBounds),
+}
+
+/// An elastic equilibrium, as `cdpr equilibrium` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EquilibriumReport {
+    pub robot: String,
+    /// Angles in the unit asked for.
+    pub pose: [f64; 6],
+    pub tensions: Vec<f64>,
+    pub rest_lengths: Vec<f64>,
+    pub residual: f64,
+    pub iterations: usize,
+    /// The pose the rest lengths were derived from, if any.
+    pub target: Option<[f64; 6]>,
+    /// Equilibrium − target: m, and angles (wrapped) in the unit asked for.
+    pub displacement: Option<[f64; 6]>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Where elastic cables of the given rest lengths hold the platform. The search starts at
+/// `guess`, else at the target pose of `rest`, else where the unstretched cables reach.
+pub fn equilibrium_report(
+    robot: &Robot,
+    rest: &RestLengths,
+    guess: Option<Pose>,
+    unit: AngleUnit,
+) -> Result<EquilibriumReport, StaticsError> {
+    let mut warnings = Vec::new();
+    let (lengths, target) = match rest {
+        RestLengths::Given(l0) => (l0.clone(), None),
+        RestLengths::SagAt(pose) => {
+            let pose = effective_pose(robot, pose);
+            warnings.extend(pose_warnings(robot, &pose, "pose"));
+            (kinematics::lengths(robot, &pose), Some(pose))
+        }
+        RestLengths::PretensionedAt(pose, bounds) => {
+            let pose = effective_pose(robot, pose);
+            warnings.extend(pose_warnings(robot, &pose, "pose"));
+            let (l0, _) = pretensioned_rest_lengths(robot, &pose, *bounds)?;
+            (l0, Some(pose))
+        }
+    };
+    let options = EquilibriumOptions {
+        guess: guess.or(target),
+        ..EquilibriumOptions::default()
+    };
+    let eq = elastic_equilibrium(robot, &lengths, &options)?;
+    let displacement = target.map(|t| {
+        let (p, q) = (eq.pose.to_array(), t.to_array());
+        std::array::from_fn(|k| {
+            if k < 3 {
+                p[k] - q[k]
+            } else {
+                unit.from_rad(wrap_angle(p[k] - q[k]))
+            }
+        })
+    });
+    Ok(EquilibriumReport {
+        robot: robot.name.clone(),
+        pose: unit.pose(&eq.pose),
+        tensions: eq.tensions,
+        rest_lengths: eq.rest_lengths,
+        residual: eq.residual,
+        iterations: eq.iterations,
+        target: target.map(|t| unit.pose(&t)),
+        displacement,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_are_overridden_and_checked() {
+        let robot = crate::fixtures::robot("caroca");
+        let b = tension_bounds(&robot, Some(10.0), None).expect("valid");
+        assert_eq!((b.min, b.max), (10.0, robot.tension.max));
+        for (min, max) in [
+            (-1.0, 10.0),
+            (5.0, 5.0),
+            (0.0, f64::INFINITY),
+            (f64::NAN, 1.0),
+        ] {
+            let e = tension_bounds(&robot, Some(min), Some(max)).expect_err("invalid");
+            assert!(e.to_string().contains("0 ≤ --f-min < --f-max"), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_vertical_tension_components_carry_the_weight_and_infeasible_bounds_say_so() {
+        // silva4 (3 DOF) at the centre of its workspace box: statics alone says the vertical
+        // components of the tensions carry the weight, Σ f_i d_iz = m g (d_i the unit cable
+        // vectors, computed here from the IK), whatever distribution is chosen.
+        let robot = crate::fixtures::robot("silva4");
+        let lo = robot.workspace.min;
+        let hi = robot.workspace.max;
+        let centre = Pose::new(
+            (lo.x + hi.x) / 2.0,
+            (lo.y + hi.y) / 2.0,
+            robot.home[2],
+            0.0,
+            0.0,
+            0.0,
+        );
+        let report = tensions_report(&robot, &centre, robot.tension, AngleUnit::Rad);
+        assert!(report.feasible, "{:?}", report.verdict());
+        assert_eq!(report.verdict(), None);
+        let ik = kinematics::inverse(&robot, &centre);
+        let total: f64 = report
+            .tensions
+            .iter()
+            .zip(ik.directions())
+            .map(|(f, d)| f * d.z)
+            .sum();
+        assert!(
+            (total - robot.platform.mass * 9.81).abs() < 1e-6 * robot.platform.mass * 9.81,
+            "Σ f d_z = {total} N"
+        );
+        assert!(
+            report
+                .tensions
+                .iter()
+                .all(|f| *f >= robot.tension.min - 1e-9)
+        );
+        // An impossible upper bound: the verdict says no tensions hold the platform.
+        let tight = TensionBounds {
+            min: 0.0,
+            max: 1e-3,
+        };
+        let report = tensions_report(&robot, &centre, tight, AngleUnit::Rad);
+        assert!(!report.feasible);
+        assert!(
+            report
+                .verdict()
+                .expect("infeasible")
+                .starts_with("infeasible")
+        );
+    }
+
+    #[test]
+    fn pretensioned_rest_lengths_land_the_platform_on_its_target() {
+        let robot = crate::fixtures::robot("caroca");
+        let target = Pose::new(0.0, 0.0, 1.5, 0.0, 0.0, 0.0);
+        let rest = RestLengths::PretensionedAt(target, robot.tension);
+        let report = equilibrium_report(&robot, &rest, None, AngleUnit::Deg).expect("solves");
+        let d = report.displacement.expect("a target");
+        assert!(d.iter().all(|x| x.abs() < 1e-6), "{d:?}");
+        assert_eq!(report.target, Some([0.0, 0.0, 1.5, 0.0, 0.0, 0.0]));
+        // Sagging from the IK lengths: the platform drops (dz < 0), it does not rise.
+        let sag = equilibrium_report(&robot, &RestLengths::SagAt(target), None, AngleUnit::Rad)
+            .expect("solves");
+        assert!(sag.displacement.expect("a target")[2] < 0.0);
+    }
+}
