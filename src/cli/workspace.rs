@@ -22,7 +22,7 @@ against gravity (exact QP) at zero rotation and, with --orientation, at every co
 roll, pitch, yaw in {−θ, 0, θ} (or --levels values). The volume counts feasible cells of an N³ grid \
 over the frame box (± half the boundary band as resolution error). The robot's [workspace] box \
 is checked on 5³ points including its corners; exit status 2 when it is not contained.\n\
-The minimum-tension report (--min-tension, default 5 N as seed 000's controller keeps) gives the \
+The minimum-tension report (--min-tension, default 5 N, the project's choice of a taut cable) gives the \
 height on the box's vertical axis from which that tension is reachable, and the height above \
 which it holds everywhere in the box.\n\
 The plot (PNG + SVG) shows horizontal slices at the box's bottom, middle and top and a vertical \
@@ -57,7 +57,7 @@ pub struct WorkspaceArgs {
     /// Upper tension bound, N (default: the robot file's).
     #[arg(long, value_name = "N")]
     pub f_max: Option<f64>,
-    /// Minimum tension whose reachability is reported, N (seed 000: 5 N).
+    /// Minimum tension whose reachability is reported, N.
     #[arg(long, default_value_t = 5.0, value_name = "N")]
     pub min_tension: f64,
     /// Plot file (`.png`; an `.svg` is written next to it) or a directory

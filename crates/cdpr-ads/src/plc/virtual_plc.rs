@@ -1,7 +1,7 @@
 //! A TwinCAT stand-in: an NC task (2 ms) that interpolates a trajectory, runs it through the
 //! inverse kinematics and hands each winch a set point within its velocity and acceleration
 //! limits, and a PLC task (10 ms) that counts cycles, raises the motion-enable flag and reads
-//! back what the shadow writes (seed 003, section 3.2: "the default cycle times for the PLC
+//! back what the shadow writes (seed 003, section 3.4: "the default cycle times for the PLC
 //! and NC tasks were 10 ms and 2 ms").
 //!
 //! Both tasks run on one thread, the PLC task on every k-th NC tick: on a TwinCAT core the NC

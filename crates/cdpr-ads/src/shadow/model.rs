@@ -1,5 +1,5 @@
-//! The model the shadow runs, built from the controller's geometry (seed 000 §4.2–4.3: "the
-//! script reads the anchors, lengths, cable angles and TCP pose and generates the scene").
+//! The model the shadow runs, built from the controller's geometry (seed 000 §4.2–4.3, paraphrased: the
+//! script reads the anchors, lengths, cable angles and TCP pose and generates the scene).
 //!
 //! The anchors always come from the controller: the shadow mirrors the machine the controller
 //! drives. Everything the controller does not hold — mass, inertia, stiffness, damping, tension

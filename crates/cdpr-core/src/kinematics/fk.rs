@@ -260,7 +260,7 @@ fn finish(
 
 /// Seed 003's closed form: the platform origin lies on the spheres centred at a_i − b_i with
 /// radii l_i (i = 1, 2, 3; orientation zero). Subtracting sphere 1 from spheres 2 and 3 gives
-/// two planes (eqs. 10–11); their line p0 + t·v (eqs. 12–13) meets sphere 1 in two points
+/// two planes (eqs. 10–11); their line p0 + t·v (eq. 7, p0 and v from eqs. 12–13) meets sphere 1 in two points
 /// (eq. 14), of which the lower one is the robot's. The paper fixes z to find p0; here the
 /// coordinate with the largest |v| component is fixed, which is the same when the line is
 /// vertical and stays well conditioned otherwise. With more than 3 cables (or when the

@@ -2,8 +2,8 @@
 //! with spherical joints at both ends (S-S) up to the moving base, which turns about a
 //! universal joint (U) at the origin; pitch and roll only.
 //!
-//! Geometry (our frame: x forward, y left, z up; seed 004's Fig. 2 calls the same motions
-//! pitch and roll about its X and Y axes): the platform's rod attachments sit at
+//! Geometry (our frame: x forward, y left, z up; seed 004 §3.1 calls the same motions
+//! pitch and roll about its X and Y axes, drawn in its Fig. 2): the platform's rod attachments sit at
 //! P_i = (b, ±a, 0) in the platform frame (i = 0: left, 1: right); the crank axes run along x
 //! through M_i = (b, ±(a + c), −r) with c the crank and r the rod length, so that at rest
 //! (platform level, cranks horizontal, as in seed 004's appendix) each rod hangs vertically

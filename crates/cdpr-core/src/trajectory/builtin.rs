@@ -10,7 +10,7 @@
 //!   `MC_MoveLinear` sequence does: 15 699 samples at 100 mm/s and 2 ms. On a robot whose
 //!   workspace does not contain the paper's box, the 0.2 m cube is centred in the workspace
 //!   (shrunk if the workspace is smaller).
-//! - `pickplace` (seed 003, section 3.3): up / arc / down. Seed 003 gives speeds (100, 500 mm/s),
+//! - `pickplace` (seed 003, section 4, Fig. 6): up / arc / down. Seed 003 gives speeds (100, 500 mm/s),
 //!   acceleration 3000 mm/s² and jerk 8000 mm/s³ but no coordinates; on silva4 the pick point
 //!   is seed 003's Table 2 point in x, y (−100, 184.88) mm at z = 350 mm, so that the published
 //!   point (z = 471.6 mm) lies on the up stroke; 200 mm up, then a half circle in the vertical

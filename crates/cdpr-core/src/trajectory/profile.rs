@@ -23,7 +23,7 @@ pub enum ProfileKind {
     /// without blending.
     Constant,
     /// 5th-order polynomial per move, s = D (10τ³ − 15τ⁴ + 6τ⁵): zero velocity and
-    /// acceleration at both ends (seed 001).
+    /// acceleration at both ends (seed 001's "5th order polynomial").
     Poly5,
 }
 
@@ -253,7 +253,8 @@ impl Profile {
         )
     }
 
-    /// Seed 001's quintic s = D(10τ³ − 15τ⁴ + 6τ⁵), τ = t/T, with the shortest T that keeps
+    /// The quintic s = D(10τ³ − 15τ⁴ + 6τ⁵) (seed 001's "5th order polynomial" with zero end
+    /// velocity and acceleration), τ = t/T, with the shortest T that keeps
     /// the peak speed 15D/(8T), peak acceleration 10D/(√3 T²) and peak jerk 60D/T³ within the
     /// limits (a limit that is not finite or not positive is ignored, except the speed).
     pub fn poly5(distance: f64, limits: &ProfileLimits) -> Profile {

@@ -7,7 +7,7 @@
 //! dual active-set QP behind [`statics::tension_distribution`] (it proves infeasibility). The
 //! *capacity* of a pose is the largest minimum tension reachable with 0 ≤ f ≤ f_max,
 //! [`statics::largest_min_tension`] (an LP): feasible ⇔ capacity ≥ f_min, and it says how far
-//! a bound such as seed 000's 5 N is from being met.
+//! a bound such as the default 5 N is from being met.
 //!
 //! - [`feasible_set`]: feasibility on an N³ grid of cell centres over a region (by default the
 //!   robot's frame box: the platform cannot leave the structure) and the volume with its

@@ -1,4 +1,5 @@
-//! Where a minimum tension becomes reachable (seed 000's robot keeps its cables above 5 N).
+//! Where a minimum tension becomes reachable (5 N by default: the project's choice of a taut
+//! cable; seed 000 states no tension bound).
 //!
 //! The capacity (largest reachable minimum tension, an LP) of a suspended robot grows with
 //! height: its cables are steep low down, Σ f_i d_iz = m g then caps min f_i ≤ m g / Σ d_iz,
