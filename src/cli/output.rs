@@ -1,7 +1,9 @@
 //! Printing: plain tables for people, one JSON object for scripts.
 
 use anyhow::Result;
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
+use std::io::IsTerminal;
 
 /// Prints `value` as one JSON object on stdout.
 pub fn json<T: Serialize>(value: &T) -> Result<()> {
@@ -77,4 +79,19 @@ pub fn list(values: &[f64], decimals: usize) -> String {
         .map(|v| num(*v, decimals))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A progress bar on stderr for a long job, counting to 1000 (None when stderr is not a
+/// terminal).
+pub fn progress_bar(label: &str) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(1000);
+    if let Ok(style) =
+        ProgressStyle::with_template(&format!("{label} [{{bar:40}}] {{percent}}% (eta {{eta}})"))
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    Some(bar)
 }

@@ -1,7 +1,7 @@
 //! `simulate`: a trajectory through the physics core, headless.
 
 use super::args::RobotArg;
-use super::output::json;
+use super::output::{json, progress_bar};
 use super::traj::{ShapeArgs, print_comparison};
 use anyhow::{Context, Result, bail};
 use cdpr_core::robot::Robot;
@@ -10,8 +10,7 @@ use cdpr_core::sim::run::{self, RunOptions, RunOutcome};
 use cdpr_core::sim::{ChainConfig, ControlMode, ModelKind, SimConfig, SurrogateSetup};
 use cdpr_core::trajectory::{self, Trajectory};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -138,7 +137,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     if a.compensate && control == ControlMode::Tension {
         eprintln!("warning: --compensate has no effect in tension mode");
     }
-    let bar = progress_bar(traj.duration() + a.settle);
+    let bar = progress_bar(&format!("simulating {:.1} s", traj.duration() + a.settle));
     let mut tick = |fraction: f64| {
         if let Some(b) = &bar {
             b.set_position((fraction * 1000.0) as u64);
@@ -236,19 +235,6 @@ fn print_angle_errors(errors: &[AngleErrors]) {
     println!(
         "NRMSE = 1 − ‖x_ref − x‖/‖x_ref − mean(x_ref)‖ (seed 004; 1 is perfect); no lag removed"
     );
-}
-
-pub(super) fn progress_bar(seconds: f64) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(1000);
-    if let Ok(style) = ProgressStyle::with_template(&format!(
-        "simulating {seconds:.1} s [{{bar:40}}] {{percent}}% (eta {{eta}})"
-    )) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    Some(bar)
 }
 
 /// The run as CSV ([`cdpr_core::sim::report::write_csv`]) in a new file.

@@ -1,20 +1,15 @@
 //! `surrogate fit|validate` and `simulate --model surrogate`: seed 004's digital-filter model.
 
 use super::args::RobotArg;
+use super::output::progress_bar;
 use super::output::{Table, json};
-use super::sim::progress_bar;
 use anyhow::{Context, Result, bail};
 use cdpr_core::robot::Robot;
-use cdpr_core::sim::run::{self, RunOptions};
-use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
-use cdpr_core::surrogate::reference::{self, DofScore, ReferenceRun};
-use cdpr_core::surrogate::{
-    DOF_NAMES, FitMethod, FitOptions, Reachability, Surrogate, SurrogateParams, dof_index,
-};
-use cdpr_core::trajectory::signals::{SignalKind, robot_dofs};
-use cdpr_core::trajectory::{self, BuiltinOptions};
-use clap::{Args, Subcommand, ValueEnum};
-use serde_json::json;
+use cdpr_core::sim::{ControlMode, ModelKind};
+use cdpr_core::surrogate::reference::{self, ReferenceRun};
+use cdpr_core::surrogate::session::{self, FitReport, PhysicsSetup, Validation};
+use cdpr_core::surrogate::{DOF_NAMES, FitMethod, Reachability, Surrogate, SurrogateParams};
+use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -101,7 +96,7 @@ pub struct FitArgs {
     /// Fit method: seed 004's 0.05 grid (ζ ∈ [1, 1.6], f_n ∈ [1, 3] Hz, gain 1) or a coarse
     /// grid over wide ranges refined by Nelder–Mead.
     #[arg(long, value_enum, default_value = "nelder-mead")]
-    pub method: MethodArg,
+    pub method: FitMethod,
     /// Fit the static gain too (Nelder–Mead only; seed 004 fixes it at 1).
     #[arg(long)]
     pub fit_gain: bool,
@@ -116,12 +111,6 @@ pub struct FitArgs {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MethodArg {
-    Grid,
-    NelderMead,
 }
 
 #[derive(Args, Debug)]
@@ -148,98 +137,41 @@ pub fn run(a: SurrogateArgs) -> Result<ExitCode> {
     }
 }
 
-/// The physics model of generated reference runs: the one asked for, else the robot's
-/// cheapest (robots with legs only have the chain model).
-fn physics_model(robot: &Robot, p: &PhysicsArgs) -> Result<ModelKind> {
-    match p.model {
-        Some(ModelKind::Surrogate) => {
-            bail!("--model: reference runs come from the physics core (chain or elastic)")
+impl PhysicsArgs {
+    fn setup(&self) -> PhysicsSetup {
+        PhysicsSetup {
+            model: self.model,
+            control: self.control,
+            dt: self.dt,
+            speed: self.speed,
+            compensate: self.compensate,
+            combine: !self.no_combine,
         }
-        Some(model) => Ok(model),
-        None if robot.is_cable_robot() => Ok(ModelKind::Elastic),
-        None => Ok(ModelKind::Chain),
     }
 }
 
-fn run_options(robot: &Robot, p: &PhysicsArgs) -> Result<RunOptions> {
-    Ok(RunOptions {
-        config: SimConfig {
-            dt: p.dt,
-            model: physics_model(robot, p)?,
-            control: p.control,
-            ..SimConfig::default()
-        },
-        compensate: p.compensate,
-        ..RunOptions::default()
-    })
-}
-
-/// A reference: a CSV file as recorded, or a trajectory name run through the physics core.
-fn load_reference(robot: &Robot, spec: &str, p: &PhysicsArgs) -> Result<ReferenceRun> {
-    if Path::new(spec).is_file() {
-        return ReferenceRun::from_csv(spec).with_context(|| format!("reading reference `{spec}`"));
-    }
-    let options = BuiltinOptions {
-        speed: p.speed,
-        dt: p.dt,
-        ..BuiltinOptions::default()
-    };
-    let traj = trajectory::load(spec, robot, &options)
-        .with_context(|| format!("reference `{spec}` is neither a file nor a trajectory name"))?;
-    let bar = progress_bar(traj.duration());
+/// A reference run, with a progress bar while the physics core produces it.
+fn load_reference(robot: &Robot, spec: &str, setup: &PhysicsSetup) -> Result<ReferenceRun> {
+    let bar = progress_bar(&format!("running reference `{spec}`"));
     let mut tick = |fraction: f64| {
         if let Some(b) = &bar {
             b.set_position((fraction * 1000.0) as u64);
         }
     };
-    let outcome = run::run(robot, &traj, &run_options(robot, p)?, &mut tick)
-        .with_context(|| format!("running `{spec}` through the physics core"))?;
+    let run = session::load_reference(robot, spec, setup, &mut tick);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    if let Some(e) = outcome.error {
-        return Err(anyhow::Error::new(e).context(format!("physics run of `{spec}`")));
-    }
-    let name = format!("{spec} ({})", physics_model(robot, p)?.name());
-    Ok(ReferenceRun::from_outcome(&name, &outcome, p.dt))
-}
-
-/// Seed 004's combination step (None: skipped).
-fn reachability(robot: &Robot, no_combine: bool) -> Option<Box<dyn Reachability + Send + Sync>> {
-    (!no_combine).then(|| cdpr_core::surrogate::reachability(robot))
-}
-
-fn parse_dofs(robot: &Robot, names: &[String]) -> Result<Vec<usize>> {
-    if names.is_empty() {
-        return Ok(robot_dofs(robot));
-    }
-    names
-        .iter()
-        .map(|n| {
-            dof_index(n.trim())
-                .with_context(|| format!("--dofs: `{n}` is not a DOF (x, y, z, roll, pitch, yaw)"))
-        })
-        .collect()
+    Ok(run?)
 }
 
 fn fit(a: FitArgs) -> Result<ExitCode> {
     let robot = a.robot.load()?;
-    let dofs = parse_dofs(&robot, &a.dofs)?;
-    let p = &a.physics;
-    let mut rest = robot.home;
-    if robot.dof == cdpr_core::robot::Dof::Three {
-        rest[3..].fill(0.0);
-    }
+    let dofs = session::parse_dofs(&robot, &a.dofs)?;
+    let setup = a.physics.setup();
+    let rest = session::rest_pose(&robot);
     let runs: Vec<ReferenceRun> = if a.reference.is_empty() {
-        let kinds: Vec<SignalKind> = a
-            .signals
-            .iter()
-            .map(|s| {
-                SignalKind::from_name(s.trim()).with_context(|| {
-                    format!("--signals: unknown signal `{s}` (steps, chirp, dsine, dsquare, sines)")
-                })
-            })
-            .collect::<Result<_>>()?;
+        let kinds = session::parse_signals(&a.signals)?;
         let total = kinds.len() * dofs.len();
         if !a.json {
             eprintln!(
@@ -249,7 +181,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
                     .map(|&d| DOF_NAMES[d])
                     .collect::<Vec<_>>()
                     .join(" "),
-                physics_model(&robot, p)
+                setup.model(&robot)
             );
         }
         let mut progress = |done: usize, total: usize| {
@@ -261,41 +193,25 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
             &robot,
             &kinds,
             &dofs,
-            &run_options(&robot, p)?,
+            &setup.run_options(&robot)?,
             &mut progress,
         )
         .context("identification runs")?
     } else {
         a.reference
             .iter()
-            .map(|r| load_reference(&robot, r, p))
+            .map(|r| load_reference(&robot, r, &setup))
             .collect::<Result<_>>()?
     };
-    let mut options = match a.method {
-        MethodArg::Grid => FitOptions::paper_grid(),
-        MethodArg::NelderMead => FitOptions::wide(runs[0].dt),
-    };
-    options.max_delay_s = a.max_delay;
-    if a.fit_gain {
-        if options.method == FitMethod::Grid {
-            bail!("--fit-gain needs --method nelder-mead (seed 004's grid fixes the gain at 1)");
-        }
-        options.fit_gain = true;
-    }
-    let reach = reachability(&robot, p.no_combine);
+    let options = session::fit_options(a.method, runs[0].dt, a.max_delay, a.fit_gain)?;
+    let reach = setup.reachability(&robot);
     let reach_dyn = reach.as_deref().map(|r| r as &dyn Reachability);
     let started = std::time::Instant::now();
-    let (mut params, reports) =
+    let (mut params, dof_reports) =
         reference::fit_all(&robot.name, &rest, &runs, &dofs, &options, reach_dyn)
             .context("fitting the surrogate")?;
     let fit_s = started.elapsed().as_secs_f64();
-    params.method = Some(
-        match a.method {
-            MethodArg::Grid => "grid",
-            MethodArg::NelderMead => "nelder-mead",
-        }
-        .into(),
-    );
+    params.method = Some(a.method.name().into());
     params.references = runs.iter().map(|r| r.name.clone()).collect();
     params
         .write(&a.out)
@@ -305,7 +221,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
     let surrogate = Surrogate::new(&params, params.dt);
     let mut validation = Vec::new();
     for spec in &a.validate {
-        let run = load_reference(&robot, spec, p)?;
+        let run = load_reference(&robot, spec, &setup)?;
         if (run.dt - params.dt).abs() > 1e-9 {
             bail!(
                 "validation run `{spec}` has period {} s, the fit {} s",
@@ -313,29 +229,30 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
                 params.dt
             );
         }
-        validation.push((
-            spec.clone(),
-            reference::validate(&surrogate, &run, reach_dyn),
-        ));
+        validation.push(Validation {
+            reference: spec.clone(),
+            scores: reference::validate(&surrogate, &run, reach_dyn),
+        });
     }
+    let report = FitReport {
+        params: a.out.clone(),
+        fit_s,
+        dofs: dof_reports,
+        validation,
+    };
     if a.json {
-        json(&json!({
-            "params": a.out,
-            "fit_s": fit_s,
-            "dofs": reports,
-            "validation": validation.iter().map(|(n, s)| json!({"reference": n, "scores": s})).collect::<Vec<_>>(),
-        }))?;
+        json(&report)?;
     } else {
         println!(
             "fitted {} DOF(s) of {} on {} reference run(s) in {:.1} s ({} method)",
-            reports.len(),
+            report.dofs.len(),
             robot.name,
             runs.len(),
-            fit_s,
-            params.method.as_deref().unwrap_or("")
+            report.fit_s,
+            a.method.name()
         );
         let mut t = Table::new(&["dof", "delay ms", "f_n Hz", "ζ", "K", "NRMSE (fit)", "runs"]);
-        for r in &reports {
+        for r in &report.dofs {
             let q = r.fit.params;
             t.row(vec![
                 r.dof.into(),
@@ -348,24 +265,24 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
             ]);
         }
         t.print();
-        if !validation.is_empty() {
+        if !report.validation.is_empty() {
             println!(
                 "\nNRMSE on trajectories not used for the fit (surrogate / demand taken as response):"
             );
-            print_scores(&validation);
+            print_scores(&report.validation);
         }
         println!("wrote {}", a.out.display());
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_scores(validation: &[(String, Vec<DofScore>)]) {
+fn print_scores(validation: &[Validation]) {
     let mut t = Table::new(&["reference", "x", "y", "z", "roll", "pitch", "yaw"]);
-    for (name, scores) in validation {
-        let mut row = vec![name.clone()];
+    for v in validation {
+        let mut row = vec![v.reference.clone()];
         for dof in DOF_NAMES {
             row.push(
-                scores
+                v.scores
                     .iter()
                     .find(|s| s.dof == dof)
                     .map(|s| {
@@ -396,24 +313,20 @@ pub(super) fn load_params(path: &Path, robot: &Robot) -> Result<SurrogateParams>
 fn validate(a: ValidateArgs) -> Result<ExitCode> {
     let robot = a.robot.load()?;
     let params = load_params(&a.surrogate, &robot)?;
-    let reach = reachability(&robot, a.physics.no_combine);
+    let setup = a.physics.setup();
+    let reach = setup.reachability(&robot);
     let reach_dyn = reach.as_deref().map(|r| r as &dyn Reachability);
     let mut validation = Vec::new();
     for spec in &a.reference {
-        let run = load_reference(&robot, spec, &a.physics)?;
+        let run = load_reference(&robot, spec, &setup)?;
         let surrogate = Surrogate::new(&params, run.dt);
-        validation.push((
-            spec.clone(),
-            reference::validate(&surrogate, &run, reach_dyn),
-        ));
+        validation.push(Validation {
+            reference: spec.clone(),
+            scores: reference::validate(&surrogate, &run, reach_dyn),
+        });
     }
     if a.json {
-        json(
-            &validation
-                .iter()
-                .map(|(n, s)| json!({"reference": n, "scores": s}))
-                .collect::<Vec<_>>(),
-        )?;
+        json(&validation)?;
     } else {
         println!("NRMSE per DOF (surrogate / demand taken as response; 1 is perfect):");
         print_scores(&validation);

@@ -1,14 +1,15 @@
 //! `trajectory`, `compare`, `report`.
 
-use super::args::{Numbers, RobotArg, number_list};
+use super::args::{Numbers, RobotArg, number_list, warn};
 use super::output::{Table, json};
 use anyhow::{Context, Result, bail};
 use cdpr_core::metrics::{self, CompareOptions, Comparison, Metrics};
 use cdpr_core::report;
 use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::csv::CsvOptions;
-use cdpr_core::trajectory::limits::{self, CableLimits, LimitCheck};
-use cdpr_core::trajectory::perturb::{Perturbation, perturb};
+use cdpr_core::trajectory::limits::LimitCheck;
+use cdpr_core::trajectory::perturb::Perturbation;
+use cdpr_core::trajectory::report::Preparation;
 use cdpr_core::trajectory::{self, BuiltinOptions, ProfileKind, Trajectory, Transition};
 use clap::Args;
 use serde_json::json;
@@ -133,33 +134,6 @@ impl TrajectoryArgs {
     }
 }
 
-/// Start and end time of each contiguous run of a segment tag.
-fn segment_runs(t: &Trajectory) -> Vec<(String, f64, f64)> {
-    let mut runs: Vec<(String, f64, f64)> = Vec::new();
-    for s in &t.samples {
-        let name = t.segment_name(s).unwrap_or("").to_string();
-        match runs.last_mut() {
-            Some(last) if last.0 == name => last.2 = s.t,
-            _ => runs.push((name, s.t, s.t)),
-        }
-    }
-    runs
-}
-
-fn peak_speed(t: &Trajectory) -> f64 {
-    t.samples
-        .iter()
-        .map(|s| (s.velocity[0].powi(2) + s.velocity[1].powi(2) + s.velocity[2].powi(2)).sqrt())
-        .fold(0.0, f64::max)
-}
-
-fn path_length(t: &Trajectory) -> f64 {
-    t.samples
-        .windows(2)
-        .map(|w| (w[1].pose.position - w[0].pose.position).norm())
-        .sum()
-}
-
 fn print_check(robot: &Robot, check: &LimitCheck) {
     let mut table = Table::new(&[
         "cable quantity",
@@ -198,91 +172,49 @@ fn print_check(robot: &Robot, check: &LimitCheck) {
 
 pub fn trajectory(a: TrajectoryArgs) -> Result<ExitCode> {
     let robot = a.robot.load()?;
-    let options = a.options();
-    let mut traj = trajectory::load(&a.name, &robot, &options)
-        .with_context(|| format!("trajectory `{}` for {}", a.name, robot.name))?;
-    let limits = CableLimits::of(&robot);
-    let mut factor = None;
-    if a.time_scale {
-        let scaled = limits::time_scale(&robot, &traj, &limits, a.dt).with_context(|| {
-            format!("time-scaling `{}` to {}'s winch limits", a.name, robot.name)
-        })?;
-        factor = Some(scaled.factor);
-        traj = scaled.trajectory;
-    }
-    let check = if a.check || a.time_scale {
-        Some(limits::check(&robot, &traj, &limits).context("checking the winch limits")?)
-    } else {
-        None
+    let preparation = Preparation {
+        time_scale: a.time_scale,
+        check: a.check,
+        perturbation: a.perturbation()?,
     };
-    let outside = traj
-        .samples
-        .iter()
-        .filter(|s| !robot.workspace.contains(&s.pose.position))
-        .count();
-    if outside > 0 {
-        eprintln!(
-            "warning: {outside} of {} samples are outside {}'s workspace",
-            traj.samples.len(),
-            robot.name
-        );
-    }
-    let perturbation = a.perturbation()?;
-    if let Some(p) = &perturbation {
-        traj = perturb(&traj, p).context("perturbing the trajectory")?;
-    }
+    let (traj, mut r) = trajectory::report::prepare(&robot, &a.name, &a.options(), &preparation)?;
+    warn(&r.warnings);
     if let Some(out) = &a.out {
         trajectory::csv::write(out, &traj).context("writing the trajectory")?;
+        r.out = Some(out.clone());
     }
-    let runs = segment_runs(&traj);
-    let ok = check.as_ref().is_none_or(|c| c.ok);
     if a.json {
-        json(&json!({
-            "robot": robot.name,
-            "name": a.name,
-            "samples": traj.samples.len(),
-            "start_s": traj.start_time(),
-            "duration_s": traj.duration(),
-            "path_length": path_length(&traj),
-            "peak_speed": peak_speed(&traj),
-            "segments": runs.iter().map(|(n, t0, t1)| json!({"name": n, "start_s": t0, "end_s": t1})).collect::<Vec<_>>(),
-            "outside_workspace": outside,
-            "time_scale_factor": factor,
-            "perturbed": perturbation.is_some(),
-            "check": check,
-            "out": a.out,
-        }))?;
+        json(&r)?;
     } else {
         println!(
             "{} on {}: {} samples over {:.3} s, path {:.4} m, peak speed {:.4} m/s",
-            a.name,
-            robot.name,
-            traj.samples.len(),
-            traj.duration(),
-            path_length(&traj),
-            peak_speed(&traj)
+            r.name, r.robot, r.samples, r.duration_s, r.path_length, r.peak_speed
         );
-        if runs.iter().any(|r| !r.0.is_empty()) {
+        if r.segments.iter().any(|s| !s.name.is_empty()) {
             let mut table = Table::new(&["segment", "from [s]", "to [s]"]);
-            for (name, t0, t1) in &runs {
-                table.row(vec![name.clone(), format!("{t0:.3}"), format!("{t1:.3}")]);
+            for s in &r.segments {
+                table.row(vec![
+                    s.name.clone(),
+                    format!("{:.3}", s.start_s),
+                    format!("{:.3}", s.end_s),
+                ]);
             }
             table.print();
         }
-        if let Some(f) = factor {
+        if let Some(f) = r.time_scale_factor {
             println!("time-scaled by {f:.4} to respect the winch limits");
         }
-        if perturbation.is_some() {
+        if r.perturbed {
             println!("perturbed copy (delay / low-pass / offset / resampling applied)");
         }
-        if let Some(c) = &check {
+        if let Some(c) = &r.check {
             print_check(&robot, c);
         }
-        if let Some(out) = &a.out {
+        if let Some(out) = &r.out {
             println!("wrote {}", out.display());
         }
     }
-    Ok(if ok {
+    Ok(if r.within_limits() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)

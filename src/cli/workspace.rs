@@ -1,17 +1,12 @@
 //! `workspace`: the wrench-feasible workspace of a cable robot.
 
 use super::args::{Numbers, RobotArg, number_list};
-use super::output::json;
-use anyhow::{Context, Result, bail};
-use cdpr_core::robot::{Aabb, Mechanism, Robot, TensionBounds};
-use cdpr_core::workspace::{
-    self, Grid, OrientationRange, Plane, check_box, feasible_set, min_tension_reach, plot,
-};
+use super::output::{json, progress_bar};
+use anyhow::{Result, bail};
+use cdpr_core::robot::{Aabb, Mechanism, Robot};
+use cdpr_core::workspace::report::{WorkspaceRequest, workspace_report};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::Vector3;
-use serde_json::json;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -75,19 +70,6 @@ pub struct WorkspaceArgs {
     pub json: bool,
 }
 
-fn bar(label: &str) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(1000);
-    if let Ok(style) =
-        ProgressStyle::with_template(&format!("{label} [{{bar:40}}] {{percent}}% (eta {{eta}})"))
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    Some(bar)
-}
-
 fn plot_target(a: &WorkspaceArgs, robot: &Robot) -> (PathBuf, String) {
     let default_stem = format!("workspace-{}", robot.name);
     match &a.plot {
@@ -121,135 +103,41 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
         }
         Mechanism::Rssu2(_) => return super::legs::rssu2_reach(&robot, a.json),
     }
-    if !(2..=400).contains(&a.grid) {
-        bail!(
-            "--grid must be between 2 and 400 cells per axis, got {}",
-            a.grid
-        );
-    }
     let region = match &a.region {
-        None => workspace::default_region(&robot),
-        Some(v) if v.len() == 6 => {
-            let (min, max) = (
-                Vector3::new(v[0], v[1], v[2]),
-                Vector3::new(v[3], v[4], v[5]),
-            );
-            if (0..3).any(|k| min[k] >= max[k]) {
-                bail!("--region: each min must be below its max, got {:?}", v.0);
-            }
-            Aabb { min, max }
-        }
+        None => None,
+        Some(v) if v.len() == 6 => Some(Aabb {
+            min: Vector3::new(v[0], v[1], v[2]),
+            max: Vector3::new(v[3], v[4], v[5]),
+        }),
         Some(v) => bail!(
             "--region needs 6 numbers (xmin,ymin,zmin,xmax,ymax,zmax), got {}",
             v.len()
         ),
     };
-    let bounds = TensionBounds {
-        min: a.f_min.unwrap_or(robot.tension.min),
-        max: a.f_max.unwrap_or(robot.tension.max),
+    let request = WorkspaceRequest {
+        region,
+        grid: a.grid,
+        f_min: a.f_min,
+        f_max: a.f_max,
+        orientation_deg: a.orientation,
+        levels: a.levels,
+        min_tension: a.min_tension,
+        plot: (!a.no_plot).then(|| plot_target(&a, &robot)),
     };
-    if !(bounds.min.is_finite()
-        && bounds.max.is_finite()
-        && 0.0 <= bounds.min
-        && bounds.min < bounds.max)
-    {
-        bail!(
-            "tension bounds must satisfy 0 ≤ f_min < f_max, got {} … {} N",
-            bounds.min,
-            bounds.max
-        );
-    }
-    if let Some(deg) = a.orientation
-        && !(deg.is_finite() && (0.0..90.0).contains(&deg))
-    {
-        bail!("--orientation must be an angle in [0, 90) degrees, got {deg}");
-    }
-    let range = a.orientation.map(|deg| OrientationRange {
-        max_angle: deg.to_radians(),
-        levels: a.levels.max(2),
-    });
-    let orientations = OrientationRange::samples(range.as_ref(), robot.dof);
-    let started = std::time::Instant::now();
-
-    let grid = Grid::cubic(region, a.grid);
-    let progress = bar(&format!("{} QPs", grid.len() * orientations.len()));
+    let progress = progress_bar(&format!("feasibility of {}³ cells", a.grid));
     let tick = |f: f64| {
         if let Some(b) = &progress {
             b.set_position((f * 1000.0) as u64);
         }
     };
-    let set = feasible_set(&robot, &grid, bounds, &orientations, &tick);
+    let r = workspace_report(&robot, &request, &tick)?;
     if let Some(b) = progress {
         b.finish_and_clear();
     }
-    let volume = set.volume();
-    let faces = set.touched_faces();
-    let ws = robot.workspace;
-    let box_check = check_box(&robot, &ws, bounds, &orientations, 5);
-    let reach = min_tension_reach(
-        &robot,
-        &ws,
-        [region.min.z, region.max.z],
-        a.min_tension,
-        bounds.max,
-        5,
-        0.005,
-    );
-
-    let mut plot_files = Vec::new();
-    if !a.no_plot {
-        let (dir, stem) = plot_target(&a, &robot);
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let c = ws.center();
-        let n_u = (2 * a.grid).clamp(24, 120);
-        let planes = [
-            Plane::Xy(ws.min.z),
-            Plane::Xy(c.z),
-            Plane::Xy(ws.max.z),
-            Plane::Xz(c.y),
-        ];
-        let slices: Vec<_> = planes
-            .iter()
-            .map(|&plane| workspace::slice(&robot, &region, plane, n_u, bounds, &orientations))
-            .collect();
-        let top = slices
-            .iter()
-            .flat_map(|s| s.capacity.iter().flatten())
-            .fold(bounds.min, |m, &c| m.max(c));
-        let title = format!(
-            "{}: wrench-feasible workspace ({} … {} N{})",
-            robot.name,
-            bounds.min,
-            bounds.max,
-            a.orientation
-                .map(|d| format!(", ±{d}°"))
-                .unwrap_or_default()
-        );
-        let spec = plot::PlotSpec {
-            title: &title,
-            f_min: bounds.min,
-            f_top: top,
-            workspace: Some(ws),
-        };
-        plot_files = plot::write_slices(&dir, &stem, &slices, &spec)?;
-    }
-    let wall_s = started.elapsed().as_secs_f64();
-
+    let (region, bounds, ws) = (r.region, r.bounds, robot.workspace);
+    let (box_check, reach) = (&r.workspace_box, &r.min_tension);
     if a.json {
-        json(&json!({
-            "robot": robot.name,
-            "region": region,
-            "grid": a.grid,
-            "bounds": { "min": bounds.min, "max": bounds.max },
-            "orientation_deg": a.orientation,
-            "orientations": orientations.len(),
-            "volume": volume,
-            "touched_faces": faces,
-            "workspace_box": box_check,
-            "min_tension": reach,
-            "plot": plot_files,
-            "wall_s": wall_s,
-        }))?;
+        json(&r)?;
     } else {
         println!(
             "{}: tensions {} … {} N, {} grid {}³ over [{:.3}, {:.3}, {:.3}] … [{:.3}, {:.3}, {:.3}] m",
@@ -259,7 +147,7 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
             a.orientation
                 .map(|d| format!(
                     "all orientations within ±{d}° ({} samples),",
-                    orientations.len()
+                    r.orientations
                 ))
                 .unwrap_or_else(|| "zero rotation,".into()),
             a.grid,
@@ -272,13 +160,13 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
         );
         println!(
             "volume {:.4} ± {:.4} m³ ({} of {} cells feasible, cell {:.3} l)",
-            volume.volume,
-            volume.error,
-            volume.cells_feasible,
-            volume.cells_total,
-            volume.cell_volume * 1e3
+            r.volume.volume,
+            r.volume.error,
+            r.volume.cells_feasible,
+            r.volume.cells_total,
+            r.volume.cell_volume * 1e3
         );
-        let open: Vec<_> = faces.iter().filter(|f| **f != "z_min").collect();
+        let open: Vec<_> = r.touched_faces.iter().filter(|f| **f != "z_min").collect();
         if !open.is_empty() {
             println!(
                 "  feasible cells touch the region's faces {open:?}: the workspace may extend beyond it"
@@ -333,10 +221,10 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
             ),
             None => println!("  it is not reachable everywhere even at the box's top"),
         }
-        for f in &plot_files {
+        for f in &r.plot {
             println!("wrote {}", f.display());
         }
-        println!("({wall_s:.1} s)");
+        println!("({:.1} s)", r.wall_s);
     }
     Ok(if box_check.contained {
         ExitCode::SUCCESS

@@ -49,12 +49,23 @@ pub fn nrmse(reference: &[f64], actual: &[f64]) -> Option<f64> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum FitMethod {
-    /// Seed 004's exhaustive 0.05 grid over ζ and f_n, gain 1.
+    /// Seed 004's exhaustive 0.05 grid over ζ ∈ [1, 1.6] and f_n ∈ [1, 3] Hz, gain 1.
     Grid,
     /// Coarse grid, then bounded Nelder–Mead and an integer delay search.
     NelderMead,
+}
+
+impl FitMethod {
+    /// `grid` or `nelder-mead`, as written in parameter files.
+    pub fn name(self) -> &'static str {
+        match self {
+            FitMethod::Grid => "grid",
+            FitMethod::NelderMead => "nelder-mead",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -22,6 +22,7 @@ pub mod model;
 mod optimize;
 pub mod params;
 pub mod reference;
+pub mod session;
 
 pub use combine::{CdprReachability, Combined, DEFAULT_TOLERANCES, Reachability, combine};
 pub use filter::{DofFilter, DofParams, DofState};

@@ -20,12 +20,15 @@ pub enum SurrogateError {
     Trajectory(#[from] TrajectoryError),
     #[error("{name}: {message}")]
     Reference { name: String, message: String },
-    #[error("identification run `{name}`: {source}")]
+    #[error("physics run `{name}`: {source}")]
     Sim { name: String, source: SimError },
     #[error("DOF {dof}: {source}")]
     Fit { dof: &'static str, source: FitError },
     #[error(transparent)]
     Params(#[from] ParamsError),
+    /// A request that cannot be met (the option is named).
+    #[error("{0}")]
+    Setup(String),
 }
 
 /// One reference response: the demanded pose and the response, per sample, every `dt`.

@@ -19,6 +19,7 @@ pub mod limits;
 pub mod path;
 pub mod perturb;
 pub mod profile;
+pub mod report;
 pub mod signals;
 pub mod tilt;
 

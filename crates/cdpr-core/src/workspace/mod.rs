@@ -22,6 +22,7 @@
 mod map;
 pub mod plot;
 mod reach;
+pub mod report;
 
 pub use map::FeasibilityMap;
 pub use reach::{AxisInterval, MinTensionReach, min_tension_reach};

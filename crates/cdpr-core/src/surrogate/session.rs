@@ -1,0 +1,260 @@
+//! `cdpr surrogate fit|validate` as library calls: references loaded from CSV or produced by
+//! the physics core, DOF and signal names resolved, and the serialisable reports the command
+//! prints (its `--json`).
+
+use super::reference::{DofReport, DofScore, ReferenceRun, SurrogateError};
+use super::{FitMethod, FitOptions, Reachability, dof_index};
+use crate::robot::{Dof, Robot};
+use crate::sim::run::{self, RunOptions};
+use crate::sim::{ControlMode, ModelKind, SimConfig};
+use crate::trajectory::signals::{SignalKind, robot_dofs};
+use crate::trajectory::{self, BuiltinOptions};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// How reference runs are produced by the physics core.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhysicsSetup {
+    /// None: elastic for cable robots, chain for robots with legs.
+    pub model: Option<ModelKind>,
+    pub control: ControlMode,
+    /// Step of the runs and of the fit, s.
+    pub dt: f64,
+    /// Cruise speed of built-in trajectories used as references, m/s.
+    pub speed: f64,
+    pub compensate: bool,
+    /// Apply seed 004's combination step before the filters.
+    pub combine: bool,
+}
+
+impl PhysicsSetup {
+    /// The physics model of generated runs: the one asked for, else the robot's cheapest.
+    pub fn model(&self, robot: &Robot) -> Result<ModelKind, SurrogateError> {
+        match self.model {
+            Some(ModelKind::Surrogate) => Err(SurrogateError::Setup(
+                "--model: reference runs come from the physics core (chain or elastic)".into(),
+            )),
+            Some(model) => Ok(model),
+            None if robot.is_cable_robot() => Ok(ModelKind::Elastic),
+            None => Ok(ModelKind::Chain),
+        }
+    }
+
+    pub fn run_options(&self, robot: &Robot) -> Result<RunOptions, SurrogateError> {
+        Ok(RunOptions {
+            config: SimConfig {
+                dt: self.dt,
+                model: self.model(robot)?,
+                control: self.control,
+                ..SimConfig::default()
+            },
+            compensate: self.compensate,
+            ..RunOptions::default()
+        })
+    }
+
+    /// Seed 004's combination step for `robot` (None: skipped).
+    pub fn reachability(&self, robot: &Robot) -> Option<Box<dyn Reachability + Send + Sync>> {
+        self.combine.then(|| super::reachability(robot))
+    }
+}
+
+/// A reference: a CSV file as recorded (`cdpr simulate --out`), or a trajectory name run
+/// through the physics core (`progress` gets the fraction simulated).
+pub fn load_reference(
+    robot: &Robot,
+    spec: &str,
+    setup: &PhysicsSetup,
+    progress: &mut dyn FnMut(f64),
+) -> Result<ReferenceRun, SurrogateError> {
+    if Path::new(spec).is_file() {
+        return ReferenceRun::from_csv(spec).map_err(|e| SurrogateError::Reference {
+            name: format!("reading reference `{spec}`"),
+            message: e.to_string(),
+        });
+    }
+    let options = BuiltinOptions {
+        speed: setup.speed,
+        dt: setup.dt,
+        ..BuiltinOptions::default()
+    };
+    let traj = trajectory::load(spec, robot, &options).map_err(|e| SurrogateError::Reference {
+        name: format!("reference `{spec}` is neither a file nor a trajectory name"),
+        message: e.to_string(),
+    })?;
+    let name = format!("{spec} ({})", setup.model(robot)?.name());
+    let outcome =
+        run::run(robot, &traj, &setup.run_options(robot)?, progress).map_err(|source| {
+            SurrogateError::Sim {
+                name: name.clone(),
+                source,
+            }
+        })?;
+    if let Some(source) = outcome.error.clone() {
+        return Err(SurrogateError::Sim { name, source });
+    }
+    Ok(ReferenceRun::from_outcome(&name, &outcome, setup.dt))
+}
+
+/// DOF indices from names (`x`…`yaw`); none given: all the robot commands.
+pub fn parse_dofs(robot: &Robot, names: &[String]) -> Result<Vec<usize>, SurrogateError> {
+    if names.is_empty() {
+        return Ok(robot_dofs(robot));
+    }
+    names
+        .iter()
+        .map(|n| {
+            dof_index(n.trim()).ok_or_else(|| {
+                SurrogateError::Setup(format!(
+                    "--dofs: `{n}` is not a DOF (x, y, z, roll, pitch, yaw)"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Identification signals from names.
+pub fn parse_signals(names: &[String]) -> Result<Vec<SignalKind>, SurrogateError> {
+    names
+        .iter()
+        .map(|s| {
+            SignalKind::from_name(s.trim()).ok_or_else(|| {
+                SurrogateError::Setup(format!(
+                    "--signals: unknown signal `{s}` (steps, chirp, dsine, dsquare, sines)"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The pose the filters rest at: the robot's home, orientation zero for a 3-DOF robot.
+pub fn rest_pose(robot: &Robot) -> [f64; 6] {
+    let mut rest = robot.home;
+    if robot.dof == Dof::Three {
+        rest[3..].fill(0.0);
+    }
+    rest
+}
+
+/// The fit's search: seed 004's grid, or wide ranges with Nelder–Mead at the runs' `dt`;
+/// `fit_gain` only with Nelder–Mead.
+pub fn fit_options(
+    method: FitMethod,
+    dt: f64,
+    max_delay_s: f64,
+    fit_gain: bool,
+) -> Result<FitOptions, SurrogateError> {
+    let mut options = match method {
+        FitMethod::Grid => FitOptions::paper_grid(),
+        FitMethod::NelderMead => FitOptions::wide(dt),
+    };
+    options.max_delay_s = max_delay_s;
+    if fit_gain {
+        if method == FitMethod::Grid {
+            return Err(SurrogateError::Setup(
+                "--fit-gain needs --method nelder-mead (seed 004's grid fixes the gain at 1)"
+                    .into(),
+            ));
+        }
+        options.fit_gain = true;
+    }
+    Ok(options)
+}
+
+/// One reference's scores.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Validation {
+    pub reference: String,
+    pub scores: Vec<DofScore>,
+}
+
+/// What `cdpr surrogate fit` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct FitReport {
+    /// The parameter file written.
+    pub params: PathBuf,
+    /// Wall time of the fit alone, s.
+    pub fit_s: f64,
+    pub dofs: Vec<DofReport>,
+    pub validation: Vec<Validation>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> PhysicsSetup {
+        PhysicsSetup {
+            model: None,
+            control: ControlMode::Length,
+            dt: 0.001,
+            speed: 0.1,
+            compensate: false,
+            combine: true,
+        }
+    }
+
+    #[test]
+    fn names_models_and_options_resolve_or_are_refused_by_name() {
+        let uvigo8 = crate::fixtures::uvigo8();
+        let keops = crate::fixtures::robot("keops");
+        assert_eq!(setup().model(&uvigo8).expect("default"), ModelKind::Elastic);
+        assert_eq!(setup().model(&keops).expect("default"), ModelKind::Chain);
+        let surrogate = PhysicsSetup {
+            model: Some(ModelKind::Surrogate),
+            ..setup()
+        };
+        assert!(surrogate.model(&uvigo8).is_err());
+
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            parse_dofs(&uvigo8, &names(&["z", " yaw"])).expect("dofs"),
+            [2, 5]
+        );
+        let e = parse_dofs(&uvigo8, &names(&["w"])).expect_err("no such DOF");
+        assert!(e.to_string().contains("`w` is not a DOF"), "{e}");
+        assert_eq!(
+            parse_signals(&names(&["steps", "chirp"]))
+                .expect("signals")
+                .len(),
+            2
+        );
+        assert!(parse_signals(&names(&["noise"])).is_err());
+
+        let silva4 = crate::fixtures::robot("silva4");
+        assert_eq!(rest_pose(&silva4)[3..], [0.0; 3]);
+        assert_eq!(rest_pose(&silva4)[..3], silva4.home[..3]);
+
+        assert!(fit_options(FitMethod::Grid, 0.001, 0.25, true).is_err());
+        let o = fit_options(FitMethod::NelderMead, 0.001, 0.1, true).expect("options");
+        assert!(o.fit_gain && o.max_delay_s == 0.1);
+        // A quarter of the 1 kHz sampling rate caps f_n at 100 Hz (Tustin's warping).
+        assert_eq!(o.frequency_hz.1, 100.0);
+    }
+
+    #[test]
+    fn a_named_reference_is_run_through_the_physics_core_at_the_setup_step() {
+        let robot = crate::fixtures::robot("silva4");
+        let mut calls = 0;
+        let run = load_reference(
+            &robot,
+            "pickplace",
+            &PhysicsSetup {
+                speed: 0.5,
+                ..setup()
+            },
+            &mut |_| calls += 1,
+        )
+        .expect("runs");
+        assert_eq!(run.dt, 0.001);
+        assert_eq!(run.name, "pickplace (elastic)");
+        assert!(calls > 0);
+        let e =
+            load_reference(&robot, "no-such-thing", &setup(), &mut |_| {}).expect_err("neither");
+        assert!(
+            e.to_string()
+                .contains("neither a file nor a trajectory name"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! `cdpr workspace` for a cable robot as a library call: the wrench-feasible volume over a
+//! grid, the `[workspace]` box's containment, where a minimum tension is reachable, and the
+//! plot of slices; summarised in a serialisable [`WorkspaceReport`] (the command's `--json`).
+
+use super::plot::{self, PlotError};
+use super::{
+    BoxCheck, Grid, MinTensionReach, OrientationRange, Plane, VolumeEstimate, check_box,
+    default_region, feasible_set, min_tension_reach, slice,
+};
+use crate::robot::{Aabb, Robot, TensionBounds};
+use crate::statics::{StaticsError, tension_bounds};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// What to compute. `None` fields take the robot file's values.
+#[derive(Debug, Clone)]
+pub struct WorkspaceRequest {
+    /// Region to grid (default: the robot's frame box).
+    pub region: Option<Aabb>,
+    /// Cells per axis (2…400).
+    pub grid: usize,
+    pub f_min: Option<f64>,
+    pub f_max: Option<f64>,
+    /// ±θ in degrees required on roll, pitch and yaw at each point, sampled at `levels`
+    /// values per angle (≥ 2).
+    pub orientation_deg: Option<f64>,
+    pub levels: usize,
+    /// Minimum tension whose reachability is reported, N.
+    pub min_tension: f64,
+    /// Where to draw the slices: directory and file stem (`.png` and `.svg` are written).
+    pub plot: Option<(PathBuf, String)>,
+}
+
+impl Default for WorkspaceRequest {
+    fn default() -> Self {
+        WorkspaceRequest {
+            region: None,
+            grid: 30,
+            f_min: None,
+            f_max: None,
+            orientation_deg: None,
+            levels: 3,
+            min_tension: 5.0,
+            plot: None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("--grid must be between 2 and 400 cells per axis, got {0}")]
+    Grid(usize),
+    #[error("--region: each min must be below its max, got {min:?} … {max:?}")]
+    Region { min: [f64; 3], max: [f64; 3] },
+    #[error("--orientation must be an angle in [0, 90) degrees, got {0}")]
+    Orientation(f64),
+    #[error(transparent)]
+    Bounds(#[from] StaticsError),
+    #[error("creating {dir}")]
+    PlotDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+}
+
+/// Tension bounds as reported.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Bounds {
+    pub min: f64,
+    pub max: f64,
+}
+
+/// The whole analysis.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkspaceReport {
+    pub robot: String,
+    pub region: Aabb,
+    pub grid: usize,
+    pub bounds: Bounds,
+    pub orientation_deg: Option<f64>,
+    /// Orientations tested at each point.
+    pub orientations: usize,
+    pub volume: VolumeEstimate,
+    /// Faces of the region touched by feasible cells (the workspace may extend beyond them).
+    pub touched_faces: Vec<&'static str>,
+    pub workspace_box: BoxCheck,
+    pub min_tension: MinTensionReach,
+    pub plot: Vec<PathBuf>,
+    pub wall_s: f64,
+}
+
+/// Runs the analysis; `progress` gets the fraction of the volume's QPs done.
+pub fn workspace_report(
+    robot: &Robot,
+    request: &WorkspaceRequest,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<WorkspaceReport, WorkspaceError> {
+    if !(2..=400).contains(&request.grid) {
+        return Err(WorkspaceError::Grid(request.grid));
+    }
+    let region = request.region.unwrap_or_else(|| default_region(robot));
+    if (0..3).any(|k| region.min[k] >= region.max[k]) {
+        return Err(WorkspaceError::Region {
+            min: region.min.into(),
+            max: region.max.into(),
+        });
+    }
+    let bounds: TensionBounds = tension_bounds(robot, request.f_min, request.f_max)?;
+    if let Some(deg) = request.orientation_deg
+        && !(deg.is_finite() && (0.0..90.0).contains(&deg))
+    {
+        return Err(WorkspaceError::Orientation(deg));
+    }
+    let range = request.orientation_deg.map(|deg| OrientationRange {
+        max_angle: deg.to_radians(),
+        levels: request.levels.max(2),
+    });
+    let orientations = OrientationRange::samples(range.as_ref(), robot.dof);
+    let started = Instant::now();
+    let grid = Grid::cubic(region, request.grid);
+    let set = feasible_set(robot, &grid, bounds, &orientations, progress);
+    let ws = robot.workspace;
+    let workspace_box = check_box(robot, &ws, bounds, &orientations, 5);
+    let min_tension = min_tension_reach(
+        robot,
+        &ws,
+        [region.min.z, region.max.z],
+        request.min_tension,
+        bounds.max,
+        5,
+        0.005,
+    );
+    let mut plot_files = Vec::new();
+    if let Some((dir, stem)) = &request.plot {
+        std::fs::create_dir_all(dir).map_err(|source| WorkspaceError::PlotDir {
+            dir: dir.clone(),
+            source,
+        })?;
+        let c = ws.center();
+        let n_u = (2 * request.grid).clamp(24, 120);
+        let planes = [
+            Plane::Xy(ws.min.z),
+            Plane::Xy(c.z),
+            Plane::Xy(ws.max.z),
+            Plane::Xz(c.y),
+        ];
+        let slices: Vec<_> = planes
+            .iter()
+            .map(|&plane| slice(robot, &region, plane, n_u, bounds, &orientations))
+            .collect();
+        let top = slices
+            .iter()
+            .flat_map(|s| s.capacity.iter().flatten())
+            .fold(bounds.min, |m, &c| m.max(c));
+        let title = format!(
+            "{}: wrench-feasible workspace ({} … {} N{})",
+            robot.name,
+            bounds.min,
+            bounds.max,
+            request
+                .orientation_deg
+                .map(|d| format!(", ±{d}°"))
+                .unwrap_or_default()
+        );
+        let spec = plot::PlotSpec {
+            title: &title,
+            f_min: bounds.min,
+            f_top: top,
+            workspace: Some(ws),
+        };
+        plot_files = plot::write_slices(dir, stem, &slices, &spec)?;
+    }
+    Ok(WorkspaceReport {
+        robot: robot.name.clone(),
+        region,
+        grid: request.grid,
+        bounds: Bounds {
+            min: bounds.min,
+            max: bounds.max,
+        },
+        orientation_deg: request.orientation_deg,
+        orientations: orientations.len(),
+        volume: set.volume(),
+        touched_faces: set.touched_faces(),
+        workspace_box,
+        min_tension,
+        plot: plot_files,
+        wall_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_requests_are_refused_before_any_work() {
+        let robot = crate::fixtures::uvigo8();
+        let run = |request: WorkspaceRequest| {
+            workspace_report(&robot, &request, &|_| panic!("no work for a bad request"))
+                .expect_err("refused")
+                .to_string()
+        };
+        let r = |f: fn(&mut WorkspaceRequest)| {
+            let mut request = WorkspaceRequest::default();
+            f(&mut request);
+            run(request)
+        };
+        assert!(r(|q| q.grid = 1).contains("--grid"));
+        assert!(r(|q| q.grid = 401).contains("--grid"));
+        assert!(r(|q| q.orientation_deg = Some(90.0)).contains("--orientation"));
+        assert!(r(|q| q.f_min = Some(-1.0)).contains("--f-min"));
+        let flat = Aabb {
+            min: nalgebra::Vector3::new(0.0, 0.0, 0.5),
+            max: nalgebra::Vector3::new(1.0, 1.0, 0.5),
+        };
+        let message = run(WorkspaceRequest {
+            region: Some(flat),
+            ..WorkspaceRequest::default()
+        });
+        assert!(message.contains("--region"), "{message}");
+    }
+}
