@@ -3,7 +3,10 @@
 use anyhow::{Context, Result, bail};
 use cdpr_core::kinematics::{AngleUnit, Pose};
 use cdpr_core::robot::Robot;
+use cdpr_core::sim::{ControlMode, ModelKind, SurrogateSetup};
+use cdpr_core::surrogate::SurrogateParams;
 use clap::Args;
+use std::path::PathBuf;
 
 /// A comma-separated list of numbers from the command line (a newtype so that clap treats
 /// it as one value).
@@ -120,17 +123,7 @@ impl AngleArg {
     }
     /// A pose from 3 or 6 numbers given on the command line.
     pub fn pose(&self, values: &[f64]) -> Pose {
-        let mut a = [0.0; 6];
-        a[..values.len()].copy_from_slice(values);
-        let unit = self.unit();
-        Pose::new(
-            a[0],
-            a[1],
-            a[2],
-            unit.to_rad(a[3]),
-            unit.to_rad(a[4]),
-            unit.to_rad(a[5]),
-        )
+        self.unit().pose_from(values)
     }
 }
 
@@ -138,6 +131,56 @@ impl AngleArg {
 pub fn warn(warnings: &[String]) {
     for w in warnings {
         eprintln!("warning: {w}");
+    }
+}
+
+/// Which model runs: shared by `simulate`, `shadow` and `view`.
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// Model: seed 000's Rapier joint `chain`, the platform-only `elastic` model (fast), or
+    /// seed 004's `surrogate` filters (with --surrogate).
+    #[arg(long, value_enum, default_value = "chain")]
+    pub model: ModelKind,
+    /// Surrogate parameter file (from `cdpr surrogate fit`), with --model surrogate.
+    #[arg(long, value_name = "TOML")]
+    pub surrogate: Option<PathBuf>,
+}
+
+impl ModelArgs {
+    /// The surrogate's parameters when a file is given (warning when it was fitted on
+    /// another robot than `robot`); an error for `--model surrogate` without one.
+    pub fn surrogate(&self, robot: Option<&str>, combine: bool) -> Result<Option<SurrogateSetup>> {
+        let Some(path) = &self.surrogate else {
+            if self.model == ModelKind::Surrogate {
+                bail!(
+                    "--model surrogate needs --surrogate PARAMS.toml (write one with `cdpr surrogate fit`)"
+                );
+            }
+            return Ok(None);
+        };
+        let params = SurrogateParams::read(path).context("reading the surrogate parameters")?;
+        if let Some(robot) = robot
+            && params.robot != robot
+        {
+            eprintln!(
+                "warning: {} was fitted on robot `{}`, used here on `{robot}`",
+                path.display(),
+                params.robot,
+            );
+        }
+        let mut setup = SurrogateSetup::new(params);
+        setup.combine = combine;
+        Ok(Some(setup))
+    }
+
+    /// The winch drive asked for, else `ideal` for the surrogate (its filters include the
+    /// drives) and `otherwise` for the physical models.
+    pub fn control(&self, asked: Option<ControlMode>, otherwise: ControlMode) -> ControlMode {
+        asked.unwrap_or(if self.model == ModelKind::Surrogate {
+            ControlMode::Ideal
+        } else {
+            otherwise
+        })
     }
 }
 

@@ -1,5 +1,6 @@
 //! `cdpr shadow`: the live shadow of a TwinCAT controller (or `cdpr plc`) over ADS.
 
+use super::args::ModelArgs;
 use super::output::{Table, json};
 use super::plc::parse_duration;
 use anyhow::{Context, Result, bail};
@@ -8,11 +9,10 @@ use cdpr_ads::shadow::{
     self, Connected, CycleTiming, ShadowConfig, ShadowSetup, StartReport, Summary,
 };
 use cdpr_core::robot::Robot;
-use cdpr_core::sim::{ControlMode, ModelKind, SimConfig, SurrogateSetup};
-use cdpr_core::surrogate::SurrogateParams;
+use cdpr_core::sim::{ControlMode, SimConfig};
 use clap::Args;
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,13 +45,8 @@ pub struct ShadowArgs {
     /// Physics step, s.
     #[arg(long, default_value_t = 0.001, value_name = "S")]
     pub dt: f64,
-    /// Physical model (chain: seed 000's Rapier joint chains; elastic: platform-only, fast;
-    /// surrogate: seed 004's filters, with --surrogate).
-    #[arg(long, value_enum, default_value = "chain")]
-    pub model: ModelKind,
-    /// Surrogate parameter file (from `cdpr surrogate fit`), with --model surrogate.
-    #[arg(long, value_name = "TOML")]
-    pub surrogate: Option<PathBuf>,
+    #[command(flatten)]
+    pub physics: ModelArgs,
     /// Winches: `ideal` follows the controller's set points exactly (its NC has shaped them
     /// already); `length` adds a PID drive with the robot's limits.
     #[arg(long, value_enum, default_value = "ideal")]
@@ -142,9 +137,8 @@ fn parse_source(text: &str) -> Result<AdsSource, String> {
 pub struct ModelChoice<'a> {
     pub robot: Option<&'a str>,
     pub dt: f64,
-    pub model: ModelKind,
+    pub physics: &'a ModelArgs,
     pub control: ControlMode,
-    pub surrogate: Option<&'a Path>,
 }
 
 impl LinkArgs {
@@ -154,12 +148,9 @@ impl LinkArgs {
             .robot
             .map(|r| Robot::load(r).with_context(|| format!("loading robot `{r}`")))
             .transpose()?;
-        let surrogate = match choice.surrogate {
-            Some(path) => Some(SurrogateSetup::new(
-                SurrogateParams::read(path).context("reading the surrogate parameters")?,
-            )),
-            None => None,
-        };
+        let surrogate = choice
+            .physics
+            .surrogate(robot.as_ref().map(|r| r.name.as_str()), true)?;
         let timing = match self.cycle {
             CycleArg::Free(period) => CycleTiming::Free { period },
             CycleArg::Lockstep => CycleTiming::Lockstep {
@@ -176,7 +167,7 @@ impl LinkArgs {
             config: ShadowConfig {
                 sim: SimConfig {
                     dt: choice.dt,
-                    model: choice.model,
+                    model: choice.physics.model,
                     control: choice.control,
                     surrogate,
                     ..SimConfig::default()
@@ -199,9 +190,8 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
     let choice = ModelChoice {
         robot: a.robot.as_deref(),
         dt: a.dt,
-        model: a.model,
+        physics: &a.physics,
         control: a.control,
-        surrogate: a.surrogate.as_deref(),
     };
     let setup = a.link.setup(&a.plc, &choice)?;
     let timing = setup.config.timing;
@@ -229,7 +219,7 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         if let Some(map) = v.as_object_mut() {
             map.insert("wall_s".into(), json!(wall));
             map.insert("simulated_s".into(), json!(shadow.time()));
-            map.insert("model".into(), json!(a.model));
+            map.insert("model".into(), json!(a.physics.model));
             map.insert("control".into(), json!(a.control));
             map.insert("dt".into(), json!(a.dt));
             map.insert(

@@ -1,13 +1,13 @@
 //! `simulate`: a trajectory through the physics core, headless.
 
-use super::args::RobotArg;
+use super::args::{ModelArgs, RobotArg};
 use super::output::{json, progress_bar};
 use super::traj::{ShapeArgs, print_comparison};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::report::{self, AngleErrors, SimulationReport, Tracking, simulation_report};
 use cdpr_core::sim::run::{self, RunOptions, RunOutcome};
-use cdpr_core::sim::{ChainConfig, ControlMode, ModelKind, SimConfig, SurrogateSetup};
+use cdpr_core::sim::{ChainConfig, ControlMode, SimConfig};
 use cdpr_core::trajectory::{self, Trajectory};
 use clap::Args;
 use std::io::Write;
@@ -41,12 +41,8 @@ pub struct SimulateArgs {
     /// Physics step, s.
     #[arg(long, default_value_t = 0.001, value_name = "S")]
     pub dt: f64,
-    /// Model: the physics core's `chain` or `elastic`, or seed 004's `surrogate` filters.
-    #[arg(long, value_enum, default_value = "chain")]
-    pub model: ModelKind,
-    /// Surrogate parameter file (from `cdpr surrogate fit`), with --model surrogate.
-    #[arg(long, value_name = "TOML")]
-    pub surrogate: Option<PathBuf>,
+    #[command(flatten)]
+    pub physics: ModelArgs,
     /// Surrogate: skip seed 004's combination step (scaling unreachable demands back into
     /// the wrench-feasible workspace).
     #[arg(long)]
@@ -99,23 +95,10 @@ impl SimulateArgs {
 }
 
 pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
-    let model = a.model;
+    let model = a.physics.model;
     let robot = a.robot.load()?;
-    let surrogate = match (model, &a.surrogate) {
-        (ModelKind::Surrogate, Some(path)) => Some(SurrogateSetup {
-            params: std::sync::Arc::new(super::surrogate::load_params(path, &robot)?),
-            combine: !a.no_combine,
-        }),
-        (ModelKind::Surrogate, None) => bail!(
-            "--model surrogate needs --surrogate PARAMS.toml (write one with `cdpr surrogate fit`)"
-        ),
-        _ => None,
-    };
-    let control = a.control.unwrap_or(if model == ModelKind::Surrogate {
-        ControlMode::Ideal
-    } else {
-        ControlMode::Length
-    });
+    let surrogate = a.physics.surrogate(Some(&robot.name), !a.no_combine)?;
+    let control = a.physics.control(a.control, ControlMode::Length);
     let traj = a.load_trajectory(&robot)?;
     let run_options = RunOptions {
         config: SimConfig {

@@ -18,6 +18,9 @@ use std::process::ExitCode;
 
 // -------------------------------------------------------------------------- trajectory
 
+/// Help heading of the options that make a perturbed copy.
+const PERTURBED: &str = "Perturbed copy (a synthetic follower)";
+
 #[derive(Args, Debug)]
 pub struct TrajectoryArgs {
     #[command(flatten)]
@@ -45,29 +48,17 @@ pub struct TrajectoryArgs {
     #[arg(long)]
     pub time_scale: bool,
     /// Perturb: delay the copy by this many seconds.
-    #[arg(
-        long,
-        value_name = "S",
-        help_heading = "Perturbed copy (a synthetic follower)"
-    )]
+    #[arg(long, value_name = "S", help_heading = PERTURBED)]
     pub delay: Option<f64>,
     /// Perturb: critically damped 2nd-order low-pass with this cut-off, Hz.
-    #[arg(
-        long,
-        value_name = "HZ",
-        help_heading = "Perturbed copy (a synthetic follower)"
-    )]
+    #[arg(long, value_name = "HZ", help_heading = PERTURBED)]
     pub lowpass: Option<f64>,
     /// Perturb: add a constant position offset, m.
     #[arg(long, value_name = "DX,DY,DZ", value_parser = number_list, allow_hyphen_values = true,
-          help_heading = "Perturbed copy (a synthetic follower)")]
+          help_heading = PERTURBED)]
     pub offset: Option<Numbers>,
     /// Perturb: write the copy sampled every S seconds (seed 000's shadow: 0.05).
-    #[arg(
-        long,
-        value_name = "S",
-        help_heading = "Perturbed copy (a synthetic follower)"
-    )]
+    #[arg(long, value_name = "S", help_heading = PERTURBED)]
     pub resample: Option<f64>,
     /// Print one JSON object (a summary, not the samples) instead of text.
     #[arg(long)]
@@ -284,25 +275,17 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
-fn mm(x: f64) -> String {
-    format!("{:.3}", x * 1e3)
-}
-
 fn metrics_row(name: &str, m: &Metrics) -> Vec<String> {
-    vec![
-        name.to_string(),
-        mm(m.rms[0]),
-        mm(m.rms[1]),
-        mm(m.rms[2]),
-        mm(m.rms_3d),
-        mm(m.frechet),
-        mm(m.max_3d),
+    let mut row = vec![name.to_string()];
+    row.extend(report::metric_cells(m));
+    row.push(
         m.nrmse
             .iter()
             .map(|v| v.map_or("–".to_string(), |v| format!("{v:.3}")))
             .collect::<Vec<_>>()
             .join(" "),
-    ]
+    );
+    row
 }
 
 pub(crate) fn print_comparison(c: &Comparison) {

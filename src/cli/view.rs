@@ -1,10 +1,10 @@
 //! `cdpr view`: the 3D viewer (and, with no arguments at all, its demo).
 
+use super::args::ModelArgs;
 use super::shadow::{self, LinkArgs, ModelChoice};
 use anyhow::{Context, Result, bail};
 use cdpr_ads::shadow::CycleTiming;
-use cdpr_core::sim::{ControlMode, ModelKind, SurrogateSetup};
-use cdpr_core::surrogate::SurrogateParams;
+use cdpr_core::sim::ControlMode;
 use cdpr_viewer::live::LiveOutcome;
 use cdpr_viewer::{self as viewer, Executor, LiveInfo, Scenario, ViewerOptions};
 use clap::{Args, ValueEnum};
@@ -40,12 +40,8 @@ pub struct ViewArgs {
     /// Cruise speed of a built-in trajectory, m/s.
     #[arg(long, default_value_t = 0.1, value_name = "M/S")]
     pub speed: f64,
-    /// Physical model (as `cdpr simulate`).
-    #[arg(long, value_enum, default_value = "chain")]
-    pub model: ModelKind,
-    /// Surrogate parameter file (from `cdpr surrogate fit`), with --model surrogate.
-    #[arg(long, value_name = "TOML")]
-    pub surrogate: Option<PathBuf>,
+    #[command(flatten)]
+    pub physics: ModelArgs,
     /// How the winches are driven (as `cdpr simulate`; default `length`, live `ideal`).
     #[arg(long, value_enum)]
     pub control: Option<ControlMode>,
@@ -157,19 +153,10 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
                     .unwrap_or_else(|| viewer::scenario::default_trajectory(&robot).into()),
                 robot,
                 speed: a.speed,
-                model: a.model,
-                control: a.control.unwrap_or(if a.model == ModelKind::Surrogate {
-                    ControlMode::Ideal
-                } else {
-                    ControlMode::Length
-                }),
+                model: a.physics.model,
+                control: a.physics.control(a.control, ControlMode::Length),
                 compensate: a.compensate,
-                surrogate: match &a.surrogate {
-                    Some(path) => Some(SurrogateSetup::new(
-                        SurrogateParams::read(path).context("reading the surrogate parameters")?,
-                    )),
-                    None => None,
-                },
+                surrogate: a.physics.surrogate(None, true)?,
             })
         }
     };
@@ -206,9 +193,8 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
     let choice = ModelChoice {
         robot: a.robot.as_deref(),
         dt: viewer::scenario::DT,
-        model: a.model,
+        physics: &a.physics,
         control: a.control.unwrap_or(ControlMode::Ideal),
-        surrogate: a.surrogate.as_deref(),
     };
     let setup = a.link.setup(plc, &choice)?;
     let opened = cdpr_ads::shadow::connect(&setup)?;
@@ -218,7 +204,11 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
         ("AMS target".to_string(), opened.target.to_string()),
         (
             "model".to_string(),
-            format!("{} / {}", choice.model.name(), choice.control.name()),
+            format!(
+                "{} / {}",
+                choice.physics.model.name(),
+                choice.control.name()
+            ),
         ),
         (
             "cycle".to_string(),

@@ -46,12 +46,8 @@ pub struct WorkspaceArgs {
     /// Samples per angle of the orientation range (3: −θ, 0, θ).
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub levels: usize,
-    /// Lower tension bound for feasibility, N (default: the robot file's).
-    #[arg(long, value_name = "N")]
-    pub f_min: Option<f64>,
-    /// Upper tension bound, N (default: the robot file's).
-    #[arg(long, value_name = "N")]
-    pub f_max: Option<f64>,
+    #[command(flatten)]
+    pub bounds: super::kin::BoundsArg,
     /// Minimum tension whose reachability is reported, N.
     #[arg(long, default_value_t = 5.0, value_name = "N")]
     pub min_tension: f64,
@@ -117,8 +113,8 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
     let request = WorkspaceRequest {
         region,
         grid: a.grid,
-        f_min: a.f_min,
-        f_max: a.f_max,
+        f_min: a.bounds.f_min,
+        f_max: a.bounds.f_max,
         orientation_deg: a.orientation,
         levels: a.levels,
         min_tension: a.min_tension,

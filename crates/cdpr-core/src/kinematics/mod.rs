@@ -117,18 +117,7 @@ pub fn effective_pose(robot: &Robot, pose: &Pose) -> Pose {
 
 /// Inverse kinematics (seed 000 eq. 1). For a 3-DOF robot the orientation is taken as zero.
 pub fn inverse(robot: &Robot, pose: &Pose) -> InverseKinematics {
-    let pose = effective_pose(robot, pose);
-    let rotation = pose.rotation();
-    let cables = robot
-        .cables
-        .iter()
-        .map(|c| CableGeometry::new(c, &pose.position, rotation.matrix()))
-        .collect();
-    InverseKinematics {
-        pose,
-        dof: robot.dof,
-        cables,
-    }
+    InverseKinematics::at_actual_pose(robot, &effective_pose(robot, pose))
 }
 
 /// Cable lengths only (m), without allocation beyond the result.

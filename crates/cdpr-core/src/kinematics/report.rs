@@ -43,14 +43,16 @@ impl AngleUnit {
     /// A pose as x, y, z (m) and roll, pitch, yaw in this unit.
     pub fn pose(self, pose: &Pose) -> [f64; 6] {
         let a = pose.to_array();
-        [
-            a[0],
-            a[1],
-            a[2],
-            self.from_rad(a[3]),
-            self.from_rad(a[4]),
-            self.from_rad(a[5]),
-        ]
+        std::array::from_fn(|k| if k < 3 { a[k] } else { self.from_rad(a[k]) })
+    }
+
+    /// A pose from x, y, z (m) and roll, pitch, yaw in this unit; missing values are zero.
+    pub fn pose_from(self, values: &[f64]) -> Pose {
+        let a: [f64; 6] = std::array::from_fn(|k| {
+            let v = values.get(k).copied().unwrap_or(0.0);
+            if k < 3 { v } else { self.to_rad(v) }
+        });
+        Pose::from_array(a)
     }
 }
 

@@ -101,16 +101,17 @@ fn nrmse_text(n: &[Option<f64>; 3]) -> String {
         .join(", ")
 }
 
+/// Seed 000's Table 1 columns of one row, in mm with 3 decimals ("–" when not finite): RMS
+/// of x, y, z, RMS 3D, Fréchet distance, largest 3D error.
+pub fn metric_cells(m: &Metrics) -> [String; 6] {
+    [m.rms[0], m.rms[1], m.rms[2], m.rms_3d, m.frechet, m.max_3d].map(mm)
+}
+
 fn table_row(out: &mut String, name: &str, m: &Metrics) {
     let _ = writeln!(
         out,
-        "| {name} | {} | {} | {} | {} | {} | {} | {} |",
-        mm(m.rms[0]),
-        mm(m.rms[1]),
-        mm(m.rms[2]),
-        mm(m.rms_3d),
-        mm(m.frechet),
-        mm(m.max_3d),
+        "| {name} | {} | {} |",
+        metric_cells(m).join(" | "),
         m.samples
     );
 }

@@ -68,14 +68,10 @@ impl LengthController {
         if !dist.feasible {
             return (lengths, false);
         }
-        let rest = robot
-            .cables
-            .iter()
-            .zip(&lengths)
-            .zip(&dist.tensions)
-            .map(|((c, &l), &f)| c.rest_length_for(l, f))
-            .collect();
-        (rest, true)
+        (
+            statics::rest_lengths_for(robot, &lengths, &dist.tensions),
+            true,
+        )
     }
 
     pub fn command(&self, robot: &Robot, sample: &Sample) -> Command {

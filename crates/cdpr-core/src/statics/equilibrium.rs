@@ -284,13 +284,17 @@ pub fn pretensioned_rest_lengths(
                 .unwrap_or_else(|| "none: the load cannot be held".into()),
         });
     }
-    let lengths = kinematics::lengths(robot, pose);
-    let rest = robot
+    let rest = rest_lengths_for(robot, &kinematics::lengths(robot, pose), &dist.tensions);
+    Ok((rest, dist))
+}
+
+/// The rest length of each cable that, stretched to `lengths`, pulls with `tensions`.
+pub fn rest_lengths_for(robot: &Robot, lengths: &[f64], tensions: &[f64]) -> Vec<f64> {
+    robot
         .cables
         .iter()
-        .zip(&lengths)
-        .zip(&dist.tensions)
+        .zip(lengths)
+        .zip(tensions)
         .map(|((c, &l), &f)| c.rest_length_for(l, f))
-        .collect();
-    Ok((rest, dist))
+        .collect()
 }

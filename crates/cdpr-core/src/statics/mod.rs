@@ -9,6 +9,7 @@ pub mod report;
 
 pub use equilibrium::{
     Equilibrium, EquilibriumOptions, StaticsError, elastic_equilibrium, pretensioned_rest_lengths,
+    rest_lengths_for,
 };
 pub use qp::{QpInfeasible, QpSolution, min_norm_qp};
 pub use report::{

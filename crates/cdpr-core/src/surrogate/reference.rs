@@ -151,20 +151,35 @@ pub fn identification_runs(
         for &dof in dofs {
             let name = format!("{}:{}", kind.name(), DOF_NAMES[dof]);
             let traj = signals::single_dof(robot, kind, dof, dt)?;
-            let outcome = run::run(robot, &traj, options, &mut |_| {}).map_err(|source| {
-                SurrogateError::Sim {
-                    name: name.clone(),
-                    source,
-                }
-            })?;
-            if let Some(source) = outcome.error.clone() {
-                return Err(SurrogateError::Sim { name, source });
-            }
-            runs.push(ReferenceRun::from_outcome(&name, &outcome, dt));
+            runs.push(physics_run(robot, &traj, options, &name, &mut |_| {})?);
             progress(runs.len(), total);
         }
     }
     Ok(runs)
+}
+
+/// `traj` through the physics core with `options`, recorded as the reference `name`; a run
+/// that stops early is an error (a reference must be whole).
+pub fn physics_run(
+    robot: &Robot,
+    traj: &crate::trajectory::Trajectory,
+    options: &RunOptions,
+    name: &str,
+    progress: &mut dyn FnMut(f64),
+) -> Result<ReferenceRun, SurrogateError> {
+    let sim = |source| SurrogateError::Sim {
+        name: name.to_string(),
+        source,
+    };
+    let outcome = run::run(robot, traj, options, progress).map_err(sim)?;
+    match outcome.error.clone() {
+        Some(source) => Err(sim(source)),
+        None => Ok(ReferenceRun::from_outcome(
+            name,
+            &outcome,
+            options.config.dt,
+        )),
+    }
 }
 
 /// One DOF's fit and the runs it used.

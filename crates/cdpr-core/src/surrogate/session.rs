@@ -5,7 +5,7 @@
 use super::reference::{DofReport, DofScore, ReferenceRun, SurrogateError};
 use super::{FitMethod, FitOptions, Reachability, dof_index};
 use crate::robot::{Dof, Robot};
-use crate::sim::run::{self, RunOptions};
+use crate::sim::run::RunOptions;
 use crate::sim::{ControlMode, ModelKind, SimConfig};
 use crate::trajectory::signals::{SignalKind, robot_dofs};
 use crate::trajectory::{self, BuiltinOptions};
@@ -83,17 +83,7 @@ pub fn load_reference(
         message: e.to_string(),
     })?;
     let name = format!("{spec} ({})", setup.model(robot)?.name());
-    let outcome =
-        run::run(robot, &traj, &setup.run_options(robot)?, progress).map_err(|source| {
-            SurrogateError::Sim {
-                name: name.clone(),
-                source,
-            }
-        })?;
-    if let Some(source) = outcome.error.clone() {
-        return Err(SurrogateError::Sim { name, source });
-    }
-    Ok(ReferenceRun::from_outcome(&name, &outcome, setup.dt))
+    super::reference::physics_run(robot, &traj, &setup.run_options(robot)?, &name, progress)
 }
 
 /// DOF indices from names (`x`…`yaw`); none given: all the robot commands.
