@@ -90,10 +90,10 @@ impl ShapeArgs {
         BuiltinOptions {
             speed,
             dt,
-            profile: self.profile.map(Into::into),
+            profile: self.profile,
             accel: self.accel,
             jerk: self.jerk,
-            transition: self.transition.map(Into::into),
+            transition: self.transition,
         }
     }
 }
