@@ -2,11 +2,10 @@
 
 use super::args::AngleArg;
 use super::output::{Table, json};
-use anyhow::Result;
+use anyhow::{Result, bail};
 use cdpr_core::kinematics::Pose;
-use cdpr_core::legs::coverage;
+use cdpr_core::legs::{coverage, report};
 use cdpr_core::robot::{Mechanism, Robot};
-use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -75,47 +74,24 @@ pub fn check(robot: &Robot) -> Result<ExitCode> {
 }
 
 pub fn ik(robot: &Robot, pose: &Pose, as_json: bool, angles: &AngleArg) -> Result<ExitCode> {
-    let (actuators, violation, unit): (Option<Vec<f64>>, Option<String>, &str) =
-        match &robot.mechanism {
-            Mechanism::LinearDelta { delta, .. } => match delta.inverse(&pose.position) {
-                Ok(ik) => (Some(ik.actuators.to_vec()), None, "m"),
-                Err(v) => (
-                    delta.actuators(&pose.position).map(|d| d.to_vec()),
-                    Some(format!("{v:?}")),
-                    "m",
-                ),
-            },
-            Mechanism::Rssu2(r) => match r.inverse(pose.rpy.x, pose.rpy.y) {
-                Ok(a) => (
-                    Some(a.iter().map(|x| angles.unit().from_rad(*x)).collect()),
-                    None,
-                    angles.unit().name(),
-                ),
-                Err(v) => (None, Some(format!("{v:?}")), angles.unit().name()),
-            },
-            Mechanism::Cables => (None, None, ""),
-        };
+    let r = report::legs_ik(robot, pose, angles.unit());
     if as_json {
-        json(&json!({
-            "robot": robot.name,
-            "pose": angles.unit().pose(pose),
-            "actuators": actuators,
-            "actuator_unit": unit,
-            "reachable": violation.is_none(),
-            "violation": violation,
-        }))?;
+        json(&r)?;
     } else {
-        let mut t = Table::new(&["actuator".to_string(), format!("position [{unit}]")]);
-        for (k, v) in actuators.iter().flatten().enumerate() {
+        let mut t = Table::new(&[
+            "actuator".to_string(),
+            format!("position [{}]", r.actuator_unit),
+        ]);
+        for (k, v) in r.actuators.iter().flatten().enumerate() {
             t.row(vec![format!("{}", k + 1), format!("{v:.6}")]);
         }
         t.print();
-        match &violation {
+        match &r.violation {
             None => println!("reachable"),
             Some(v) => println!("NOT reachable: {v}"),
         }
     }
-    Ok(if violation.is_none() {
+    Ok(if r.reachable {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
@@ -125,25 +101,13 @@ pub fn ik(robot: &Robot, pose: &Pose, as_json: bool, angles: &AngleArg) -> Resul
 /// `workspace` for a linear delta: seed 002's point-cloud check of the required cylinder, which
 /// constraint fails where, and a plot (top and side views).
 pub fn workspace(robot: &Robot, step: f64, plot: Option<&Path>, as_json: bool) -> Result<ExitCode> {
+    let r = report::delta_workspace(robot, step, plot)?;
     let Mechanism::LinearDelta { delta, cylinder } = &robot.mechanism else {
-        anyhow::bail!("{} is not a linear delta", robot.name);
+        bail!("{} is not a linear delta", robot.name);
     };
-    if !(step.is_finite() && step > 0.0 && step <= cylinder.radius) {
-        anyhow::bail!(
-            "--step {step}: the cloud spacing must be positive and at most the cylinder's radius ({} m)",
-            cylinder.radius
-        );
-    }
-    let c = coverage::coverage(delta, cylinder, step);
-    if let Some(path) = plot {
-        coverage::plot(&c, &robot.name, path)
-            .map_err(|e| anyhow::anyhow!("writing the plot {e}"))?;
-    }
+    let c = &r.coverage;
     if as_json {
-        json(
-            &json!({ "robot": robot.name, "coverage": c, "covered": c.covered(),
-                      "plot": plot.map(|p| p.display().to_string()) }),
-        )?;
+        json(&r)?;
     } else {
         println!(
             "{}: required cylinder ⌀{:.0} × {:.0} mm, top at z = {:.0} mm; cloud every {:.1} mm: {} of {} points reachable",
@@ -156,16 +120,13 @@ pub fn workspace(robot: &Robot, step: f64, plot: Option<&Path>, as_json: bool) -
             c.points
         );
         if !c.failures.is_empty() {
-            let mut t = Table::new(
-                &[
-                    "constraint",
-                    "points",
-                    "z from [mm]",
-                    "z to [mm]",
-                    "max r [mm]",
-                ]
-                .map(String::from),
-            );
+            let mut t = Table::new(&[
+                "constraint",
+                "points",
+                "z from [mm]",
+                "z to [mm]",
+                "max r [mm]",
+            ]);
             for f in &c.failures {
                 t.row(vec![
                     format!("{:?}", f.violation),
@@ -200,7 +161,7 @@ pub fn workspace(robot: &Robot, step: f64, plot: Option<&Path>, as_json: bool) -
             println!("wrote {}", path.display());
         }
     }
-    Ok(if c.covered() {
+    Ok(if r.covered {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
@@ -210,43 +171,23 @@ pub fn workspace(robot: &Robot, step: f64, plot: Option<&Path>, as_json: bool) -
 /// `workspace` for the 2-RSSU: its reach in (roll, pitch) — Table 1's axis ranges and the
 /// coupled reach along the diagonals, where seed 004's combination step pulls demands back.
 pub fn rssu2_reach(robot: &Robot, as_json: bool) -> Result<ExitCode> {
-    let Mechanism::Rssu2(r) = &robot.mechanism else {
-        anyhow::bail!("{} is not a 2-RSSU", robot.name);
-    };
-    let ranges = r.ranges().map(f64::to_degrees);
-    // Reach along 16 directions in the (roll, pitch) plane.
-    let directions: Vec<(f64, f64, f64)> = (0..16)
-        .map(|k| {
-            let a = k as f64 * std::f64::consts::TAU / 16.0;
-            let reach = r.reach(a.cos(), a.sin());
-            (
-                a.to_degrees(),
-                (reach * a.cos()).to_degrees(),
-                (reach * a.sin()).to_degrees(),
-            )
-        })
-        .collect();
+    let r = report::rssu2_reach(robot)?;
     if as_json {
-        json(&json!({
-            "robot": robot.name,
-            "pitch_deg": [ranges[0], ranges[1]],
-            "roll_deg": [ranges[2], ranges[3]],
-            "boundary_deg": directions.iter().map(|d| json!({"direction": d.0, "roll": d.1, "pitch": d.2})).collect::<Vec<_>>(),
-        }))?;
+        json(&r)?;
     } else {
         println!(
             "{}: pitch [{:.2}°, {:.2}°], roll [{:.2}°, {:.2}°] (seed 004, Table 1: ±30.27°, ±26.38°)",
-            robot.name, ranges[0], ranges[1], ranges[2], ranges[3]
+            robot.name, r.pitch_deg[0], r.pitch_deg[1], r.roll_deg[0], r.roll_deg[1]
         );
         println!(
             "reach boundary (a crank at its stop or a rod out of reach) along directions in (roll, pitch):"
         );
         let mut t = Table::new(&["direction [°]", "roll [°]", "pitch [°]"]);
-        for (a, roll, pitch) in &directions {
+        for b in &r.boundary_deg {
             t.row(vec![
-                format!("{a:.1}"),
-                format!("{roll:.2}"),
-                format!("{pitch:.2}"),
+                format!("{:.1}", b.direction),
+                format!("{:.2}", b.roll),
+                format!("{:.2}", b.pitch),
             ]);
         }
         t.print();

@@ -6,10 +6,8 @@ use anyhow::{Context, Result, bail};
 use cdpr_ads::plc::{self, AmsNetId, DeviceIdentity, Runtime, ServerConfig, Timing};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
-use serde_json::json;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
@@ -130,58 +128,37 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             std::thread::sleep(Duration::from_secs(3600));
         },
     }
-    let elapsed = started.elapsed().as_secs_f64();
-    let (connections, frames, rejected) = {
-        let s = rt.server.stats();
-        (
-            s.connections.load(Ordering::Relaxed),
-            s.frames.load(Ordering::Relaxed),
-            s.rejected.load(Ordering::Relaxed),
-        )
-    };
-    let stats = rt.stop();
-    let r = &stats.reaction;
+    let r = rt.finish(started.elapsed().as_secs_f64());
     if a.json {
-        json(&json!({
-            "seconds": elapsed,
-            "plc_cycles": stats.plc_cycles,
-            "nc_ticks": stats.nc_ticks,
-            "overruns": stats.overruns,
-            "finished": stats.finished,
-            "reaction_samples": r.samples(),
-            "reaction_p50_cycles": r.quantile(0.5),
-            "reaction_p99_cycles": r.quantile(0.99),
-            "reaction_max_cycles": r.max,
-            "motion_delay_cycles": stats.motion_delay_cycles,
-            "connections": connections,
-            "frames": frames,
-            "rejected_connections": rejected,
-        }))?;
+        json(&r)?;
     } else {
         let opt = |v: Option<u32>| v.map_or("-".to_string(), |v| v.to_string());
         let mut t = Table::new(&["statistic", "value"]);
         for (name, value) in [
-            ("seconds", format!("{elapsed:.2}")),
-            ("PLC cycles", stats.plc_cycles.to_string()),
+            ("seconds", format!("{:.2}", r.seconds)),
+            ("PLC cycles", r.plc_cycles.to_string()),
             (
                 "NC ticks (overruns)",
-                format!("{} ({})", stats.nc_ticks, stats.overruns),
+                format!("{} ({})", r.nc_ticks, r.overruns),
             ),
-            ("trajectory finished", stats.finished.to_string()),
-            ("reaction samples", r.samples().to_string()),
+            ("trajectory finished", r.finished.to_string()),
+            ("reaction samples", r.reaction_samples.to_string()),
             (
                 "reaction p50 / p99 / max [PLC cycles]",
                 format!(
                     "{} / {} / {}",
-                    opt(r.quantile(0.5)),
-                    opt(r.quantile(0.99)),
-                    opt(r.max)
+                    opt(r.reaction_p50_cycles),
+                    opt(r.reaction_p99_cycles),
+                    opt(r.reaction_max_cycles)
                 ),
             ),
-            ("motion delay [PLC cycles]", opt(stats.motion_delay_cycles)),
+            ("motion delay [PLC cycles]", opt(r.motion_delay_cycles)),
             (
                 "connections / frames / rejected",
-                format!("{connections} / {frames} / {rejected}"),
+                format!(
+                    "{} / {} / {}",
+                    r.connections, r.frames, r.rejected_connections
+                ),
             ),
         ] {
             t.row(vec![name.to_string(), value]);

@@ -6,12 +6,12 @@ use super::plc::parse_duration;
 use anyhow::{Context, Result, bail};
 use cdpr_ads::plc::{AdsSource, AmsAddr, AmsNetId};
 use cdpr_ads::shadow::{
-    self, Connected, CycleTiming, ShadowConfig, ShadowSetup, StartReport, Summary,
+    self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
+    StartReport, Summary,
 };
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::{ControlMode, SimConfig};
 use clap::Args;
-use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -194,7 +194,6 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         control: a.control,
     };
     let setup = a.link.setup(&a.plc, &choice)?;
-    let timing = setup.config.timing;
     let Connected {
         mut shadow, banner, ..
     } = shadow::connect(&setup)?;
@@ -215,33 +214,13 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
     let wall = started.elapsed().as_secs_f64();
     let summary = shadow.summary();
     if a.json {
-        let mut v = serde_json::to_value(&summary)?;
-        if let Some(map) = v.as_object_mut() {
-            map.insert("wall_s".into(), json!(wall));
-            map.insert("simulated_s".into(), json!(shadow.time()));
-            map.insert("model".into(), json!(a.physics.model));
-            map.insert("control".into(), json!(a.control));
-            map.insert("dt".into(), json!(a.dt));
-            map.insert(
-                "cycle".into(),
-                json!(match timing {
-                    CycleTiming::Free { period } => format!("{}ms", period.as_secs_f64() * 1e3),
-                    CycleTiming::Lockstep { .. } => "lockstep".into(),
-                }),
-            );
-            map.insert("write".into(), json!(a.link.write));
-            map.insert("record".into(), json!(a.link.record));
-            map.insert("start".into(), start_json(shadow.start_report()));
-            map.insert(
-                "anchors".into(),
-                anchors_json(&shadow.start_report().anchors),
-            );
-            map.insert(
-                "error".into(),
-                json!(outcome.as_ref().err().map(|e| e.to_string())),
-            );
-        }
-        json(&v)?;
+        let report = ShadowReport::new(
+            &shadow,
+            &setup,
+            wall,
+            outcome.as_ref().err().map(|e| e.to_string()),
+        );
+        json(&report)?;
     } else {
         print_summary(&summary, wall, shadow.time());
         if let Some(path) = &a.link.record {
@@ -250,40 +229,6 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
     }
     outcome.context("the shadow stopped")?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn mm3(v: &[f64; 3]) -> [f64; 3] {
-    v.map(|x| x * 1e3)
-}
-
-fn anchors_json(anchors: &[shadow::AnchorDifference]) -> serde_json::Value {
-    json!(
-        anchors
-            .iter()
-            .map(|d| json!({
-                "cable": d.cable,
-                "name": d.name,
-                "anchor": d.anchor,
-                "file_mm": mm3(&d.file),
-                "controller_mm": mm3(&d.controller),
-                "distance_mm": d.distance * 1e3,
-            }))
-            .collect::<Vec<_>>()
-    )
-}
-
-fn start_json(s: &StartReport) -> serde_json::Value {
-    json!({
-        "cables": s.cables,
-        "from_file": s.from_file,
-        "tcp_pose": s.tcp_pose.to_array(),
-        "start_pose": s.start_pose.to_array(),
-        "sag_m": s.sag,
-        "fk_position_offset_m": s.consistency.fk_position_offset,
-        "angle_mismatch_rad": s.consistency.angle_mismatch,
-        "plc_cycle": s.plc_cycle,
-        "reaction_diagnostic": s.reaction_diagnostic,
-    })
 }
 
 pub fn print_start(s: &StartReport) {
@@ -312,17 +257,14 @@ pub fn print_start(s: &StartReport) {
         "controller x y z [mm]",
         "|Δ| [mm]",
     ]);
-    let xyz = |v: &[f64; 3]| {
-        let m = mm3(v);
-        format!("{:.3} {:.3} {:.3}", m[0], m[1], m[2])
-    };
-    for d in &s.anchors {
+    let xyz = |m: &[f64; 3]| format!("{:.3} {:.3} {:.3}", m[0], m[1], m[2]);
+    for d in s.anchors.iter().map(AnchorSummary::from) {
         t.row(vec![
             format!("{} ({})", d.cable, d.name),
             format!("{:?}", d.anchor).to_lowercase(),
-            xyz(&d.file),
-            xyz(&d.controller),
-            format!("{:.3}", d.distance * 1e3),
+            xyz(&d.file_mm),
+            xyz(&d.controller_mm),
+            format!("{:.3}", d.distance_mm),
         ]);
     }
     t.print();

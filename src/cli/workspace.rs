@@ -90,11 +90,8 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
     match &robot.mechanism {
         Mechanism::Cables => {}
         Mechanism::LinearDelta { .. } => {
-            let plot = (!a.no_plot).then(|| match &a.plot {
-                Some(p) if p.is_dir() => p.join(format!("workspace-{}.png", robot.name)),
-                Some(p) => p.clone(),
-                None => PathBuf::from(format!("workspace-{}.png", robot.name)),
-            });
+            let plot =
+                (!a.no_plot).then(|| cdpr_core::legs::report::plot_path(&robot, a.plot.as_deref()));
             return super::legs::workspace(&robot, a.step, plot.as_deref(), a.json);
         }
         Mechanism::Rssu2(_) => return super::legs::rssu2_reach(&robot, a.json),

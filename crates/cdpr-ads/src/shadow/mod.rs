@@ -38,12 +38,14 @@ mod connect;
 mod cycle;
 pub mod model;
 pub mod record;
+mod report;
 mod run;
 pub mod stats;
 
 pub use connect::{Connected, ShadowSetup, connect, endpoint, net_id};
 pub use model::{AnchorDifference, AnchorKind, Consistency};
 pub use record::{RecordError, Recorder};
+pub use report::{AnchorSummary, ShadowReport, StartSummary};
 pub use run::{run, run_with};
 pub use stats::{Histogram, ShadowStats, Summary};
 

@@ -5,6 +5,7 @@
 pub mod coverage;
 pub mod design;
 pub mod linear_delta;
+pub mod report;
 pub mod rssu2;
 
 pub use linear_delta::{Cylinder, LinearDelta, Violation};

@@ -1,0 +1,206 @@
+//! What `cdpr ik` and `cdpr workspace` report for the robots with legs: serialisable structs
+//! (the commands' `--json`) computed here; the command line only formats them.
+
+use super::coverage::{self, Coverage};
+use crate::kinematics::{AngleUnit, Pose};
+use crate::robot::{Mechanism, Robot};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LegsReportError {
+    #[error("{robot} is not a {expected}")]
+    Mechanism {
+        robot: String,
+        expected: &'static str,
+    },
+    #[error(
+        "--step {step}: the cloud spacing must be positive and at most the cylinder's radius ({radius} m)"
+    )]
+    Step { step: f64, radius: f64 },
+    #[error("writing the plot {0}")]
+    Plot(String),
+}
+
+/// Actuator positions of a robot with legs at a pose.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LegsIk {
+    pub robot: String,
+    /// Angles in the unit asked for.
+    pub pose: [f64; 6],
+    /// Rail positions (m, linear delta) or crank angles (2-RSSU, in the unit asked for);
+    /// for an unreachable pose what could still be computed.
+    pub actuators: Option<Vec<f64>>,
+    pub actuator_unit: &'static str,
+    pub reachable: bool,
+    /// The constraint the pose violates.
+    pub violation: Option<String>,
+}
+
+/// Inverse kinematics of a linear delta or a 2-RSSU.
+pub fn legs_ik(robot: &Robot, pose: &Pose, unit: AngleUnit) -> LegsIk {
+    let (actuators, violation, actuator_unit) = match &robot.mechanism {
+        Mechanism::LinearDelta { delta, .. } => match delta.inverse(&pose.position) {
+            Ok(ik) => (Some(ik.actuators.to_vec()), None, "m"),
+            Err(v) => (
+                delta.actuators(&pose.position).map(|d| d.to_vec()),
+                Some(format!("{v:?}")),
+                "m",
+            ),
+        },
+        Mechanism::Rssu2(r) => match r.inverse(pose.rpy.x, pose.rpy.y) {
+            Ok(a) => (
+                Some(a.iter().map(|x| unit.from_rad(*x)).collect()),
+                None,
+                unit.name(),
+            ),
+            Err(v) => (None, Some(format!("{v:?}")), unit.name()),
+        },
+        Mechanism::Cables => (None, None, ""),
+    };
+    LegsIk {
+        robot: robot.name.clone(),
+        pose: unit.pose(pose),
+        actuators,
+        actuator_unit,
+        reachable: violation.is_none(),
+        violation,
+    }
+}
+
+/// Seed 002's check of a linear delta: its point cloud over the required cylinder.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeltaWorkspace {
+    pub robot: String,
+    pub coverage: Coverage,
+    pub covered: bool,
+    pub plot: Option<String>,
+}
+
+/// The cloud every `step` m through the delta's constraints, plotted to `plot` if given.
+pub fn delta_workspace(
+    robot: &Robot,
+    step: f64,
+    plot: Option<&Path>,
+) -> Result<DeltaWorkspace, LegsReportError> {
+    let Mechanism::LinearDelta { delta, cylinder } = &robot.mechanism else {
+        return Err(LegsReportError::Mechanism {
+            robot: robot.name.clone(),
+            expected: "linear delta",
+        });
+    };
+    if !(step.is_finite() && step > 0.0 && step <= cylinder.radius) {
+        return Err(LegsReportError::Step {
+            step,
+            radius: cylinder.radius,
+        });
+    }
+    let c = coverage::coverage(delta, cylinder, step);
+    if let Some(path) = plot {
+        coverage::plot(&c, &robot.name, path).map_err(LegsReportError::Plot)?;
+    }
+    Ok(DeltaWorkspace {
+        robot: robot.name.clone(),
+        covered: c.covered(),
+        coverage: c,
+        plot: plot.map(|p| p.display().to_string()),
+    })
+}
+
+/// A point of the 2-RSSU's reach boundary, degrees.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BoundaryPoint {
+    /// Direction in the (roll, pitch) plane.
+    pub direction: f64,
+    pub roll: f64,
+    pub pitch: f64,
+}
+
+/// The 2-RSSU's reach in roll and pitch (seed 004's Table 1 and the coupled boundary).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rssu2Reach {
+    pub robot: String,
+    pub pitch_deg: [f64; 2],
+    pub roll_deg: [f64; 2],
+    /// Along 16 directions in the (roll, pitch) plane.
+    pub boundary_deg: Vec<BoundaryPoint>,
+}
+
+pub fn rssu2_reach(robot: &Robot) -> Result<Rssu2Reach, LegsReportError> {
+    let Mechanism::Rssu2(r) = &robot.mechanism else {
+        return Err(LegsReportError::Mechanism {
+            robot: robot.name.clone(),
+            expected: "2-RSSU",
+        });
+    };
+    let ranges = r.ranges().map(f64::to_degrees);
+    let boundary_deg = (0..16)
+        .map(|k| {
+            let a = k as f64 * std::f64::consts::TAU / 16.0;
+            let reach = r.reach(a.cos(), a.sin());
+            BoundaryPoint {
+                direction: a.to_degrees(),
+                roll: (reach * a.cos()).to_degrees(),
+                pitch: (reach * a.sin()).to_degrees(),
+            }
+        })
+        .collect();
+    Ok(Rssu2Reach {
+        robot: robot.name.clone(),
+        pitch_deg: [ranges[0], ranges[1]],
+        roll_deg: [ranges[2], ranges[3]],
+        boundary_deg,
+    })
+}
+
+/// The default plot file of a robot's workspace check: `workspace-<robot>.png` in the current
+/// directory or in `asked` when that is a directory, else `asked` itself.
+pub fn plot_path(robot: &Robot, asked: Option<&Path>) -> PathBuf {
+    let default = format!("workspace-{}.png", robot.name);
+    match asked {
+        Some(p) if p.is_dir() => p.join(default),
+        Some(p) => p.to_path_buf(),
+        None => PathBuf::from(default),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rssu2_boundary_meets_table_1_on_the_axes() {
+        let robot = crate::fixtures::robot("rssu2");
+        let r = rssu2_reach(&robot).expect("a 2-RSSU");
+        assert_eq!(r.boundary_deg.len(), 16);
+        // Direction 0 is pure roll, 90° pure pitch: the boundary there is the axis range.
+        let roll = r.boundary_deg[0];
+        assert!((roll.roll - r.roll_deg[1]).abs() < 1e-6 && roll.pitch.abs() < 1e-9);
+        let pitch = r.boundary_deg[4];
+        assert!((pitch.pitch - r.pitch_deg[1]).abs() < 1e-6 && pitch.roll.abs() < 1e-6);
+        // Seed 004's Table 1: ±30.27° pitch, ±26.38° roll (to its two decimals).
+        assert!((r.pitch_deg[1] - 30.27).abs() < 0.01, "{:?}", r.pitch_deg);
+        assert!((r.roll_deg[1] - 26.38).abs() < 0.01, "{:?}", r.roll_deg);
+        let cables = crate::fixtures::uvigo8();
+        assert!(rssu2_reach(&cables).is_err());
+        assert!(delta_workspace(&cables, 0.01, None).is_err());
+    }
+
+    #[test]
+    fn ik_of_the_rssu2_at_rest_is_reachable_and_degrees_scale_radians() {
+        let robot = crate::fixtures::robot("rssu2");
+        let rest = Pose::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        let rad = legs_ik(&robot, &rest, AngleUnit::Rad);
+        let deg = legs_ik(&robot, &rest, AngleUnit::Deg);
+        assert!(rad.reachable && rad.violation.is_none());
+        let (a, b) = (
+            rad.actuators.expect("angles"),
+            deg.actuators.expect("angles"),
+        );
+        assert_eq!(a.len(), 2);
+        for (r, d) in a.iter().zip(&b) {
+            assert!((r.to_degrees() - d).abs() < 1e-9);
+        }
+        assert_eq!((rad.actuator_unit, deg.actuator_unit), ("rad", "deg"));
+    }
+}
