@@ -175,8 +175,26 @@ fn negative_tension_commands_apply_nothing() {
             a.step().expect("steps");
             b.step().expect("steps");
         }
+        // A negative pull is clamped to zero: the run is the zero-pull run, bit for bit.
         assert_eq!(a.state().pose, b.state().pose, "{model:?}");
-        assert!(a.state().tensions[2].abs() < 1e-9 || model == ModelKind::Chain);
+        // Both models report the tension they apply in tension mode (the elastic model the
+        // imposed tension, the chain the pull on its last link), never the command: the
+        // clamped cable reports exactly 0 N and the others exactly their 20 N.
+        for (k, &f) in a.state().tensions.iter().enumerate() {
+            let want = if k == 2 { 0.0 } else { 20.0 };
+            assert_eq!(f, want, "{model:?} cable {k}");
+        }
+        // The comparison above is not vacuous: cable 2's pull moves the platform (a +50 N pull
+        // in place of none gives another pose after the same 50 steps).
+        let mut c = sim(&robot, model, ControlMode::Tension, &pose);
+        let mut tensions = vec![20.0; 8];
+        tensions[2] = 50.0;
+        c.set_command(&Command::Tensions(tensions)).expect("valid");
+        for _ in 0..50 {
+            c.step().expect("steps");
+        }
+        let (dp, _) = c.state().pose.distance(&b.state().pose);
+        assert!(dp > 1e-6, "{model:?}: cable 2's pull moved nothing ({dp} m)");
     }
 }
 
