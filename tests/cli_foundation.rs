@@ -197,9 +197,11 @@ fn check_validates_and_names_the_culprit() {
     assert!(stdout(&o).contains("uvigo8: OK") && stdout(&o).contains("lower3"));
     let dir = scratch("check_bad");
     let bad = dir.join("bad.toml");
-    let text = std::fs::read_to_string("robots/uvigo8.toml")
-        .unwrap()
-        .replace("mass = 1.0 ", "mass = -1.0 ");
+    let text = cdpr_core::fixtures::edited(
+        &std::fs::read_to_string("robots/uvigo8.toml").unwrap(),
+        "mass = 1.0 ",
+        "mass = -1.0 ",
+    );
     std::fs::write(&bad, &text).unwrap();
     let o = cdpr(&["check", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));

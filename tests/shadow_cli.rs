@@ -370,11 +370,11 @@ fn the_allow_list_blocks_a_read_only_symbol_before_anything_is_written() {
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("robots/uvigo8.toml"))
             .expect("uvigo8.toml");
-    let bad = text.replace(
+    let bad = cdpr_core::fixtures::edited(
+        &text,
         "shadow_pose = \"GVL_Shadow.aShadowPose\"",
         "shadow_pose = \"GVL_Shadow.aTcpPose\"",
     );
-    assert_ne!(bad, text);
     let file = dir.join("bad_plc.toml");
     std::fs::write(&file, bad).expect("write robot file");
     let file = file.to_str().expect("utf-8");

@@ -1,4 +1,5 @@
 use super::*;
+use crate::fixtures::edited;
 use nalgebra::{Rotation3, Vector2};
 
 fn builtin(name: &str) -> Robot {
@@ -116,13 +117,13 @@ fn assert_names(err: &RobotFileError, field: &str, line: usize, words: &str) {
 
 #[test]
 fn missing_field_is_named() {
-    let text = GOOD.replace("mass = 0.602                               # kg\n", "");
+    let text = edited(GOOD, "mass = 0.602                               # kg\n", "");
     assert_names(&bad(&text), "platform.mass", 0, "missing field `mass`");
 }
 
 #[test]
 fn wrong_type_is_named_with_line() {
-    let text = GOOD.replace("mass = 0.602", "mass = \"heavy\"");
+    let text = edited(GOOD, "mass = 0.602", "mass = \"heavy\"");
     assert_names(
         &bad(&text),
         "platform.mass",
@@ -133,14 +134,14 @@ fn wrong_type_is_named_with_line() {
 
 #[test]
 fn nan_is_rejected() {
-    let text = GOOD.replace("max_jerk = 22.5", "max_jerk = nan");
+    let text = edited(GOOD, "max_jerk = 22.5", "max_jerk = nan");
     assert_names(
         &bad(&text),
         "winch.max_jerk",
         line_of(&text, "max_jerk"),
         "finite",
     );
-    let text = GOOD.replace("[ 0.445, -0.760, 1.450]", "[ 0.445, nan, 1.450]");
+    let text = edited(GOOD, "[ 0.445, -0.760, 1.450]", "[ 0.445, nan, 1.450]");
     assert_names(
         &bad(&text),
         "cables.frame_anchors[1]",
@@ -151,9 +152,15 @@ fn nan_is_rejected() {
 
 #[test]
 fn coinciding_cables_are_rejected() {
-    let text = GOOD
-        .replace("[ 0.445, -0.760, 1.450],", "[-0.445, -0.760, 1.450],")
-        .replace("[ 0.029, -0.0515, 0.0],", "[-0.029, -0.0515, 0.0],");
+    let text = edited(
+        &edited(
+            GOOD,
+            "[ 0.445, -0.760, 1.450],",
+            "[-0.445, -0.760, 1.450],",
+        ),
+        "[ 0.029, -0.0515, 0.0],",
+        "[-0.029, -0.0515, 0.0],",
+    );
     assert_names(
         &bad(&text),
         "cables.platform_anchors[1]",
@@ -164,54 +171,54 @@ fn coinciding_cables_are_rejected() {
 
 #[test]
 fn non_positive_mass_and_stiffness_are_rejected() {
-    let text = GOOD.replace("mass = 0.602", "mass = 0.0");
+    let text = edited(GOOD, "mass = 0.602", "mass = 0.0");
     assert_names(
         &bad(&text),
         "platform.mass",
         line_of(&text, "mass = 0.0"),
         "positive",
     );
-    let text = GOOD.replace("stiffness = 20000.0", "stiffness = -5.0");
+    let text = edited(GOOD, "stiffness = 20000.0", "stiffness = -5.0");
     assert_names(
         &bad(&text),
         "cables.stiffness",
         line_of(&text, "stiffness = -5"),
         "must be positive",
     );
-    let text = GOOD.replace("stiffness = 20000.0", "stiffness = [1.0, 2.0, 0.0, 4.0]");
+    let text = edited(GOOD, "stiffness = 20000.0", "stiffness = [1.0, 2.0, 0.0, 4.0]");
     assert_names(&bad(&text), "cables.stiffness", 0, "cable 3");
 }
 
 #[test]
 fn cable_counts_must_agree() {
-    let text = GOOD.replace("  [-0.029,  0.0515, 0.0],\n", "");
+    let text = edited(GOOD, "  [-0.029,  0.0515, 0.0],\n", "");
     assert_names(
         &bad(&text),
         "cables.platform_anchors",
         0,
         "has 3 anchors but cables.frame_anchors has 4",
     );
-    let text = GOOD.replace("damping = 50.0", "damping = [1.0, 2.0]");
+    let text = edited(GOOD, "damping = 50.0", "damping = [1.0, 2.0]");
     assert_names(
         &bad(&text),
         "cables.damping",
         line_of(&text, "damping = [1.0"),
         "2 values but the file has 4",
     );
-    let text = GOOD.replace("\"cable4\"]", "]");
+    let text = edited(GOOD, "\"cable4\"]", "]");
     assert_names(&bad(&text), "cables.names", 0, "3 names");
 }
 
 #[test]
 fn unknown_field_and_syntax_errors_are_located() {
-    let text = GOOD.replace("max_jerk = 22.5", "max_jerk = 22.5\nmax_jerks = 1.0");
+    let text = edited(GOOD, "max_jerk = 22.5", "max_jerk = 22.5\nmax_jerks = 1.0");
     assert_names(
         &bad(&text),
         "winch.max_jerks",
         line_of(&text, "max_jerks"),
         "unknown field",
     );
-    let text = GOOD.replace("dof = 3", "dof = = 3");
+    let text = edited(GOOD, "dof = 3", "dof = = 3");
     let err = bad(&text);
     assert!(
         err.to_string()
@@ -222,21 +229,21 @@ fn unknown_field_and_syntax_errors_are_located() {
 
 #[test]
 fn inconsistent_values_are_rejected() {
-    let text = GOOD.replace("dof = 3", "dof = 4");
+    let text = edited(GOOD, "dof = 3", "dof = 4");
     assert_names(
         &bad(&text),
         "dof",
         line_of(&text, "dof = 4"),
         "3 (translation only) or 6",
     );
-    let text = GOOD.replace("max = 50.0 ", "max = 0.1 ");
+    let text = edited(GOOD, "max = 50.0 ", "max = 0.1 ");
     assert_names(&bad(&text), "tension.max", 0, "must exceed tension.min");
-    let text = GOOD.replace(
+    let text = edited(GOOD, 
         "inertia = [0.00055, 0.00179, 0.00134]",
         "inertia = [0.00055, 0.00379, 0.00134]",
     );
     assert_names(&bad(&text), "platform.inertia", 0, "triangle inequality");
-    let text = GOOD.replace("min = [-0.3, -0.5, 0.2]", "min = [0.5, -0.5, 0.2]");
+    let text = edited(GOOD, "min = [-0.3, -0.5, 0.2]", "min = [0.5, -0.5, 0.2]");
     assert_names(&bad(&text), "workspace.max", 0, "below min");
 }
 

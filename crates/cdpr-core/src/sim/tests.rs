@@ -1,4 +1,5 @@
 use super::*;
+use crate::fixtures::{edited, robot_text};
 use crate::robot::Robot;
 use crate::statics::{EquilibriumOptions, elastic_equilibrium, pretensioned_rest_lengths};
 
@@ -93,8 +94,11 @@ fn both_models_settle_on_the_static_equilibrium() {
 /// Largest energy error (relative to the oscillation energy) of the undamped elastic model
 /// released off its equilibrium, over `seconds`.
 fn energy_error(dt: f64, seconds: f64) -> f64 {
-    let text =
-        include_str!("../../../../robots/uvigo8.toml").replace("damping = 50.0", "damping = 0.0");
+    let text = edited(
+        robot_text("uvigo8"),
+        "damping = 50.0",
+        "damping = 0.0",
+    );
     let robot = crate::robot::parse_robot(&text, "uvigo8-undamped").expect("valid");
     let target = Pose::new(0.02, -0.03, 0.15, 0.0, 0.0, 0.0);
     let config = SimConfig {
@@ -246,8 +250,11 @@ fn bad_commands_are_named() {
 #[test]
 fn blow_up_is_caught_with_step_and_nothing_non_finite_is_recorded() {
     // Absurdly stiff cables at a coarse step: explicit springs must blow up, and be caught.
-    let text = include_str!("../../../../robots/uvigo8.toml")
-        .replace("stiffness = 20000.0", "stiffness = 2.0e9");
+    let text = edited(
+        robot_text("uvigo8"),
+        "stiffness = 20000.0",
+        "stiffness = 2.0e9",
+    );
     let robot = crate::robot::parse_robot(&text, "uvigo8-stiff").expect("valid");
     let pose = Pose::new(0.0, 0.0, 0.1, 0.0, 0.0, 0.0);
     let traj = run::hold(pose, 1.0, 0.002);

@@ -1,4 +1,5 @@
 use super::*;
+use crate::fixtures::{edited, robot_text};
 use crate::kinematics::{self, Pose};
 use crate::robot::Robot;
 use approx::assert_relative_eq;
@@ -308,14 +309,18 @@ fn bad_rest_lengths_are_named() {
 
 #[test]
 fn ea_cables_pretension_exactly_too() {
-    let text = include_str!("../../../../robots/silva4.toml")
-        .replace("stiffness = 20000.0", "ea = 30000.0");
+    let text = edited(
+        robot_text("silva4"),
+        "stiffness = 20000.0",
+        "ea = 30000.0",
+    );
     let robot = crate::robot::parse_robot(&text, "silva4-ea").expect("valid");
     let pose = Pose::new(0.1, -0.2, 0.6, 0.0, 0.0, 0.0);
     let (rest, dist) = pretensioned_rest_lengths(&robot, &pose, robot.tension).expect("feasible");
     let eq =
         elastic_equilibrium(&robot, &rest, &EquilibriumOptions::default()).expect("equilibrium");
     assert!((eq.pose.position - pose.position).amax() < 1e-9);
+    assert_eq!(eq.tensions.len(), dist.tensions.len());
     for (f, fstar) in eq.tensions.iter().zip(&dist.tensions) {
         assert_relative_eq!(*f, *fstar, epsilon = 1e-6);
     }
