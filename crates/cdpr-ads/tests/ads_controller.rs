@@ -52,6 +52,7 @@ fn geometry_and_cycle_over_ads_match_the_robot_file() {
     }
     let ik = kinematics::lengths(&robot, &Pose::from_array(robot.home));
     let inputs = c.read_cycle().expect("cycle");
+    assert_eq!(inputs.commanded_lengths.len(), ik.len());
     for (got, want) in inputs.commanded_lengths.iter().zip(&ik) {
         assert!((got - want).abs() < 1e-12);
     }

@@ -111,6 +111,7 @@ fn live_mode_draws_the_shadows_own_states_and_the_controllers_pose() {
     // and it lies on the trajectory the PLC plays.
     let ghost = latest.commanded;
     let ik = kinematics::lengths(&robot, &ghost);
+    assert_eq!(ik.len(), latest.commanded_lengths.len());
     for (a, b) in ik.iter().zip(&latest.commanded_lengths) {
         assert!((a - b).abs() < 1e-6, "IK(ghost) {a} vs commanded {b}");
     }

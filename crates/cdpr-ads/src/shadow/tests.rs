@@ -133,6 +133,7 @@ fn the_template_model_comes_from_the_controllers_geometry_and_rests_in_equilibri
     let core = plc(&robot, Trajectory::default(), 200);
     let s = shadow(&core, None, config(FREE_2MS, ModelKind::Elastic));
     let model = s.robot();
+    assert_eq!(model.cables.len(), robot.cables.len());
     for (ours, theirs) in model.cables.iter().zip(&robot.cables) {
         assert!((ours.frame_anchor - theirs.frame_anchor).norm() < 1e-12);
         assert!((ours.platform_anchor - theirs.platform_anchor).norm() < 1e-12);
@@ -156,6 +157,8 @@ fn the_template_model_comes_from_the_controllers_geometry_and_rests_in_equilibri
     let ik = kinematics::inverse(model, &start.start_pose);
     let mut wrench =
         nalgebra::Vector6::<f64>::from(model.gravity_wrench(start.start_pose.rotation().matrix()));
+    assert_eq!(ik.cables.len(), model.cables.len());
+    assert_eq!(start.commanded_lengths.len(), model.cables.len());
     for ((g, l0), c) in ik
         .cables
         .iter()
@@ -252,6 +255,7 @@ fn lockstep_shadow_answers_every_plc_cycle_in_one_cycle() {
         assert!((pose[k + 3] - ours[k + 3].to_degrees()).abs() < 1e-9);
     }
     let lengths = reals(&core, "GVL_Shadow.aShadowLengths");
+    assert_eq!(lengths.len(), s.state().lengths.len());
     for (mm, m) in lengths.iter().zip(&s.state().lengths) {
         assert!((mm - m * 1e3).abs() < 1e-9);
     }

@@ -38,6 +38,7 @@ fn hand_derived_symmetric_case() {
     let robot = parse_robot(POINT4, "point4").expect("valid");
     let ik = inverse(&robot, &Pose::default());
     // Every cable is (±1, ±1, 2): length √6, elevation arccos(√2/√6), azimuth 45° off the axes.
+    assert_eq!((ik.cables.len(), robot.cables.len()), (4, 4));
     for (g, c) in ik.cables.iter().zip(&robot.cables) {
         assert_relative_eq!(g.length, 6f64.sqrt(), epsilon = 1e-15);
         assert_relative_eq!(g.direction, c.frame_anchor / 6f64.sqrt(), epsilon = 1e-15);

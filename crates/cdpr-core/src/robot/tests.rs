@@ -56,6 +56,7 @@ fn uvigo8_matches_seed_000_construction() {
 fn silva4_matches_seed_003() {
     let robot = builtin("silva4");
     let order = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
+    assert_eq!(robot.cables.len(), order.len());
     for (c, (sx, sy)) in robot.cables.iter().zip(order) {
         assert_eq!(c.frame_anchor, Vector3::new(0.445 * sx, 0.760 * sy, 1.450));
         assert_eq!(

@@ -71,6 +71,7 @@ fn both_models_settle_on_the_static_equilibrium() {
                     "{model:?} at {target:?} (compensated {compensated}): {:.4} mm off",
                     dp * 1e3
                 );
+                assert_eq!(st.tensions.len(), eq.tensions.len());
                 for (k, (f, fe)) in st.tensions.iter().zip(&eq.tensions).enumerate() {
                     assert!(
                         (f - fe).abs() < 0.01 * fe,
@@ -78,6 +79,7 @@ fn both_models_settle_on_the_static_equilibrium() {
                     );
                 }
                 if model == ModelKind::Chain {
+                    assert_eq!(st.tensions.len(), st.tensions_constraint.len());
                     for (k, (f, fc)) in st.tensions.iter().zip(&st.tensions_constraint).enumerate()
                     {
                         assert!(

@@ -191,6 +191,7 @@ fn sag_matches_the_measured_note_and_balances() {
     assert!(residual.amax() < 1e-9, "{residual}");
     // And the tensions are k·stretch of the cables at that pose.
     let l = kinematics::lengths(&robot, &eq.pose);
+    assert_eq!((eq.tensions.len(), l.len()), (rest.len(), rest.len()));
     for ((f, l), l0) in eq.tensions.iter().zip(&l).zip(&rest) {
         assert_relative_eq!(*f, 20000.0 * (l - l0), epsilon = 1e-9);
     }
@@ -242,6 +243,7 @@ fn pretension_lands_exactly_on_the_pose() {
             .expect("equilibrium");
         let (dp, dr) = eq.pose.distance(&pose);
         assert!(dp < 1e-9 && dr < 1e-9, "{name}: off by {dp} m, {dr} rad");
+        assert_eq!(eq.tensions.len(), dist.tensions.len());
         for (f, fstar) in eq.tensions.iter().zip(&dist.tensions) {
             assert_relative_eq!(*f, *fstar, epsilon = 1e-6);
         }

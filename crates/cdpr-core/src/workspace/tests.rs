@@ -195,6 +195,7 @@ fn orientation_range_shrinks_the_workspace() {
     assert_eq!(tilted[0], Vector3::zeros());
     let a = feasible_set(&robot, &grid, robot.tension, &zero, &|_| {});
     let b = feasible_set(&robot, &grid, robot.tension, &tilted, &|_| {});
+    assert_eq!(b.feasible.len(), a.feasible.len());
     assert!(
         b.feasible.iter().zip(&a.feasible).all(|(b, a)| !b || *a),
         "tilted ⊆ zero rotation"
