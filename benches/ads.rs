@@ -55,7 +55,7 @@ fn percentiles(name: &str, n: usize, mut f: impl FnMut()) {
 }
 
 fn benches(c: &mut Criterion) {
-    let robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    let robot = cdpr_core::fixtures::uvigo8();
     let rt = runtime(&robot);
 
     let client = ads::Client::new(

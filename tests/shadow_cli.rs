@@ -10,84 +10,20 @@ use cdpr_ads::plc::{
     AdsConfig, AdsTransport, AmsAddr, AmsNetId, Controller, ShadowLink, WritePolicy,
 };
 use cdpr_ads::shadow::ShadowConfig;
+use cdpr_core::fixtures::uvigo8;
 use cdpr_core::kinematics::Pose;
 use cdpr_core::metrics::{self, CompareOptions};
-use cdpr_core::robot::Robot;
 use cdpr_core::sim::{Command as SimCommand, Sim};
-use common::scratch;
-use std::io::{BufRead, BufReader, Read};
+use common::{Proc, scratch};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A `cdpr` process whose stderr is drained on a thread (so it never blocks on a full pipe).
-struct Proc {
-    child: Child,
-    stderr: Arc<Mutex<String>>,
-    first_line: String,
-}
-
-impl Proc {
-    fn spawn(args: &[&str]) -> Proc {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cdpr"))
-            .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("cdpr runs");
-        let mut reader = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut first_line = String::new();
-        reader.read_line(&mut first_line).expect("first line");
-        let stderr = Arc::new(Mutex::new(first_line.clone()));
-        {
-            let stderr = Arc::clone(&stderr);
-            std::thread::spawn(move || {
-                let mut rest = String::new();
-                let _ = reader.read_to_string(&mut rest);
-                stderr.lock().expect("stderr").push_str(&rest);
-            });
-        }
-        Proc {
-            child,
-            stderr,
-            first_line,
-        }
-    }
-
-    /// Waits for the exit; (success, stdout, stderr).
-    fn finish(mut self) -> (bool, String, String) {
-        let mut out = String::new();
-        if let Some(mut s) = self.child.stdout.take() {
-            let _ = s.read_to_string(&mut out);
-        }
-        let ok = self.child.wait().expect("exits").success();
-        std::thread::sleep(Duration::from_millis(50));
-        let err = self.stderr.lock().expect("stderr").clone();
-        (ok, out, err)
-    }
-
-    fn json(self) -> serde_json::Value {
-        let (ok, out, err) = self.finish();
-        assert!(ok, "failed: {err}");
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not one JSON object ({e}): {out}"))
-    }
-}
-
-/// `cdpr plc` on `listen`; returns the process and the address it serves on.
+/// `cdpr plc` for uvigo8 on `listen`; returns the process and the address it serves on.
 fn plc(listen: &str, extra: &[&str]) -> (Proc, String) {
-    let mut args = vec!["plc", "--robot", "uvigo8", "--listen", listen];
+    let mut args = vec!["--robot", "uvigo8", "--listen", listen];
     args.extend_from_slice(extra);
-    let p = Proc::spawn(&args);
-    let addr = p
-        .first_line
-        .split("serving ADS on ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {:?}", p.first_line))
-        .to_string();
-    (p, addr)
+    common::plc(&args)
 }
 
 fn shadow(addr: &str, extra: &[&str]) -> Proc {
@@ -107,10 +43,6 @@ fn link(addr: &str) -> cdpr_ads::plc::AdsController {
     let t = AdsTransport::connect(AdsConfig::new(addr, AmsAddr::new(AmsNetId::LOCAL, 851)))
         .expect("connects");
     ShadowLink::connect(t, &uvigo8().plc, WritePolicy::ReadOnly).expect("resolves")
-}
-
-fn uvigo8() -> Robot {
-    Robot::builtin("uvigo8").expect("shipped").expect("parses")
 }
 
 /// Raw ADS reads of one symbol by name (what a TwinCAT engineer would look at).

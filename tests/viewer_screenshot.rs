@@ -326,47 +326,28 @@ fn without_a_display_the_viewer_says_so_instead_of_panicking() {
 
 /// `cdpr plc` in the background on a free loopback port; killed on drop.
 struct VirtualPlc {
-    child: std::process::Child,
+    process: Proc,
     address: String,
 }
 
 impl VirtualPlc {
     fn start() -> VirtualPlc {
-        use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cdpr"))
-            .args([
-                "plc",
-                "--robot",
-                "uvigo8",
-                "--trajectory",
-                "seed000",
-                "--listen",
-                "127.0.0.1:0",
-            ])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("cdpr plc runs");
-        let mut line = String::new();
-        let stderr = child.stderr.take().expect("stderr");
-        std::io::BufReader::new(stderr)
-            .read_line(&mut line)
-            .expect("first line");
-        let address = line
-            .split("serving ADS on ")
-            .nth(1)
-            .and_then(|s| s.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .to_string();
-        VirtualPlc { child, address }
+        let (process, address) = plc(&[
+            "--robot",
+            "uvigo8",
+            "--trajectory",
+            "seed000",
+            "--listen",
+            "127.0.0.1:0",
+        ]);
+        VirtualPlc { process, address }
     }
 }
 
 impl Drop for VirtualPlc {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.process.child.kill();
+        let _ = self.process.child.wait();
     }
 }
 

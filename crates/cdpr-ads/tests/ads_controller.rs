@@ -218,7 +218,12 @@ fn reaction_time_over_ads_is_one_plc_cycle_when_the_shadow_answers_each_cycle() 
             core.tick();
         }
         let inputs = c.read_cycle().expect("read");
-        assert_eq!(inputs.cycle, cycle, "one PLC task per {} NC ticks", core.ticks_per_task());
+        assert_eq!(
+            inputs.cycle,
+            cycle,
+            "one PLC task per {} NC ticks",
+            core.ticks_per_task()
+        );
         c.write_cycle(&outputs(inputs.cycle)).expect("write");
     }
     // One more task reads the last echo.

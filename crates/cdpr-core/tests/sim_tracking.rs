@@ -36,7 +36,8 @@ fn compliance_at_com(robot: &Robot, pose: &cdpr_core::kinematics::Pose) -> Matri
     wrench_of_force
         .fixed_view_mut::<3, 3>(3, 0)
         .copy_from(&c.cross_matrix());
-    let displacement = k.try_inverse().expect("the cables span all six directions") * wrench_of_force;
+    let displacement =
+        k.try_inverse().expect("the cables span all six directions") * wrench_of_force;
     displacement.fixed_view::<3, 3>(0, 0).into_owned()
 }
 
@@ -47,16 +48,14 @@ fn worst_inertial_deflection(robot: &Robot, traj: &Trajectory, accel: f64) -> f6
         .iter()
         .step_by(50)
         .map(|s| {
-            let largest_gain = compliance_at_com(robot, &s.pose)
-                .singular_values()
-                .max();
+            let largest_gain = compliance_at_com(robot, &s.pose).singular_values().max();
             largest_gain * robot.platform.mass * accel
         })
         .fold(0.0, f64::max)
 }
 
 fn setup(profile: Option<ProfileKind>) -> (Robot, Trajectory) {
-    let robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    let robot = cdpr_core::fixtures::uvigo8();
     let options = BuiltinOptions {
         speed: 0.1,
         dt: 0.001,

@@ -6,6 +6,7 @@ use crate::plc::memory::{self, PlcMemory};
 use crate::plc::{
     InProcessController, InProcessTransport, PlcCore, ShadowLink, SymbolTable, Timing, WritePolicy,
 };
+use cdpr_core::fixtures::uvigo8;
 use cdpr_core::kinematics::Pose;
 use cdpr_core::robot::PlcSymbols;
 use cdpr_core::sim::run::{self as sim_run, RunOptions};
@@ -13,10 +14,6 @@ use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use nalgebra::Vector3;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
-
-fn uvigo8() -> Robot {
-    Robot::builtin("uvigo8").expect("shipped").expect("parses")
-}
 
 fn seed000(robot: &Robot, speed: f64) -> Trajectory {
     let options = BuiltinOptions {
@@ -197,7 +194,7 @@ fn a_robot_file_is_compared_anchor_by_anchor_and_the_controller_wins() {
     );
     assert!(s.start_report().from_file);
 
-    let silva4 = Robot::builtin("silva4").expect("shipped").expect("parses");
+    let silva4 = cdpr_core::fixtures::robot("silva4");
     let e = Shadow::new(
         link(&core, &robot.plc, WritePolicy::ReadOnly),
         Some(silva4),

@@ -1,31 +1,25 @@
 use super::*;
-use crate::fixtures::edited;
+use crate::fixtures::{edited, robot, uvigo8};
 use nalgebra::{Rotation3, Vector2};
-
-fn builtin(name: &str) -> Robot {
-    Robot::builtin(name)
-        .expect("shipped robot")
-        .expect("shipped robot parses")
-}
 
 #[test]
 fn shipped_robots_parse() {
     for name in Robot::builtin_names() {
-        let robot = builtin(name);
+        let robot = robot(name);
         assert_eq!(robot.name, name);
         if robot.is_cable_robot() {
             assert!(robot.cable_count() >= robot.dof.count());
         }
     }
-    assert_eq!(builtin("uvigo8").cable_count(), 8);
-    assert_eq!(builtin("silva4").dof, Dof::Three);
-    assert_eq!(builtin("caroca").platform.payload_options, vec![1.0, 15.0]);
+    assert_eq!(uvigo8().cable_count(), 8);
+    assert_eq!(robot("silva4").dof, Dof::Three);
+    assert_eq!(robot("caroca").platform.payload_options, vec![1.0, 15.0]);
 }
 
 #[test]
 fn uvigo8_matches_seed_000_construction() {
     // Rebuild the anchors from the construction rule of the issue/paper and compare.
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let signs = [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)];
     for (k, (sx, sy)) in signs.iter().enumerate() {
         let upper = &robot.cables[k];
@@ -54,7 +48,7 @@ fn uvigo8_matches_seed_000_construction() {
 
 #[test]
 fn silva4_matches_seed_003() {
-    let robot = builtin("silva4");
+    let robot = robot("silva4");
     let order = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
     assert_eq!(robot.cables.len(), order.len());
     for (c, (sx, sy)) in robot.cables.iter().zip(order) {
@@ -118,7 +112,11 @@ fn assert_names(err: &RobotFileError, field: &str, line: usize, words: &str) {
 
 #[test]
 fn missing_field_is_named() {
-    let text = edited(GOOD, "mass = 0.602                               # kg\n", "");
+    let text = edited(
+        GOOD,
+        "mass = 0.602                               # kg\n",
+        "",
+    );
     assert_names(&bad(&text), "platform.mass", 0, "missing field `mass`");
 }
 
@@ -154,11 +152,7 @@ fn nan_is_rejected() {
 #[test]
 fn coinciding_cables_are_rejected() {
     let text = edited(
-        &edited(
-            GOOD,
-            "[ 0.445, -0.760, 1.450],",
-            "[-0.445, -0.760, 1.450],",
-        ),
+        &edited(GOOD, "[ 0.445, -0.760, 1.450],", "[-0.445, -0.760, 1.450],"),
         "[ 0.029, -0.0515, 0.0],",
         "[-0.029, -0.0515, 0.0],",
     );
@@ -186,7 +180,11 @@ fn non_positive_mass_and_stiffness_are_rejected() {
         line_of(&text, "stiffness = -5"),
         "must be positive",
     );
-    let text = edited(GOOD, "stiffness = 20000.0", "stiffness = [1.0, 2.0, 0.0, 4.0]");
+    let text = edited(
+        GOOD,
+        "stiffness = 20000.0",
+        "stiffness = [1.0, 2.0, 0.0, 4.0]",
+    );
     assert_names(&bad(&text), "cables.stiffness", 0, "cable 3");
 }
 
@@ -239,7 +237,8 @@ fn inconsistent_values_are_rejected() {
     );
     let text = edited(GOOD, "max = 50.0 ", "max = 0.1 ");
     assert_names(&bad(&text), "tension.max", 0, "must exceed tension.min");
-    let text = edited(GOOD, 
+    let text = edited(
+        GOOD,
         "inertia = [0.00055, 0.00179, 0.00134]",
         "inertia = [0.00055, 0.00379, 0.00134]",
     );
@@ -260,7 +259,7 @@ fn load_names_unknown_robots() {
 
 #[test]
 fn with_geometry_replaces_the_anchors_and_keeps_the_rest() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let shift = Vector3::new(0.01, -0.02, 0.005);
     let frame: Vec<_> = robot.cables.iter().map(|c| c.frame_anchor * 1.5).collect();
     let platform: Vec<_> = robot
@@ -292,7 +291,7 @@ fn with_geometry_replaces_the_anchors_and_keeps_the_rest() {
 
 #[test]
 fn with_geometry_names_what_does_not_fit() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let (mut frame, mut platform): (Vec<_>, Vec<_>) = robot
         .cables
         .iter()

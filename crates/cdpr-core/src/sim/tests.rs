@@ -1,11 +1,7 @@
 use super::*;
-use crate::fixtures::{edited, robot_text};
+use crate::fixtures::{edited, robot, robot_text, uvigo8};
 use crate::robot::Robot;
 use crate::statics::{EquilibriumOptions, elastic_equilibrium, pretensioned_rest_lengths};
-
-fn builtin(name: &str) -> Robot {
-    Robot::builtin(name).expect("shipped").expect("parses")
-}
 
 fn sim(robot: &Robot, model: ModelKind, control: ControlMode, pose: &Pose) -> Sim {
     let config = SimConfig {
@@ -32,7 +28,7 @@ fn run_for(sim: &mut Sim, seconds: f64) {
 /// foundation's elastic equilibrium: sag (L0 = IK lengths) and pre-stretched (L0 = L − f*/k).
 #[test]
 fn both_models_settle_on_the_static_equilibrium() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let poses = [
         Pose::new(0.0, 0.0, 0.05, 0.0, 0.0, 0.0),
         Pose::new(0.1, -0.1, 0.25, 0.0, 0.0, 0.0),
@@ -96,11 +92,7 @@ fn both_models_settle_on_the_static_equilibrium() {
 /// Largest energy error (relative to the oscillation energy) of the undamped elastic model
 /// released off its equilibrium, over `seconds`.
 fn energy_error(dt: f64, seconds: f64) -> f64 {
-    let text = edited(
-        robot_text("uvigo8"),
-        "damping = 50.0",
-        "damping = 0.0",
-    );
+    let text = edited(robot_text("uvigo8"), "damping = 50.0", "damping = 0.0");
     let robot = crate::robot::parse_robot(&text, "uvigo8-undamped").expect("valid");
     let target = Pose::new(0.02, -0.03, 0.15, 0.0, 0.0, 0.0);
     let config = SimConfig {
@@ -140,7 +132,7 @@ fn undamped_elastic_model_conserves_energy() {
 
 #[test]
 fn lifted_platform_has_slack_cables() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let pose = Pose::new(0.0, 0.0, 0.15, 0.0, 0.0, 0.0);
     for model in [ModelKind::Elastic, ModelKind::Chain] {
         let mut s = sim(&robot, model, ControlMode::Ideal, &pose);
@@ -166,7 +158,7 @@ fn lifted_platform_has_slack_cables() {
 
 #[test]
 fn negative_tension_commands_apply_nothing() {
-    let robot = builtin("caroca");
+    let robot = robot("caroca");
     let pose = Pose::new(0.0, 0.0, 1.5, 0.0, 0.0, 0.0);
     for model in [ModelKind::Elastic, ModelKind::Chain] {
         let mut a = sim(&robot, model, ControlMode::Tension, &pose);
@@ -200,13 +192,16 @@ fn negative_tension_commands_apply_nothing() {
             c.step().expect("steps");
         }
         let (dp, _) = c.state().pose.distance(&b.state().pose);
-        assert!(dp > 1e-6, "{model:?}: cable 2's pull moved nothing ({dp} m)");
+        assert!(
+            dp > 1e-6,
+            "{model:?}: cable 2's pull moved nothing ({dp} m)"
+        );
     }
 }
 
 #[test]
 fn reruns_are_bit_identical() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     for model in [ModelKind::Elastic, ModelKind::Chain] {
         let go = || {
             let mut s = sim(
@@ -227,7 +222,7 @@ fn reruns_are_bit_identical() {
 
 #[test]
 fn bad_commands_are_named() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let mut s = sim(
         &robot,
         ModelKind::Elastic,
