@@ -1,7 +1,8 @@
 //! ADS round trips on loopback against the virtual PLC, with the crates.io `ads` client:
 //! a single read by handle, the per-cycle sum read of the shadow's inputs, and a full exchange
 //! cycle (sum read + sum write). Criterion reports mean/median; p50/p99 over 10 000 requests
-//! are printed as well (seed 000's gateway: 48–60 ms per exchange, seed 003: 3 ms per read).
+//! are printed as well (seed 000's gateway: 48–60 ms per exchange, seed 003: 3 ms per read),
+//! and so is the reaction time in PLC cycles of a 2 ms echo loop against the wall-clock PLC.
 //! Run: cargo bench --no-default-features --bench ads
 
 use cdpr_ads::plc::{
@@ -54,7 +55,7 @@ fn percentiles(name: &str, n: usize, mut f: impl FnMut()) {
 }
 
 fn benches(c: &mut Criterion) {
-    let robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    let robot = cdpr_core::fixtures::uvigo8();
     let rt = runtime(&robot);
 
     let client = ads::Client::new(
@@ -112,6 +113,46 @@ fn benches(c: &mut Criterion) {
     drop(handle);
     drop(ctl);
     rt.stop();
+    reaction_on_the_wall_clock(&robot);
+}
+
+/// The reaction time over ADS against the wall-clock PLC (moved here from
+/// `crates/cdpr-ads/tests/ads_controller.rs`, where the PLC is now ticked by hand): a shadow
+/// loop at the NC rate (2 ms) echoing each cycle counter it reads for 1.5 s, while the PLC
+/// task (10 ms) counts how many cycles each echo took to come back. Expected on an idle
+/// machine: p50 1 cycle (seed 003 measured 11–18 through pyads and CoppeliaSim).
+fn reaction_on_the_wall_clock(robot: &Robot) {
+    let rt = runtime(robot);
+    let mut c = controller(&rt, robot);
+    let pose = Pose::from_array(robot.home);
+    let outputs = ShadowOutputs {
+        pose,
+        lengths: kinematics::lengths(robot, &pose),
+        tensions: vec![5.0; robot.cable_count()],
+        cycle: 0,
+    };
+    let start = Instant::now();
+    let mut next = start;
+    while start.elapsed() < Duration::from_millis(1500) {
+        let inputs = c.read_cycle().expect("read");
+        let out = ShadowOutputs {
+            cycle: inputs.cycle,
+            ..outputs.clone()
+        };
+        c.write_cycle(&out).expect("write");
+        next += Duration::from_millis(2);
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    drop(c);
+    let stats = rt.stop();
+    let r = &stats.reaction;
+    println!(
+        "ads_reaction_wall_clock: {} samples, p50 {:?}, p99 {:?}, max {:?} PLC cycles",
+        r.samples(),
+        r.quantile(0.5),
+        r.quantile(0.99),
+        r.max
+    );
 }
 
 criterion_group! {

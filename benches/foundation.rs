@@ -1,16 +1,12 @@
 //! IK, FK (warm start) and tension distribution on uvigo8.
 //! Run: cargo bench --no-default-features --bench foundation
 
+use cdpr_core::fixtures::uvigo8;
 use cdpr_core::kinematics::{self, FkOptions, Pose};
-use cdpr_core::robot::Robot;
 use cdpr_core::statics;
 use criterion::{Criterion, criterion_group, criterion_main};
 use nalgebra::DVector;
 use std::hint::black_box;
-
-fn uvigo8() -> Robot {
-    Robot::builtin("uvigo8").expect("shipped").expect("parses")
-}
 
 fn benches(c: &mut Criterion) {
     let robot = uvigo8();

@@ -11,7 +11,7 @@ use nalgebra::Vector3;
 use std::hint::black_box;
 
 fn load(name: &str) -> Robot {
-    Robot::builtin(name).expect("shipped").expect("parses")
+    cdpr_core::fixtures::robot(name)
 }
 
 fn kinematics(c: &mut Criterion) {

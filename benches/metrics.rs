@@ -4,14 +4,13 @@
 //! Run: cargo bench --no-default-features --bench metrics
 
 use cdpr_core::metrics::{self, CompareOptions, Point};
-use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::perturb::{Perturbation, perturb};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
 fn seed000(dt: f64) -> Trajectory {
-    let robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    let robot = cdpr_core::fixtures::uvigo8();
     let options = BuiltinOptions {
         dt,
         ..BuiltinOptions::default()

@@ -76,7 +76,7 @@ fn print(name: &str, s: &Summary) {
 }
 
 fn benches(c: &mut Criterion) {
-    let robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    let robot = cdpr_core::fixtures::uvigo8();
     for model in [ModelKind::Chain, ModelKind::Elastic] {
         let name = format!("{model:?}").to_lowercase();
         let rt = runtime(&robot, Duration::from_millis(20));

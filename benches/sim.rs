@@ -2,15 +2,12 @@
 //! command), for the elastic and the chain model; plus the chain's solver settings.
 //! Run: cargo bench --no-default-features --bench sim
 
+use cdpr_core::fixtures::uvigo8;
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::{ChainConfig, Command, ControlMode, ModelKind, Sim, SimConfig};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
-
-fn uvigo8() -> Robot {
-    Robot::builtin("uvigo8").expect("shipped").expect("parses")
-}
 
 /// Commands along a 2 cm circle at 0.1 m/s, one per step, so the bench covers motion.
 fn commands(robot: &Robot, steps: usize) -> Vec<Command> {

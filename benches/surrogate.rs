@@ -4,6 +4,7 @@
 //! 100 s / the time per iteration (seed 004: 216×; the goal here: ≥ 20 000×).
 //! Run: cargo bench --no-default-features --bench surrogate
 
+use cdpr_core::fixtures::uvigo8;
 use cdpr_core::robot::Robot;
 use cdpr_core::surrogate::step_all;
 use cdpr_core::surrogate::{
@@ -14,10 +15,6 @@ use std::hint::black_box;
 
 const DT: f64 = 1e-3;
 const SECONDS: f64 = 100.0;
-
-fn uvigo8() -> Robot {
-    Robot::builtin("uvigo8").expect("shipped").expect("parses")
-}
 
 /// Plausible fitted values (what `cdpr surrogate fit` gives on the elastic model).
 fn params(robot: &Robot) -> SurrogateParams {

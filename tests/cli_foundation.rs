@@ -16,6 +16,7 @@ fn ik_json_has_the_contract_keys_and_right_numbers() {
     let lengths = floats(&v["lengths"]);
     // Seed 003, Table 2 (mm): the position gives back the measured lengths.
     let expected = [1.36206030, 1.42183276, 1.22378845, 1.15380164];
+    assert_eq!(lengths.len(), expected.len(), "{lengths:?}");
     for (l, e) in lengths.iter().zip(expected) {
         assert!((l - e).abs() < 5e-6, "{l} vs {e}");
     }
@@ -38,6 +39,7 @@ fn degrees_switch_the_angle_unit() {
         "--json",
     ]);
     let (a, b) = (floats(&rad["lengths"]), floats(&deg["lengths"]));
+    assert_eq!((a.len(), b.len()), (8, 8), "{a:?} {b:?}");
     for (x, y) in a.iter().zip(&b) {
         assert!((x - y).abs() < 1e-12);
     }
@@ -63,6 +65,7 @@ fn fk_round_trips_ik_through_the_binary() {
         "--json",
     ]);
     let got = floats(&f["pose"]);
+    assert_eq!(got.len(), 6, "{got:?}");
     for (g, e) in got.iter().zip([0.04, -0.07, 0.2, 0.03, -0.02, 0.1]) {
         assert!((g - e).abs() < 1e-9, "{got:?}");
     }
@@ -197,9 +200,11 @@ fn check_validates_and_names_the_culprit() {
     assert!(stdout(&o).contains("uvigo8: OK") && stdout(&o).contains("lower3"));
     let dir = scratch("check_bad");
     let bad = dir.join("bad.toml");
-    let text = std::fs::read_to_string("robots/uvigo8.toml")
-        .unwrap()
-        .replace("mass = 1.0 ", "mass = -1.0 ");
+    let text = cdpr_core::fixtures::edited(
+        &std::fs::read_to_string("robots/uvigo8.toml").unwrap(),
+        "mass = 1.0 ",
+        "mass = -1.0 ",
+    );
     std::fs::write(&bad, &text).unwrap();
     let o = cdpr(&["check", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));

@@ -114,9 +114,11 @@ fn bad_inputs_are_named() {
 fn a_blow_up_keeps_the_record_and_names_the_step() {
     let dir = scratch("cli_sim_blowup");
     let robot = dir.join("stiff.toml");
-    let text = std::fs::read_to_string("robots/uvigo8.toml")
-        .unwrap()
-        .replace("stiffness = 20000.0", "stiffness = 2.0e9");
+    let text = cdpr_core::fixtures::edited(
+        &std::fs::read_to_string("robots/uvigo8.toml").unwrap(),
+        "stiffness = 20000.0",
+        "stiffness = 2.0e9",
+    );
     std::fs::write(&robot, text).unwrap();
     let csv_path = dir.join("run.csv");
     let o = cdpr(&[

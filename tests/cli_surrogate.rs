@@ -87,7 +87,9 @@ fn cli_fit_from_a_recorded_run_then_simulate_with_the_surrogate() {
         stderr(&o)
     );
     let bad = dir.join("bad.toml");
-    std::fs::write(&bad, text.replacen("damping = ", "damping = -", 1)).expect("write");
+    let negative = text.replacen("damping = ", "damping = -", 1);
+    assert_ne!(negative, text, "the parameter file has a damping to negate");
+    std::fs::write(&bad, negative).expect("write");
     let o = cdpr(&[
         "simulate",
         "--robot",

@@ -42,6 +42,8 @@ fn row_of(playback: &Playback) -> Vec<f64> {
     row.extend(playback.commanded().to_array());
     row.extend(s.pose.to_array());
     let command = playback.driver().expect("a run").record().length_command;
+    assert_eq!(command.len(), s.lengths.len());
+    assert_eq!(command.len(), s.tensions.len());
     for ((length_cmd, length), tension) in command.iter().zip(&s.lengths).zip(&s.tensions) {
         row.extend([*length_cmd, *length, *tension]);
     }

@@ -1,8 +1,11 @@
 //! Helpers for driving the real `cdpr` binary.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 pub fn cdpr(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cdpr"))
@@ -46,4 +49,78 @@ pub fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
+}
+
+/// A `cdpr` process whose stderr is drained on a thread (so it never blocks on a full pipe);
+/// its first stderr line is kept apart (`cdpr plc` and `cdpr shadow` announce themselves
+/// there).
+pub struct Proc {
+    pub child: Child,
+    pub stderr: Arc<Mutex<String>>,
+    pub first_line: String,
+}
+
+impl Proc {
+    /// Starts `cdpr ARGS` in the workspace root and waits for its first stderr line.
+    pub fn spawn(args: &[&str]) -> Proc {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cdpr"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("cdpr runs");
+        let mut reader = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut first_line = String::new();
+        reader.read_line(&mut first_line).expect("first line");
+        let stderr = Arc::new(Mutex::new(first_line.clone()));
+        {
+            let stderr = Arc::clone(&stderr);
+            std::thread::spawn(move || {
+                let mut rest = String::new();
+                let _ = reader.read_to_string(&mut rest);
+                stderr.lock().expect("stderr").push_str(&rest);
+            });
+        }
+        Proc {
+            child,
+            stderr,
+            first_line,
+        }
+    }
+
+    /// Waits for the exit; (success, stdout, stderr).
+    pub fn finish(mut self) -> (bool, String, String) {
+        let mut out = String::new();
+        if let Some(mut s) = self.child.stdout.take() {
+            let _ = s.read_to_string(&mut out);
+        }
+        let ok = self.child.wait().expect("exits").success();
+        std::thread::sleep(Duration::from_millis(50));
+        let err = self.stderr.lock().expect("stderr").clone();
+        (ok, out, err)
+    }
+
+    /// Waits for a successful exit and parses stdout as one JSON object.
+    pub fn json(self) -> serde_json::Value {
+        let (ok, out, err) = self.finish();
+        assert!(ok, "failed: {err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not one JSON object ({e}): {out}"))
+    }
+}
+
+/// `cdpr plc ARGS` (give it `--listen 127.0.0.1:0` for a free port); the process and the
+/// address it serves on, read from its first stderr line ("… serving ADS on ADDR …").
+pub fn plc(args: &[&str]) -> (Proc, String) {
+    let mut all = vec!["plc"];
+    all.extend_from_slice(args);
+    let p = Proc::spawn(&all);
+    let addr = p
+        .first_line
+        .split("serving ADS on ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {:?}", p.first_line))
+        .to_string();
+    (p, addr)
 }

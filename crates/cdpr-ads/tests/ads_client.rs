@@ -94,6 +94,7 @@ fn sum_read_of_the_per_cycle_inputs() {
         &uvigo8(),
         &cdpr_core::kinematics::Pose::from_array(uvigo8().home),
     );
+    assert_eq!(lengths.len(), ik.len());
     for (got, want) in lengths.iter().zip(&ik) {
         assert!((got - want * 1000.0).abs() < 1e-9, "{got} vs {want}");
     }

@@ -3,7 +3,7 @@
 //! `cdpr plc` look the same to the shadow.
 
 use cdpr_ads::plc::{IecType, SymbolTable};
-use cdpr_core::robot::{PlcSymbols, Robot};
+use cdpr_core::robot::PlcSymbols;
 use std::collections::HashMap;
 
 /// `name : TYPE;` declarations of the GVL, with MAX_CABLES substituted and spaces normalised.
@@ -41,7 +41,7 @@ fn gvl_declarations() -> (String, HashMap<String, IecType>) {
 fn gvl_declares_every_default_symbol_with_the_served_type() {
     let (gvl, vars) = gvl_declarations();
     assert_eq!(gvl, "GVL_Shadow");
-    let robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    let robot = cdpr_core::fixtures::uvigo8();
     assert_eq!(
         robot.plc,
         PlcSymbols::defaults(),

@@ -1,12 +1,17 @@
 //! pyads (the Python client seed 000 and 003 used) against the virtual PLC: read/write by name,
 //! sum read, sum write, a notification, an error code. Runs `tests/pyads_client.py` with the
 //! interpreter in `CDPR_PYADS_PYTHON` (default `.venv-ci/bin/python`, which `.ci/run` creates).
-//! Without pyads the test prints a loud SKIPPED line and passes, unless `CDPR_REQUIRE_PYADS=1`
-//! (CI sets it), when it fails.
+//! Without pyads the test is reported as ignored, its name saying `[SKIPPED: …]` and why,
+//! unless `CDPR_REQUIRE_PYADS=1` (CI sets it), when it fails. A libtest-mimic harness
+//! (`harness = false` in Cargo.toml): libtest has no way to skip a test at run time.
 
 use cdpr_ads::fixtures::*;
-use std::path::PathBuf;
+use libtest_mimic::{Arguments, Trial};
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+const NAME: &str = "pyads_reads_writes_sums_and_gets_notified";
+const MISSING: &str = "no Python with pyads (set CDPR_PYADS_PYTHON or run .ci/run)";
 
 fn python() -> Option<PathBuf> {
     let root = cdpr_core::fixtures::workspace_root();
@@ -20,25 +25,32 @@ fn python() -> Option<PathBuf> {
     has_pyads.then_some(candidate)
 }
 
-#[test]
-fn pyads_reads_writes_sums_and_gets_notified() {
-    let Some(python) = python() else {
-        let required = std::env::var("CDPR_REQUIRE_PYADS").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "CDPR_REQUIRE_PYADS=1 but no Python with pyads (set CDPR_PYADS_PYTHON or run .ci/run)"
-        );
-        // Straight to the stderr handle: libtest swallows eprintln! of a passing test.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"\n*** SKIPPED pyads interop test: no Python with pyads (CDPR_PYADS_PYTHON / .venv-ci) ***\n\n",
-        );
-        return;
+fn main() {
+    let args = Arguments::from_args();
+    let required = std::env::var("CDPR_REQUIRE_PYADS").is_ok_and(|v| v == "1");
+    let trial = match python() {
+        Some(python) => Trial::test(NAME, move || {
+            pyads_reads_writes_sums_and_gets_notified(&python);
+            Ok(())
+        }),
+        None if required => Trial::test(NAME, || {
+            Err(format!("CDPR_REQUIRE_PYADS=1 but {MISSING}").into())
+        }),
+        // Reported as ignored, the reason in its name; run anyway (--include-ignored) it
+        // fails with that reason rather than pass without testing anything.
+        None => Trial::test(format!("{NAME} [SKIPPED: {MISSING}]"), || {
+            Err(MISSING.into())
+        })
+        .with_ignored_flag(true),
     };
+    libtest_mimic::run(&args, vec![trial]).exit();
+}
+
+fn pyads_reads_writes_sums_and_gets_notified(python: &Path) {
     let rt = runtime();
     let endpoint = format!("127.0.0.1:{}", rt.server.local_addr().port());
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/pyads_client.py");
-    let out = Command::new(&python)
+    let out = Command::new(python)
         .arg(&script)
         .arg(&endpoint)
         .output()

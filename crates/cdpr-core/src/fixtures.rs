@@ -31,3 +31,16 @@ pub fn robot_text(name: &str) -> &'static str {
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
+
+/// `text` with every `from` replaced by `to`, for tests that edit a robot (or parameter) file.
+/// Panics when `from` does not occur: an edit that silently did nothing would leave the test
+/// checking the unedited file.
+#[track_caller]
+pub fn edited(text: &str, from: &str, to: &str) -> String {
+    assert!(
+        text.contains(from),
+        "the text to edit has no `{}`",
+        from.escape_debug()
+    );
+    text.replace(from, to)
+}

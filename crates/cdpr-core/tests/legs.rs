@@ -135,6 +135,8 @@ fn rssu2_reproduces_seed_004s_table_1_ranges() {
 fn worst_errors(outcome: &cdpr_core::sim::run::RunOutcome, traj: &Trajectory) -> (f64, f64) {
     let (commanded, actual) = (outcome.commanded(traj), outcome.actual(traj));
     let mut worst = (0.0f64, 0.0f64);
+    assert!(!commanded.samples.is_empty());
+    assert_eq!(commanded.samples.len(), actual.samples.len());
     for (c, a) in commanded.samples.iter().zip(&actual.samples) {
         worst.0 = worst.0.max((c.pose.position - a.pose.position).norm());
         worst.1 = worst.1.max((c.pose.rpy - a.pose.rpy).amax());

@@ -3,12 +3,11 @@
 
 use cdpr_core::kinematics::Pose;
 use cdpr_core::metrics::{self, CompareOptions, Point};
-use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::perturb::{Perturbation, perturb};
 use cdpr_core::trajectory::{self, BuiltinOptions, Sample, Trajectory};
 
 fn seed000() -> Trajectory {
-    let robot = Robot::builtin("uvigo8").unwrap().unwrap();
+    let robot = cdpr_core::fixtures::uvigo8();
     trajectory::builtin(&robot, "seed000", &BuiltinOptions::default()).unwrap()
 }
 

@@ -1,14 +1,11 @@
 //! Tension mode (seed 001's feedback-linearising controller): silva4's pick & place and
 //! CAROCA's point-to-point move with 1 kg and 15 kg converge, with tensions within bounds.
 
+use cdpr_core::fixtures::robot;
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::run::{RunOptions, run};
 use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
 use cdpr_core::trajectory::{self, BuiltinOptions};
-
-fn robot(name: &str) -> Robot {
-    Robot::builtin(name).expect("shipped").expect("parses")
-}
 
 /// Runs `name` in tension mode with `settle` seconds after the end; returns the final
 /// position error (m) and the commanded tension range (N).

@@ -1,13 +1,65 @@
 //! Tracking of seed 000's test trajectory on uvigo8 (issue 5's figures, as assertions).
 
 use cdpr_core::metrics::{self, CompareOptions};
-use cdpr_core::robot::Robot;
+use cdpr_core::robot::{GRAVITY, Robot};
 use cdpr_core::sim::run::{RunOptions, RunOutcome, run};
 use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
 use cdpr_core::trajectory::{self, BuiltinOptions, ProfileKind, Trajectory};
+use nalgebra::{Matrix3, Matrix6, Matrix6x3, Vector3, Vector6};
+
+/// The path acceleration limit of seed 000's built-in profiles (`BuiltinOptions::accel`'s
+/// default, 3 m/s²): no sample of the command accelerates harder.
+const PATH_ACCEL: f64 = 3.0;
+
+/// The platform's linearised elastic compliance, by hand from the robot file (not through the
+/// simulator or the statics module): at `pose`, the 6×6 stiffness about the platform origin is
+/// Σ kᵢ jᵢ jᵢᵀ with jᵢ = [uᵢ; rᵢ × uᵢ] (uᵢ the unit vector from the platform anchor to the frame
+/// anchor, rᵢ the rotated platform anchor). The tension ("geometric") stiffness T/L, a few N/m
+/// beside k = 20 000 N/m, is left out. Returns the 3×3 map from a force applied at the centre
+/// of mass to the displacement of the platform origin (the point the RMS figures compare).
+fn compliance_at_com(robot: &Robot, pose: &cdpr_core::kinematics::Pose) -> Matrix3<f64> {
+    let rotation = pose.rotation();
+    let mut k = Matrix6::<f64>::zeros();
+    for cable in &robot.cables {
+        let r = rotation * cable.platform_anchor;
+        let d = cable.frame_anchor - (pose.position + r);
+        let u = d / d.norm();
+        let j = Vector6::from_iterator(u.iter().copied().chain(r.cross(&u).iter().copied()));
+        k += cable.stiffness_at(d.norm()) * j * j.transpose();
+    }
+    let c = rotation * robot.platform.com;
+    // A force F at the centre of mass is the wrench [F; c × F] about the origin.
+    let mut wrench_of_force = Matrix6x3::<f64>::zeros();
+    wrench_of_force
+        .fixed_view_mut::<3, 3>(0, 0)
+        .copy_from(&Matrix3::identity());
+    wrench_of_force
+        .fixed_view_mut::<3, 3>(3, 0)
+        .copy_from(&c.cross_matrix());
+    let displacement =
+        k.try_inverse().expect("the cables span all six directions") * wrench_of_force;
+    displacement.fixed_view::<3, 3>(0, 0).into_owned()
+}
+
+/// Largest origin displacement the inertial load −m·a of the command's own accelerations can
+/// cause statically along `traj` (a by central differences of the commanded positions,
+/// checked against the path's limit `accel`), m.
+fn worst_inertial_deflection(robot: &Robot, traj: &Trajectory, accel: f64) -> f64 {
+    traj.samples
+        .windows(3)
+        .map(|w| {
+            let h = w[1].t - w[0].t;
+            let a = (w[2].pose.position - 2.0 * w[1].pose.position + w[0].pose.position) / (h * h);
+            // The trapezoid's acceleration steps between samples: a difference across a step
+            // lands between its two sides, never beyond (1 % for rounding).
+            assert!(a.norm() <= 1.01 * accel, "|a| = {} m/s²", a.norm());
+            (compliance_at_com(robot, &w[1].pose) * (-robot.platform.mass * a)).norm()
+        })
+        .fold(0.0, f64::max)
+}
 
 fn setup(profile: Option<ProfileKind>) -> (Robot, Trajectory) {
-    let robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    let robot = cdpr_core::fixtures::uvigo8();
     let options = BuiltinOptions {
         speed: 0.1,
         dt: 0.001,
@@ -50,36 +102,63 @@ fn rms_3d(reference: &Trajectory, actual: &Trajectory) -> f64 {
         .rms_3d
 }
 
+/// (RMS, largest) 3D error of `actual` against `reference`, m.
+fn rms_and_max_3d(reference: &Trajectory, actual: &Trajectory) -> (f64, f64) {
+    let total = metrics::compare(reference, actual, &CompareOptions::default())
+        .expect("comparable")
+        .total;
+    (total.rms_3d, total.max_3d)
+}
+
 #[test]
 fn compensated_elastic_cables_track_seed000_like_the_exact_answer() {
     let (robot, traj) = setup(None);
     let elastic = simulate(&robot, &traj, ModelKind::Elastic, ControlMode::Ideal, true);
     let chain = simulate(&robot, &traj, ModelKind::Chain, ControlMode::Ideal, true);
     let reference = elastic.commanded(&traj);
-    let (e, c) = (
-        rms_3d(&reference, &elastic.actual(&traj)),
-        rms_3d(&reference, &chain.actual(&traj)),
+    let ((e, e_max), (c, c_max)) = (
+        rms_and_max_3d(&reference, &elastic.actual(&traj)),
+        rms_and_max_3d(&reference, &chain.actual(&traj)),
     );
-    // Issue 5: the exact elastic-cable answer is about 0.17 mm RMS at 100 mm/s (CoppeliaSim:
-    // 0.866 mm); the default trapezoid (3 m/s², stop at corners) gives 0.14 mm here.
-    assert!(
-        (0.10e-3..0.25e-3).contains(&e),
-        "elastic RMS 3D {:.3} mm",
-        e * 1e3
+    // With the pretension compensated the static sag is gone; what is left is the cables'
+    // stretch under the platform's inertia. The command's accelerations (|a| ≤ 3 m/s² on the
+    // trapezoid) load the platform with −m·a, which moves it statically by C·(−m·a) (C the
+    // elastic compliance, by hand above); applied suddenly (the trapezoid's acceleration steps
+    // at every corner) an undamped oscillator overshoots to twice its static deflection, so
+    // the largest error stays below twice the largest such deflection along the path.
+    // (Issue 5: the exact elastic-cable answer is about 0.17 mm RMS at 100 mm/s; CoppeliaSim
+    // 0.866 mm.)
+    let bound = 2.0 * worst_inertial_deflection(&robot, &traj, PATH_ACCEL);
+    eprintln!(
+        "3D error elastic RMS {:.4} / max {:.4} mm, chain RMS {:.4} / max {:.4} mm, \
+         inertial bound {:.4} mm",
+        e * 1e3,
+        e_max * 1e3,
+        c * 1e3,
+        c_max * 1e3,
+        bound * 1e3
     );
-    assert!(
-        (0.08e-3..0.25e-3).contains(&c),
-        "chain RMS 3D {:.3} mm",
-        c * 1e3
-    );
-    // The two models of the same cables agree with each other better than either with the
-    // command (measured 0.057 mm RMS between their paths: the chain's solver damps the
-    // oscillations after each corner a little more).
+    for (name, rms, max) in [("elastic", e, e_max), ("chain", c, c_max)] {
+        assert!(
+            max < bound,
+            "{name} largest 3D error {:.4} mm above the inertial bound {:.4} mm",
+            max * 1e3,
+            bound * 1e3
+        );
+        // Not a rigid follower: the cables do stretch under the accelerations (a simulator
+        // that returned the command would pass the bound above).
+        assert!(rms > 0.01 * bound, "{name} RMS 3D {:.5} mm", rms * 1e3);
+    }
+    // The two models of the same cables share that error (the same stretch under the same
+    // loads), so their paths differ from each other by less than either differs from the
+    // command; a model that got the stretch wrong would not.
     let between = rms_3d(&elastic.actual(&traj), &chain.actual(&traj));
     assert!(
-        between < 0.08e-3 && between < 0.6 * e,
-        "chain vs elastic {:.4} mm",
-        between * 1e3
+        between < e.min(c),
+        "chain vs elastic {:.4} mm, against the command {:.4} / {:.4} mm",
+        between * 1e3,
+        e * 1e3,
+        c * 1e3
     );
 }
 
@@ -87,12 +166,38 @@ fn compensated_elastic_cables_track_seed000_like_the_exact_answer() {
 fn without_compensation_the_platform_sags_by_millimetres() {
     let (robot, traj) = setup(None);
     let plain = simulate(&robot, &traj, ModelKind::Elastic, ControlMode::Ideal, false);
-    let e = rms_3d(&plain.commanded(&traj), &plain.actual(&traj));
-    // The static sag alone is 0.9–2.8 mm over the test volume (statics tests).
+    let commanded = plain.commanded(&traj);
+    let e = rms_3d(&commanded, &plain.actual(&traj));
+    // With rest lengths equal to the commanded lengths the cables carry nothing at the
+    // commanded pose: the platform sinks until their stretch carries its weight, by C·(m g)
+    // to first order (C the compliance by hand above; the cables' angles change by under 1 %
+    // over a few millimetres of sag). RMS of that sag over the commanded path:
+    let weight = Vector3::new(0.0, 0.0, -robot.platform.mass * GRAVITY);
+    let sags: Vec<f64> = commanded
+        .samples
+        .iter()
+        .step_by(10)
+        .map(|s| (compliance_at_com(&robot, &s.pose) * weight).norm())
+        .collect();
+    let sag = (sags.iter().map(|x| x * x).sum::<f64>() / sags.len() as f64).sqrt();
+    // The run's error is that sag plus the dynamic error of the same run with the sag
+    // compensated (the cables are the same springs: the two superpose to first order), and
+    // the RMS obeys the triangle inequality; give or take 5 % of the sag for the
+    // linearisation.
+    let compensated = simulate(&robot, &traj, ModelKind::Elastic, ControlMode::Ideal, true);
+    let dynamic = rms_3d(&compensated.commanded(&traj), &compensated.actual(&traj));
+    eprintln!(
+        "uncompensated RMS 3D {:.3} mm; linear sag {:.3} mm ± dynamic {:.3} mm",
+        e * 1e3,
+        sag * 1e3,
+        dynamic * 1e3
+    );
     assert!(
-        e > 0.8e-3 && e < 3.0e-3,
-        "uncompensated RMS 3D {:.3} mm",
-        e * 1e3
+        (e - sag).abs() < dynamic + 0.05 * sag,
+        "uncompensated RMS 3D {:.3} mm vs sag {:.3} mm (± {:.3} mm)",
+        e * 1e3,
+        sag * 1e3,
+        (dynamic + 0.05 * sag) * 1e3
     );
 }
 
@@ -108,16 +213,25 @@ fn pid_winches_match_ideal_ones_on_a_trajectory_within_the_limits() {
         rms_3d(&reference, &ideal.actual(&traj)),
         rms_3d(&reference, &pid.actual(&traj)),
     );
-    assert!(
-        (b - a).abs() < 0.01e-3,
-        "ideal {:.4} mm vs PID {:.4} mm",
-        a * 1e3,
-        b * 1e3
-    );
+    // The drive's position loop (kp = 2·10⁵ N/m) is a spring in series with the cable's
+    // (k = 2·10⁴ N/m) for loads faster than its integral corner ki/kp = 10 rad/s (slower ones
+    // the integral takes up): the platform sees cables of stiffness k·kp/(k + kp) instead of
+    // k, so its deflections under the same loads grow by (k + kp)/kp, and the PID path departs
+    // from the ideal-winch one by at most k/kp of the ideal path's own error.
+    let k = robot.cables[0].stiffness_at(1.0);
+    let ratio = k / robot.winch.kp;
     let between = rms_3d(&ideal.actual(&traj), &pid.actual(&traj));
+    eprintln!(
+        "ideal {:.5} mm, PID {:.5} mm, between {:.5} mm, bound {:.5} mm",
+        a * 1e3,
+        b * 1e3,
+        between * 1e3,
+        ratio * a * 1e3
+    );
     assert!(
-        between < 0.01e-3,
-        "PID vs ideal paths differ by {:.4} mm",
-        between * 1e3
+        between <= ratio * a,
+        "PID vs ideal paths differ by {:.5} mm, more than k/kp = {ratio} of {:.4} mm",
+        between * 1e3,
+        a * 1e3
     );
 }

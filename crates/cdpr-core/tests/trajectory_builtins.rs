@@ -1,15 +1,11 @@
 //! The built-in trajectories: seed 000's squares and diagonals, seed 003's pick & place,
 //! seed 001's quintic, and the stop / blend / continuous timings.
 
-use cdpr_core::robot::Robot;
+use cdpr_core::fixtures::robot;
 use cdpr_core::trajectory::{
     self, BuiltinOptions, ProfileKind, Trajectory, Transition, limits::CableLimits,
 };
 use nalgebra::Vector3;
-
-fn robot(name: &str) -> Robot {
-    Robot::builtin(name).expect("shipped").expect("parses")
-}
 
 fn speed(s: &trajectory::Sample) -> f64 {
     Vector3::new(s.velocity[0], s.velocity[1], s.velocity[2]).norm()

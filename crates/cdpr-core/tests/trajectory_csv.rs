@@ -2,7 +2,6 @@
 //! columns, derivatives from positions, and one clear error per kind of bad file.
 
 use cdpr_core::kinematics::Pose;
-use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::csv::{self, CsvOptions};
 use cdpr_core::trajectory::{self, BuiltinOptions, Sample, Trajectory};
 use proptest::prelude::*;
@@ -19,7 +18,7 @@ fn round_trip(t: &Trajectory) -> Trajectory {
 
 #[test]
 fn seed000_round_trips_exactly_through_a_file() {
-    let robot = Robot::builtin("uvigo8").unwrap().unwrap();
+    let robot = cdpr_core::fixtures::uvigo8();
     let t = trajectory::builtin(&robot, "seed000", &BuiltinOptions::default()).unwrap();
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("csv_round_trip");
     std::fs::create_dir_all(&dir).unwrap();

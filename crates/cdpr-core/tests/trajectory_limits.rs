@@ -1,6 +1,7 @@
 //! Cable-space rates against hand derivations, the winch-limit check (seed 003's 3 m/s,
 //! 15 m/s², 22.5 m/s³ on silva4) and uniform time scaling.
 
+use cdpr_core::fixtures::robot;
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::limits::{self, CableLimits};
@@ -8,10 +9,6 @@ use cdpr_core::trajectory::{
     self, BuiltinOptions, Profile, ProfileKind, ProfileLimits, Sample, Trajectory, Transition,
 };
 use nalgebra::Vector3;
-
-fn robot(name: &str) -> Robot {
-    Robot::builtin(name).expect("shipped").expect("parses")
-}
 
 #[test]
 fn cable_rates_of_a_translation_match_the_closed_form() {

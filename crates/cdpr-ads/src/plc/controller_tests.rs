@@ -4,15 +4,12 @@ use crate::plc::in_process::{InProcessController, InProcessTransport};
 use crate::plc::memory::PlcMemory;
 use crate::plc::symbols::SymbolTable;
 use crate::plc::virtual_plc::{PlcCore, Timing};
+use cdpr_core::fixtures::uvigo8;
 use cdpr_core::kinematics::{self};
 use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::Trajectory;
 use std::sync::Arc;
 use std::time::Duration;
-
-fn uvigo8() -> Robot {
-    Robot::builtin("uvigo8").expect("shipped").expect("parses")
-}
 
 fn plc(robot: &Robot) -> PlcCore {
     let memory = PlcMemory::new(SymbolTable::from_robot(robot).expect("table"));

@@ -1,9 +1,8 @@
 use super::*;
 use crate::plc::symbols::SymbolTable;
-use cdpr_core::robot::Robot;
 
 fn device() -> Device {
-    let robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    let robot = cdpr_core::fixtures::uvigo8();
     let memory = PlcMemory::new(SymbolTable::from_robot(&robot).expect("table"));
     Device::new(
         DeviceIdentity {

@@ -1,7 +1,7 @@
 use super::*;
 
 fn table() -> SymbolTable {
-    let robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    let robot = cdpr_core::fixtures::uvigo8();
     SymbolTable::from_robot(&robot).expect("table")
 }
 
@@ -113,7 +113,7 @@ fn symbol_entries_round_trip_and_fill_the_upload() {
 
 #[test]
 fn duplicate_names_are_refused_with_the_name() {
-    let mut robot = Robot::builtin("uvigo8").expect("shipped").expect("parses");
+    let mut robot = cdpr_core::fixtures::uvigo8();
     robot.plc.shadow_lengths = robot.plc.lengths.to_uppercase();
     let e = SymbolTable::from_robot(&robot).expect_err("duplicate");
     assert!(e.to_string().contains("GVL_SHADOW.ACABLELENGTHS"), "{e}");

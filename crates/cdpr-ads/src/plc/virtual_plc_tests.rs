@@ -1,10 +1,7 @@
 use super::*;
 use crate::plc::symbols::SymbolTable;
+use cdpr_core::fixtures::uvigo8;
 use cdpr_core::trajectory::Sample;
-
-fn uvigo8() -> Robot {
-    Robot::builtin("uvigo8").expect("shipped").expect("parses")
-}
 
 /// x(t) = x0 + A(1 − cos(πt/T))/2 from home: peak 0.16 m/s and 0.49 m/s², inside uvigo8's
 /// winch limits (0.5 m/s, 5 m/s²), sampled at 2 ms.

@@ -6,6 +6,7 @@ use crate::plc::memory::{self, PlcMemory};
 use crate::plc::{
     InProcessController, InProcessTransport, PlcCore, ShadowLink, SymbolTable, Timing, WritePolicy,
 };
+use cdpr_core::fixtures::uvigo8;
 use cdpr_core::kinematics::Pose;
 use cdpr_core::robot::PlcSymbols;
 use cdpr_core::sim::run::{self as sim_run, RunOptions};
@@ -13,10 +14,6 @@ use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use nalgebra::Vector3;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
-
-fn uvigo8() -> Robot {
-    Robot::builtin("uvigo8").expect("shipped").expect("parses")
-}
 
 fn seed000(robot: &Robot, speed: f64) -> Trajectory {
     let options = BuiltinOptions {
@@ -133,6 +130,7 @@ fn the_template_model_comes_from_the_controllers_geometry_and_rests_in_equilibri
     let core = plc(&robot, Trajectory::default(), 200);
     let s = shadow(&core, None, config(FREE_2MS, ModelKind::Elastic));
     let model = s.robot();
+    assert_eq!(model.cables.len(), robot.cables.len());
     for (ours, theirs) in model.cables.iter().zip(&robot.cables) {
         assert!((ours.frame_anchor - theirs.frame_anchor).norm() < 1e-12);
         assert!((ours.platform_anchor - theirs.platform_anchor).norm() < 1e-12);
@@ -156,6 +154,8 @@ fn the_template_model_comes_from_the_controllers_geometry_and_rests_in_equilibri
     let ik = kinematics::inverse(model, &start.start_pose);
     let mut wrench =
         nalgebra::Vector6::<f64>::from(model.gravity_wrench(start.start_pose.rotation().matrix()));
+    assert_eq!(ik.cables.len(), model.cables.len());
+    assert_eq!(start.commanded_lengths.len(), model.cables.len());
     for ((g, l0), c) in ik
         .cables
         .iter()
@@ -194,7 +194,7 @@ fn a_robot_file_is_compared_anchor_by_anchor_and_the_controller_wins() {
     );
     assert!(s.start_report().from_file);
 
-    let silva4 = Robot::builtin("silva4").expect("shipped").expect("parses");
+    let silva4 = cdpr_core::fixtures::robot("silva4");
     let e = Shadow::new(
         link(&core, &robot.plc, WritePolicy::ReadOnly),
         Some(silva4),
@@ -252,6 +252,7 @@ fn lockstep_shadow_answers_every_plc_cycle_in_one_cycle() {
         assert!((pose[k + 3] - ours[k + 3].to_degrees()).abs() < 1e-9);
     }
     let lengths = reals(&core, "GVL_Shadow.aShadowLengths");
+    assert_eq!(lengths.len(), s.state().lengths.len());
     for (mm, m) in lengths.iter().zip(&s.state().lengths) {
         assert!((mm - m * 1e3).abs() < 1e-9);
     }

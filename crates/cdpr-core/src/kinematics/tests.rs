@@ -1,11 +1,8 @@
 use super::*;
+use crate::fixtures::{robot, uvigo8};
 use crate::robot::{Robot, parse_robot};
 use approx::assert_relative_eq;
 use proptest::prelude::*;
-
-fn builtin(name: &str) -> Robot {
-    Robot::builtin(name).expect("shipped").expect("parses")
-}
 
 /// A 4-cable point-mass robot: frame anchors (±1, ±1, 2) m, all cables on the origin.
 const POINT4: &str = r#"
@@ -38,6 +35,7 @@ fn hand_derived_symmetric_case() {
     let robot = parse_robot(POINT4, "point4").expect("valid");
     let ik = inverse(&robot, &Pose::default());
     // Every cable is (±1, ±1, 2): length √6, elevation arccos(√2/√6), azimuth 45° off the axes.
+    assert_eq!((ik.cables.len(), robot.cables.len()), (4, 4));
     for (g, c) in ik.cables.iter().zip(&robot.cables) {
         assert_relative_eq!(g.length, 6f64.sqrt(), epsilon = 1e-15);
         assert_relative_eq!(g.direction, c.frame_anchor / 6f64.sqrt(), epsilon = 1e-15);
@@ -98,7 +96,7 @@ fn finite_difference_jacobian(robot: &Robot, pose: &Pose) -> DMatrix<f64> {
 #[test]
 fn pose_jacobian_matches_finite_differences() {
     for name in ["uvigo8", "silva4", "caroca"] {
-        let robot = builtin(name);
+        let robot = robot(name);
         for u in [
             [0.1, 0.9, 0.3, 0.2, 0.8, 0.6],
             [0.5, 0.5, 0.5, 0.5, 0.5, 0.5],
@@ -115,7 +113,7 @@ fn pose_jacobian_matches_finite_differences() {
 #[test]
 fn twist_jacobian_is_minus_w_transpose_and_predicts_length_rates() {
     // Move the platform by a small twist (v, ω) and compare the length change with J·(v, ω)·dt.
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let pose = Pose::new(0.03, -0.05, 0.12, 0.1, -0.05, 0.2);
     let ik = inverse(&robot, &pose);
     let j = ik.twist_jacobian();
@@ -141,7 +139,7 @@ fn twist_jacobian_is_minus_w_transpose_and_predicts_length_rates() {
 fn seed_003_forward_kinematics_example() {
     // Seed 003, Table 2: lengths (1362.06030, 1421.83276, 1223.78845, 1153.80164) mm give the
     // position (−100.00, 184.88, 471.62) mm.
-    let robot = builtin("silva4");
+    let robot = robot("silva4");
     let lengths = [1.36206030, 1.42183276, 1.22378845, 1.15380164];
     let expected = Vector3::new(-0.100, 0.18488, 0.47162);
     let sphere = forward_sphere(&robot, &lengths, &FkOptions::default()).expect("sphere");
@@ -164,7 +162,7 @@ fn seed_003_forward_kinematics_example() {
 
 #[test]
 fn fk_reports_bad_input_clearly() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let err = forward(&robot, &[1.0; 7], &FkOptions::default()).unwrap_err();
     assert_eq!(
         err,
@@ -189,7 +187,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
     #[test]
     fn fk_inverts_ik_on_every_robot(u in proptest::array::uniform6(0.0f64..1.0), which in 0usize..3) {
-        let robot = builtin(["uvigo8", "silva4", "caroca"][which]);
+        let robot = robot(["uvigo8", "silva4", "caroca"][which]);
         let pose = random_pose(&robot, u);
         let l = lengths(&robot, &pose);
         let sol = forward(&robot, &l, &FkOptions::default()).expect("converges");

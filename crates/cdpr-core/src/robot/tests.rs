@@ -1,30 +1,25 @@
 use super::*;
+use crate::fixtures::{edited, robot, uvigo8};
 use nalgebra::{Rotation3, Vector2};
-
-fn builtin(name: &str) -> Robot {
-    Robot::builtin(name)
-        .expect("shipped robot")
-        .expect("shipped robot parses")
-}
 
 #[test]
 fn shipped_robots_parse() {
     for name in Robot::builtin_names() {
-        let robot = builtin(name);
+        let robot = robot(name);
         assert_eq!(robot.name, name);
         if robot.is_cable_robot() {
             assert!(robot.cable_count() >= robot.dof.count());
         }
     }
-    assert_eq!(builtin("uvigo8").cable_count(), 8);
-    assert_eq!(builtin("silva4").dof, Dof::Three);
-    assert_eq!(builtin("caroca").platform.payload_options, vec![1.0, 15.0]);
+    assert_eq!(uvigo8().cable_count(), 8);
+    assert_eq!(robot("silva4").dof, Dof::Three);
+    assert_eq!(robot("caroca").platform.payload_options, vec![1.0, 15.0]);
 }
 
 #[test]
 fn uvigo8_matches_seed_000_construction() {
     // Rebuild the anchors from the construction rule of the issue/paper and compare.
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let signs = [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)];
     for (k, (sx, sy)) in signs.iter().enumerate() {
         let upper = &robot.cables[k];
@@ -53,8 +48,9 @@ fn uvigo8_matches_seed_000_construction() {
 
 #[test]
 fn silva4_matches_seed_003() {
-    let robot = builtin("silva4");
+    let robot = robot("silva4");
     let order = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
+    assert_eq!(robot.cables.len(), order.len());
     for (c, (sx, sy)) in robot.cables.iter().zip(order) {
         assert_eq!(c.frame_anchor, Vector3::new(0.445 * sx, 0.760 * sy, 1.450));
         assert_eq!(
@@ -116,13 +112,17 @@ fn assert_names(err: &RobotFileError, field: &str, line: usize, words: &str) {
 
 #[test]
 fn missing_field_is_named() {
-    let text = GOOD.replace("mass = 0.602                               # kg\n", "");
+    let text = edited(
+        GOOD,
+        "mass = 0.602                               # kg\n",
+        "",
+    );
     assert_names(&bad(&text), "platform.mass", 0, "missing field `mass`");
 }
 
 #[test]
 fn wrong_type_is_named_with_line() {
-    let text = GOOD.replace("mass = 0.602", "mass = \"heavy\"");
+    let text = edited(GOOD, "mass = 0.602", "mass = \"heavy\"");
     assert_names(
         &bad(&text),
         "platform.mass",
@@ -133,14 +133,14 @@ fn wrong_type_is_named_with_line() {
 
 #[test]
 fn nan_is_rejected() {
-    let text = GOOD.replace("max_jerk = 22.5", "max_jerk = nan");
+    let text = edited(GOOD, "max_jerk = 22.5", "max_jerk = nan");
     assert_names(
         &bad(&text),
         "winch.max_jerk",
         line_of(&text, "max_jerk"),
         "finite",
     );
-    let text = GOOD.replace("[ 0.445, -0.760, 1.450]", "[ 0.445, nan, 1.450]");
+    let text = edited(GOOD, "[ 0.445, -0.760, 1.450]", "[ 0.445, nan, 1.450]");
     assert_names(
         &bad(&text),
         "cables.frame_anchors[1]",
@@ -151,9 +151,11 @@ fn nan_is_rejected() {
 
 #[test]
 fn coinciding_cables_are_rejected() {
-    let text = GOOD
-        .replace("[ 0.445, -0.760, 1.450],", "[-0.445, -0.760, 1.450],")
-        .replace("[ 0.029, -0.0515, 0.0],", "[-0.029, -0.0515, 0.0],");
+    let text = edited(
+        &edited(GOOD, "[ 0.445, -0.760, 1.450],", "[-0.445, -0.760, 1.450],"),
+        "[ 0.029, -0.0515, 0.0],",
+        "[-0.029, -0.0515, 0.0],",
+    );
     assert_names(
         &bad(&text),
         "cables.platform_anchors[1]",
@@ -164,54 +166,58 @@ fn coinciding_cables_are_rejected() {
 
 #[test]
 fn non_positive_mass_and_stiffness_are_rejected() {
-    let text = GOOD.replace("mass = 0.602", "mass = 0.0");
+    let text = edited(GOOD, "mass = 0.602", "mass = 0.0");
     assert_names(
         &bad(&text),
         "platform.mass",
         line_of(&text, "mass = 0.0"),
         "positive",
     );
-    let text = GOOD.replace("stiffness = 20000.0", "stiffness = -5.0");
+    let text = edited(GOOD, "stiffness = 20000.0", "stiffness = -5.0");
     assert_names(
         &bad(&text),
         "cables.stiffness",
         line_of(&text, "stiffness = -5"),
         "must be positive",
     );
-    let text = GOOD.replace("stiffness = 20000.0", "stiffness = [1.0, 2.0, 0.0, 4.0]");
+    let text = edited(
+        GOOD,
+        "stiffness = 20000.0",
+        "stiffness = [1.0, 2.0, 0.0, 4.0]",
+    );
     assert_names(&bad(&text), "cables.stiffness", 0, "cable 3");
 }
 
 #[test]
 fn cable_counts_must_agree() {
-    let text = GOOD.replace("  [-0.029,  0.0515, 0.0],\n", "");
+    let text = edited(GOOD, "  [-0.029,  0.0515, 0.0],\n", "");
     assert_names(
         &bad(&text),
         "cables.platform_anchors",
         0,
         "has 3 anchors but cables.frame_anchors has 4",
     );
-    let text = GOOD.replace("damping = 50.0", "damping = [1.0, 2.0]");
+    let text = edited(GOOD, "damping = 50.0", "damping = [1.0, 2.0]");
     assert_names(
         &bad(&text),
         "cables.damping",
         line_of(&text, "damping = [1.0"),
         "2 values but the file has 4",
     );
-    let text = GOOD.replace("\"cable4\"]", "]");
+    let text = edited(GOOD, "\"cable4\"]", "]");
     assert_names(&bad(&text), "cables.names", 0, "3 names");
 }
 
 #[test]
 fn unknown_field_and_syntax_errors_are_located() {
-    let text = GOOD.replace("max_jerk = 22.5", "max_jerk = 22.5\nmax_jerks = 1.0");
+    let text = edited(GOOD, "max_jerk = 22.5", "max_jerk = 22.5\nmax_jerks = 1.0");
     assert_names(
         &bad(&text),
         "winch.max_jerks",
         line_of(&text, "max_jerks"),
         "unknown field",
     );
-    let text = GOOD.replace("dof = 3", "dof = = 3");
+    let text = edited(GOOD, "dof = 3", "dof = = 3");
     let err = bad(&text);
     assert!(
         err.to_string()
@@ -222,21 +228,22 @@ fn unknown_field_and_syntax_errors_are_located() {
 
 #[test]
 fn inconsistent_values_are_rejected() {
-    let text = GOOD.replace("dof = 3", "dof = 4");
+    let text = edited(GOOD, "dof = 3", "dof = 4");
     assert_names(
         &bad(&text),
         "dof",
         line_of(&text, "dof = 4"),
         "3 (translation only) or 6",
     );
-    let text = GOOD.replace("max = 50.0 ", "max = 0.1 ");
+    let text = edited(GOOD, "max = 50.0 ", "max = 0.1 ");
     assert_names(&bad(&text), "tension.max", 0, "must exceed tension.min");
-    let text = GOOD.replace(
+    let text = edited(
+        GOOD,
         "inertia = [0.00055, 0.00179, 0.00134]",
         "inertia = [0.00055, 0.00379, 0.00134]",
     );
     assert_names(&bad(&text), "platform.inertia", 0, "triangle inequality");
-    let text = GOOD.replace("min = [-0.3, -0.5, 0.2]", "min = [0.5, -0.5, 0.2]");
+    let text = edited(GOOD, "min = [-0.3, -0.5, 0.2]", "min = [0.5, -0.5, 0.2]");
     assert_names(&bad(&text), "workspace.max", 0, "below min");
 }
 
@@ -252,7 +259,7 @@ fn load_names_unknown_robots() {
 
 #[test]
 fn with_geometry_replaces_the_anchors_and_keeps_the_rest() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let shift = Vector3::new(0.01, -0.02, 0.005);
     let frame: Vec<_> = robot.cables.iter().map(|c| c.frame_anchor * 1.5).collect();
     let platform: Vec<_> = robot
@@ -284,7 +291,7 @@ fn with_geometry_replaces_the_anchors_and_keeps_the_rest() {
 
 #[test]
 fn with_geometry_names_what_does_not_fit() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let (mut frame, mut platform): (Vec<_>, Vec<_>) = robot
         .cables
         .iter()

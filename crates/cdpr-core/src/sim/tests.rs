@@ -1,10 +1,7 @@
 use super::*;
+use crate::fixtures::{edited, robot, robot_text, uvigo8};
 use crate::robot::Robot;
 use crate::statics::{EquilibriumOptions, elastic_equilibrium, pretensioned_rest_lengths};
-
-fn builtin(name: &str) -> Robot {
-    Robot::builtin(name).expect("shipped").expect("parses")
-}
 
 fn sim(robot: &Robot, model: ModelKind, control: ControlMode, pose: &Pose) -> Sim {
     let config = SimConfig {
@@ -31,7 +28,7 @@ fn run_for(sim: &mut Sim, seconds: f64) {
 /// foundation's elastic equilibrium: sag (L0 = IK lengths) and pre-stretched (L0 = L − f*/k).
 #[test]
 fn both_models_settle_on_the_static_equilibrium() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let poses = [
         Pose::new(0.0, 0.0, 0.05, 0.0, 0.0, 0.0),
         Pose::new(0.1, -0.1, 0.25, 0.0, 0.0, 0.0),
@@ -70,6 +67,7 @@ fn both_models_settle_on_the_static_equilibrium() {
                     "{model:?} at {target:?} (compensated {compensated}): {:.4} mm off",
                     dp * 1e3
                 );
+                assert_eq!(st.tensions.len(), eq.tensions.len());
                 for (k, (f, fe)) in st.tensions.iter().zip(&eq.tensions).enumerate() {
                     assert!(
                         (f - fe).abs() < 0.01 * fe,
@@ -77,6 +75,7 @@ fn both_models_settle_on_the_static_equilibrium() {
                     );
                 }
                 if model == ModelKind::Chain {
+                    assert_eq!(st.tensions.len(), st.tensions_constraint.len());
                     for (k, (f, fc)) in st.tensions.iter().zip(&st.tensions_constraint).enumerate()
                     {
                         assert!(
@@ -93,8 +92,7 @@ fn both_models_settle_on_the_static_equilibrium() {
 /// Largest energy error (relative to the oscillation energy) of the undamped elastic model
 /// released off its equilibrium, over `seconds`.
 fn energy_error(dt: f64, seconds: f64) -> f64 {
-    let text =
-        include_str!("../../../../robots/uvigo8.toml").replace("damping = 50.0", "damping = 0.0");
+    let text = edited(robot_text("uvigo8"), "damping = 50.0", "damping = 0.0");
     let robot = crate::robot::parse_robot(&text, "uvigo8-undamped").expect("valid");
     let target = Pose::new(0.02, -0.03, 0.15, 0.0, 0.0, 0.0);
     let config = SimConfig {
@@ -134,7 +132,7 @@ fn undamped_elastic_model_conserves_energy() {
 
 #[test]
 fn lifted_platform_has_slack_cables() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let pose = Pose::new(0.0, 0.0, 0.15, 0.0, 0.0, 0.0);
     for model in [ModelKind::Elastic, ModelKind::Chain] {
         let mut s = sim(&robot, model, ControlMode::Ideal, &pose);
@@ -160,7 +158,7 @@ fn lifted_platform_has_slack_cables() {
 
 #[test]
 fn negative_tension_commands_apply_nothing() {
-    let robot = builtin("caroca");
+    let robot = robot("caroca");
     let pose = Pose::new(0.0, 0.0, 1.5, 0.0, 0.0, 0.0);
     for model in [ModelKind::Elastic, ModelKind::Chain] {
         let mut a = sim(&robot, model, ControlMode::Tension, &pose);
@@ -175,14 +173,35 @@ fn negative_tension_commands_apply_nothing() {
             a.step().expect("steps");
             b.step().expect("steps");
         }
+        // A negative pull is clamped to zero: the run is the zero-pull run, bit for bit.
         assert_eq!(a.state().pose, b.state().pose, "{model:?}");
-        assert!(a.state().tensions[2].abs() < 1e-9 || model == ModelKind::Chain);
+        // Both models report the tension they apply in tension mode (the elastic model the
+        // imposed tension, the chain the pull on its last link), never the command: the
+        // clamped cable reports exactly 0 N and the others exactly their 20 N.
+        for (k, &f) in a.state().tensions.iter().enumerate() {
+            let want = if k == 2 { 0.0 } else { 20.0 };
+            assert_eq!(f, want, "{model:?} cable {k}");
+        }
+        // The comparison above is not vacuous: cable 2's pull moves the platform (a +50 N pull
+        // in place of none gives another pose after the same 50 steps).
+        let mut c = sim(&robot, model, ControlMode::Tension, &pose);
+        let mut tensions = vec![20.0; 8];
+        tensions[2] = 50.0;
+        c.set_command(&Command::Tensions(tensions)).expect("valid");
+        for _ in 0..50 {
+            c.step().expect("steps");
+        }
+        let (dp, _) = c.state().pose.distance(&b.state().pose);
+        assert!(
+            dp > 1e-6,
+            "{model:?}: cable 2's pull moved nothing ({dp} m)"
+        );
     }
 }
 
 #[test]
 fn reruns_are_bit_identical() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     for model in [ModelKind::Elastic, ModelKind::Chain] {
         let go = || {
             let mut s = sim(
@@ -203,7 +222,7 @@ fn reruns_are_bit_identical() {
 
 #[test]
 fn bad_commands_are_named() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let mut s = sim(
         &robot,
         ModelKind::Elastic,
@@ -228,8 +247,11 @@ fn bad_commands_are_named() {
 #[test]
 fn blow_up_is_caught_with_step_and_nothing_non_finite_is_recorded() {
     // Absurdly stiff cables at a coarse step: explicit springs must blow up, and be caught.
-    let text = include_str!("../../../../robots/uvigo8.toml")
-        .replace("stiffness = 20000.0", "stiffness = 2.0e9");
+    let text = edited(
+        robot_text("uvigo8"),
+        "stiffness = 20000.0",
+        "stiffness = 2.0e9",
+    );
     let robot = crate::robot::parse_robot(&text, "uvigo8-stiff").expect("valid");
     let pose = Pose::new(0.0, 0.0, 0.1, 0.0, 0.0, 0.0);
     let traj = run::hold(pose, 1.0, 0.002);

@@ -1,13 +1,10 @@
 use super::*;
+use crate::fixtures::{edited, robot, robot_text, uvigo8};
 use crate::kinematics::{self, Pose};
 use crate::robot::Robot;
 use approx::assert_relative_eq;
 use nalgebra::{DMatrix, DVector};
 use proptest::prelude::*;
-
-fn builtin(name: &str) -> Robot {
-    Robot::builtin(name).expect("shipped").expect("parses")
-}
 
 /// Checks the KKT conditions of min ½‖f‖² s.t. A f = b, lo ≤ f ≤ hi at `sol`.
 fn assert_kkt(
@@ -64,7 +61,7 @@ proptest! {
         f_min in 0.0f64..8.0,
     ) {
         let (name, mass) = [("uvigo8", 1.0), ("silva4", 0.602), ("caroca", 1.0), ("caroca", 15.0)][which];
-        let robot = builtin(name).with_mass(mass);
+        let robot = robot(name).with_mass(mass);
         let pose = random_pose(&robot, u);
         let ik = kinematics::inverse(&robot, &pose);
         let w = ik.wrench_matrix();
@@ -121,7 +118,7 @@ fn active_bounds_are_handled_exactly() {
 #[test]
 fn infeasible_distribution_reports_the_largest_minimum_tension() {
     // At the bottom of uvigo8's test volume every cable is shallow: 5 N each is too much.
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let pose = Pose::new(0.0, 0.0, 0.05, 0.0, 0.0, 0.0);
     let bounds = crate::robot::TensionBounds {
         min: 5.0,
@@ -148,7 +145,7 @@ fn infeasible_distribution_reports_the_largest_minimum_tension() {
 #[test]
 fn unreachable_wrench_is_infeasible_without_a_best_minimum() {
     // Above the frame anchors no tension can hold the platform up.
-    let robot = builtin("silva4");
+    let robot = robot("silva4");
     let d = tension_distribution(
         &robot,
         &Pose::new(0.0, 0.0, 2.0, 0.0, 0.0, 0.0),
@@ -167,7 +164,7 @@ fn unreachable_wrench_is_infeasible_without_a_best_minimum() {
 fn sag_matches_the_measured_note_and_balances() {
     // shared/notes/rapier-cable-models.md: rest lengths = IK at (0, 0, 0.05) give the exact
     // equilibrium z = 0.0490666 m, yaw = −0.00048021 rad, tensions 4.65–4.89 N.
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let target = Pose::new(0.0, 0.0, 0.05, 0.0, 0.0, 0.0);
     let rest = kinematics::lengths(&robot, &target);
     let options = EquilibriumOptions {
@@ -190,6 +187,7 @@ fn sag_matches_the_measured_note_and_balances() {
     assert!(residual.amax() < 1e-9, "{residual}");
     // And the tensions are k·stretch of the cables at that pose.
     let l = kinematics::lengths(&robot, &eq.pose);
+    assert_eq!((eq.tensions.len(), l.len()), (rest.len(), rest.len()));
     for ((f, l), l0) in eq.tensions.iter().zip(&l).zip(&rest) {
         assert_relative_eq!(*f, 20000.0 * (l - l0), epsilon = 1e-9);
     }
@@ -198,7 +196,7 @@ fn sag_matches_the_measured_note_and_balances() {
 #[test]
 fn sag_across_uvigo8_workspace_is_in_the_stated_range() {
     // The issue: sag without compensation is 0.9–2.8 mm for uvigo8 with k = 20 000 N/m.
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let mut sags = Vec::new();
     for x in [-0.1, 0.0, 0.1] {
         for y in [-0.1, 0.0, 0.1] {
@@ -234,13 +232,14 @@ fn pretension_lands_exactly_on_the_pose() {
         ("caroca", Pose::new(0.5, -0.3, 1.2, 0.0, 0.0, 0.0)),
         ("silva4", Pose::new(-0.1, 0.18488, 0.47162, 0.0, 0.0, 0.0)),
     ] {
-        let robot = builtin(name);
+        let robot = robot(name);
         let (rest, dist) =
             pretensioned_rest_lengths(&robot, &pose, robot.tension).expect("feasible");
         let eq = elastic_equilibrium(&robot, &rest, &EquilibriumOptions::default())
             .expect("equilibrium");
         let (dp, dr) = eq.pose.distance(&pose);
         assert!(dp < 1e-9 && dr < 1e-9, "{name}: off by {dp} m, {dr} rad");
+        assert_eq!(eq.tensions.len(), dist.tensions.len());
         for (f, fstar) in eq.tensions.iter().zip(&dist.tensions) {
             assert_relative_eq!(*f, *fstar, epsilon = 1e-6);
         }
@@ -249,7 +248,7 @@ fn pretension_lands_exactly_on_the_pose() {
 
 #[test]
 fn slack_cables_carry_nothing_and_loose_cables_find_no_equilibrium() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let target = Pose::new(0.0, 0.0, 0.15, 0.0, 0.0, 0.0);
     let mut rest = kinematics::lengths(&robot, &target);
     // One cable 5 cm too long: it goes slack, the others hold the platform.
@@ -291,7 +290,7 @@ fn slack_cables_carry_nothing_and_loose_cables_find_no_equilibrium() {
 
 #[test]
 fn bad_rest_lengths_are_named() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let err = elastic_equilibrium(&robot, &[1.0; 3], &EquilibriumOptions::default()).unwrap_err();
     assert_eq!(
         err,
@@ -308,14 +307,14 @@ fn bad_rest_lengths_are_named() {
 
 #[test]
 fn ea_cables_pretension_exactly_too() {
-    let text = include_str!("../../../../robots/silva4.toml")
-        .replace("stiffness = 20000.0", "ea = 30000.0");
+    let text = edited(robot_text("silva4"), "stiffness = 20000.0", "ea = 30000.0");
     let robot = crate::robot::parse_robot(&text, "silva4-ea").expect("valid");
     let pose = Pose::new(0.1, -0.2, 0.6, 0.0, 0.0, 0.0);
     let (rest, dist) = pretensioned_rest_lengths(&robot, &pose, robot.tension).expect("feasible");
     let eq =
         elastic_equilibrium(&robot, &rest, &EquilibriumOptions::default()).expect("equilibrium");
     assert!((eq.pose.position - pose.position).amax() < 1e-9);
+    assert_eq!(eq.tensions.len(), dist.tensions.len());
     for (f, fstar) in eq.tensions.iter().zip(&dist.tensions) {
         assert_relative_eq!(*f, *fstar, epsilon = 1e-6);
     }
@@ -323,7 +322,7 @@ fn ea_cables_pretension_exactly_too() {
 
 #[test]
 fn interior_solutions_take_the_fast_path() {
-    let robot = builtin("uvigo8");
+    let robot = uvigo8();
     let pose = Pose::new(0.05, -0.03, 0.18, 0.01, -0.02, 0.03);
     let ik = kinematics::inverse(&robot, &pose);
     let w = ik.wrench_matrix();

@@ -4,6 +4,7 @@
 
 use super::fit::{FitMethod, FitOptions, Series, fit_dof, nrmse};
 use super::*;
+use crate::fixtures::edited;
 use std::f64::consts::TAU;
 
 /// Unit step response of K ω²/(s² + 2ζω s + ω²) at t ≥ 0 (closed form, all three regimes).
@@ -201,7 +202,7 @@ fn params_round_trip_and_errors_name_file_line_field() {
     let back = SurrogateParams::parse(&text, "p.toml").expect("parse");
     assert_eq!(back, p);
 
-    let bad = text.replace("damping = 1.1", "damping = -1.1");
+    let bad = edited(&text, "damping = 1.1", "damping = -1.1");
     let err = SurrogateParams::parse(&bad, "p.toml").expect_err("negative damping");
     let msg = err.to_string();
     assert!(msg.starts_with("p.toml:"), "{msg}");
@@ -213,7 +214,7 @@ fn params_round_trip_and_errors_name_file_line_field() {
         + 1;
     assert!(msg.contains(&format!(":{line}:")), "{msg}");
 
-    let typo = text.replace("natural_frequency_hz = 2.6", "natural_freq = 2.6");
+    let typo = edited(&text, "natural_frequency_hz = 2.6", "natural_freq = 2.6");
     let msg = SurrogateParams::parse(&typo, "p.toml")
         .expect_err("unknown key")
         .to_string();
@@ -244,7 +245,7 @@ fn params_errors_after_multi_line_arrays_name_the_table_and_key() {
         "{msg}"
     );
 
-    let text = text.replace("dampng = 1.1", "damping = 0.0");
+    let text = edited(text, "dampng = 1.1", "damping = 0.0");
     let msg = SurrogateParams::parse(&text, "p.toml")
         .expect_err("zero damping")
         .to_string();
@@ -253,7 +254,7 @@ fn params_errors_after_multi_line_arrays_name_the_table_and_key() {
         "{msg}"
     );
 
-    let text = text.replace("gain = 1.0\n", "");
+    let text = edited(&text, "gain = 1.0\n", "");
     let msg = SurrogateParams::parse(&text, "p.toml")
         .expect_err("missing gain")
         .to_string();

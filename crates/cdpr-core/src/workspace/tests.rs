@@ -3,6 +3,7 @@
 //! than the active-set QP the workspace uses; the volume estimate on a sphere; seed 000's box.
 
 use super::*;
+use crate::fixtures::uvigo8;
 use crate::statics::min_norm_qp_clarabel;
 
 /// W (6×m) and w_g at position p with zero rotation, moments about the platform origin.
@@ -35,10 +36,6 @@ fn independent_feasible(robot: &Robot, p: &Vector3<f64>, lo: f64, hi: f64) -> bo
         &DVector::from_element(m, hi),
     )
     .is_some()
-}
-
-fn uvigo8() -> Robot {
-    Robot::load("uvigo8").expect("uvigo8")
 }
 
 #[test]
@@ -195,6 +192,7 @@ fn orientation_range_shrinks_the_workspace() {
     assert_eq!(tilted[0], Vector3::zeros());
     let a = feasible_set(&robot, &grid, robot.tension, &zero, &|_| {});
     let b = feasible_set(&robot, &grid, robot.tension, &tilted, &|_| {});
+    assert_eq!(b.feasible.len(), a.feasible.len());
     assert!(
         b.feasible.iter().zip(&a.feasible).all(|(b, a)| !b || *a),
         "tilted ⊆ zero rotation"
