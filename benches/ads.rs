@@ -58,16 +58,8 @@ fn benches(c: &mut Criterion) {
     let robot = cdpr_core::fixtures::uvigo8();
     let rt = runtime(&robot);
 
-    let client = ads::Client::new(
-        ("127.0.0.1", rt.server.local_addr().port()),
-        ads::Timeouts::new(Duration::from_secs(2)),
-        ads::Source::Auto,
-    )
-    .expect("connects");
-    let dev = client.device(ads::AmsAddr::new(
-        ads::AmsNetId::new(127, 0, 0, 1, 1, 1),
-        851,
-    ));
+    let client = cdpr_ads::fixtures::client_at(("127.0.0.1", rt.server.local_addr().port()));
+    let dev = client.device(cdpr_ads::fixtures::target());
     let handle = ads::Handle::new(dev, "GVL_Shadow.aCmdLengths").expect("handle");
     let mut buf = [0u8; 64];
     c.bench_function("ads_read_by_handle_64B", |b| {

@@ -11,11 +11,8 @@
 //!
 //! Criterion times one back-to-back cycle too. Run: cargo bench --no-default-features --bench shadow
 
-use cdpr_ads::plc::{
-    self, AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Runtime, ServerConfig,
-    ShadowLink, Timing, WritePolicy,
-};
-use cdpr_ads::shadow::{self, CycleTiming, Shadow, ShadowConfig, Summary};
+use cdpr_ads::plc::{self, AdsController, Runtime, ServerConfig, Timing};
+use cdpr_ads::shadow::{self, Shadow, Summary};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::ModelKind;
 use cdpr_core::trajectory::{self, BuiltinOptions};
@@ -42,19 +39,7 @@ fn runtime(robot: &Robot, hold: Duration) -> Runtime {
 }
 
 fn shadow(rt: &Runtime, robot: &Robot, model: ModelKind) -> Shadow<AdsController> {
-    let target = AmsAddr::new(AmsNetId::LOCAL, 851);
-    let t = AdsTransport::connect(AdsConfig::new(rt.server.local_addr().to_string(), target))
-        .expect("connects");
-    let link = ShadowLink::connect(t, &robot.plc, WritePolicy::AllowListed).expect("resolves");
-    let mut config = ShadowConfig {
-        write: true,
-        timing: CycleTiming::Free {
-            period: Duration::from_millis(2),
-        },
-        ..ShadowConfig::default()
-    };
-    config.sim.model = model;
-    Shadow::new(link, Some(robot.clone()), config).expect("shadow")
+    cdpr_ads::fixtures::shadow_over_ads(rt, robot, model)
 }
 
 fn print(name: &str, s: &Summary) {

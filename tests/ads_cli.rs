@@ -33,16 +33,8 @@ fn cdpr_plc_serves_a_moving_trajectory_and_reports_on_exit() {
     );
     let addr = addr.as_str();
 
-    let client = ads::Client::new(
-        addr,
-        ads::Timeouts::new(Duration::from_secs(2)),
-        ads::Source::Auto,
-    )
-    .expect("connects");
-    let dev = client.device(ads::AmsAddr::new(
-        ads::AmsNetId::new(127, 0, 0, 1, 1, 1),
-        851,
-    ));
+    let client = cdpr_ads::fixtures::client_at(addr);
+    let dev = client.device(cdpr_ads::fixtures::target());
     let cmd = ads::Handle::new(dev, "GVL_Shadow.aCmdLengths").expect("handle");
     let read = || {
         let mut b = [0u8; 64];

@@ -5,14 +5,9 @@ use common::*;
 
 #[test]
 fn ik_json_has_the_contract_keys_and_right_numbers() {
-    let v = json(&[
-        "ik",
-        "--robot",
-        "robots/silva4.toml",
-        "--pose",
-        "-0.1,0.18488,0.47162",
-        "--json",
-    ]);
+    let v = json(&words(
+        "ik --robot robots/silva4.toml --pose -0.1,0.18488,0.47162 --json",
+    ));
     let lengths = floats(&v["lengths"]);
     // Seed 003, Table 2 (mm): the position gives back the measured lengths.
     let expected = [1.36206030, 1.42183276, 1.22378845, 1.15380164];
@@ -28,16 +23,10 @@ fn ik_json_has_the_contract_keys_and_right_numbers() {
 
 #[test]
 fn degrees_switch_the_angle_unit() {
-    let rad = json(&["ik", "-r", "uvigo8", "--pose", "0,0,0.1,0,0,0.1", "--json"]);
-    let deg = json(&[
-        "ik",
-        "-r",
-        "uvigo8",
-        "--pose",
-        "0,0,0.1,0,0,5.729577951308232",
-        "--degrees",
-        "--json",
-    ]);
+    let rad = json(&words("ik -r uvigo8 --pose 0,0,0.1,0,0,0.1 --json"));
+    let deg = json(&words(
+        "ik -r uvigo8 --pose 0,0,0.1,0,0,5.729577951308232 --degrees --json",
+    ));
     let (a, b) = (floats(&rad["lengths"]), floats(&deg["lengths"]));
     assert_eq!((a.len(), b.len()), (8, 8), "{a:?} {b:?}");
     for (x, y) in a.iter().zip(&b) {
@@ -51,19 +40,15 @@ fn degrees_switch_the_angle_unit() {
 #[test]
 fn fk_round_trips_ik_through_the_binary() {
     let pose = "0.04,-0.07,0.2,0.03,-0.02,0.1";
-    let v = json(&["ik", "-r", "uvigo8", "--pose", pose, "--json"]);
+    let v = json(&with("ik -r uvigo8 --pose", &[pose, "--json"]));
     let lengths: Vec<String> = floats(&v["lengths"])
         .iter()
         .map(|l| format!("{l:.15}"))
         .collect();
-    let f = json(&[
-        "fk",
-        "-r",
-        "uvigo8",
-        "--lengths",
-        &lengths.join(","),
-        "--json",
-    ]);
+    let f = json(&with(
+        "fk -r uvigo8 --lengths",
+        &[&lengths.join(","), "--json"],
+    ));
     let got = floats(&f["pose"]);
     assert_eq!(got.len(), 6, "{got:?}");
     for (g, e) in got.iter().zip([0.04, -0.07, 0.2, 0.03, -0.02, 0.1]) {
@@ -75,16 +60,9 @@ fn fk_round_trips_ik_through_the_binary() {
 
 #[test]
 fn fk_sphere_reproduces_seed_003() {
-    let f = json(&[
-        "fk",
-        "-r",
-        "silva4",
-        "--method",
-        "sphere",
-        "--json",
-        "--lengths",
-        "1.36206030,1.42183276,1.22378845,1.15380164",
-    ]);
+    let f = json(&words(
+        "fk -r silva4 --method sphere --json --lengths 1.36206030,1.42183276,1.22378845,1.15380164",
+    ));
     let p = floats(&f["pose"]);
     assert!(
         (p[0] * 1e3 + 100.00).abs() < 0.005
@@ -97,16 +75,9 @@ fn fk_sphere_reproduces_seed_003() {
 
 #[test]
 fn tensions_report_feasibility_and_exit_status() {
-    let v = json(&[
-        "tensions",
-        "-r",
-        "caroca",
-        "--pose",
-        "0,0,1.5",
-        "--payload",
-        "15",
-        "--json",
-    ]);
+    let v = json(&words(
+        "tensions -r caroca --pose 0,0,1.5 --payload 15 --json",
+    ));
     assert_eq!(v["feasible"], true);
     let t = floats(&v["tensions"]);
     assert!(t.iter().all(|f| (1.0..=6500.0).contains(f)));
@@ -114,9 +85,9 @@ fn tensions_report_feasibility_and_exit_status() {
     // 15 kg: the vertical components sum to m g, so Σ f ≥ 147 N.
     assert!(t.iter().sum::<f64>() > 15.0 * 9.81);
 
-    let o = cdpr(&[
-        "tensions", "-r", "uvigo8", "--pose", "0,0,0.05", "--f-min", "5", "--json",
-    ]);
+    let o = cdpr(&words(
+        "tensions -r uvigo8 --pose 0,0,0.05 --f-min 5 --json",
+    ));
     assert_eq!(o.status.code(), Some(2), "infeasible exits with 2");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("still one JSON object");
     assert_eq!(v["feasible"], false);
@@ -126,44 +97,28 @@ fn tensions_report_feasibility_and_exit_status() {
 
 #[test]
 fn equilibrium_modes() {
-    let sag = json(&[
-        "equilibrium",
-        "-r",
-        "uvigo8",
-        "--sag-at",
-        "0,0,0.05",
-        "--json",
-    ]);
+    let sag = json(&words("equilibrium -r uvigo8 --sag-at 0,0,0.05 --json"));
     let z = floats(&sag["pose"])[2];
     assert!((z - 0.0490666).abs() < 1e-7, "{z}");
-    let pre = json(&[
-        "equilibrium",
-        "-r",
-        "uvigo8",
-        "--pretensioned-at",
-        "0,0,0.05",
-        "--json",
-    ]);
+    let pre = json(&words(
+        "equilibrium -r uvigo8 --pretensioned-at 0,0,0.05 --json",
+    ));
     assert!((floats(&pre["pose"])[2] - 0.05).abs() < 1e-9);
     let rest: Vec<String> = floats(&pre["rest_lengths"])
         .iter()
         .map(|l| format!("{l:.15}"))
         .collect();
-    let again = json(&[
-        "equilibrium",
-        "-r",
-        "uvigo8",
-        "--rest-lengths",
-        &rest.join(","),
-        "--json",
-    ]);
+    let again = json(&with(
+        "equilibrium -r uvigo8 --rest-lengths",
+        &[&rest.join(","), "--json"],
+    ));
     assert!((floats(&again["pose"])[2] - 0.05).abs() < 1e-9);
     assert_eq!(floats(&again["tensions"]).len(), 8);
 }
 
 #[test]
 fn out_of_workspace_pose_warns_but_answers() {
-    let o = cdpr(&["ik", "-r", "uvigo8", "--pose", "0.5,0,0.1", "--json"]);
+    let o = cdpr(&words("ik -r uvigo8 --pose 0.5,0,0.1 --json"));
     assert!(o.status.success());
     assert!(stderr(&o).contains("outside uvigo8's workspace"));
     let _: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout stays pure JSON");
@@ -171,21 +126,21 @@ fn out_of_workspace_pose_warns_but_answers() {
 
 #[test]
 fn malformed_input_gives_clear_errors() {
-    let o = cdpr(&["ik", "-r", "uvigo8", "--pose", "0,zero,0.1"]);
+    let o = cdpr(&words("ik -r uvigo8 --pose 0,zero,0.1"));
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("item 2 `zero` is not a number"),
         "{}",
         stderr(&o)
     );
-    let o = cdpr(&["fk", "-r", "uvigo8", "--lengths", "1,2,3"]);
+    let o = cdpr(&words("fk -r uvigo8 --lengths 1,2,3"));
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("3 lengths given but the robot has 8 cables"),
         "{}",
         stderr(&o)
     );
-    let o = cdpr(&["ik", "-r", "nosuchrobot", "--pose", "0,0,0"]);
+    let o = cdpr(&words("ik -r nosuchrobot --pose 0,0,0"));
     assert!(
         stderr(&o).contains("no robot file `nosuchrobot`"),
         "{}",

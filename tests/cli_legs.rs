@@ -1,14 +1,7 @@
 //! The `cdpr` binary on the robots with legs: check, ik, simulate, and their errors.
 
-use std::process::{Command, Output};
-
-fn cdpr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cdpr"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cdpr runs")
-}
+mod common;
+use common::{cdpr, with, words};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -54,14 +47,7 @@ fn check_reports_the_papers_numbers() {
 #[test]
 fn ik_gives_actuators_or_says_why_not() {
     // On the axis the three carriages are equal (symmetry).
-    let o = cdpr(&[
-        "ik",
-        "--robot",
-        "keops",
-        "--pose",
-        "0,0,-0.6,0,0,0",
-        "--json",
-    ]);
+    let o = cdpr(&words("ik --robot keops --pose 0,0,-0.6,0,0,0 --json"));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     let a: Vec<f64> = serde_json::from_value(v["actuators"].clone()).expect("actuators");
@@ -71,11 +57,11 @@ fn ik_gives_actuators_or_says_why_not() {
         "{a:?}"
     );
     // Far below the cylinder: out of reach, exit code 2, the constraint named.
-    let o = cdpr(&["ik", "--robot", "keops", "--pose", "0,0,-1.5,0,0,0"]);
+    let o = cdpr(&words("ik --robot keops --pose 0,0,-1.5,0,0,0"));
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stdout).contains("NOT reachable"));
     // Level platform: both cranks horizontal (the rest pose of the file's geometry).
-    let o = cdpr(&["ik", "--robot", "rssu2", "--pose", "0,0,0,0,0,0", "--json"]);
+    let o = cdpr(&words("ik --robot rssu2 --pose 0,0,0,0,0,0 --json"));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     let a: Vec<f64> = serde_json::from_value(v["actuators"].clone()).expect("actuators");
     assert!(a.iter().all(|x| x.abs() < 1e-9), "{a:?}");
@@ -86,20 +72,10 @@ fn simulate_tilts_the_rssu2_and_judges_it_in_angles() {
     let dir = std::env::temp_dir().join(format!("cdpr-cli-legs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let csv = dir.join("tilt.csv");
-    let o = cdpr(&[
-        "simulate",
-        "--robot",
-        "rssu2",
-        "--trajectory",
-        "tilt",
-        "--speed",
-        "1.0",
-        "--control",
-        "ideal",
-        "--json",
-        "--out",
-        csv.to_str().expect("utf-8 path"),
-    ]);
+    let o = cdpr(&with(
+        "simulate --robot rssu2 --trajectory tilt --speed 1.0 --control ideal --json --out",
+        &[csv.to_str().expect("utf-8 path")],
+    ));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     let angles = v["angles"].as_array().expect("angle metrics");
@@ -114,22 +90,16 @@ fn simulate_tilts_the_rssu2_and_judges_it_in_angles() {
     assert!(header.contains("actuator_cmd_2,actuator_2"), "{header}");
     assert!(header.contains("leg_force_3"), "{header}");
     // A translating trajectory is refused with the way out; so is a cable-only model.
-    let o = cdpr(&["simulate", "--robot", "rssu2", "--trajectory", "seed000"]);
+    let o = cdpr(&words("simulate --robot rssu2 --trajectory seed000"));
     assert_eq!(o.status.code(), Some(1));
     assert!(
         text(&o.stderr).contains("use `tilt`"),
         "{}",
         text(&o.stderr)
     );
-    let o = cdpr(&[
-        "simulate",
-        "--robot",
-        "keops",
-        "--trajectory",
-        "seed000",
-        "--model",
-        "elastic",
-    ]);
+    let o = cdpr(&words(
+        "simulate --robot keops --trajectory seed000 --model elastic",
+    ));
     assert_eq!(o.status.code(), Some(1));
     assert!(
         text(&o.stderr).contains("only the `chain` model"),
@@ -147,19 +117,10 @@ fn the_rssu2_surrogate_fits_its_rapier_model_and_runs() {
     let params = params.to_str().expect("utf-8 path");
     // Identified on steps of roll and pitch (seed 004), judged on damped square waves it did
     // not see: the filters must beat taking the demand itself as the response by far.
-    let o = cdpr(&[
-        "surrogate",
-        "fit",
-        "--robot",
-        "rssu2",
-        "--signals",
-        "steps",
-        "--validate",
-        "dsquare",
-        "--out",
-        params,
-        "--json",
-    ]);
+    let o = cdpr(&with(
+        "surrogate fit --robot rssu2 --signals steps --validate dsquare --out",
+        &[params, "--json"],
+    ));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     let dofs: Vec<&str> = v["dofs"]
@@ -174,18 +135,10 @@ fn the_rssu2_surrogate_fits_its_rapier_model_and_runs() {
         let (nrmse, baseline) = (nrmse.expect("nrmse"), baseline.expect("baseline"));
         assert!(nrmse > 0.8 && nrmse > baseline + 0.3, "{score}");
     }
-    let o = cdpr(&[
-        "simulate",
-        "--robot",
-        "rssu2",
-        "--trajectory",
-        "tilt",
-        "--model",
-        "surrogate",
-        "--surrogate",
-        params,
-        "--json",
-    ]);
+    let o = cdpr(&with(
+        "simulate --robot rssu2 --trajectory tilt --model surrogate --surrogate",
+        &[params, "--json"],
+    ));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     let total = v["angles"]
@@ -205,20 +158,16 @@ fn workspace_reports_the_delta_cylinder_and_the_rssu2_reach() {
     let dir = std::env::temp_dir().join(format!("cdpr-cli-legs-ws-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let plot = dir.join("keops.png");
-    let o = cdpr(&[
-        "workspace",
-        "--robot",
-        "keops",
-        "--plot",
-        plot.to_str().expect("utf-8"),
-        "--json",
-    ]);
+    let o = cdpr(&with(
+        "workspace --robot keops --plot",
+        &[plot.to_str().expect("utf-8"), "--json"],
+    ));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["covered"], true);
     assert_eq!(v["coverage"]["points"], cylinder_cloud_points());
     assert!(std::fs::metadata(&plot).expect("plot written").len() > 10_000);
-    let o = cdpr(&["workspace", "--robot", "rssu2", "--json"]);
+    let o = cdpr(&words("workspace --robot rssu2 --json"));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     let pitch = v["pitch_deg"][1].as_f64().expect("pitch range");

@@ -5,15 +5,9 @@ use common::*;
 
 #[test]
 fn default_simulation_of_seed000_prints_seed_000_style_results() {
-    let o = cdpr(&[
-        "simulate",
-        "--robot",
-        "robots/uvigo8.toml",
-        "--trajectory",
-        "seed000",
-        "--speed",
-        "0.1",
-    ]);
+    let o = cdpr(&words(
+        "simulate --robot robots/uvigo8.toml --trajectory seed000 --speed 0.1",
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     for word in [
@@ -36,23 +30,10 @@ fn default_simulation_of_seed000_prints_seed_000_style_results() {
 fn json_and_csv_outputs_follow_the_contract() {
     let dir = scratch("cli_sim_json");
     let csv_path = dir.join("run.csv");
-    let v = json(&[
-        "simulate",
-        "-r",
-        "uvigo8",
-        "-t",
-        "seed000",
-        "--speed",
-        "0.4",
-        "--model",
-        "elastic",
-        "--control",
-        "ideal",
-        "--compensate",
-        "--json",
-        "--out",
-        csv_path.to_str().unwrap(),
-    ]);
+    let v = json(&with(
+        "simulate -r uvigo8 -t seed000 --speed 0.4 --model elastic --control ideal --compensate --json --out",
+        &[csv_path.to_str().unwrap()],
+    ));
     for key in [
         "lag_samples",
         "lag_s",
@@ -102,10 +83,10 @@ fn json_and_csv_outputs_follow_the_contract() {
 
 #[test]
 fn bad_inputs_are_named() {
-    let o = cdpr(&["simulate", "-r", "uvigo8", "-t", "nosuch"]);
+    let o = cdpr(&words("simulate -r uvigo8 -t nosuch"));
     assert!(!o.status.success());
     assert!(stderr(&o).contains("nosuch"), "{}", stderr(&o));
-    let o = cdpr(&["simulate", "-r", "uvigo8", "-t", "seed000", "--dt", "0.5"]);
+    let o = cdpr(&words("simulate -r uvigo8 -t seed000 --dt 0.5"));
     assert!(!o.status.success());
     assert!(stderr(&o).contains("dt must be"), "{}", stderr(&o));
 }

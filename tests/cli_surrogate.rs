@@ -12,21 +12,10 @@ fn cli_fit_from_a_recorded_run_then_simulate_with_the_surrogate() {
         csv.to_str().expect("utf-8"),
         params.to_str().expect("utf-8"),
     );
-    let o = cdpr(&[
-        "simulate",
-        "--robot",
-        "uvigo8",
-        "--trajectory",
-        "steps",
-        "--model",
-        "elastic",
-        "--control",
-        "length",
-        "--dt",
-        "0.002",
-        "--out",
-        csv_s,
-    ]);
+    let o = cdpr(&with(
+        "simulate --robot uvigo8 --trajectory steps --model elastic --control length --dt 0.002 --out",
+        &[csv_s],
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     let o = cdpr(&[
         "surrogate",
@@ -46,20 +35,10 @@ fn cli_fit_from_a_recorded_run_then_simulate_with_the_surrogate() {
         text.contains("[x]") && text.contains("[z]") && !text.contains("[y]"),
         "{text}"
     );
-    let v = json(&[
-        "simulate",
-        "--robot",
-        "uvigo8",
-        "--trajectory",
-        "seed000",
-        "--dt",
-        "0.002",
-        "--model",
-        "surrogate",
-        "--surrogate",
-        params_s,
-        "--json",
-    ]);
+    let v = json(&with(
+        "simulate --robot uvigo8 --trajectory seed000 --dt 0.002 --model surrogate --surrogate",
+        &[params_s, "--json"],
+    ));
     assert_eq!(v["model"], "surrogate");
     // Every step of the trajectory's 31.396 s at 2 ms was taken (its speed is a bench's
     // business: benches/surrogate.rs).
@@ -72,15 +51,9 @@ fn cli_fit_from_a_recorded_run_then_simulate_with_the_surrogate() {
     assert!((simulated - 31.396).abs() < 1e-9, "{v}");
 
     // Errors: the missing file, the missing option, a bad field named with file and line.
-    let o = cdpr(&[
-        "simulate",
-        "--robot",
-        "uvigo8",
-        "--trajectory",
-        "seed000",
-        "--model",
-        "surrogate",
-    ]);
+    let o = cdpr(&words(
+        "simulate --robot uvigo8 --trajectory seed000 --model surrogate",
+    ));
     assert!(
         !o.status.success() && stderr(&o).contains("--surrogate"),
         "{}",
@@ -90,17 +63,10 @@ fn cli_fit_from_a_recorded_run_then_simulate_with_the_surrogate() {
     let negative = text.replacen("damping = ", "damping = -", 1);
     assert_ne!(negative, text, "the parameter file has a damping to negate");
     std::fs::write(&bad, negative).expect("write");
-    let o = cdpr(&[
-        "simulate",
-        "--robot",
-        "uvigo8",
-        "--trajectory",
-        "seed000",
-        "--model",
-        "surrogate",
-        "--surrogate",
-        bad.to_str().expect("utf-8"),
-    ]);
+    let o = cdpr(&with(
+        "simulate --robot uvigo8 --trajectory seed000 --model surrogate --surrogate",
+        &[bad.to_str().expect("utf-8")],
+    ));
     let err = stderr(&o);
     assert!(
         !o.status.success() && err.contains("bad.toml:") && err.contains(".damping"),

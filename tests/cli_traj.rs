@@ -11,18 +11,10 @@ fn path_str(p: &std::path::Path) -> String {
 fn trajectory_writes_seed000_and_summarises_it_as_json() {
     let dir = scratch("cli_traj_seed000");
     let out = path_str(&dir.join("seed000.csv"));
-    let v = json(&[
-        "trajectory",
-        "--robot",
-        "uvigo8",
-        "--name",
-        "seed000",
-        "--speed",
-        "0.1",
-        "--out",
-        &out,
-        "--json",
-    ]);
+    let v = json(&with(
+        "trajectory --robot uvigo8 --name seed000 --speed 0.1 --out",
+        &[&out, "--json"],
+    ));
     assert_eq!(v["samples"], 15_699);
     let names: Vec<&str> = v["segments"]
         .as_array()
@@ -40,36 +32,20 @@ fn trajectory_writes_seed000_and_summarises_it_as_json() {
 
 #[test]
 fn check_passes_pickplace_on_silva4_and_fails_a_trapezoid_on_uvigo8() {
-    let v = json(&[
-        "trajectory",
-        "-r",
-        "silva4",
-        "--name",
-        "pickplace",
-        "--speed",
-        "0.5",
-        "--check",
-        "--json",
-    ]);
+    let v = json(&words(
+        "trajectory -r silva4 --name pickplace --speed 0.5 --check --json",
+    ));
     assert_eq!(v["check"]["ok"], true);
     assert_eq!(v["check"]["jerk"]["limit"], 22.5);
     // A trapezoid's acceleration steps are an unbounded jerk: exit status 2, named cable.
-    let o = cdpr(&["trajectory", "-r", "uvigo8", "--name", "seed000", "--check"]);
+    let o = cdpr(&words("trajectory -r uvigo8 --name seed000 --check"));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("jerk [m/s³]") && text.contains("EXCEEDS uvigo8's winch limits"));
     // Time scaling fixes a smooth trajectory that is too fast.
-    let v = json(&[
-        "trajectory",
-        "-r",
-        "silva4",
-        "--name",
-        "poly5",
-        "--speed",
-        "4",
-        "--time-scale",
-        "--json",
-    ]);
+    let v = json(&words(
+        "trajectory -r silva4 --name poly5 --speed 4 --time-scale --json",
+    ));
     assert_eq!(v["check"]["ok"], true);
     assert!(v["time_scale_factor"].as_f64().unwrap() > 1.0);
 }
@@ -79,15 +55,10 @@ fn compare_finds_the_shadows_delay_and_reports_per_segment() {
     let dir = scratch("cli_traj_compare");
     let reference = path_str(&dir.join("ref.csv"));
     let shadow = path_str(&dir.join("shadow.csv"));
-    let o = cdpr(&[
-        "trajectory",
-        "-r",
-        "uvigo8",
-        "--name",
-        "seed000",
-        "--out",
-        &reference,
-    ]);
+    let o = cdpr(&with(
+        "trajectory -r uvigo8 --name seed000 --out",
+        &[&reference],
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     let o = cdpr(&[
         "trajectory",
@@ -232,20 +203,12 @@ fn bad_inputs_fail_with_the_file_and_line() {
         err.contains("reading the reference trajectory") && err.contains("bad.csv:4: t = 0.05 s"),
         "{err}"
     );
-    let o = cdpr(&["trajectory", "-r", "uvigo8", "--name", "spiral"]);
+    let o = cdpr(&words("trajectory -r uvigo8 --name spiral"));
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains(
         "`spiral` is neither a built-in trajectory (seed000, pickplace, poly5, tilt, steps, chirp"
     ));
-    let o = cdpr(&[
-        "trajectory",
-        "-r",
-        "uvigo8",
-        "--name",
-        "seed000",
-        "--speed",
-        "0",
-    ]);
+    let o = cdpr(&words("trajectory -r uvigo8 --name seed000 --speed 0"));
     assert!(
         stderr(&o).contains("speed = 0: must be a positive"),
         "{}",

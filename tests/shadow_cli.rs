@@ -228,22 +228,10 @@ fn shadow_follows_seed000_writes_back_and_matches_simulate() {
     // Against `cdpr simulate` of the same trajectory with the same model: same columns, and
     // the same motion once the start offset (PLC hold minus the shadow's start) is removed.
     let sim_csv = dir.join("sim.csv");
-    let sim = common::json(&[
-        "simulate",
-        "--robot",
-        "uvigo8",
-        "--trajectory",
-        "seed000",
-        "--speed",
-        "0.4",
-        "--model",
-        "chain",
-        "--control",
-        "ideal",
-        "--out",
-        sim_csv.to_str().expect("utf-8"),
-        "--json",
-    ]);
+    let sim = common::json(&common::with(
+        "simulate --robot uvigo8 --trajectory seed000 --speed 0.4 --model chain --control ideal --out",
+        &[sim_csv.to_str().expect("utf-8"), "--json"],
+    ));
     assert!(sim["error"].is_null());
     let (sim_header, _) = csv_rows(&sim_csv);
     assert_eq!(

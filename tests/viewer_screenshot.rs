@@ -418,7 +418,7 @@ fn live_mode_window_shows_the_shadow_of_a_virtual_plc_and_flushes_its_record() {
 
 fn live_mode_errors_name_what_is_wrong_without_a_window() {
     // Options that do not fit live mode are refused before any connection.
-    let o = cdpr(&["view", "--plc", "127.0.0.1", "--trajectory", "seed000"]);
+    let o = cdpr(&words("view --plc 127.0.0.1 --trajectory seed000"));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -430,7 +430,7 @@ fn live_mode_errors_name_what_is_wrong_without_a_window() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--plc"), "{}", stderr(&o));
     // Nobody listening: the address is named, with the hint for a real TwinCAT.
-    let o = cdpr(&["view", "--plc", "127.0.0.1:1", "--timeout", "200ms"]);
+    let o = cdpr(&words("view --plc 127.0.0.1:1 --timeout 200ms"));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -439,7 +439,7 @@ fn live_mode_errors_name_what_is_wrong_without_a_window() {
     );
     assert!(!err.contains("panicked"), "{err}");
     // A host name gives no NetId to derive.
-    let o = cdpr(&["view", "--plc", "plc.invalid"]);
+    let o = cdpr(&words("view --plc plc.invalid"));
     let err = stderr(&o);
     assert!(err.contains("--ams-net-id is needed"), "{err}");
 }

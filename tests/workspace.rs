@@ -7,16 +7,10 @@ use common::*;
 fn uvigo8_workspace_contains_the_test_box_and_reports_the_5n_height() {
     let dir = scratch("cli_workspace");
     let png = dir.join("ws.png");
-    let v = json(&[
-        "workspace",
-        "--robot",
-        "uvigo8",
-        "--grid",
-        "10",
-        "--plot",
-        png.to_str().expect("utf-8"),
-        "--json",
-    ]);
+    let v = json(&with(
+        "workspace --robot uvigo8 --grid 10 --plot",
+        &[png.to_str().expect("utf-8"), "--json"],
+    ));
     assert_eq!(v["workspace_box"]["contained"], true, "{v}");
     let volume = v["volume"]["volume"].as_f64().expect("volume");
     // Far less than the 2.9 × 2.3 × 0.85 m frame, far more than the 8 l test box.
@@ -38,7 +32,7 @@ fn uvigo8_workspace_contains_the_test_box_and_reports_the_5n_height() {
 
 #[test]
 fn text_report_and_clear_errors() {
-    let o = cdpr(&["workspace", "--robot", "uvigo8", "--grid", "6", "--no-plot"]);
+    let o = cdpr(&words("workspace --robot uvigo8 --grid 6 --no-plot"));
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     for word in [
@@ -49,7 +43,7 @@ fn text_report_and_clear_errors() {
     ] {
         assert!(out.contains(word), "missing `{word}` in:\n{out}");
     }
-    let o = cdpr(&["workspace", "--robot", "uvigo8", "--region", "0,0,0,1,1"]);
+    let o = cdpr(&words("workspace --robot uvigo8 --region 0,0,0,1,1"));
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("--region needs 6 numbers"),
@@ -57,16 +51,9 @@ fn text_report_and_clear_errors() {
         stderr(&o)
     );
     // A tension floor the robot cannot keep in its box: a computed "no", exit status 2.
-    let o = cdpr(&[
-        "workspace",
-        "--robot",
-        "uvigo8",
-        "--grid",
-        "4",
-        "--f-min",
-        "8",
-        "--no-plot",
-    ]);
+    let o = cdpr(&words(
+        "workspace --robot uvigo8 --grid 4 --f-min 8 --no-plot",
+    ));
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stdout(&o).contains("NOT contained"));
 }

@@ -7,6 +7,19 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// The words of `line` (split at blanks) followed by `tail`: a command line written as one
+/// string, with the arguments that are not literals (paths) appended.
+pub fn with<'a>(line: &'a str, tail: &[&'a str]) -> Vec<&'a str> {
+    line.split_whitespace()
+        .chain(tail.iter().copied())
+        .collect()
+}
+
+/// The words of `line`, split at blanks.
+pub fn words(line: &str) -> Vec<&str> {
+    with(line, &[])
+}
+
 pub fn cdpr(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cdpr"))
         .args(args)

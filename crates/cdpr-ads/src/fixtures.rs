@@ -30,9 +30,13 @@ pub fn runtime_with(robot: &Robot, trajectory: Trajectory) -> Runtime {
 
 /// An `ads` crate client of `rt`'s server.
 pub fn client(rt: &Runtime) -> ads::Client {
-    let addr = rt.server.local_addr();
+    client_at(("127.0.0.1", rt.server.local_addr().port()))
+}
+
+/// An `ads` crate client of the AMS/TCP server at `addr` (2 s timeouts).
+pub fn client_at(addr: impl std::net::ToSocketAddrs) -> ads::Client {
     ads::Client::new(
-        ("127.0.0.1", addr.port()),
+        addr,
         ads::Timeouts::new(Duration::from_secs(2)),
         ads::Source::Auto,
     )
@@ -50,4 +54,27 @@ pub fn f64s(bytes: &[u8]) -> Vec<f64> {
         .chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
         .collect()
+}
+
+/// A writing, free-running (2 ms) shadow of `robot` with `model`, over ADS to `rt`'s server.
+pub fn shadow_over_ads(
+    rt: &Runtime,
+    robot: &Robot,
+    model: cdpr_core::sim::ModelKind,
+) -> crate::shadow::Shadow<crate::plc::AdsController> {
+    use crate::plc::{AdsConfig, AdsTransport, AmsAddr, AmsNetId, ShadowLink, WritePolicy};
+    use crate::shadow::{CycleTiming, Shadow, ShadowConfig};
+    let target = AmsAddr::new(AmsNetId::LOCAL, 851);
+    let t = AdsTransport::connect(AdsConfig::new(rt.server.local_addr().to_string(), target))
+        .expect("connects");
+    let link = ShadowLink::connect(t, &robot.plc, WritePolicy::AllowListed).expect("resolves");
+    let mut config = ShadowConfig {
+        write: true,
+        timing: CycleTiming::Free {
+            period: Duration::from_millis(2),
+        },
+        ..ShadowConfig::default()
+    };
+    config.sim.model = model;
+    Shadow::new(link, Some(robot.clone()), config).expect("the shadow starts")
 }

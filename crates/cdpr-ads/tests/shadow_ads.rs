@@ -3,32 +3,15 @@
 //! it, and the PLC's view of its reaction time.
 
 use cdpr_ads::fixtures::*;
-use cdpr_ads::plc::{
-    AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Runtime, ShadowLink, WritePolicy,
-};
-use cdpr_ads::shadow::{self, CycleTiming, Shadow, ShadowConfig};
+use cdpr_ads::plc::{AdsController, Runtime};
+use cdpr_ads::shadow::{self, Shadow};
 use cdpr_core::sim::ModelKind;
 use cdpr_core::trajectory::{self, BuiltinOptions};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 fn shadow_of(rt: &Runtime) -> Shadow<AdsController> {
-    let robot = uvigo8();
-    let t = AdsTransport::connect(AdsConfig::new(
-        rt.server.local_addr().to_string(),
-        AmsAddr::new(AmsNetId::LOCAL, 851),
-    ))
-    .expect("connects");
-    let link = ShadowLink::connect(t, &robot.plc, WritePolicy::AllowListed).expect("resolves");
-    let mut config = ShadowConfig {
-        write: true,
-        timing: CycleTiming::Free {
-            period: Duration::from_millis(2),
-        },
-        ..ShadowConfig::default()
-    };
-    config.sim.model = ModelKind::Elastic;
-    Shadow::new(link, Some(robot), config).expect("starts")
+    shadow_over_ads(rt, &uvigo8(), ModelKind::Elastic)
 }
 
 #[test]

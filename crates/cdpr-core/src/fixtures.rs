@@ -44,3 +44,34 @@ pub fn edited(text: &str, from: &str, to: &str) -> String {
     );
     text.replace(from, to)
 }
+
+/// Header and rows (as text) of a CSV, e.g. a run's record.
+pub fn csv_rows(source: impl std::io::Read) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_reader(source);
+    let header = r
+        .headers()
+        .expect("a CSV header")
+        .iter()
+        .map(String::from)
+        .collect();
+    let rows = r
+        .records()
+        .map(|row| row.expect("a CSV row").iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+/// The index of the column `name` (panics when absent: the test's record lacks it).
+pub fn column(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
+}
+
+/// Cell `k` of `row` as a number.
+pub fn num(row: &[String], k: usize) -> f64 {
+    row[k]
+        .parse()
+        .unwrap_or_else(|_| panic!("cell {k} `{}` is not a number", row[k]))
+}

@@ -6,7 +6,7 @@ use crate::plc::memory::{self, PlcMemory};
 use crate::plc::{
     InProcessController, InProcessTransport, PlcCore, ShadowLink, SymbolTable, Timing, WritePolicy,
 };
-use cdpr_core::fixtures::uvigo8;
+use cdpr_core::fixtures::{column, csv_rows, num, uvigo8};
 use cdpr_core::kinematics::Pose;
 use cdpr_core::robot::PlcSymbols;
 use cdpr_core::sim::run::{self as sim_run, RunOptions};
@@ -88,26 +88,7 @@ impl Write for Buffer {
 /// Header and rows of a record.
 fn parse(buffer: &Buffer) -> (Vec<String>, Vec<Vec<String>>) {
     let bytes = buffer.0.lock().expect("buffer").clone();
-    let mut r = csv::Reader::from_reader(bytes.as_slice());
-    let header = r
-        .headers()
-        .expect("header")
-        .iter()
-        .map(String::from)
-        .collect();
-    let rows = r
-        .records()
-        .map(|row| row.expect("row").iter().map(String::from).collect())
-        .collect();
-    (header, rows)
-}
-
-fn column(header: &[String], name: &str) -> usize {
-    header.iter().position(|h| h == name).expect(name)
-}
-
-fn num(row: &[String], k: usize) -> f64 {
-    row[k].parse().expect("number")
+    csv_rows(bytes.as_slice())
 }
 
 fn external_writes(core: &PlcCore) -> u64 {
