@@ -11,21 +11,9 @@ use std::time::Duration;
 fn cdpr_plc_serves_a_moving_trajectory_and_reports_on_exit() {
     // Before the PLC starts: its tasks cannot have run longer than this.
     let spawned = std::time::Instant::now();
-    let (child, addr) = plc(&[
-        "--robot",
-        "uvigo8",
-        "--listen",
-        "127.0.0.1:0",
-        "--trajectory",
-        "seed000",
-        "--speed",
-        "0.4",
-        "--hold",
-        "20ms",
-        "--duration",
-        "1.5",
-        "--json",
-    ]);
+    let (child, addr) = plc(&common::words(
+        "--robot uvigo8 --listen 127.0.0.1:0 --trajectory seed000 --speed 0.4 --hold 20ms --duration 1.5 --json",
+    ));
     let line = &child.first_line;
     assert!(
         line.contains("as 127.0.0.1.1.1:851") && line.contains("seed000"),
@@ -79,43 +67,23 @@ fn cdpr_plc_serves_a_moving_trajectory_and_reports_on_exit() {
 #[test]
 fn cdpr_plc_names_bad_options() {
     let run = common::cdpr;
-    let o = run(&[
-        "plc",
-        "--robot",
-        "uvigo8",
-        "--trajectory",
-        "nosuch",
-        "--duration",
-        "0",
-    ]);
+    let o = run(&common::words(
+        "plc --robot uvigo8 --trajectory nosuch --duration 0",
+    ));
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("nosuch"));
-    let o = run(&[
-        "plc",
-        "--robot",
-        "uvigo8",
-        "--nc",
-        "3ms",
-        "--listen",
-        "127.0.0.1:0",
-        "--duration",
-        "0",
-    ]);
+    let o = run(&common::words(
+        "plc --robot uvigo8 --nc 3ms --listen 127.0.0.1:0 --duration 0",
+    ));
     assert!(!o.status.success());
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("multiple"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let o = run(&[
-        "plc",
-        "--robot",
-        "uvigo8",
-        "--ams-net-id",
-        "1.2.3",
-        "--duration",
-        "0",
-    ]);
+    let o = run(&common::words(
+        "plc --robot uvigo8 --ams-net-id 1.2.3 --duration 0",
+    ));
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("6 dot-separated"));
 }

@@ -99,17 +99,7 @@ fn shadow_follows_seed000_writes_back_and_matches_simulate() {
     let record = dir.join("run.csv");
     let (plc, addr) = plc(
         "127.0.0.1:0",
-        &[
-            "--trajectory",
-            "seed000",
-            "--speed",
-            "0.4",
-            "--hold",
-            "1s",
-            "--duration",
-            "13",
-            "--json",
-        ],
+        &common::words("--trajectory seed000 --speed 0.4 --hold 1s --duration 13 --json"),
     );
     // What the shadow will read at start (the PLC holds its start pose for 1 s).
     let mut watch = link(&addr);
@@ -396,14 +386,7 @@ fn ctrl_c_stops_the_shadow_and_flushes_the_record() {
     let record = dir.join("run.csv");
     let (plc, addr) = plc(
         "127.0.0.1:0",
-        &[
-            "--trajectory",
-            "seed000",
-            "--hold",
-            "20ms",
-            "--duration",
-            "5",
-        ],
+        &common::words("--trajectory seed000 --hold 20ms --duration 5"),
     );
     // Before the shadow starts: its clock cannot have run longer than this.
     let spawned = Instant::now();

@@ -107,18 +107,9 @@ fn the_viewer_steps_the_core_exactly_as_cdpr_simulate_at_60_fps() {
 #[test]
 fn slow_and_irregular_frames_change_nothing_but_the_steps_per_frame() {
     // A software renderer's 50–400 ms frames: the same states at the same steps.
-    let rows = simulate_csv(&[
-        "-r",
-        "silva4",
-        "-t",
-        "pickplace",
-        "--speed",
-        "0.5",
-        "--model",
-        "elastic",
-        "--control",
-        "tension",
-    ]);
+    let rows = simulate_csv(&common::words(
+        "-r silva4 -t pickplace --speed 0.5 --model elastic --control tension",
+    ));
     let scenario = Scenario {
         speed: 0.5,
         model: ModelKind::Elastic,

@@ -332,14 +332,9 @@ struct VirtualPlc {
 
 impl VirtualPlc {
     fn start() -> VirtualPlc {
-        let (process, address) = plc(&[
-            "--robot",
-            "uvigo8",
-            "--trajectory",
-            "seed000",
-            "--listen",
-            "127.0.0.1:0",
-        ]);
+        let (process, address) = plc(&common::words(
+            "--robot uvigo8 --trajectory seed000 --listen 127.0.0.1:0",
+        ));
         VirtualPlc { process, address }
     }
 }
