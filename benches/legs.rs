@@ -62,16 +62,7 @@ fn steps(c: &mut Criterion) {
         &Pose::from_position(centre + Vector3::x() * 0.02),
     )
     .expect("starts");
-    let mut k = 0;
-    c.bench_function("keops chain step (6 arms)", |b| {
-        b.iter(|| {
-            sim.set_command(&Command::Lengths(commands[k % 1000].clone()))
-                .expect("valid");
-            k += 1;
-            sim.step().expect("steps");
-            black_box(sim.state().pose)
-        })
-    });
+    bench_steps(c, "keops chain step (6 arms)", &mut sim, &commands);
     let rssu2 = load("rssu2");
     let Mechanism::Rssu2(r) = rssu2.mechanism.clone() else {
         panic!("rssu2 is a 2-RSSU")
@@ -84,12 +75,17 @@ fn steps(c: &mut Criterion) {
                 .to_vec()
         })
         .collect();
-    k = 0;
     let mut sim =
         Sim::at(&rssu2, config, &Pose::new(0.0, 0.0, 0.0, 0.0, 0.1, 0.0)).expect("starts");
-    c.bench_function("rssu2 chain step", |b| {
+    bench_steps(c, "rssu2 chain step", &mut sim, &commands);
+}
+
+/// One physics step per iteration, the actuators commanded around `commands` in turn.
+fn bench_steps(c: &mut Criterion, name: &str, sim: &mut Sim, commands: &[Vec<f64>]) {
+    let mut k = 0;
+    c.bench_function(name, |b| {
         b.iter(|| {
-            sim.set_command(&Command::Lengths(commands[k % 1000].clone()))
+            sim.set_command(&Command::Lengths(commands[k % commands.len()].clone()))
                 .expect("valid");
             k += 1;
             sim.step().expect("steps");

@@ -35,6 +35,27 @@ fn chain(control: ControlMode) -> SimConfig {
     }
 }
 
+/// Every `every`-th record: the simulated actuators within `tolerance` of where the closed
+/// form `ik` puts them for the simulated pose.
+fn assert_actuators_follow(
+    outcome: &cdpr_core::sim::run::RunOutcome,
+    every: usize,
+    tolerance: f64,
+    ik: impl Fn(&Pose) -> Vec<f64>,
+) {
+    for r in outcome.records.iter().step_by(every) {
+        let expected = ik(&r.state.pose);
+        assert_eq!(expected.len(), r.state.winch.len());
+        for (got, want) in r.state.winch.iter().zip(&expected) {
+            assert!(
+                (got - want).abs() < tolerance,
+                "{expected:?} {:?}",
+                r.state.winch
+            );
+        }
+    }
+}
+
 #[test]
 fn keops_covers_seed_002s_cylinder_on_a_10_mm_cloud() {
     let (_, delta, cylinder) = keops();
@@ -166,16 +187,9 @@ fn simulated_keops_lands_where_the_inverse_kinematics_says() {
         // measured 1.5 mrad at the corners' accelerations).
         assert!(angle < 5e-3, "{control:?}: {angle} rad");
         // The actuators sit where the closed form puts the carriages for the simulated pose.
-        for r in outcome.records.iter().step_by(500) {
-            let ik = delta.actuators(&r.state.pose.position).expect("in reach");
-            for i in 0..3 {
-                assert!(
-                    (r.state.winch[i] - ik[i]).abs() < 1e-3,
-                    "{ik:?} {:?}",
-                    r.state.winch
-                );
-            }
-        }
+        assert_actuators_follow(&outcome, 500, 1e-3, |pose| {
+            delta.actuators(&pose.position).expect("in reach").to_vec()
+        });
     }
 }
 
@@ -209,18 +223,12 @@ fn simulated_rssu2_turns_where_the_inverse_kinematics_says() {
         assert!(angle < bound, "{control:?}: {} °", angle.to_degrees());
         // The universal joint holds the centre in place and the yaw at zero.
         assert!(position < 1e-3, "{control:?}: {position} m");
-        for rec in outcome.records.iter().step_by(250) {
-            let pose = rec.state.pose;
+        assert_actuators_follow(&outcome, 250, 2e-3, |pose| {
             assert!(pose.rpy.z.abs() < 1e-3);
-            let theta = r.inverse(pose.rpy.x, pose.rpy.y).expect("in reach");
-            for i in 0..2 {
-                assert!(
-                    (rec.state.winch[i] - theta[i]).abs() < 2e-3,
-                    "{theta:?} {:?}",
-                    rec.state.winch
-                );
-            }
-        }
+            r.inverse(pose.rpy.x, pose.rpy.y)
+                .expect("in reach")
+                .to_vec()
+        });
     }
 }
 
