@@ -127,25 +127,11 @@ fn out_of_workspace_pose_warns_but_answers() {
 #[test]
 fn malformed_input_gives_clear_errors() {
     let o = cdpr(&words("ik -r uvigo8 --pose 0,zero,0.1"));
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("item 2 `zero` is not a number"),
-        "{}",
-        stderr(&o)
-    );
+    common::assert_fails(&o, "item 2 `zero` is not a number");
     let o = cdpr(&words("fk -r uvigo8 --lengths 1,2,3"));
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("3 lengths given but the robot has 8 cables"),
-        "{}",
-        stderr(&o)
-    );
+    common::assert_fails(&o, "3 lengths given but the robot has 8 cables");
     let o = cdpr(&words("ik -r nosuchrobot --pose 0,0,0"));
-    assert!(
-        stderr(&o).contains("no robot file `nosuchrobot`"),
-        "{}",
-        stderr(&o)
-    );
+    common::assert_stderr(&o, "no robot file `nosuchrobot`");
 }
 
 #[test]

@@ -209,11 +209,7 @@ fn bad_inputs_fail_with_the_file_and_line() {
         "`spiral` is neither a built-in trajectory (seed000, pickplace, poly5, tilt, steps, chirp"
     ));
     let o = cdpr(&words("trajectory -r uvigo8 --name seed000 --speed 0"));
-    assert!(
-        stderr(&o).contains("speed = 0: must be a positive"),
-        "{}",
-        stderr(&o)
-    );
+    common::assert_stderr(&o, "speed = 0: must be a positive");
 }
 
 #[test]

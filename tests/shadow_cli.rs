@@ -10,7 +10,7 @@ use cdpr_ads::plc::{
     AdsConfig, AdsTransport, AmsAddr, AmsNetId, Controller, ShadowLink, WritePolicy,
 };
 use cdpr_ads::shadow::ShadowConfig;
-use cdpr_core::fixtures::uvigo8;
+use cdpr_core::fixtures::{column, csv_rows, num, uvigo8};
 use cdpr_core::kinematics::Pose;
 use cdpr_core::metrics::{self, CompareOptions};
 use cdpr_core::sim::{Command as SimCommand, Sim};
@@ -47,16 +47,8 @@ fn link(addr: &str) -> cdpr_ads::plc::AdsController {
 
 /// Raw ADS reads of one symbol by name (what a TwinCAT engineer would look at).
 fn read_symbol(addr: &str, name: &str, len: usize) -> Vec<u8> {
-    let client = ads::Client::new(
-        addr,
-        ads::Timeouts::new(Duration::from_secs(2)),
-        ads::Source::Auto,
-    )
-    .expect("connects");
-    let dev = client.device(ads::AmsAddr::new(
-        ads::AmsNetId::new(127, 0, 0, 1, 1, 1),
-        851,
-    ));
+    let client = cdpr_ads::fixtures::client_at(addr);
+    let dev = client.device(cdpr_ads::fixtures::target());
     let h = ads::Handle::new(dev, name).expect("handle");
     let mut b = vec![0u8; len];
     h.read(&mut b).expect("read");
@@ -70,27 +62,8 @@ fn f64s(b: &[u8]) -> Vec<f64> {
 }
 
 /// Header and rows of a CSV file.
-fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut r = csv::Reader::from_path(path).expect("csv");
-    let header = r
-        .headers()
-        .expect("header")
-        .iter()
-        .map(String::from)
-        .collect();
-    let rows = r
-        .records()
-        .map(|x| x.expect("row").iter().map(String::from).collect())
-        .collect();
-    (header, rows)
-}
-
-fn col(header: &[String], name: &str) -> usize {
-    header.iter().position(|h| h == name).expect(name)
-}
-
-fn num(row: &[String], k: usize) -> f64 {
-    row[k].parse().expect("number")
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    csv_rows(std::fs::File::open(path).expect("the CSV exists"))
 }
 
 #[test]
@@ -169,8 +142,8 @@ fn shadow_follows_seed000_writes_back_and_matches_simulate() {
     assert!(plc_stats["reaction_p50_cycles"].as_u64().expect("p50") >= 1);
 
     // Every pose seen on the PLC is one the shadow recorded (mm on the PLC, m in the record).
-    let (header, rows) = csv_rows(&record);
-    let x = col(&header, "x");
+    let (header, rows) = read_csv(&record);
+    let x = column(&header, "x");
     assert!(!polled.is_empty(), "no pose reached the PLC");
     for pose in &polled {
         let found = rows.iter().any(|r| {
@@ -200,7 +173,7 @@ fn shadow_follows_seed000_writes_back_and_matches_simulate() {
     replay
         .settle(&SimCommand::Lengths(start_lengths))
         .expect("settles");
-    let cmd = col(&header, "length_cmd_1");
+    let cmd = column(&header, "length_cmd_1");
     let mut worst: f64 = 0.0;
     for row in &rows {
         let command = (0..8).map(|k| num(row, cmd + 3 * k)).collect();
@@ -223,7 +196,7 @@ fn shadow_follows_seed000_writes_back_and_matches_simulate() {
         &[sim_csv.to_str().expect("utf-8"), "--json"],
     ));
     assert!(sim["error"].is_null());
-    let (sim_header, _) = csv_rows(&sim_csv);
+    let (sim_header, _) = read_csv(&sim_csv);
     assert_eq!(
         header[..sim_header.len()],
         sim_header[..],
@@ -365,8 +338,8 @@ fn a_shadow_whose_plc_dies_and_returns_reconnects_and_marks_the_gap() {
         "the shadow answers the new PLC"
     );
     // The record jumps over the outage once, flagged.
-    let (header, rows) = csv_rows(&record);
-    let (t, gap) = (col(&header, "t"), col(&header, "gap"));
+    let (header, rows) = read_csv(&record);
+    let (t, gap) = (column(&header, "t"), column(&header, "gap"));
     let flagged: Vec<usize> = (0..rows.len()).filter(|&k| rows[k][gap] == "1").collect();
     assert_eq!(flagged.len(), 1);
     let k = flagged[0];
@@ -415,7 +388,7 @@ fn ctrl_c_stops_the_shadow_and_flushes_the_record() {
         steps > 0 && steps as f64 * 1e-3 <= wall,
         "{steps} steps of 1 ms in {wall:.3} s"
     );
-    let (_, rows) = csv_rows(&record);
+    let (_, rows) = read_csv(&record);
     assert_eq!(rows.len() as u64, steps, "every step is in the record");
     let _ = plc.finish();
 }

@@ -44,12 +44,7 @@ fn text_report_and_clear_errors() {
         assert!(out.contains(word), "missing `{word}` in:\n{out}");
     }
     let o = cdpr(&words("workspace --robot uvigo8 --region 0,0,0,1,1"));
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("--region needs 6 numbers"),
-        "{}",
-        stderr(&o)
-    );
+    common::assert_fails(&o, "--region needs 6 numbers");
     // A tension floor the robot cannot keep in its box: a computed "no", exit status 2.
     let o = cdpr(&words(
         "workspace --robot uvigo8 --grid 4 --f-min 8 --no-plot",

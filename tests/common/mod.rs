@@ -36,6 +36,21 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `o` failed and said `needle` on stderr.
+pub fn assert_fails(o: &Output, needle: &str) {
+    assert!(!o.status.success(), "expected a failure: {}", stdout(o));
+    assert_stderr(o, needle);
+}
+
+/// `o` said `needle` on stderr.
+pub fn assert_stderr(o: &Output, needle: &str) {
+    assert!(
+        stderr(o).contains(needle),
+        "no `{needle}` in: {}",
+        stderr(o)
+    );
+}
+
 /// Runs, expects success, parses stdout as one JSON object.
 pub fn json(args: &[&str]) -> serde_json::Value {
     let o = cdpr(args);
