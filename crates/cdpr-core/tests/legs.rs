@@ -7,7 +7,7 @@ use cdpr_core::legs::coverage::coverage;
 use cdpr_core::legs::design::{DesignGrid, smallest_covering};
 use cdpr_core::legs::{LinearDelta, Violation};
 use cdpr_core::robot::{Mechanism, Robot};
-use cdpr_core::sim::run::{RunOptions, run};
+use cdpr_core::sim::run::{RunOptions, RunOutcome, run};
 use cdpr_core::sim::{Command, ControlMode, ModelKind, Sim, SimConfig};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 
@@ -35,10 +35,21 @@ fn chain(control: ControlMode) -> SimConfig {
     }
 }
 
+/// `traj` through the legs' chain model with `control`, run to its end without error.
+fn run_chain(robot: &Robot, traj: &Trajectory, control: ControlMode) -> RunOutcome {
+    let options = RunOptions {
+        config: chain(control),
+        ..Default::default()
+    };
+    let outcome = run(robot, traj, &options, &mut |_| {}).expect("runs");
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    outcome
+}
+
 /// Every `every`-th record: the simulated actuators within `tolerance` of where the closed
 /// form `ik` puts them for the simulated pose.
 fn assert_actuators_follow(
-    outcome: &cdpr_core::sim::run::RunOutcome,
+    outcome: &RunOutcome,
     every: usize,
     tolerance: f64,
     ik: impl Fn(&Pose) -> Vec<f64>,
@@ -153,7 +164,7 @@ fn rssu2_reproduces_seed_004s_table_1_ranges() {
 
 /// Largest distance between the simulated and the commanded platform position (m) and the
 /// largest angle error (rad), over a run.
-fn worst_errors(outcome: &cdpr_core::sim::run::RunOutcome, traj: &Trajectory) -> (f64, f64) {
+fn worst_errors(outcome: &RunOutcome, traj: &Trajectory) -> (f64, f64) {
     let (commanded, actual) = (outcome.commanded(traj), outcome.actual(traj));
     let mut worst = (0.0f64, 0.0f64);
     assert!(!commanded.samples.is_empty());
@@ -175,12 +186,7 @@ fn simulated_keops_lands_where_the_inverse_kinematics_says() {
     };
     let traj = trajectory::load("seed000", &robot, &options).expect("a trajectory");
     for (control, bound) in [(ControlMode::Ideal, 0.5e-3), (ControlMode::Length, 8e-3)] {
-        let run_options = RunOptions {
-            config: chain(control),
-            ..Default::default()
-        };
-        let outcome = run(&robot, &traj, &run_options, &mut |_| {}).expect("runs");
-        assert!(outcome.error.is_none(), "{:?}", outcome.error);
+        let outcome = run_chain(&robot, &traj, control);
         let (position, angle) = worst_errors(&outcome, &traj);
         assert!(position < bound, "{control:?}: {position} m");
         // The parallelograms keep the platform's orientation (to the solver's compliance:
@@ -213,12 +219,7 @@ fn simulated_rssu2_turns_where_the_inverse_kinematics_says() {
         (ControlMode::Ideal, 0.05f64.to_radians()),
         (ControlMode::Length, 0.15f64.to_radians()),
     ] {
-        let run_options = RunOptions {
-            config: chain(control),
-            ..Default::default()
-        };
-        let outcome = run(&robot, &traj, &run_options, &mut |_| {}).expect("runs");
-        assert!(outcome.error.is_none(), "{:?}", outcome.error);
+        let outcome = run_chain(&robot, &traj, control);
         let (position, angle) = worst_errors(&outcome, &traj);
         assert!(angle < bound, "{control:?}: {} °", angle.to_degrees());
         // The universal joint holds the centre in place and the yaw at zero.

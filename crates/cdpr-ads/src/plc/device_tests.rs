@@ -38,6 +38,11 @@ fn handle(d: &Device, s: &mut Session, name: &str) -> u32 {
     u32::from_le_bytes(h.try_into().expect("4 bytes"))
 }
 
+/// A handle-by-name request for `name` asking for a reply of `read_len` bytes.
+fn handle_by_name(d: &Device, s: &mut Session, read_len: u32, name: &[u8]) -> Result<Vec<u8>, u32> {
+    rw(d, s, group::SYM_HANDLE_BY_NAME, 0, read_len, name)
+}
+
 #[test]
 fn handles_live_until_released() {
     let (d, mut s) = (device(), Session::default());
@@ -64,14 +69,7 @@ fn handles_live_until_released() {
         Err(error::SYMBOL_NOT_FOUND)
     );
     assert_eq!(
-        rw(
-            &d,
-            &mut s,
-            group::SYM_HANDLE_BY_NAME,
-            0,
-            2,
-            b"GVL_Shadow.nCycle"
-        ),
+        handle_by_name(&d, &mut s, 2, b"GVL_Shadow.nCycle"),
         Err(error::INVALID_SIZE)
     );
 }
@@ -83,14 +81,7 @@ fn handle_table_is_bounded() {
         handle(&d, &mut s, "GVL_Shadow.nCycle");
     }
     assert_eq!(
-        rw(
-            &d,
-            &mut s,
-            group::SYM_HANDLE_BY_NAME,
-            0,
-            4,
-            b"GVL_Shadow.nCycle"
-        ),
+        handle_by_name(&d, &mut s, 4, b"GVL_Shadow.nCycle"),
         Err(error::NO_MEMORY)
     );
 }
