@@ -3,7 +3,7 @@
 use super::args::{AngleArg, Numbers, RobotArg, number_list, pose_list, warn};
 use super::output::{Table, json, list, num};
 use anyhow::{Context, Result, bail};
-use cdpr_core::kinematics::{self, FkMethod, FkOptions, Pose};
+use cdpr_core::kinematics::{self, FkMethod, FkOptions};
 use cdpr_core::robot::{Robot, Stiffness, TensionBounds};
 use cdpr_core::statics::{self, RestLengths};
 use clap::{ArgGroup, Args};
@@ -66,8 +66,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         "workspace x∈[{}, {}] y∈[{}, {}] z∈[{}, {}] m",
         lo.x, hi.x, lo.y, hi.y, lo.z, hi.z
     );
-    let home = Pose::from_array(robot.home);
-    let ik = kinematics::inverse(&robot, &home);
+    let home = statics::home_report(&robot);
     let mut t = Table::new(&[
         "cable",
         "frame anchor a [m]",
@@ -76,7 +75,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         "damping [N·s/m]",
         "length at home [m]",
     ]);
-    for (c, g) in robot.cables.iter().zip(&ik.cables) {
+    for (c, length) in robot.cables.iter().zip(&home.lengths) {
         let k = match c.stiffness {
             Stiffness::Constant(k) => format!("{k} N/m"),
             Stiffness::Ea(ea) => format!("EA {ea} N"),
@@ -87,16 +86,15 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
             list(c.platform_anchor.as_slice(), 5),
             k,
             num(c.damping, 1),
-            num(g.length, 6),
+            num(*length, 6),
         ]);
     }
     t.print();
-    let dist = statics::tension_distribution(&robot, &home, robot.tension);
-    if dist.feasible {
+    if let Some(tensions) = &home.tensions {
         println!(
             "home pose {:?}: tensions {} N",
             robot.home,
-            list(&dist.tensions, 3)
+            list(tensions, 3)
         );
     } else {
         println!(

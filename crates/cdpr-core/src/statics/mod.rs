@@ -13,8 +13,8 @@ pub use equilibrium::{
 };
 pub use qp::{QpInfeasible, QpSolution, min_norm_qp};
 pub use report::{
-    EquilibriumReport, RestLengths, TensionsReport, equilibrium_report, tension_bounds,
-    tensions_report,
+    EquilibriumReport, HomeReport, RestLengths, TensionsReport, equilibrium_report, home_report,
+    tension_bounds, tensions_report,
 };
 
 use crate::kinematics::{self, InverseKinematics, Pose};

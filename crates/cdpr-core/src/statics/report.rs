@@ -170,9 +170,42 @@ pub fn equilibrium_report(
     })
 }
 
+/// A cable robot at its home pose, as `cdpr check` summarises it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HomeReport {
+    /// Cable lengths at home, m.
+    pub lengths: Vec<f64>,
+    /// The tension distribution at home within the file's bounds, N; None when infeasible.
+    pub tensions: Option<Vec<f64>>,
+}
+
+/// Lengths and tensions of `robot` at its home pose.
+pub fn home_report(robot: &Robot) -> HomeReport {
+    let home = Pose::from_array(robot.home);
+    let d = super::tension_distribution(robot, &home, robot.tension);
+    HomeReport {
+        lengths: kinematics::lengths(robot, &home),
+        tensions: d.feasible.then_some(d.tensions),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_home_report_holds_the_weight_with_the_ik_lengths() {
+        let robot = crate::fixtures::robot("caroca");
+        let home = home_report(&robot);
+        let pose = Pose::from_array(robot.home);
+        let ik = kinematics::inverse(&robot, &pose);
+        assert_eq!(home.lengths, ik.lengths());
+        let f = home.tensions.expect("caroca holds its platform at home");
+        // Statics by hand: the vertical components carry the weight.
+        let up: f64 = f.iter().zip(ik.directions()).map(|(f, d)| f * d.z).sum();
+        let weight = robot.platform.mass * 9.81;
+        assert!((up - weight).abs() < 1e-6 * weight, "{up} vs {weight}");
+    }
 
     #[test]
     fn bounds_are_overridden_and_checked() {
