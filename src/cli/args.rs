@@ -6,7 +6,7 @@ use cdpr_core::robot::Robot;
 use cdpr_core::sim::{ControlMode, ModelKind, SurrogateSetup};
 use cdpr_core::surrogate::SurrogateParams;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A comma-separated list of numbers from the command line (a newtype so that clap treats
 /// it as one value).
@@ -80,7 +80,7 @@ impl RobotArg {
             bail!(
                 "`cdpr {command}` is for cable-driven robots; {} is a {} (its inverse kinematics: `cdpr ik`)",
                 robot.name,
-                kind_name(&robot)
+                robot.mechanism.kind()
             );
         }
         Ok(robot)
@@ -92,15 +92,6 @@ impl RobotArg {
             Some(m) if m.is_finite() && m > 0.0 => Ok(robot.with_mass(m)),
             Some(m) => bail!("--payload must be a positive mass in kg, got {m}"),
         }
-    }
-}
-
-/// The robot file's `kind`.
-pub fn kind_name(robot: &Robot) -> &'static str {
-    match robot.mechanism {
-        cdpr_core::robot::Mechanism::Cables => "cdpr",
-        cdpr_core::robot::Mechanism::LinearDelta { .. } => "linear_delta",
-        cdpr_core::robot::Mechanism::Rssu2(_) => "rssu2",
     }
 }
 
@@ -134,6 +125,22 @@ pub fn warn(warnings: &[String]) {
     }
 }
 
+/// A surrogate parameter file, with a warning when it was fitted on another robot than
+/// `robot` (None: not known here).
+pub fn load_params(path: &Path, robot: Option<&str>) -> Result<SurrogateParams> {
+    let params = SurrogateParams::read(path).context("reading the surrogate parameters")?;
+    if let Some(robot) = robot
+        && params.robot != robot
+    {
+        eprintln!(
+            "warning: {} was fitted on robot `{}`, used here on `{robot}`",
+            path.display(),
+            params.robot,
+        );
+    }
+    Ok(params)
+}
+
 /// Which model runs: shared by `simulate`, `shadow` and `view`.
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
@@ -158,16 +165,7 @@ impl ModelArgs {
             }
             return Ok(None);
         };
-        let params = SurrogateParams::read(path).context("reading the surrogate parameters")?;
-        if let Some(robot) = robot
-            && params.robot != robot
-        {
-            eprintln!(
-                "warning: {} was fitted on robot `{}`, used here on `{robot}`",
-                path.display(),
-                params.robot,
-            );
-        }
+        let params = load_params(path, robot)?;
         let mut setup = SurrogateSetup::new(params);
         setup.combine = combine;
         Ok(Some(setup))

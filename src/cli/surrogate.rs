@@ -1,6 +1,6 @@
 //! `surrogate fit|validate` and `simulate --model surrogate`: seed 004's digital-filter model.
 
-use super::args::RobotArg;
+use super::args::{RobotArg, load_params};
 use super::output::progress_bar;
 use super::output::{Table, json};
 use anyhow::{Context, Result, bail};
@@ -8,9 +8,9 @@ use cdpr_core::robot::Robot;
 use cdpr_core::sim::{ControlMode, ModelKind};
 use cdpr_core::surrogate::reference::{self, ReferenceRun};
 use cdpr_core::surrogate::session::{self, FitReport, PhysicsSetup, Validation};
-use cdpr_core::surrogate::{DOF_NAMES, FitMethod, Reachability, Surrogate, SurrogateParams};
+use cdpr_core::surrogate::{DOF_NAMES, FitMethod, Reachability, Surrogate};
 use clap::{Args, Subcommand};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -297,22 +297,9 @@ fn print_scores(validation: &[Validation]) {
     t.print();
 }
 
-pub(super) fn load_params(path: &Path, robot: &Robot) -> Result<SurrogateParams> {
-    let params = SurrogateParams::read(path).context("reading the surrogate parameters")?;
-    if params.robot != robot.name {
-        eprintln!(
-            "warning: {} was fitted on robot `{}`, used here on `{}`",
-            path.display(),
-            params.robot,
-            robot.name
-        );
-    }
-    Ok(params)
-}
-
 fn validate(a: ValidateArgs) -> Result<ExitCode> {
     let robot = a.robot.load()?;
-    let params = load_params(&a.surrogate, &robot)?;
+    let params = load_params(&a.surrogate, Some(&robot.name))?;
     let setup = a.physics.setup();
     let reach = setup.reachability(&robot);
     let reach_dyn = reach.as_deref().map(|r| r as &dyn Reachability);
