@@ -237,7 +237,9 @@ fn shadow_follows_seed000_writes_back_and_matches_simulate() {
     // the shadow polls every 1 ms and normally reads the set point of the NC tick that ended
     // the PLC cycle; when the virtual PLC ran late and caught up, or the shadow's poll was
     // late, it reads a later tick's — at most 4 ticks (8 ms) later, or it would have seen the
-    // next counter value: 3.2 mm at 0.4 m/s. Max 3.3 mm is that bound; RMS 0.5 mm says such
+    // next counter value — plus one of the shadow's own 1 ms polls when that poll was late
+    // too: 9 ms, 3.6 mm at 0.4 m/s. Max 3.7 mm is that bound with (a) (3.38 mm seen once in a
+    // full parallel `cargo test`, over the 3.2 mm of four ticks alone); RMS 0.5 mm says such
     // reads are the exception (about 0.1 mm measured on a quiet machine, 0.02 mm on the
     // segments without one). In-process, where nothing is late, free-running agrees with
     // `sim::run` to 10 µm (`shadow::tests::free_running_shadow_matches_a_simulation_…`).
@@ -247,7 +249,7 @@ fn shadow_follows_seed000_writes_back_and_matches_simulate() {
         c.total.rms_3d * 1e3
     );
     assert!(
-        c.total.max_3d < 3.3e-3,
+        c.total.max_3d < 3.7e-3,
         "max 3D {} mm",
         c.total.max_3d * 1e3
     );
