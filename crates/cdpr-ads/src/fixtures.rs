@@ -78,3 +78,82 @@ pub fn shadow_over_ads(
     config.sim.model = model;
     Shadow::new(link, Some(robot.clone()), config).expect("the shadow starts")
 }
+
+// ------------------------------------------------------------------------------ raw frames
+
+/// The header of a request from a made-up client (10.0.0.9.1.1:30000) to the PLC runtime.
+pub fn request_header(command: u16, invoke_id: u32) -> crate::plc::wire::AmsHeader {
+    use crate::plc::wire::{self, AmsAddr, AmsHeader, AmsNetId};
+    AmsHeader {
+        target: AmsAddr::new(AmsNetId::LOCAL, 851),
+        source: AmsAddr::new(AmsNetId([10, 0, 0, 9, 1, 1]), 30000),
+        command,
+        state_flags: wire::flags::REQUEST,
+        data_length: 0,
+        error_code: 0,
+        invoke_id,
+    }
+}
+
+/// A complete request frame (AMS/TCP header included).
+pub fn request_frame(req: &crate::plc::wire::Request, invoke_id: u32) -> Vec<u8> {
+    use crate::plc::wire;
+    wire::encode_frame(
+        &request_header(req.command(), invoke_id),
+        &wire::encode_request(req),
+    )
+}
+
+/// A raw TCP connection to the server on 127.0.0.1:`port` (no delay, 50 ms read timeout).
+pub fn raw_connect(port: u16) -> std::net::TcpStream {
+    let s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_nodelay(true).expect("nodelay");
+    s.set_read_timeout(Some(Duration::from_millis(50)))
+        .expect("timeout");
+    s
+}
+
+/// Sends a ReadState and waits (up to 5 s, else panics) for its reply, skipping any other
+/// frame (replies to earlier frames, notifications). `false` if the server closed the
+/// connection.
+pub fn probe(s: &mut std::net::TcpStream, invoke_id: u32) -> bool {
+    use crate::plc::wire::{self, Request, cmd};
+    use std::io::{Read, Write};
+    use std::time::Instant;
+    let req = request_frame(&Request::ReadState, invoke_id);
+    if s.write_all(&req).is_err() {
+        return false;
+    }
+    let mut buf = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        while let Ok(Some((f, used))) = wire::decode_frame(&buf, 1 << 20) {
+            if let wire::Frame::Ams { header, payload } = f
+                && header.command == cmd::READ_STATE
+                && header.invoke_id == invoke_id
+            {
+                assert_eq!(header.state_flags, wire::flags::REPLY);
+                assert_eq!(payload.len(), 8, "ReadState reply");
+                return true;
+            }
+            buf.drain(..used);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "server stopped answering; {} bytes pending: {:02x?}",
+            buf.len(),
+            &buf[..buf.len().min(64)],
+        );
+        let mut chunk = [0u8; 4096];
+        match s.read(&mut chunk) {
+            Ok(0) => return false,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return false,
+        }
+    }
+}

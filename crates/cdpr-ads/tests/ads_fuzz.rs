@@ -3,12 +3,10 @@
 //! request handler. Seeded (xorshift64), so a failure reproduces.
 
 use cdpr_ads::fixtures::*;
-use cdpr_ads::plc::wire::{
-    self, AmsAddr, AmsHeader, AmsNetId, NotificationParams, Request, SumItem, cmd, group,
-};
+use cdpr_ads::plc::wire::{self, AmsNetId, NotificationParams, Request, SumItem, group};
 use cdpr_ads::plc::{DeviceIdentity, Session};
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::Shutdown;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -40,25 +38,6 @@ fn count_panics() {
         PANICS.fetch_add(1, Ordering::SeqCst);
         previous(info);
     }));
-}
-
-fn header(command: u16, invoke_id: u32) -> AmsHeader {
-    AmsHeader {
-        target: AmsAddr::new(AmsNetId::LOCAL, 851),
-        source: AmsAddr::new(AmsNetId([10, 0, 0, 9, 1, 1]), 30000),
-        command,
-        state_flags: wire::flags::REQUEST,
-        data_length: 0,
-        error_code: 0,
-        invoke_id,
-    }
-}
-
-fn frame(req: &Request, invoke_id: u32) -> Vec<u8> {
-    wire::encode_frame(
-        &header(req.command(), invoke_id),
-        &wire::encode_request(req),
-    )
 }
 
 /// Valid requests of every kind, the seeds the mutations start from.
@@ -143,7 +122,7 @@ fn corpus() -> Vec<Vec<u8>> {
     let mut frames: Vec<Vec<u8>> = reqs
         .iter()
         .enumerate()
-        .map(|(k, r)| frame(r, k as u32))
+        .map(|(k, r)| request_frame(r, k as u32))
         .collect();
     frames.push(vec![0x00, 0x10, 2, 0, 0, 0, 0, 0]); // router: port request
     frames
@@ -208,56 +187,6 @@ fn mutate(rng: &mut XorShift, seeds: &[Vec<u8>]) -> Vec<u8> {
     }
 }
 
-fn connect(port: u16) -> TcpStream {
-    let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_nodelay(true).expect("nodelay");
-    s.set_read_timeout(Some(Duration::from_millis(50)))
-        .expect("timeout");
-    s
-}
-
-/// Sends a ReadState and waits for its reply, skipping any other frame (replies to the fuzz
-/// frame, notifications it may have registered). `false` if the server closed the connection.
-fn probe(s: &mut TcpStream, invoke_id: u32) -> bool {
-    let req = frame(&Request::ReadState, invoke_id);
-    if s.write_all(&req).is_err() {
-        return false;
-    }
-    let mut buf = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        while let Ok(Some((f, used))) = wire::decode_frame(&buf, 1 << 20) {
-            if let wire::Frame::Ams { header, payload } = f
-                && header.command == cmd::READ_STATE
-                && header.invoke_id == invoke_id
-            {
-                assert_eq!(header.state_flags, wire::flags::REPLY);
-                assert_eq!(payload.len(), 8, "ReadState reply");
-                return true;
-            }
-            buf.drain(..used);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "server stopped answering; {} bytes pending: {:02x?}, decode: {:?}",
-            buf.len(),
-            &buf[..buf.len().min(64)],
-            wire::decode_frame(&buf, 1 << 20).map(|f| f.map(|(_, n)| n))
-        );
-        let mut chunk = [0u8; 4096];
-        match s.read(&mut chunk) {
-            Ok(0) => return false,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return false,
-        }
-    }
-}
-
 #[test]
 fn ten_thousand_broken_frames_do_not_take_the_server_down() {
     count_panics();
@@ -265,7 +194,7 @@ fn ten_thousand_broken_frames_do_not_take_the_server_down() {
     let port = rt.server.local_addr().port();
     let seeds = corpus();
     let mut rng = XorShift(0x5EED_CDB2_0AD5_0001);
-    let mut s = connect(port);
+    let mut s = raw_connect(port);
     let (mut answered, mut reconnects) = (0, 0);
     for k in 0..10_000u32 {
         let f = mutate(&mut rng, &seeds);
@@ -302,7 +231,7 @@ fn ten_thousand_broken_frames_do_not_take_the_server_down() {
             }
         }
         reconnects += 1;
-        s = connect(port);
+        s = raw_connect(port);
         assert!(
             probe(&mut s, 0x4000_0000 | k),
             "a fresh connection is answered after frame {k}"
@@ -353,7 +282,7 @@ fn random_payloads_into_the_request_handler_never_panic() {
         let _ = wire::decode_frame(&f, wire::MAX_AMS_LEN);
         // Whatever the bytes, interpret them as every command's payload.
         let command = (k % 10) as u16;
-        let h = header(command, k);
+        let h = request_header(command, k);
         let payload = f.get(6..).unwrap_or_default();
         if let Some(reply) = device.handle_frame(&mut session, &h, payload) {
             let parsed = wire::decode_frame(&reply, usize::MAX).expect("own replies parse");

@@ -34,24 +34,17 @@ impl Device {
                 .collect(),
             _ => {
                 let items = wire::decode_sum_items(ig, count, data)?;
-                // Sum reads pad every block to its requested length: check the total against
-                // what the client can take before allocating any of it.
-                if matches!(ig, group::SUM_READ | group::SUM_READ_EX) {
-                    let per_item = if ig == group::SUM_READ { 4 } else { 8 };
-                    let total = items.iter().try_fold(0u64, |acc, it| {
-                        acc.checked_add(per_item + u64::from(it.length))
-                    });
-                    if total.is_none_or(|t| t > u64::from(read_length)) {
-                        return Err(error::INVALID_SIZE);
-                    }
-                }
+                let admitted = admit(ig, &items, read_length)?;
                 // One lock for all plain data-area reads keeps a sum read one snapshot.
-                let snapshot = self.sum_snapshot(session, ig, &items);
+                let snapshot = self.sum_snapshot(session, ig, &items, &admitted);
                 items
                     .iter()
                     .zip(snapshot)
-                    .map(|(it, pre)| {
-                        let r = if is_sum(it.index_group) {
+                    .zip(admitted)
+                    .map(|((it, pre), admitted)| {
+                        let r = if !admitted {
+                            Err(error::INVALID_SIZE)
+                        } else if is_sum(it.index_group) {
                             Err(error::SERVICE_NOT_SUPPORTED)
                         } else if let Some(pre) = pre {
                             pre
@@ -89,6 +82,7 @@ impl Device {
         session: &Session,
         ig: u32,
         items: &[SumItem],
+        admitted: &[bool],
     ) -> Vec<Option<Result<Vec<u8>, u32>>> {
         let reading = matches!(
             ig,
@@ -96,8 +90,9 @@ impl Device {
         );
         let places: Vec<Option<Result<(u32, usize), u32>>> = items
             .iter()
-            .map(|it| {
-                if !reading {
+            .zip(admitted)
+            .map(|(it, &admitted)| {
+                if !reading || !admitted {
                     return None;
                 }
                 match it.index_group {
@@ -126,4 +121,43 @@ impl Device {
             })
             .collect()
     }
+}
+
+/// Which items of a sum may be read into the reply: the reply never exceeds the smaller of
+/// what the request accepts (`read_length`) and [`wire::MAX_REPLY_LEN`], and the budget is
+/// spent on requested lengths before anything is read, so no length on the wire can make
+/// the server allocate more.
+///
+/// - 0xF080 has no length fields: a client finds block k only by adding up the requested
+///   lengths, so every block is padded to its length and the whole sum must fit, or it is
+///   refused (0x705) as a whole.
+/// - 0xF082/0xF083/0xF084 carry each item's length: an item that does not fit fails alone
+///   (0x705), and failed items answer with their code, length 0 and no data.
+/// - Writes and notification sums answer 4 or 8 bytes per item: always admitted.
+fn admit(ig: u32, items: &[SumItem], read_length: u32) -> Result<Vec<bool>, u32> {
+    let budget = (read_length as usize).min(wire::MAX_REPLY_LEN);
+    let (per_item, requested): (usize, fn(&SumItem) -> usize) = match ig {
+        group::SUM_READ => (4, |it| it.length as usize),
+        group::SUM_READ_EX | group::SUM_READ_EX2 => (8, |it| it.length as usize),
+        group::SUM_READ_WRITE => (8, |it| it.read_length as usize),
+        _ => return Ok(vec![true; items.len()]),
+    };
+    let mut spent = per_item
+        .checked_mul(items.len())
+        .filter(|&n| n <= budget)
+        .ok_or(error::INVALID_SIZE)?;
+    let admitted = items
+        .iter()
+        .map(|it| match spent.checked_add(requested(it)) {
+            Some(total) if total <= budget => {
+                spent = total;
+                true
+            }
+            _ => false,
+        })
+        .collect::<Vec<bool>>();
+    if ig == group::SUM_READ && admitted.contains(&false) {
+        return Err(error::INVALID_SIZE);
+    }
+    Ok(admitted)
 }

@@ -262,3 +262,65 @@ fn notifications_are_cyclic_or_on_change() {
     assert_eq!(del(&mut s, on_change), 0);
     assert_eq!(del(&mut s, on_change), error::NOTIFY_HANDLE_INVALID);
 }
+
+/// The hostile frame of issue 14: a 0xF083 sum read that accepts a 4 GiB reply, with one item
+/// asking for 0xF000_0000 bytes of an unknown index group. The item fails with its own code
+/// and no data: the reply is one (result, length) pair, 8 bytes, not 3.75 GiB of padding.
+#[test]
+fn failed_sum_items_answer_without_padding() {
+    let (d, mut s) = (device(), Session::default());
+    let item = |index_group: u32, length: u32| wire::SumItem {
+        index_group,
+        index_offset: 0,
+        length,
+        read_length: length,
+        data: &[],
+    };
+    let req = wire::encode_sum_items(group::SUM_READ_EX, &[item(0x1234, 0xF000_0000)]);
+    let reply = rw(&d, &mut s, group::SUM_READ_EX, 1, u32::MAX, &req).expect("sum");
+    // 0x705: the length is refused before the group is even looked at.
+    let mut want = error::INVALID_SIZE.to_le_bytes().to_vec();
+    want.extend_from_slice(&0u32.to_le_bytes());
+    assert_eq!(reply, want);
+
+    // A failed item between two good ones: (result, length) pairs, then only the good blocks.
+    let cycle = d
+        .memory
+        .table()
+        .lookup_str("GVL_Shadow.nCycle")
+        .expect("cycle");
+    let good = wire::SumItem {
+        index_offset: cycle.offset,
+        ..item(group::PLC_DATA, 4)
+    };
+    let req = wire::encode_sum_items(group::SUM_READ_EX, &[good, item(0x1234, 16), good]);
+    let reply = rw(&d, &mut s, group::SUM_READ_EX, 3, 64, &req).expect("sum");
+    assert_eq!(reply.len(), 3 * 8 + 4 + 4, "{reply:?}");
+    assert_eq!(&reply[8..16], &[0x02, 7, 0, 0, 0, 0, 0, 0]);
+
+    // A legal-looking item larger than anything the PLC holds, on a readable group: 0x705
+    // for that item, nothing allocated for it; the others still answered.
+    let req = wire::encode_sum_items(
+        group::SUM_READ_EX,
+        &[item(group::PLC_DATA, 0x7FFF_FFFF), good],
+    );
+    let reply = rw(&d, &mut s, group::SUM_READ_EX, 2, u32::MAX, &req).expect("sum");
+    assert_eq!(&reply[..8], &[0x05, 7, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(&reply[8..16], &[0, 0, 0, 0, 4, 0, 0, 0]);
+    assert_eq!(reply.len(), 16 + 4);
+
+    // 0xF080 has no lengths to skip a failed block by: every block is padded, so the whole
+    // sum must fit the reply limit or it is refused before anything is read.
+    let req = wire::encode_sum_items(group::SUM_READ, &[item(0x1234, 0xF000_0000)]);
+    assert_eq!(
+        rw(&d, &mut s, group::SUM_READ, 1, u32::MAX, &req),
+        Err(error::INVALID_SIZE)
+    );
+    let req = wire::encode_sum_items(group::SUM_READ, &[item(0x1234, 16), good]);
+    let reply = rw(&d, &mut s, group::SUM_READ, 2, 64, &req).expect("sum");
+    assert_eq!(
+        reply.len(),
+        8 + 16 + 4,
+        "the failed block padded, as clients step by it"
+    );
+}

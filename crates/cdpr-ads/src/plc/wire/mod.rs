@@ -29,6 +29,10 @@ pub const AMS_HEADER_LEN: usize = 32;
 /// of the shipped robots is under 2 KiB and a 500-item sum command under 20 KiB, so anything
 /// bigger is a broken or hostile peer; it is refused before its bytes are read.
 pub const MAX_AMS_LEN: usize = 64 * 1024;
+/// Largest read data the server builds for one request, whatever length the request claims
+/// it accepts: the same 64 KiB. Every length on the wire is checked against what the server
+/// holds (the data area, the symbol upload) and this limit before a byte is allocated.
+pub const MAX_REPLY_LEN: usize = MAX_AMS_LEN;
 
 /// Command ids (InfoSys "ADS Commands").
 pub mod cmd {

@@ -109,9 +109,12 @@ pub fn decode_sum_handles(count: u32, data: &[u8]) -> Result<Vec<u32>, u32> {
         .collect()
 }
 
-/// Encodes the read data of a sum reply from each item's (result, data, requested length):
-/// - 0xF080: N results, then each block padded to its requested length;
-/// - 0xF083: N (result, length) pairs, then each block padded to its requested length;
+/// Encodes the read data of a sum reply from each item's (result, data, requested length).
+/// The caller bounds the requested lengths ([`MAX_REPLY_LEN`](super::MAX_REPLY_LEN)):
+/// - 0xF080: N results, then each block padded to its requested length (failed ones too:
+///   the format has no other way to find the next block);
+/// - 0xF083: N (result, length) pairs, then each successful block padded to its requested
+///   length; a failed item has length 0 and no block;
 /// - 0xF082 / 0xF084: N (result, length) pairs, then the blocks packed at their real length;
 /// - 0xF081 / 0xF086: N results; 0xF085: N (result, handle) pairs.
 pub fn encode_sum_reply(group_id: u32, results: &[(u32, Vec<u8>, u32)]) -> Vec<u8> {
@@ -135,11 +138,20 @@ pub fn encode_sum_reply(group_id: u32, results: &[(u32, Vec<u8>, u32)]) -> Vec<u
         }
     }
     match group_id {
-        group::SUM_READ | group::SUM_READ_EX => {
+        group::SUM_READ => {
             for (_, data, requested) in results {
-                let mut block = data.clone();
-                block.resize(*requested as usize, 0);
-                out.extend_from_slice(&block);
+                let start = out.len();
+                out.extend_from_slice(data);
+                out.resize(start + (*requested as usize).max(data.len()), 0);
+            }
+        }
+        group::SUM_READ_EX => {
+            for (result, data, requested) in results {
+                if *result == error::NO_ERROR {
+                    let start = out.len();
+                    out.extend_from_slice(data);
+                    out.resize(start + (*requested as usize).max(data.len()), 0);
+                }
             }
         }
         group::SUM_READ_EX2 | group::SUM_READ_WRITE => {
