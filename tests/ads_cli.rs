@@ -87,3 +87,57 @@ fn cdpr_plc_names_bad_options() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("6 dot-separated"));
 }
+
+/// SIGTERM (what a service manager or `kill` sends) and Ctrl-C end `cdpr plc` as
+/// `--duration` does: the statistics printed, exit 0.
+#[test]
+fn cdpr_plc_prints_statistics_on_sigterm_and_sigint() {
+    for signal in ["TERM", "INT"] {
+        let (child, addr) = plc(&common::words("--robot uvigo8 --listen 127.0.0.1:0 --json"));
+        // One client, so that the statistics have something to count.
+        drop(cdpr_ads::fixtures::client_at(addr.as_str()));
+        std::thread::sleep(Duration::from_millis(100));
+        let pid = child.child.id().to_string();
+        let killed = std::process::Command::new("kill")
+            .args([format!("-{signal}").as_str(), pid.as_str()])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success());
+        let v = child.json();
+        assert_eq!(v["connections"], 1, "SIG{signal}: {v}");
+        assert!(v["plc_cycles"].as_u64().is_some_and(|c| c > 0), "{v}");
+    }
+}
+
+/// Serving on every interface is allowed but never silent; `--duration` beyond what a
+/// clock can wait is refused by name instead of panicking.
+#[test]
+fn cdpr_plc_warns_when_it_listens_beyond_loopback_and_bounds_duration() {
+    let o = common::cdpr(&common::words(
+        "plc --robot uvigo8 --listen 0.0.0.0:0 --duration 0",
+    ));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("warning: --listen 0.0.0.0:0") && err.contains("every network interface"),
+        "{err}"
+    );
+    let o = common::cdpr(&common::words(
+        "plc --robot uvigo8 --listen 127.0.0.1:0 --duration 0",
+    ));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+    for bad in ["1e300", "NaN", "inf"] {
+        let o = common::cdpr(&[
+            "plc",
+            "--robot",
+            "uvigo8",
+            "--listen",
+            "127.0.0.1:0",
+            "--duration",
+            bad,
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "--duration {bad}: {err}");
+        assert!(err.contains("--duration") && err.contains(bad), "{err}");
+    }
+}

@@ -1,6 +1,6 @@
 //! `cdpr plc`: the virtual PLC, a TwinCAT stand-in serving ADS on loopback.
 
-use super::args::RobotArg;
+use super::args::{RobotArg, warn};
 use super::output::{Table, json};
 use anyhow::{Context, Result, bail};
 use cdpr_ads::plc::{self, AmsNetId, DeviceIdentity, Runtime, ServerConfig, Timing};
@@ -15,6 +15,8 @@ pub struct PlcArgs {
     #[command(flatten)]
     pub robot: RobotArg,
     /// Address to serve AMS/TCP on (loopback unless told otherwise; 48898 is ADS's port).
+    /// Any other address serves every client that can reach it, without authentication
+    /// (ADS has none): a warning says so.
     #[arg(long, default_value = plc::DEFAULT_LISTEN, value_name = "ADDR:PORT")]
     pub listen: SocketAddr,
     /// AMS NetId the PLC answers as.
@@ -39,7 +41,8 @@ pub struct PlcArgs {
     /// Time the start pose is held, motion disabled, before the trajectory runs.
     #[arg(long, default_value = "200ms", value_parser = parse_duration, value_name = "TIME")]
     pub hold: Duration,
-    /// Stop after this many seconds and print statistics (default: run until killed).
+    /// Stop after this many seconds and print statistics (default: run until Ctrl-C or
+    /// SIGTERM, which print the same statistics).
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
     /// Print the final statistics as one JSON object.
@@ -87,6 +90,33 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         }
     };
     let played = trajectory.duration();
+    let duration = match a.duration {
+        None => None,
+        Some(s) => Some(Duration::try_from_secs_f64(s).map_err(|_| {
+            anyhow::anyhow!(
+                "--duration must be a number of seconds from 0 to {:.3e}, got {}",
+                Duration::MAX.as_secs_f64(),
+                if s.abs() >= 1e6 {
+                    format!("{s:e}")
+                } else {
+                    s.to_string()
+                }
+            )
+        })?),
+    };
+    if !a.listen.ip().is_loopback() {
+        warn(&[format!(
+            "--listen {}: the virtual PLC is reachable from {}, and ADS has no authentication: \
+             anyone who can reach it can read and write its symbols. Use 127.0.0.1 unless that is \
+             what you want.",
+            a.listen,
+            if a.listen.ip().is_unspecified() {
+                "every network interface of this machine".to_string()
+            } else {
+                format!("the network of {}", a.listen.ip())
+            }
+        )]);
+    }
     let timing = Timing {
         task: a.task,
         nc: a.nc,
@@ -121,13 +151,21 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         }
     );
     let started = Instant::now();
-    match a.duration {
-        Some(s) if s.is_finite() && s >= 0.0 => std::thread::sleep(Duration::from_secs_f64(s)),
-        Some(s) => bail!("--duration must be a non-negative number of seconds, got {s}"),
-        None => loop {
-            std::thread::sleep(Duration::from_secs(3600));
-        },
+    // Ctrl-C and SIGTERM end the run as --duration does: statistics printed, exit 0.
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    // Kept so that, should the handler not install, waiting forever still waits.
+    let _keep = tx.clone();
+    if let Err(e) = ctrlc::set_handler(move || {
+        let _ = tx.send(());
+    }) {
+        warn(&[format!(
+            "Ctrl-C and SIGTERM will end the PLC without statistics: {e}"
+        )]);
     }
+    let _ = match duration {
+        Some(d) => rx.recv_timeout(d).ok(),
+        None => rx.recv().ok(),
+    };
     let r = rt.finish(started.elapsed().as_secs_f64());
     if a.json {
         json(&r)?;
@@ -154,10 +192,10 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             ),
             ("motion delay [PLC cycles]", opt(r.motion_delay_cycles)),
             (
-                "connections / frames / rejected",
+                "connections / frames / rejected / evicted",
                 format!(
-                    "{} / {} / {}",
-                    r.connections, r.frames, r.rejected_connections
+                    "{} / {} / {} / {}",
+                    r.connections, r.frames, r.rejected_connections, r.evicted_connections
                 ),
             ),
         ] {

@@ -293,3 +293,70 @@ fn random_payloads_into_the_request_handler_never_panic() {
         }
     }
 }
+
+/// Slow-loris: 200 attackers each open a connection, send half an AMS/TCP header and hold
+/// it; whenever the server closes one, it is re-opened at once. Meanwhile 40 legitimate
+/// clients connect one after the other and each asks for the ADS state: every one of them
+/// must be answered (the server makes room by closing the oldest connection that has not
+/// completed a frame).
+#[test]
+fn a_slow_loris_of_200_connections_does_not_lock_clients_out() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    let rt = runtime();
+    let port = rt.server.local_addr().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let attackers: Vec<_> = (0..200)
+        .map(|_| {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut opened = 0u32;
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+                        continue;
+                    };
+                    opened += 1;
+                    let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
+                    let _ = s.write_all(&[0, 0, 0x40]);
+                    let mut sink = [0u8; 64];
+                    while !stop.load(Ordering::Relaxed) {
+                        match s.read(&mut sink) {
+                            Ok(0) => break,
+                            Ok(_) => {}
+                            Err(e)
+                                if matches!(
+                                    e.kind(),
+                                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                                ) => {}
+                            Err(_) => break,
+                        }
+                    }
+                }
+                opened
+            })
+        })
+        .collect();
+    // Let the attackers fill every slot (64) and then some.
+    let until = Instant::now() + Duration::from_secs(5);
+    while rt.server.stats().connections.load(Ordering::Relaxed) < 100 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut served = 0;
+    for k in 0..40u32 {
+        let mut s = raw_connect(port);
+        if probe(&mut s, k) {
+            served += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let opened: u32 = attackers
+        .into_iter()
+        .map(|a| a.join().expect("attacker"))
+        .sum();
+    let evicted = rt.server.stats().evicted.load(Ordering::Relaxed);
+    eprintln!(
+        "slow-loris: 200 attackers opened {opened} connections, {evicted} evicted; {served} of 40 clients served"
+    );
+    assert_eq!(served, 40, "every legitimate client is served");
+    assert!(evicted > 0, "the attack filled the server");
+}

@@ -78,10 +78,11 @@ impl Runtime {
     /// Stops server and tasks after `seconds` of serving; what `cdpr plc` reports at exit.
     pub fn finish(self, seconds: f64) -> PlcReport {
         let s = self.server.stats();
-        let (connections, frames, rejected_connections) = (
+        let (connections, frames, rejected_connections, evicted_connections) = (
             s.connections.load(Ordering::Relaxed),
             s.frames.load(Ordering::Relaxed),
             s.rejected.load(Ordering::Relaxed),
+            s.evicted.load(Ordering::Relaxed),
         );
         let stats = self.stop();
         let r = &stats.reaction;
@@ -99,6 +100,7 @@ impl Runtime {
             connections,
             frames,
             rejected_connections,
+            evicted_connections,
         }
     }
 }
@@ -119,7 +121,10 @@ pub struct PlcReport {
     pub motion_delay_cycles: Option<u32>,
     pub connections: u64,
     pub frames: u64,
+    /// Connections closed for a malformed, oversized or truncated frame.
     pub rejected_connections: u64,
+    /// Connections closed to make room for a new client when all places were taken.
+    pub evicted_connections: u64,
 }
 
 /// The identity a pyads or TwinCAT client expects of a local runtime: 127.0.0.1.1.1, port 851.

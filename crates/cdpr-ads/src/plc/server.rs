@@ -3,7 +3,16 @@
 //! Threads rather than async: a handful of clients, requests answered in microseconds from
 //! memory, and no runtime to carry. A malformed, oversized or truncated frame closes that
 //! connection with a log line; nothing a peer sends can take the server down (the fuzz test
-//! `tests/ads_fuzz.rs` sends it 10 000 broken frames).
+//! `tests/ads_fuzz.rs` sends it 10 000 broken frames, `tests/ads_memory.rs` counts the bytes
+//! hostile length fields make it allocate).
+//!
+//! Limits (see [`ServerConfig::new`]): 64 connections; when all are taken, a new client gets
+//! the place of the oldest connection that has not completed a frame (one that sent half a
+//! header and stalls, or never sent anything), or failing that of the one idle the longest —
+//! so a slow-loris of stalled connections cannot lock clients out. A frame must be complete
+//! within 1 s of its first byte; frames up to 64 KiB ([`wire::MAX_AMS_LEN`]), replies up to
+//! 64 KiB of data ([`wire::MAX_REPLY_LEN`]), 4096 symbol handles and 1024 notifications per
+//! connection.
 
 use super::device::{Device, Session};
 use super::wire::{self, AmsAddr, Frame, FrameError, TCP_HEADER_LEN, router};
@@ -21,9 +30,11 @@ pub struct ServerConfig {
     pub listen: SocketAddr,
     /// Frames whose AMS length exceeds this are refused (connection closed).
     pub max_frame: usize,
-    /// More simultaneous connections are refused.
+    /// Simultaneous connections; one more makes the server close the oldest incomplete or
+    /// longest idle one.
     pub max_connections: usize,
-    /// A frame that has started must be complete within this time.
+    /// A frame that has started must be complete within this time (an idle connection that
+    /// sends nothing may stay, until its place is needed).
     pub frame_timeout: Duration,
 }
 
@@ -33,7 +44,8 @@ impl ServerConfig {
             listen,
             max_frame: wire::MAX_AMS_LEN,
             max_connections: 64,
-            frame_timeout: Duration::from_secs(5),
+            // Clients write a frame in one call; on a LAN it arrives within milliseconds.
+            frame_timeout: Duration::from_secs(1),
         }
     }
 }
@@ -48,6 +60,8 @@ pub struct ServerStats {
     pub frames: AtomicU64,
     /// Connections closed because of a malformed, oversized or truncated frame.
     pub rejected: AtomicU64,
+    /// Connections closed to make room for a new client (all places taken).
+    pub evicted: AtomicU64,
     pub notifications: AtomicU64,
 }
 
@@ -55,6 +69,29 @@ struct Conn {
     writer: Mutex<TcpStream>,
     session: Mutex<Session>,
     alive: AtomicBool,
+    progress: Mutex<Progress>,
+}
+
+/// How far a connection has got: what decides which one makes room for a new client.
+#[derive(Debug, Clone, Copy)]
+struct Progress {
+    opened: Instant,
+    frames: u64,
+    /// When the first byte of the frame now being received arrived.
+    partial_since: Option<Instant>,
+    last_frame: Instant,
+}
+
+impl Progress {
+    /// Eviction order, smallest first: connections without a complete frame (stalled
+    /// mid-frame, or silent since they opened), oldest first; then the longest idle.
+    fn eviction_key(&self) -> (bool, Instant) {
+        match (self.partial_since, self.frames) {
+            (Some(since), _) => (false, since),
+            (None, 0) => (false, self.opened),
+            (None, _) => (true, self.last_frame),
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -167,11 +204,7 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
         match listener.accept() {
             Ok(_) if shared.stop.load(Ordering::Relaxed) => break,
             Ok((stream, peer)) => {
-                let open = lock(&shared.conns).len();
-                if open >= shared.config.max_connections {
-                    tracing::warn!(%peer, open, "refusing ADS connection: too many open");
-                    continue;
-                }
+                make_room(shared, peer);
                 if let Err(e) = spawn_connection(shared, stream, peer) {
                     tracing::warn!(%peer, "cannot serve ADS connection: {e}");
                 }
@@ -184,6 +217,32 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
     }
 }
 
+/// With every place taken, closes the connection that has least claim to its place (see
+/// [`Progress::eviction_key`]) so that `peer` can be served.
+fn make_room(shared: &Shared, peer: SocketAddr) {
+    let mut conns = lock(&shared.conns);
+    if conns.len() < shared.config.max_connections {
+        return;
+    }
+    let victim = conns
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, c)| lock(&c.progress).eviction_key())
+        .map(|(k, _)| k);
+    if let Some(k) = victim {
+        let c = conns.swap_remove(k);
+        c.alive.store(false, Ordering::Relaxed);
+        let _ = lock(&c.writer).shutdown(std::net::Shutdown::Both);
+        shared.stats.evicted.fetch_add(1, Ordering::Relaxed);
+        let evicted = shared.stats.evicted.load(Ordering::Relaxed);
+        // Under a flood of connections, a line per eviction would flood the log too.
+        if evicted.is_power_of_two() {
+            tracing::warn!(%peer, open = conns.len() + 1, evicted,
+                "all ADS connections taken: closed the oldest incomplete or longest idle one");
+        }
+    }
+}
+
 fn spawn_connection(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -> io::Result<()> {
     stream.set_nonblocking(false)?;
     // Request/reply ping-pong: Nagle would add up to 40 ms per reply.
@@ -192,10 +251,17 @@ fn spawn_connection(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -
     stream.set_read_timeout(Some(Duration::from_millis(100)))?;
     stream.set_write_timeout(Some(Duration::from_secs(2)))?;
     let reader = stream.try_clone()?;
+    let now = Instant::now();
     let conn = Arc::new(Conn {
         writer: Mutex::new(stream),
         session: Mutex::new(Session::default()),
         alive: AtomicBool::new(true),
+        progress: Mutex::new(Progress {
+            opened: now,
+            frames: 0,
+            partial_since: None,
+            last_frame: now,
+        }),
     });
     lock(&shared.conns).push(Arc::clone(&conn));
     shared.stats.connections.fetch_add(1, Ordering::Relaxed);
@@ -233,6 +299,7 @@ enum Closed {
 /// once one has, the rest must come within the frame timeout.
 fn fill(
     shared: &Shared,
+    conn: &Conn,
     stream: &mut TcpStream,
     buf: &mut [u8],
     started: bool,
@@ -240,7 +307,7 @@ fn fill(
     let mut got = 0;
     let mut deadline = started.then(|| Instant::now() + shared.config.frame_timeout);
     while got < buf.len() {
-        if shared.stop.load(Ordering::Relaxed) {
+        if shared.stop.load(Ordering::Relaxed) || !conn.alive.load(Ordering::Relaxed) {
             return Err(Closed::Stopped);
         }
         match stream.read(&mut buf[got..]) {
@@ -253,7 +320,11 @@ fn fill(
             }
             Ok(n) => {
                 got += n;
-                deadline.get_or_insert_with(|| Instant::now() + shared.config.frame_timeout);
+                deadline.get_or_insert_with(|| {
+                    let now = Instant::now();
+                    lock(&conn.progress).partial_since = Some(now);
+                    now + shared.config.frame_timeout
+                });
             }
             Err(e)
                 if matches!(
@@ -280,7 +351,7 @@ fn serve(shared: &Shared, conn: &Conn, mut stream: TcpStream) -> Closed {
     let mut buf = Vec::with_capacity(1024);
     loop {
         let mut tcp = [0u8; TCP_HEADER_LEN];
-        match fill(shared, &mut stream, &mut tcp, false) {
+        match fill(shared, conn, &mut stream, &mut tcp, false) {
             Ok(true) => {}
             Ok(false) => return Closed::Peer,
             Err(c) => return c,
@@ -292,10 +363,16 @@ fn serve(shared: &Shared, conn: &Conn, mut stream: TcpStream) -> Closed {
         buf.clear();
         buf.extend_from_slice(&tcp);
         buf.resize(TCP_HEADER_LEN + length, 0);
-        if let Err(c) = fill(shared, &mut stream, &mut buf[TCP_HEADER_LEN..], true) {
+        if let Err(c) = fill(shared, conn, &mut stream, &mut buf[TCP_HEADER_LEN..], true) {
             return c;
         }
         shared.stats.frames.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut p = lock(&conn.progress);
+            p.frames += 1;
+            p.partial_since = None;
+            p.last_frame = Instant::now();
+        }
         let reply = match wire::decode_frame(&buf, shared.config.max_frame) {
             Ok(Some((Frame::Ams { header, payload }, _))) => {
                 shared
