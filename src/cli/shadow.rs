@@ -77,12 +77,15 @@ pub struct LinkArgs {
     /// AMS port of the PLC runtime (851: TwinCAT 3's first PLC runtime).
     #[arg(long, default_value_t = 851, value_name = "PORT")]
     pub ams_port: u16,
-    /// `2ms` (or any period): free-running, physics stepped to the wall clock; `lockstep`: physics
-    /// advances the PLC's cycle-counter delta × --plc-period.
+    /// `2ms` (or any period): free-running, physics stepped to the wall clock, the commands
+    /// interpolated on the PLC's counter one PLC period late (as smooth as lockstep);
+    /// `lockstep`: physics advances the PLC's cycle-counter delta × --plc-period.
     #[arg(long, default_value = "2ms", value_parser = parse_cycle, value_name = "PERIOD|lockstep")]
     pub cycle: CycleArg,
-    /// Lockstep: period of the PLC task that increments the cycle counter (seed 003 and
-    /// `cdpr plc`: 10 ms; TwinCAT: the task's cycle time). Checked against the counter's rate.
+    /// Period of the PLC task that increments the cycle counter (seed 003 and `cdpr plc`:
+    /// 10 ms; TwinCAT: the task's cycle time). Lockstep: the physics time per counter step,
+    /// checked against the counter's rate; free-running: the commands' time line until that
+    /// rate is measured (after 1 s).
     #[arg(long, default_value = "10ms", value_parser = parse_duration, value_name = "TIME")]
     pub plc_period: Duration,
     /// Write pose, cable lengths, tensions and the cycle echo back to the controller (only the
@@ -152,7 +155,10 @@ impl LinkArgs {
             .physics
             .surrogate(robot.as_ref().map(|r| r.name.as_str()), true)?;
         let timing = match self.cycle {
-            CycleArg::Free(period) => CycleTiming::Free { period },
+            CycleArg::Free(period) => CycleTiming::Free {
+                period,
+                plc_period: self.plc_period,
+            },
             CycleArg::Lockstep => CycleTiming::Lockstep {
                 plc_period: self.plc_period,
             },

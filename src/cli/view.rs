@@ -213,7 +213,7 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
         (
             "cycle".to_string(),
             match setup.config.timing {
-                CycleTiming::Free { period } => format!("every {period:?}"),
+                CycleTiming::Free { period, .. } => format!("every {period:?}"),
                 CycleTiming::Lockstep { plc_period } => format!("lockstep, {plc_period:?}"),
             },
         ),

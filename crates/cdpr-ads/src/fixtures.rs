@@ -72,6 +72,7 @@ pub fn shadow_over_ads(
         write: true,
         timing: CycleTiming::Free {
             period: Duration::from_millis(2),
+            plc_period: Duration::from_millis(10),
         },
         ..ShadowConfig::default()
     };

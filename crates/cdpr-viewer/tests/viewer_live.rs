@@ -29,6 +29,7 @@ fn shadow_of(rt: &Runtime, record: &std::path::Path) -> Shadow<AdsController> {
         write: true,
         timing: CycleTiming::Free {
             period: Duration::from_millis(2),
+            plc_period: Duration::from_millis(10),
         },
         ..ShadowConfig::default()
     };

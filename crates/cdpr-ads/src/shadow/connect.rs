@@ -192,7 +192,9 @@ fn banner(
         sim.dt * 1e3,
         source.map_or("?".into(), |s| s.to_string()),
         match setup.config.timing {
-            CycleTiming::Free { period } => format!("free-running every {period:?}"),
+            CycleTiming::Free { period, plc_period } => format!(
+                "free-running every {period:?}, commands on the PLC's time line ({plc_period:?} per counter step until measured)"
+            ),
             CycleTiming::Lockstep { plc_period } =>
                 format!("lockstep with the PLC counter ({plc_period:?} per cycle)"),
         },

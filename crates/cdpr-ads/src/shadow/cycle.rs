@@ -7,6 +7,17 @@ use cdpr_core::kinematics::{self, FkOptions};
 use cdpr_core::sim::{Command, SimError};
 use std::time::{Duration, Instant};
 
+/// How a cycle's steps move the command.
+enum Plan<'a> {
+    /// Lockstep: linearly from the last cycle's command to the new sample over the steps.
+    Ramp,
+    /// Free-running: the commands on the PLC's time line, `delay` s late.
+    Timeline {
+        line: &'a super::timeline::Timeline,
+        delay: f64,
+    },
+}
+
 /// Whether the counter went back (a PLC restart), not forward through a wrap.
 fn went_back(previous: u32, now: u32) -> bool {
     (now.wrapping_sub(previous) as i32) < 0
@@ -78,7 +89,7 @@ impl<C: Controller> Shadow<C> {
                 let target = self.lock.time(plc_period.as_secs_f64());
                 (target, i.cycle)
             }
-            (CycleTiming::Free { period }, _) => {
+            (CycleTiming::Free { period, .. }, _) => {
                 if let Some(previous) = self.last_call
                     && now.saturating_duration_since(previous) > period + period / 2
                 {
@@ -96,7 +107,22 @@ impl<C: Controller> Shadow<C> {
             self.observe_counter(now, &i);
             let allowed_dt = target - self.good_time + self.config.timing.period().as_secs_f64();
             match self.guard.check(i.clone(), allowed_dt) {
-                Ok(_) => self.good_time = target,
+                Ok(_) => {
+                    self.good_time = target;
+                    if let CycleTiming::Free { period, plc_period } = self.config.timing {
+                        let plc = self
+                            .stats
+                            .plc_period_estimate
+                            .unwrap_or(plc_period.as_secs_f64());
+                        self.timeline.observe(
+                            i.cycle,
+                            &i.commanded_lengths,
+                            target,
+                            plc,
+                            period.as_secs_f64(),
+                        );
+                    }
+                }
                 Err(r) => {
                     self.reject(now, || format!("sample of PLC cycle {}: {r}", i.cycle));
                     rejected = true;
@@ -110,7 +136,21 @@ impl<C: Controller> Shadow<C> {
             .map_or_else(|| self.command.clone(), |g| g.commanded_lengths.clone());
 
         let physics_start = Instant::now();
-        let steps = self.step_to(now, target, &goal, rejected)?;
+        let timeline = std::mem::take(&mut self.timeline);
+        let plan = match self.config.timing {
+            CycleTiming::Free { period, plc_period } => Plan::Timeline {
+                line: &timeline,
+                delay: self
+                    .stats
+                    .plc_period_estimate
+                    .unwrap_or(plc_period.as_secs_f64())
+                    + period.as_secs_f64(),
+            },
+            CycleTiming::Lockstep { .. } => Plan::Ramp,
+        };
+        let steps = self.step_to(now, target, &goal, &plan, rejected);
+        self.timeline = timeline;
+        let steps = steps?;
         let physics_time = physics_start.elapsed();
 
         let write_start = Instant::now();
@@ -143,13 +183,14 @@ impl<C: Controller> Shadow<C> {
         })
     }
 
-    /// Steps the physics from its time to `target`, the command moving linearly from the
-    /// last cycle's to `goal`.
+    /// Steps the physics from its time to `target`, the command following `plan` towards
+    /// `goal` (the last good sample).
     fn step_to(
         &mut self,
         now: Instant,
         target: f64,
         goal: &[f64],
+        plan: &Plan,
         rejected: bool,
     ) -> Result<u64, ShadowError> {
         let dt = self.config.sim.dt;
@@ -171,13 +212,23 @@ impl<C: Controller> Shadow<C> {
         let steps = due.min(cap);
         let from = std::mem::replace(&mut self.command, goal.to_vec());
         for k in 1..=steps {
-            let w = k as f64 / steps as f64;
-            let command = Command::Lengths(
-                from.iter()
-                    .zip(goal)
-                    .map(|(a, b)| a + (b - a) * w)
-                    .collect(),
-            );
+            let lengths = match plan {
+                Plan::Ramp => {
+                    let w = k as f64 / steps as f64;
+                    from.iter()
+                        .zip(goal)
+                        .map(|(a, b)| a + (b - a) * w)
+                        .collect()
+                }
+                // The command at the end of this step, on the PLC's time line.
+                Plan::Timeline { line, delay } => line
+                    .at(self.time() + dt - delay)
+                    .unwrap_or_else(|| goal.to_vec()),
+            };
+            if k == steps {
+                self.command.clone_from(&lengths);
+            }
+            let command = Command::Lengths(lengths);
             self.sim.set_command(&command)?;
             if let Err(e) = self.sim.step() {
                 let SimError::BlowUp { .. } = e else {
@@ -364,6 +415,7 @@ impl<C: Controller> Shadow<C> {
         self.guard = CommandGuard::new(&self.robot.winch, self.config.guard_slack);
         let _ = self.guard.check(inputs.clone(), 0.0);
         self.command = inputs.commanded_lengths.clone();
+        self.timeline.reset();
         self.last_inputs = inputs;
         self.last_call = None;
         self.gap_pending = true;

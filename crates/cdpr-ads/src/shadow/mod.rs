@@ -13,7 +13,10 @@
 //! Time, two ways ([`CycleTiming`]):
 //! - free-running: the controller's time is the wall clock since the start (the PLC runs in
 //!   real time); each cycle steps floor(elapsed / dt) − steps done, at most
-//!   [`ShadowConfig::max_catch_up`] of them (the rest is skipped and counted, never silently);
+//!   [`ShadowConfig::max_catch_up`] of them (the rest is skipped and counted, never silently).
+//!   The commands are not sampled on the shadow's clock (a staircase whenever the PLC
+//!   publishes less often than the shadow polls) but interpolated on the PLC's time line, its
+//!   cycle counter, one PLC period and one poll late (`timeline`);
 //! - lockstep: the PLC's cycle counter is the clock: a counter that advanced by n steps the
 //!   physics n × the PLC task period (the period of the task that increments the counter, 10 ms
 //!   in seed 003 and `cdpr plc`; given by the user, and checked against an estimate from the
@@ -41,6 +44,7 @@ pub mod record;
 mod report;
 mod run;
 pub mod stats;
+mod timeline;
 
 pub use connect::{Connected, ShadowSetup, connect, endpoint, net_id};
 pub use model::{AnchorDifference, AnchorKind, Consistency};
@@ -61,8 +65,13 @@ use std::time::{Duration, Instant};
 /// Where the controller's time comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CycleTiming {
-    /// One exchange every `period` of wall-clock time; physics steps to the wall clock.
-    Free { period: Duration },
+    /// One exchange every `period` of wall-clock time; physics steps to the wall clock, the
+    /// commands interpolated on the PLC's time line (its counter × `plc_period`, the
+    /// counter's measured rate once known) one PLC period and one `period` late.
+    Free {
+        period: Duration,
+        plc_period: Duration,
+    },
     /// Physics advances (counter delta) × `plc_period`; the counter is polled.
     Lockstep { plc_period: Duration },
 }
@@ -71,7 +80,7 @@ impl CycleTiming {
     /// The shadow's cycle (free) or the PLC task period (lockstep).
     pub fn period(&self) -> Duration {
         match *self {
-            CycleTiming::Free { period } => period,
+            CycleTiming::Free { period, .. } => period,
             CycleTiming::Lockstep { plc_period } => plc_period,
         }
     }
@@ -104,6 +113,7 @@ impl Default for ShadowConfig {
             },
             timing: CycleTiming::Free {
                 period: Duration::from_millis(2),
+                plc_period: Duration::from_millis(10),
             },
             write: false,
             guard_slack: 1e-3,
@@ -324,6 +334,8 @@ pub struct Shadow<C: Controller> {
     period_warned: bool,
     /// The command the physics ended the last cycle on, m.
     command: Vec<f64>,
+    /// Free-running: the commands on the PLC's time line.
+    timeline: timeline::Timeline,
     commanded_pose: Pose,
     last_inputs: CycleInputs,
     last_call: Option<Instant>,
@@ -393,6 +405,7 @@ impl<C: Controller> Shadow<C> {
             controller,
             config,
             command: inputs.commanded_lengths.clone(),
+            timeline: timeline::Timeline::default(),
             commanded_pose: tcp_pose,
             counter: inputs.cycle,
             lock: Counted::at(0.0),

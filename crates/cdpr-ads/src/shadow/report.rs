@@ -100,7 +100,7 @@ impl ShadowReport {
             control: config.sim.control,
             dt: config.sim.dt,
             cycle: match config.timing {
-                CycleTiming::Free { period } => format!("{}ms", period.as_secs_f64() * 1e3),
+                CycleTiming::Free { period, .. } => format!("{}ms", period.as_secs_f64() * 1e3),
                 CycleTiming::Lockstep { .. } => "lockstep".into(),
             },
             write: config.write,

@@ -39,7 +39,7 @@ pub fn run_with<C: Controller>(
     let start = Instant::now();
     let end = duration.map(|d| start + d);
     let period = match shadow.config().timing {
-        CycleTiming::Free { period } => period,
+        CycleTiming::Free { period, .. } => period,
         CycleTiming::Lockstep { plc_period } => poll_interval(plc_period),
     };
     let mut deadline = start;

@@ -1,0 +1,148 @@
+//! Free-running: the commanded lengths placed on the PLC's own time line.
+//!
+//! The PLC publishes a new command once per cycle of its task, but the free-running shadow
+//! polls on its own clock: a 2 ms shadow against a 10 ms PLC sees the same command four times
+//! and then a jump. Stepping the physics to the wall clock towards whatever was read last
+//! makes a staircase of the commands, and the tensions ripple with it.
+//!
+//! So each new value of the cycle counter n gets a time on the PLC's time line,
+//! t(n) = t(n_prev) + (n − n_prev)·P with P the PLC period (the counter's measured rate once
+//! known, else the configured period), kept in phase with the earliest arrival: a sample seen
+//! before its predicted time moves the line to it, one later than a period and a poll past
+//! its prediction (a stalled or restarted PLC) starts the line again. The physics then reads
+//! the commands linearly interpolated on that time line one period and one poll late — by then
+//! the next sample has arrived, so the commands move as smoothly as in lockstep, where the
+//! counter itself is the clock.
+
+use std::collections::VecDeque;
+
+/// The commands read with the first sight of counter `counter`, at PLC time `time`.
+#[derive(Debug, Clone, PartialEq)]
+struct Sample {
+    counter: u32,
+    time: f64,
+    commands: Vec<f64>,
+}
+
+/// Samples on the PLC time line (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Timeline {
+    samples: VecDeque<Sample>,
+}
+
+/// Samples kept: far more than the delay needs (two), few enough to cost nothing.
+const KEPT: usize = 16;
+
+impl Timeline {
+    /// Forgets everything (a resync: the platform re-settled at `commands`).
+    pub fn reset(&mut self) {
+        self.samples.clear();
+    }
+
+    /// A sample read at shadow time `now`: the counter and the commanded lengths. Only the
+    /// first sight of each counter value counts (the value the PLC published that cycle).
+    /// `period`: the PLC period, `poll`: the shadow's own, s.
+    pub fn observe(&mut self, counter: u32, commands: &[f64], now: f64, period: f64, poll: f64) {
+        let time = match self.samples.back() {
+            Some(last) if last.counter == counter => return,
+            Some(last) => {
+                let advanced = i64::from(counter.wrapping_sub(last.counter) as i32);
+                let predicted = last.time + advanced as f64 * period;
+                let lag = now - predicted;
+                if advanced <= 0 || lag < 0.0 || lag > period + poll {
+                    now
+                } else {
+                    predicted
+                }
+            }
+            None => now,
+        };
+        if self.samples.len() == KEPT {
+            self.samples.pop_front();
+        }
+        self.samples.push_back(Sample {
+            counter,
+            time,
+            commands: commands.to_vec(),
+        });
+    }
+
+    /// The commands at PLC time `t`, linearly interpolated between the samples around it;
+    /// before the first sample the first, after the last the last (held). `None` before any
+    /// sample.
+    pub fn at(&self, t: f64) -> Option<Vec<f64>> {
+        let after = self.samples.iter().position(|s| s.time > t);
+        let (a, b) = match after {
+            None => return self.samples.back().map(|s| s.commands.clone()),
+            Some(0) => return self.samples.front().map(|s| s.commands.clone()),
+            Some(k) => (&self.samples[k - 1], &self.samples[k]),
+        };
+        let w = (t - a.time) / (b.time - a.time);
+        Some(
+            a.commands
+                .iter()
+                .zip(&b.commands)
+                .map(|(x, y)| x + (y - x) * w)
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: f64 = 0.010;
+    const POLL: f64 = 0.002;
+
+    #[test]
+    fn a_ramp_seen_at_jittered_polls_comes_out_as_the_ramp() {
+        // The PLC publishes c(n) = n mm at t = 10 n ms; the shadow sees each value at its
+        // first poll after it, polls every 2 ms with up to 1.9 ms of jitter.
+        let mut line = Timeline::default();
+        let mut seen = None;
+        let mut poll_at = 0.0;
+        let mut k = 0u32;
+        while poll_at < 1.0 {
+            let n = (poll_at / P).floor() as u32;
+            if seen != Some(n) {
+                line.observe(n, &[f64::from(n)], poll_at, P, POLL);
+                seen = Some(n);
+            }
+            k += 1;
+            poll_at = f64::from(k) * POLL + 0.0019 * f64::from((k * 7919) % 11) / 10.0;
+        }
+        // On the line, one period and a poll late, the commands are the ramp t/P exactly:
+        // no staircase left.
+        for j in 0..200 {
+            let t = 0.9 + f64::from(j) * 0.0005;
+            let c = line.at(t - P - POLL).expect("samples")[0];
+            let phase = line
+                .samples
+                .front()
+                .map_or(0.0, |s| s.time - f64::from(s.counter) * P);
+            let ramp = (t - P - POLL - phase) / P;
+            assert!((c - ramp).abs() < 1e-9, "t {t}: {c} vs {ramp}");
+        }
+    }
+
+    #[test]
+    fn a_stall_restarts_the_line_and_only_new_counters_count() {
+        let mut line = Timeline::default();
+        line.observe(1, &[1.0], 0.010, P, POLL);
+        line.observe(1, &[9.0], 0.012, P, POLL);
+        line.observe(2, &[2.0], 0.021, P, POLL);
+        assert_eq!(
+            line.at(0.015),
+            Some(vec![1.5]),
+            "the first sight of 1 and 2"
+        );
+        // Counter 3 arrives 50 ms late: a new line from where it was seen.
+        line.observe(3, &[3.0], 0.080, P, POLL);
+        assert_eq!(line.at(0.050), Some(vec![2.5]));
+        assert_eq!(line.at(1.0), Some(vec![3.0]), "held after the last");
+        assert_eq!(line.at(0.0), Some(vec![1.0]), "held before the first");
+        line.reset();
+        assert_eq!(line.at(0.5), None);
+    }
+}
