@@ -187,6 +187,24 @@ fn mutate(rng: &mut XorShift, seeds: &[Vec<u8>]) -> Vec<u8> {
     }
 }
 
+/// Reads and discards until the server closes the connection (or the socket fails), or
+/// `keep_going` says stop; the stream needs a read timeout for `keep_going` to be polled.
+fn drain_until_closed(s: &mut std::net::TcpStream, keep_going: impl Fn() -> bool) {
+    let mut sink = [0u8; 4096];
+    while keep_going() {
+        match s.read(&mut sink) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => break,
+        }
+    }
+}
+
 #[test]
 fn ten_thousand_broken_frames_do_not_take_the_server_down() {
     count_panics();
@@ -215,20 +233,8 @@ fn ten_thousand_broken_frames_do_not_take_the_server_down() {
         } else {
             // Truncated or with trailing bytes: end the stream so that the server sees it.
             let _ = s.shutdown(Shutdown::Write);
-            let mut sink = [0u8; 4096];
             let until = Instant::now() + Duration::from_secs(6);
-            while Instant::now() < until {
-                match s.read(&mut sink) {
-                    Ok(0) => break,
-                    Ok(_) => {}
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                        ) => {}
-                    Err(_) => break,
-                }
-            }
+            drain_until_closed(&mut s, || Instant::now() < until);
         }
         reconnects += 1;
         s = raw_connect(port);
@@ -318,19 +324,7 @@ fn a_slow_loris_of_200_connections_does_not_lock_clients_out() {
                     opened += 1;
                     let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
                     let _ = s.write_all(&[0, 0, 0x40]);
-                    let mut sink = [0u8; 64];
-                    while !stop.load(Ordering::Relaxed) {
-                        match s.read(&mut sink) {
-                            Ok(0) => break,
-                            Ok(_) => {}
-                            Err(e)
-                                if matches!(
-                                    e.kind(),
-                                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                                ) => {}
-                            Err(_) => break,
-                        }
-                    }
+                    drain_until_closed(&mut s, || !stop.load(Ordering::Relaxed));
                 }
                 opened
             })
