@@ -511,7 +511,14 @@ pub fn encode_symbol_entry(e: &SymbolEntry) -> Vec<u8> {
     out
 }
 
-/// Decodes one record; `None` if it is truncated or its lengths do not add up.
+/// Decodes one record by its declared lengths; `None` if it is truncated or a string runs past
+/// `entryLength`.
+///
+/// The strings are read by their lengths, and the one byte after the name and after the type
+/// is skipped whatever it holds: TwinCAT terminates each string with a NUL (and its
+/// `entryLength` counts all three, plus any padding or TwinCAT 3 extras after the comment),
+/// pyads' test server (`PLCVariable.get_packed_info`, pyads 3.6) separates them with a space
+/// and leaves the comment unterminated (its `entryLength` counts +1 for name and type only).
 pub fn decode_symbol_entry(b: &[u8]) -> Option<SymbolEntry> {
     let mut c = Cursor::new(b);
     let entry_len = c.u32()? as usize;
@@ -522,10 +529,16 @@ pub fn decode_symbol_entry(b: &[u8]) -> Option<SymbolEntry> {
     let (index_group, index_offset, size, data_type, flags) =
         (c.u32()?, c.u32()?, c.u32()?, c.u32()?, c.u32()?);
     let (ln, lt, lc) = (c.u16()? as usize, c.u16()? as usize, c.u16()? as usize);
-    let mut text = |n: usize| -> Option<String> {
-        let s = String::from_utf8_lossy(c.bytes(n)?).into_owned();
-        c.bytes(1)?; // NUL
-        Some(s)
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    let name = text(c.bytes(ln)?);
+    c.bytes(1)?; // NUL (TwinCAT) or space (pyads)
+    let type_name = text(c.bytes(lt)?);
+    // An empty comment may end the entry right after the type's separator, or even without it.
+    let comment = if lc == 0 {
+        String::new()
+    } else {
+        c.bytes(1)?;
+        text(c.bytes(lc)?)
     };
     Some(SymbolEntry {
         index_group,
@@ -533,9 +546,9 @@ pub fn decode_symbol_entry(b: &[u8]) -> Option<SymbolEntry> {
         size,
         data_type,
         flags,
-        name: text(ln)?,
-        type_name: text(lt)?,
-        comment: text(lc)?,
+        name,
+        type_name,
+        comment,
     })
 }
 
