@@ -4,7 +4,7 @@ use super::args::ModelArgs;
 use super::output::{Table, json};
 use super::plc::parse_duration;
 use anyhow::{Context, Result, bail};
-use cdpr_ads::plc::{AdsSource, AmsAddr, AmsNetId};
+use cdpr_ads::plc::{AdsSource, AmsAddr, AmsNetId, ExchangeChoice};
 use cdpr_ads::shadow::{
     self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
     StartReport, Summary,
@@ -103,6 +103,12 @@ pub struct LinkArgs {
     /// ADS timeout (connect, read, write): a dead PLC is noticed within it.
     #[arg(long, default_value = "500ms", value_parser = parse_duration, value_name = "TIME")]
     pub timeout: Duration,
+    /// How each cycle's reads and writes travel: `sum-handle` (sum commands 0xF083/0xF081 by
+    /// handle), `sum-address` (0xF080/0xF081 by the symbols' index group and offset: what
+    /// pyads' test server serves), `single` (one request per symbol: TwinCAT 2 before 2.11 R2
+    /// B2018); `auto` takes the first of these the PLC serves, once per connection.
+    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(ExchangeChoice), value_name = "auto|sum-handle|sum-address|single")]
+    pub exchange: ExchangeChoice,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -169,6 +175,7 @@ impl LinkArgs {
             ams_port: self.ams_port,
             source: self.source,
             timeout: self.timeout,
+            exchange: self.exchange,
             robot,
             config: ShadowConfig {
                 sim: SimConfig {
@@ -303,10 +310,14 @@ pub fn print_summary(s: &Summary, wall: f64, simulated: f64) {
             "  physics p50 / p99 [ms]",
             format!("{} / {}", ms(s.physics_p50_s), ms(s.physics_p99_s)),
         ),
+        (
+            "ADS exchange",
+            s.exchange.map_or("-".into(), |e| e.to_string()),
+        ),
         ("rejected samples", s.rejected.to_string()),
         (
-            "reconnects / gaps",
-            format!("{} / {}", s.reconnects, s.gaps),
+            "reconnects / re-resolves / gaps",
+            format!("{} / {} / {}", s.reconnects, s.re_resolves, s.gaps),
         ),
         (
             "reaction p50 / p99 / max [PLC cycles]",

@@ -218,6 +218,12 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
             },
         ),
         (
+            "ADS exchange".to_string(),
+            opened
+                .exchange
+                .map_or_else(|| a.link.exchange.to_string(), |e| e.to_string()),
+        ),
+        (
             "writes".to_string(),
             if a.link.write {
                 "allow-listed symbols".to_string()

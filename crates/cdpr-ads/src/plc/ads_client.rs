@@ -1,15 +1,25 @@
-//! [`Transport`] over the crates.io `ads` 0.4 client: a real TwinCAT runtime or `cdpr plc`.
+//! [`Transport`] over the crates.io `ads` 0.4 client: a real TwinCAT runtime, `cdpr plc`, or
+//! pyads' test server.
 //!
-//! Symbols are resolved once per connection: type and size from the symbol info (0xF009),
-//! a handle (0xF003). Each cycle is then one sum read (0xF083) or one sum write (0xF081) of
-//! values by handle (0xF005): one round trip each. A socket error or a garbled reply drops the
-//! client (the `ads` crate cannot recover one: a late reply would surface as a wrong invoke
-//! id), and [`Transport::reopen`] builds a new one; the caller spaces attempts with
-//! [`Backoff`](super::controller::Backoff).
+//! Symbols are resolved once per connection: type, size and address from the symbol info
+//! (0xF009), a handle (0xF003). Reads and writes then travel as one of the three
+//! [`Exchange`]s, picked once per connection at its first exchange and kept: the one asked
+//! for, or with [`ExchangeChoice::Auto`] the first the PLC serves — sum commands by handle,
+//! by symbol address, single requests by handle (see [`super::exchange`]). A device that does
+//! not serve one answers ADS 0x701/0x702 or, like pyads' test server, not at all: then the
+//! client is reopened (the `ads` crate cannot recover a request that timed out: a late reply
+//! would surface as a wrong invoke id), the symbols resolved again, and the next one tried.
+//!
+//! A socket error or a garbled reply drops the client, and [`Transport::reopen`] builds a new
+//! one (the exchange is picked again); the caller spaces attempts with
+//! [`Backoff`](super::guard::Backoff). ADS codes that mean a handle went stale (an online
+//! change) come back as [`ControllerError::Stale`], the link kept, for the caller to resolve
+//! the symbols again.
 
 use super::controller::{ControllerError, Transport};
+use super::exchange::{Exchange, ExchangeChoice, NOT_SERVED, STALE_HANDLE};
 use super::symbols::{self, IecType};
-use super::wire::{self, AmsAddr, AmsNetId, group};
+use super::wire::{self, AmsAddr, AmsNetId, group, len32};
 use std::time::Duration;
 
 /// Which AMS source address the client uses.
@@ -33,6 +43,8 @@ pub struct AdsConfig {
     pub source: AdsSource,
     /// Connect, read and write timeout; a dead PLC is noticed within it.
     pub timeout: Duration,
+    /// How reads and writes travel (default: probe).
+    pub exchange: ExchangeChoice,
 }
 
 impl AdsConfig {
@@ -42,6 +54,7 @@ impl AdsConfig {
             target,
             source: AdsSource::Auto,
             timeout: Duration::from_millis(500),
+            exchange: ExchangeChoice::Auto,
         }
     }
 }
@@ -62,15 +75,80 @@ pub fn error_text(code: u32) -> &'static str {
         .map_or("unknown ADS error", |(_, text)| *text)
 }
 
+/// What the link knows of one resolved symbol.
+#[derive(Debug, Clone)]
+struct Resolved {
+    name: String,
+    handle: u32,
+    size: usize,
+    /// Its address from the symbol info (pyads' test server: group 12345, offsets from 10000).
+    index_group: u32,
+    index_offset: u32,
+}
+
+/// Why a request failed, as the exchange probe needs to know it.
+enum Failure {
+    /// No reply within the timeout (or the peer closed): the client was dropped.
+    Silent(String),
+    /// The request as a whole refused as not served (ADS 0x701/0x702).
+    Refused(u32),
+    Other(ControllerError),
+}
+
+impl Failure {
+    /// Outside the probe: silence is a lost link, a refusal an ADS error.
+    fn into_error(self, what: &str) -> ControllerError {
+        match self {
+            Failure::Silent(why) => ControllerError::Link(format!("`{what}`: {why}")),
+            Failure::Refused(code) => code_error(what, code),
+            Failure::Other(e) => e,
+        }
+    }
+
+    fn reason(&self) -> String {
+        match self {
+            Failure::Silent(why) => why.clone(),
+            Failure::Refused(code) => format!("ADS {code:#x} ({})", error_text(*code)),
+            Failure::Other(e) => e.to_string(),
+        }
+    }
+}
+
+impl From<ControllerError> for Failure {
+    fn from(e: ControllerError) -> Failure {
+        Failure::Other(e)
+    }
+}
+
+/// An ADS return code for `what`: a stale handle, or any other error.
+fn code_error(what: &str, code: u32) -> ControllerError {
+    let text = error_text(code).to_string();
+    if STALE_HANDLE.contains(&code) {
+        ControllerError::Stale {
+            symbol: what.to_string(),
+            code,
+            text,
+        }
+    } else {
+        ControllerError::Ads {
+            symbol: what.to_string(),
+            code,
+            text,
+        }
+    }
+}
+
 /// The `ads` crate client as a [`Transport`].
 pub struct AdsTransport {
     config: AdsConfig,
     client: Option<ads::Client>,
-    names: Vec<String>,
-    handles: Vec<u32>,
-    sizes: Vec<usize>,
-    /// Reconnects that succeeded.
+    symbols: Vec<Resolved>,
+    /// The exchange of this connection, once picked.
+    exchange: Option<Exchange>,
+    /// Reconnects that succeeded ([`Transport::reopen`]).
     pub reconnects: u64,
+    /// Times the client was reopened while picking the exchange (a device that did not answer).
+    pub probe_reopens: u64,
 }
 
 impl AdsTransport {
@@ -79,10 +157,10 @@ impl AdsTransport {
         let mut t = AdsTransport {
             config,
             client: None,
-            names: Vec::new(),
-            handles: Vec::new(),
-            sizes: Vec::new(),
+            symbols: Vec::new(),
+            exchange: None,
             reconnects: 0,
+            probe_reopens: 0,
         };
         t.open()?;
         Ok(t)
@@ -94,6 +172,9 @@ impl AdsTransport {
             AdsSource::Request => ads::Source::Request,
             AdsSource::Fixed(a) => ads::Source::Addr(to_ads(a)),
         };
+        // A new connection: its handles are new, and what it serves is asked again.
+        self.client = None;
+        self.exchange = None;
         let client = ads::Client::new(
             self.config.endpoint.as_str(),
             ads::Timeouts::new(self.config.timeout),
@@ -116,32 +197,31 @@ impl AdsTransport {
         })
     }
 
+    /// What was asked for.
+    pub fn exchange_choice(&self) -> ExchangeChoice {
+        self.config.exchange
+    }
+
     fn client(&self) -> Result<&ads::Client, ControllerError> {
         self.client
             .as_ref()
             .ok_or_else(|| ControllerError::Link("not connected".into()))
     }
 
-    /// Maps an `ads` error for `symbol`: ADS codes stay codes, everything else means the link
-    /// is unusable (and the client is dropped so that the next call does not reuse it).
-    fn fail(&mut self, symbol: &str, e: ads::Error) -> ControllerError {
+    /// Sorts an `ads` error: ADS codes stay codes (0x701/0x702 as refusals), no reply is
+    /// silence, anything else a lost link. Silence and lost links drop the client, so that
+    /// the next call does not reuse it.
+    fn classify(&mut self, what: &str, e: ads::Error) -> Failure {
         match e {
-            // Symbol version changed (online change) or symbol gone: handles are stale.
-            ads::Error::Ads(_, _, code @ (0x711 | 0x722)) => {
+            ads::Error::Ads(_, _, code) if NOT_SERVED.contains(&code) => Failure::Refused(code),
+            ads::Error::Ads(_, _, code) => Failure::Other(code_error(what, code)),
+            ads::Error::Io(_, io) if io.kind() == std::io::ErrorKind::TimedOut => {
                 self.client = None;
-                ControllerError::Link(format!(
-                    "`{symbol}`: ADS {code:#x} ({}), handles must be re-resolved",
-                    error_text(code)
-                ))
+                Failure::Silent(format!("no reply within {:?}", self.config.timeout))
             }
-            ads::Error::Ads(_, _, code) => ControllerError::Ads {
-                symbol: symbol.to_string(),
-                code,
-                text: error_text(code).to_string(),
-            },
             other => {
                 self.client = None;
-                ControllerError::Link(format!("`{symbol}`: {other}"))
+                Failure::Other(ControllerError::Link(format!("`{what}`: {other}")))
             }
         }
     }
@@ -149,28 +229,18 @@ impl AdsTransport {
     fn release_handles(&mut self) {
         if let Some(client) = &self.client {
             let dev = client.device(to_ads(self.config.target));
-            for h in self.handles.drain(..) {
-                let _ = dev.write(group::SYM_RELEASE_HANDLE, 0, &h.to_le_bytes());
+            for s in &self.symbols {
+                let _ = dev.write(group::SYM_RELEASE_HANDLE, 0, &s.handle.to_le_bytes());
             }
         }
-        self.handles.clear();
+        self.symbols.clear();
     }
-}
 
-impl Drop for AdsTransport {
-    fn drop(&mut self) {
-        self.release_handles();
-    }
-}
-
-/// Largest `AdsSymbolEntry` asked for: pyads' buffer size (fixed part + 768 bytes of text).
-const SYMBOL_ENTRY_BUFFER: usize = 798;
-
-impl Transport for AdsTransport {
-    fn resolve(&mut self, names: &[String]) -> Result<Vec<IecType>, ControllerError> {
+    /// Symbol info and a handle for each name, on the current client.
+    fn resolve_names(&mut self, names: &[String]) -> Result<Vec<IecType>, ControllerError> {
         self.release_handles();
         let mut types = Vec::with_capacity(names.len());
-        let (mut handles, mut sizes) = (Vec::new(), Vec::new());
+        let mut resolved = Vec::with_capacity(names.len());
         for name in names {
             let result = {
                 let dev = self.client()?.device(to_ads(self.config.target));
@@ -196,7 +266,7 @@ impl Transport for AdsTransport {
                         reason: "not found on the PLC (ADS 0x710)".into(),
                     });
                 }
-                Err(e) => return Err(self.fail(name, e)),
+                Err(e) => return Err(self.classify(name, e).into_error(name)),
             };
             let bad = |reason: String| ControllerError::Symbol {
                 symbol: name.clone(),
@@ -214,78 +284,267 @@ impl Transport for AdsTransport {
                     entry.size
                 )));
             }
-            handles.push(handle);
-            sizes.push(ty.size());
+            resolved.push(Resolved {
+                name: name.clone(),
+                handle,
+                size: ty.size(),
+                index_group: entry.index_group,
+                index_offset: entry.index_offset,
+            });
             types.push(ty);
         }
-        self.names = names.to_vec();
-        self.handles = handles;
-        self.sizes = sizes;
+        self.symbols = resolved;
         Ok(types)
     }
 
-    fn sum_read(&mut self, symbols: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError> {
-        let mut bufs: Vec<Vec<u8>> = symbols
-            .iter()
-            .map(|&k| vec![0u8; self.sizes.get(k).copied().unwrap_or(0)])
-            .collect();
-        let handles: Vec<u32> = symbols
-            .iter()
-            .map(|&k| self.handles.get(k).copied().unwrap_or(0))
-            .collect();
-        let outcome = {
-            let dev = self.client()?.device(to_ads(self.config.target));
-            let mut reqs: Vec<ads::client::ReadRequest> = bufs
-                .iter_mut()
-                .zip(&handles)
-                .map(|(b, &h)| ads::client::ReadRequest::new(group::SYM_VALUE_BY_HANDLE, h, b))
-                .collect();
-            dev.read_multi(&mut reqs).map(|()| {
-                reqs.iter()
-                    .map(|r| r.data().map(<[u8]>::len))
-                    .collect::<Vec<_>>()
-            })
-        };
-        let lengths = outcome.map_err(|e| self.fail("sum read", e))?;
-        for ((&k, len), buf) in symbols.iter().zip(lengths).zip(&mut bufs) {
-            let name = self.names.get(k).cloned().unwrap_or_default();
-            let len = len.map_err(|e| self.fail(&name, e))?;
-            buf.truncate(len);
-        }
-        Ok(bufs)
+    /// After a probe the device did not answer: a new client, the same symbols resolved on it.
+    fn restore(&mut self) -> Result<(), ControllerError> {
+        let names: Vec<String> = self.symbols.iter().map(|s| s.name.clone()).collect();
+        self.symbols.clear();
+        self.open()?;
+        self.probe_reopens += 1;
+        self.resolve_names(&names)?;
+        Ok(())
     }
 
-    fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {
+    fn items(&self, indices: &[usize]) -> Result<Vec<Resolved>, ControllerError> {
+        indices
+            .iter()
+            .map(|&k| {
+                self.symbols
+                    .get(k)
+                    .cloned()
+                    .ok_or_else(|| ControllerError::Link(format!("symbol {k} is not resolved")))
+            })
+            .collect()
+    }
+
+    /// Picks the exchange with the connection's first request — a read, or a write of the
+    /// allow-listed outputs that was to go out anyway: the first candidate the device serves.
+    /// That request's outcome is returned.
+    fn pick<R>(
+        &mut self,
+        mut attempt: impl FnMut(&mut Self, Exchange) -> Result<R, Failure>,
+    ) -> Result<R, ControllerError> {
+        let candidates = self.config.exchange.candidates();
+        let mut refused = Vec::new();
+        for (k, &mode) in candidates.iter().enumerate() {
+            match attempt(self, mode) {
+                Ok(data) => {
+                    let how = if refused.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (not served: {})", refused.join("; "))
+                    };
+                    tracing::info!("ADS exchange: {mode}, {}{how}", mode.wire());
+                    self.exchange = Some(mode);
+                    return Ok(data);
+                }
+                Err(f @ (Failure::Silent(_) | Failure::Refused(_))) => {
+                    let reason = f.reason();
+                    if k + 1 == candidates.len() {
+                        return Err(ControllerError::Unsupported {
+                            exchange: mode,
+                            reason,
+                        });
+                    }
+                    tracing::info!("ADS exchange {mode} not served ({reason}); trying the next");
+                    refused.push(format!("{mode}: {reason}"));
+                    if self.client.is_none() {
+                        self.restore()?;
+                    }
+                }
+                Err(Failure::Other(e)) => return Err(e),
+            }
+        }
+        Err(ControllerError::Link("no ADS exchange to try".into()))
+    }
+
+    fn read_as(&mut self, mode: Exchange, indices: &[usize]) -> Result<Vec<Vec<u8>>, Failure> {
+        let items = self.items(indices)?;
+        match mode {
+            Exchange::SumHandle => self.sum_read_by(group::SUM_READ_EX, &items, |s| {
+                (group::SYM_VALUE_BY_HANDLE, s.handle)
+            }),
+            Exchange::SumAddress => {
+                self.sum_read_by(group::SUM_READ, &items, |s| (s.index_group, s.index_offset))
+            }
+            Exchange::Single => items
+                .iter()
+                .map(|s| {
+                    let mut buf = vec![0u8; s.size];
+                    let result = self.client()?.device(to_ads(self.config.target)).read(
+                        group::SYM_VALUE_BY_HANDLE,
+                        s.handle,
+                        &mut buf,
+                    );
+                    let n = result.map_err(|e| self.classify(&s.name, e))?;
+                    if n != s.size {
+                        return Err(Failure::Other(short(&s.name, n, s.size)));
+                    }
+                    Ok(buf)
+                })
+                .collect(),
+        }
+    }
+
+    /// A sum read (0xF080: a result per item; 0xF083: a result and a length per item), then
+    /// each item's data at its requested length. Parsed here, bounds-checked: what a PLC sends
+    /// decides nothing but the error.
+    fn sum_read_by(
+        &mut self,
+        sum_group: u32,
+        items: &[Resolved],
+        address: impl Fn(&Resolved) -> (u32, u32),
+    ) -> Result<Vec<Vec<u8>>, Failure> {
+        let head = if sum_group == group::SUM_READ { 4 } else { 8 };
+        let mut request = Vec::with_capacity(12 * items.len());
+        for s in items {
+            let (ig, io) = address(s);
+            for v in [ig, io, len32(s.size)] {
+                request.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        let data_len: usize = items.iter().map(|s| s.size).sum();
+        let mut reply = vec![0u8; head * items.len() + data_len];
+        let result = {
+            let dev = self.client()?.device(to_ads(self.config.target));
+            dev.write_read(sum_group, len32(items.len()), &request, &mut reply)
+        };
+        let n = result.map_err(|e| self.classify("sum read", e))?;
+        let (results, mut data) = reply.split_at(head * items.len());
+        let mut out = Vec::with_capacity(items.len());
+        for (s, r) in items.iter().zip(results.chunks_exact(head)) {
+            let code = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
+            if code != 0 {
+                return Err(Failure::Other(code_error(&s.name, code)));
+            }
+            if head == 8 {
+                let len = u32::from_le_bytes([r[4], r[5], r[6], r[7]]) as usize;
+                if len != s.size {
+                    return Err(Failure::Other(short(&s.name, len, s.size)));
+                }
+            }
+            let (mine, rest) = data.split_at(s.size);
+            out.push(mine.to_vec());
+            data = rest;
+        }
+        if n < reply.len() {
+            return Err(Failure::Other(ControllerError::Link(format!(
+                "sum read returned {n} of {} bytes",
+                reply.len()
+            ))));
+        }
+        Ok(out)
+    }
+
+    fn write_as(&mut self, mode: Exchange, items: &[(usize, Vec<u8>)]) -> Result<(), Failure> {
+        let targets = self.items(&items.iter().map(|(k, _)| *k).collect::<Vec<_>>())?;
+        let place = |s: &Resolved| match mode {
+            Exchange::SumAddress => (s.index_group, s.index_offset),
+            _ => (group::SYM_VALUE_BY_HANDLE, s.handle),
+        };
+        if mode == Exchange::Single {
+            for (s, (_, data)) in targets.iter().zip(items) {
+                let (ig, io) = place(s);
+                let result = self
+                    .client()?
+                    .device(to_ads(self.config.target))
+                    .write(ig, io, data);
+                result.map_err(|e| self.classify(&s.name, e))?;
+            }
+            return Ok(());
+        }
         let results = {
             let dev = self.client()?.device(to_ads(self.config.target));
-            let mut reqs: Vec<ads::client::WriteRequest> = items
+            let mut reqs: Vec<ads::client::WriteRequest> = targets
                 .iter()
-                .map(|(k, data)| {
-                    let h = self.handles.get(*k).copied().unwrap_or(0);
-                    ads::client::WriteRequest::new(group::SYM_VALUE_BY_HANDLE, h, data)
+                .zip(items)
+                .map(|(s, (_, data))| {
+                    let (ig, io) = place(s);
+                    ads::client::WriteRequest::new(ig, io, data)
                 })
                 .collect();
             dev.write_multi(&mut reqs)
                 .map(|()| reqs.iter().map(|r| r.ensure()).collect::<Vec<_>>())
         };
-        let results = results.map_err(|e| self.fail("sum write", e))?;
-        for ((k, _), r) in items.iter().zip(results) {
+        let results = results.map_err(|e| self.classify("sum write", e))?;
+        for (s, r) in targets.iter().zip(results) {
             if let Err(e) = r {
-                let name = self.names.get(*k).cloned().unwrap_or_default();
-                return Err(self.fail(&name, e));
+                return Err(self.classify(&s.name, e));
             }
         }
         Ok(())
+    }
+}
+
+fn short(symbol: &str, got: usize, want: usize) -> ControllerError {
+    ControllerError::Symbol {
+        symbol: symbol.to_string(),
+        reason: format!("the PLC returned {got} bytes, {want} expected"),
+    }
+}
+
+impl Drop for AdsTransport {
+    fn drop(&mut self) {
+        self.release_handles();
+    }
+}
+
+/// Largest `AdsSymbolEntry` asked for: pyads' buffer size (fixed part + 768 bytes of text).
+const SYMBOL_ENTRY_BUFFER: usize = 798;
+
+impl Transport for AdsTransport {
+    fn resolve(&mut self, names: &[String]) -> Result<Vec<IecType>, ControllerError> {
+        self.resolve_names(names)
+    }
+
+    fn sum_read(&mut self, symbols: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError> {
+        match self.exchange {
+            Some(mode) => self
+                .read_as(mode, symbols)
+                .map_err(|f| f.into_error("sum read")),
+            None => self.pick(|t, mode| t.read_as(mode, symbols)),
+        }
+    }
+
+    fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {
+        let Some(mode) = self.exchange else {
+            return self.pick(|t, mode| t.write_as(mode, items));
+        };
+        match self.write_as(mode, items) {
+            Ok(()) => Ok(()),
+            // A device that reads sums but does not take sum writes: single writes for the
+            // rest of the connection (the same bytes again, should the sum have landed).
+            Err(f @ (Failure::Silent(_) | Failure::Refused(_)))
+                if self.config.exchange == ExchangeChoice::Auto && mode != Exchange::Single =>
+            {
+                tracing::warn!(
+                    "the PLC reads {mode} but did not take a sum write ({}); single writes from now on",
+                    f.reason()
+                );
+                if self.client.is_none() {
+                    self.restore()?;
+                }
+                self.exchange = Some(Exchange::Single);
+                self.write_as(Exchange::Single, items)
+                    .map_err(|f| f.into_error("write"))
+            }
+            Err(f) => Err(f.into_error("sum write")),
+        }
     }
 
     fn reopen(&mut self) -> Result<(), ControllerError> {
         // Handles die with the old connection; releasing them over a half-dead socket would
         // only wait out the timeout once per handle.
-        self.handles.clear();
-        self.client = None;
+        self.symbols.clear();
         self.open()?;
         self.reconnects += 1;
         Ok(())
+    }
+
+    fn exchange(&self) -> Option<Exchange> {
+        self.exchange
     }
 }
 

@@ -10,6 +10,7 @@
 //! values read that are NaN or infinite are refused with the symbol and element named; mm and
 //! degrees are converted to SI here and nowhere else on the shadow's side.
 
+use super::exchange::Exchange;
 use super::memory;
 use super::symbols::{IecType, Scalar};
 use super::units::{from_mm, pose_from_plc, pose_to_plc, to_mm};
@@ -84,12 +85,34 @@ pub enum ControllerError {
     /// The connection is gone or unusable: reconnect (see [`Backoff`]).
     #[error("link to the PLC lost: {0}")]
     Link(String),
+    /// The PLC no longer knows a handle the link holds (ADS 0x710 symbol not found, 0x711
+    /// symbol version invalid, 0x722 symbol not active, 0x1 internal error on a handle): an
+    /// online change or a re-download. [`ShadowLink`] re-resolves and carries on.
+    #[error(
+        "PLC symbol `{symbol}`: ADS error {code:#x} ({text}): its handle is stale (an online change or a re-download)"
+    )]
+    Stale {
+        symbol: String,
+        code: u32,
+        text: String,
+    },
+    /// The exchange asked for is not served by this PLC (see [`Exchange`]).
+    #[error(
+        "the PLC does not serve the `{exchange}` exchange ({}): {reason}; `auto` uses what it serves",
+        exchange.wire()
+    )]
+    Unsupported { exchange: Exchange, reason: String },
 }
 
 impl ControllerError {
     /// Whether reconnecting may help.
     pub fn is_link(&self) -> bool {
         matches!(self, ControllerError::Link(_))
+    }
+
+    /// Whether re-resolving the symbols on the same link may help.
+    pub fn is_stale(&self) -> bool {
+        matches!(self, ControllerError::Stale { .. })
     }
 }
 
@@ -106,6 +129,16 @@ pub trait Controller {
     fn write_cycle(&mut self, outputs: &ShadowOutputs) -> Result<(), ControllerError>;
     /// Re-establishes a lost link and re-resolves the symbols (one attempt).
     fn reconnect(&mut self) -> Result<(), ControllerError>;
+    /// How reads and writes currently travel; `None` when there is no choice (in-process) or
+    /// none made yet on this connection.
+    fn exchange(&self) -> Option<Exchange> {
+        None
+    }
+    /// Times the symbols were re-resolved on a live link because the PLC invalidated their
+    /// handles (an online change or a re-download): each is a gap the shadow accounts for.
+    fn re_resolves(&self) -> u64 {
+        0
+    }
 }
 
 /// Moves bytes of named symbols; the transport under [`ShadowLink`].
@@ -118,6 +151,10 @@ pub trait Transport {
     fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError>;
     /// Opens a new link (the old one is dropped).
     fn reopen(&mut self) -> Result<(), ControllerError>;
+    /// The exchange in use on this link, once picked (see [`Controller::exchange`]).
+    fn exchange(&self) -> Option<Exchange> {
+        None
+    }
 }
 
 /// The shadow's symbols, in the order their names are handed to the transport (a slot's
@@ -227,6 +264,8 @@ pub struct ShadowLink<T: Transport> {
     policy: WritePolicy,
     /// Whether the reaction diagnostic exists on the PLC and is read every cycle.
     has_reaction: bool,
+    /// Re-resolutions after stale handles (see [`Controller::re_resolves`]).
+    re_resolves: u64,
 }
 
 impl<T: Transport> ShadowLink<T> {
@@ -242,7 +281,7 @@ impl<T: Transport> ShadowLink<T> {
         // The reaction diagnostic is optional (a TwinCAT GVL may leave it out): probe it alone
         // first, so that a PLC without it costs no half-resolved set of handles.
         let reaction = Slot::Reaction.name(symbols);
-        let has_reaction = probe_reaction(&mut transport, &reaction);
+        let has_reaction = probe_reaction(&mut transport, &reaction)?;
         if has_reaction {
             names.push(reaction);
         }
@@ -260,6 +299,7 @@ impl<T: Transport> ShadowLink<T> {
                 .collect(),
             policy,
             has_reaction,
+            re_resolves: 0,
         })
     }
 
@@ -272,6 +312,56 @@ impl<T: Transport> ShadowLink<T> {
 
     pub fn transport(&self) -> &T {
         &self.transport
+    }
+
+    pub fn transport_mut(&mut self) -> &mut T {
+        &mut self.transport
+    }
+
+    /// Resolves every symbol again (on the link as it is) and checks that the types still fit
+    /// the same robot; drops the reaction diagnostic if the PLC no longer has it.
+    fn resolve_all(&mut self) -> Result<(), ControllerError> {
+        let reaction = Slot::Reaction.index();
+        if self.has_reaction && !probe_reaction(&mut self.transport, &self.names[reaction])? {
+            // The PLC lacks the optional diagnostic now: carry on without it.
+            self.names.truncate(reaction);
+            self.has_reaction = false;
+        }
+        let types = self.transport.resolve(&self.names)?;
+        let cables = check_types(&self.names, &types)?;
+        if cables != self.cables {
+            return Err(ControllerError::Symbol {
+                symbol: self.names[Slot::FrameAnchors.index()].clone(),
+                reason: format!(
+                    "now holds {cables} cables, {} before the symbols were resolved again",
+                    self.cables
+                ),
+            });
+        }
+        self.types = types;
+        Ok(())
+    }
+
+    /// Runs `op` on the transport; when the PLC answers that a handle is stale (an online
+    /// change or a re-download), re-resolves every symbol on the same link and runs it once
+    /// more. Stale again right after: the link is given up (the shadow reconnects).
+    fn with_fresh_handles<R>(
+        &mut self,
+        op: impl Fn(&mut Self) -> Result<R, ControllerError>,
+    ) -> Result<R, ControllerError> {
+        let stale = match op(self) {
+            Err(e @ ControllerError::Stale { .. }) => e,
+            other => return other,
+        };
+        tracing::warn!("{stale}; re-resolving the symbols and carrying on");
+        self.resolve_all()?;
+        self.re_resolves += 1;
+        match op(self) {
+            Err(e @ ControllerError::Stale { .. }) => Err(ControllerError::Link(format!(
+                "{e}, again right after re-resolving"
+            ))),
+            other => other,
+        }
     }
 
     fn reals(&self, slot: Slot, bytes: &[u8]) -> Result<Vec<f64>, ControllerError> {
@@ -314,12 +404,22 @@ impl<T: Transport> ShadowLink<T> {
     }
 }
 
-/// Whether `name` resolves to a UDINT scalar.
-fn probe_reaction<T: Transport>(transport: &mut T, name: &str) -> bool {
-    matches!(
-        transport.resolve(&[name.to_string()]).as_deref(),
-        Ok([ty]) if ty.scalar == Scalar::UDInt && ty.dims.is_empty()
-    )
+/// Whether `name` resolves to a UDINT scalar. A PLC that does not answer about an unknown
+/// name at all (pyads' test server raises and never replies) costs one timeout: the link is
+/// reopened — a late reply would desynchronise it — and the shadow carries on without it.
+fn probe_reaction<T: Transport>(transport: &mut T, name: &str) -> Result<bool, ControllerError> {
+    match transport.resolve(&[name.to_string()]) {
+        Ok(types) => Ok(matches!(
+            types.as_slice(),
+            [ty] if ty.scalar == Scalar::UDInt && ty.dims.is_empty()
+        )),
+        Err(e) if e.is_link() => {
+            tracing::info!("no answer about the optional `{name}` ({e}); reopening the link");
+            transport.reopen()?;
+            Ok(false)
+        }
+        Err(_) => Ok(false),
+    }
 }
 
 /// Checks the resolved types: REAL or LREAL arrays sized for one cable count (taken from the
@@ -387,7 +487,8 @@ impl<T: Transport> Controller for ShadowLink<T> {
             Slot::CableAngles,
             Slot::TcpPose,
         ];
-        let raw = self.transport.sum_read(&slots.map(Slot::index))?;
+        let indices = slots.map(Slot::index);
+        let raw = self.with_fresh_handles(|link| link.transport.sum_read(&indices))?;
         let v: Vec<Vec<f64>> = slots
             .iter()
             .zip(&raw)
@@ -407,13 +508,15 @@ impl<T: Transport> Controller for ShadowLink<T> {
 
     fn read_cycle(&mut self) -> Result<CycleInputs, ControllerError> {
         let all = [Slot::Commanded, Slot::Cycle, Slot::Enable, Slot::Reaction].map(Slot::index);
-        let slots = &all[..if self.has_reaction { 4 } else { 3 }];
-        let raw = self.transport.sum_read(slots)?;
-        if raw.len() != slots.len() {
+        // The slot count is taken inside: re-resolving may drop the reaction diagnostic.
+        let (raw, wanted) = self.with_fresh_handles(|link| {
+            let slots = &all[..if link.has_reaction { 4 } else { 3 }];
+            Ok((link.transport.sum_read(slots)?, slots.len()))
+        })?;
+        if raw.len() != wanted {
             return Err(ControllerError::Link(format!(
-                "sum read returned {} of {} symbols",
-                raw.len(),
-                slots.len()
+                "sum read returned {} of {wanted} symbols",
+                raw.len()
             )));
         }
         let reaction_cycles = match raw.get(3) {
@@ -465,30 +568,20 @@ impl<T: Transport> Controller for ShadowLink<T> {
             ),
             (cycle_slot, cycle),
         ];
-        self.transport.sum_write(&items)
+        self.with_fresh_handles(|link| link.transport.sum_write(&items))
     }
 
     fn reconnect(&mut self) -> Result<(), ControllerError> {
         self.transport.reopen()?;
-        let reaction = Slot::Reaction.index();
-        if self.has_reaction && !probe_reaction(&mut self.transport, &self.names[reaction]) {
-            // The restarted PLC lacks the optional diagnostic: carry on without it.
-            self.names.truncate(reaction);
-            self.has_reaction = false;
-        }
-        let types = self.transport.resolve(&self.names)?;
-        let cables = check_types(&self.names, &types)?;
-        if cables != self.cables {
-            return Err(ControllerError::Symbol {
-                symbol: self.names[Slot::FrameAnchors.index()].clone(),
-                reason: format!(
-                    "now holds {cables} cables, {} before the reconnect",
-                    self.cables
-                ),
-            });
-        }
-        self.types = types;
-        Ok(())
+        self.resolve_all()
+    }
+
+    fn exchange(&self) -> Option<Exchange> {
+        self.transport.exchange()
+    }
+
+    fn re_resolves(&self) -> u64 {
+        self.re_resolves
     }
 }
 

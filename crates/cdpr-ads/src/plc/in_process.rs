@@ -2,15 +2,20 @@
 //! sockets, for fast deterministic tests and one-process demos.
 
 use super::controller::{ControllerError, ShadowLink, Transport};
+use super::exchange::SYMBOL_VERSION_INVALID;
 use super::memory::PlcMemory;
 use super::symbols::IecType;
 use std::sync::Arc;
 
 /// The virtual PLC's memory, read and written directly (no sockets). Writes count as
-/// external writes, exactly as ADS writes do.
+/// external writes, exactly as ADS writes do. Its "handles" are those of a TwinCAT client:
+/// taken under a symbol version, stale (ADS 0x711) once [`PlcMemory::online_change`] moves it.
 pub struct InProcessTransport {
     memory: Arc<PlcMemory>,
     places: Vec<(u32, usize)>,
+    names: Vec<String>,
+    /// The symbol version the places were resolved under.
+    version: u32,
 }
 
 impl InProcessTransport {
@@ -18,7 +23,24 @@ impl InProcessTransport {
         InProcessTransport {
             memory,
             places: Vec::new(),
+            names: Vec::new(),
+            version: 0,
         }
+    }
+
+    /// TwinCAT's answer to a handle of an older symbol version.
+    fn check_version(&self, first: Option<usize>) -> Result<(), ControllerError> {
+        if self.memory.symbol_version() == self.version {
+            return Ok(());
+        }
+        let code = SYMBOL_VERSION_INVALID;
+        Err(ControllerError::Stale {
+            symbol: first
+                .and_then(|k| self.names.get(k).cloned())
+                .unwrap_or_default(),
+            code,
+            text: super::ads_client::error_text(code).to_string(),
+        })
     }
 }
 
@@ -26,6 +48,8 @@ impl Transport for InProcessTransport {
     fn resolve(&mut self, names: &[String]) -> Result<Vec<IecType>, ControllerError> {
         let mut types = Vec::new();
         self.places.clear();
+        self.version = self.memory.symbol_version();
+        self.names = names.to_vec();
         for name in names {
             let s =
                 self.memory
@@ -42,6 +66,7 @@ impl Transport for InProcessTransport {
     }
 
     fn sum_read(&mut self, symbols: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError> {
+        self.check_version(symbols.first().copied())?;
         let parts: Vec<(u32, usize)> = symbols
             .iter()
             .filter_map(|&k| self.places.get(k).copied())
@@ -54,6 +79,7 @@ impl Transport for InProcessTransport {
     }
 
     fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {
+        self.check_version(items.first().map(|(k, _)| *k))?;
         let parts: Vec<(u32, &[u8])> = items
             .iter()
             .filter_map(|(k, data)| self.places.get(*k).map(|p| (p.0, data.as_slice())))

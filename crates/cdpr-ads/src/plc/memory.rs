@@ -8,7 +8,7 @@
 
 use super::symbols::{IecType, Scalar, SymbolRef, SymbolTable};
 use super::wire::{ads_state, error};
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 #[derive(Debug)]
@@ -24,6 +24,8 @@ pub struct PlcMemory {
     table: SymbolTable,
     image: Mutex<Image>,
     ads_state: AtomicU16,
+    /// TwinCAT's symbol version (index group 0xF008): moves on an online change.
+    symbol_version: AtomicU32,
 }
 
 impl PlcMemory {
@@ -36,6 +38,7 @@ impl PlcMemory {
             table,
             image: Mutex::new(image),
             ads_state: AtomicU16::new(ads_state::RUN),
+            symbol_version: AtomicU32::new(1),
         })
     }
 
@@ -121,6 +124,20 @@ impl PlcMemory {
 
     pub fn set_ads_state(&self, state: u16) {
         self.ads_state.store(state, Ordering::Relaxed);
+    }
+
+    /// The symbol version: TwinCAT moves it on an online change, and handles taken under an
+    /// older version then answer ADS 0x711 ("symbol version invalid -> create a new handle").
+    pub fn symbol_version(&self) -> u32 {
+        self.symbol_version.load(Ordering::Relaxed)
+    }
+
+    /// An online change as the shadow sees it: the symbol version moves, the bytes stay. The
+    /// in-process transport honours it (its handles go stale); the ADS server keeps its
+    /// handles (tests invalidate those over the wire: release them, as `tests/ads_exchange.rs`
+    /// does).
+    pub fn online_change(&self) {
+        self.symbol_version.fetch_add(1, Ordering::Relaxed);
     }
 }
 

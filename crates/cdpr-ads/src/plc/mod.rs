@@ -9,7 +9,8 @@
 //! - [`virtual_plc`]: a TwinCAT stand-in with a PLC task (10 ms) and an NC task (2 ms) that runs
 //!   a trajectory through the inverse kinematics within the winch limits;
 //! - [`controller`], [`ads_client`]: what the shadow needs from a controller, as a trait, with
-//!   an `ads`-crate implementation and an in-process one.
+//!   an `ads`-crate implementation and an in-process one; [`exchange`]: how the `ads`-crate
+//!   one moves its bytes (sum commands by handle or by address, or single requests).
 //!
 //! Units: SI everywhere else; mm and degrees only in the symbols, converted in [`units`].
 //! Layering: uses `robot`, `kinematics`, `trajectory`; never `sim`.
@@ -17,6 +18,7 @@
 pub mod ads_client;
 pub mod controller;
 pub mod device;
+pub mod exchange;
 pub mod guard;
 pub mod in_process;
 pub mod memory;
@@ -32,6 +34,7 @@ pub use controller::{
     Transport, WritePolicy,
 };
 pub use device::{Device, DeviceIdentity, Session};
+pub use exchange::{Exchange, ExchangeChoice};
 pub use guard::{Backoff, CommandGuard, Rejection};
 pub use in_process::{InProcessController, InProcessTransport};
 pub use memory::PlcMemory;

@@ -5,7 +5,8 @@
 
 use super::{CycleTiming, Recorder, Shadow, ShadowConfig, ShadowError};
 use crate::plc::{
-    AdsConfig, AdsController, AdsSource, AdsTransport, AmsAddr, AmsNetId, ShadowLink, WritePolicy,
+    AdsConfig, AdsController, AdsSource, AdsTransport, AmsAddr, AmsNetId, Controller, Exchange,
+    ExchangeChoice, ShadowLink, WritePolicy,
 };
 use cdpr_core::robot::{Mechanism, PlcSymbols, Robot};
 use cdpr_core::sim::{ControlMode, SimConfig};
@@ -24,6 +25,9 @@ pub struct ShadowSetup {
     pub source: AdsSource,
     /// Connect, read and write timeout.
     pub timeout: Duration,
+    /// How reads and writes travel: `Auto` picks per connection (sum commands by handle, by
+    /// address, single requests: the first the PLC serves), anything else is forced.
+    pub exchange: ExchangeChoice,
     /// Mass, inertia, stiffness, damping, limits and the `[plc]` symbols; `None`: the template
     /// model and the default symbol names.
     pub robot: Option<Robot>,
@@ -42,6 +46,7 @@ impl ShadowSetup {
             ams_port: 851,
             source: AdsSource::Auto,
             timeout: Duration::from_millis(500),
+            exchange: ExchangeChoice::Auto,
             robot: None,
             config: ShadowConfig::default(),
             record: None,
@@ -57,6 +62,8 @@ pub struct Connected {
     pub target: AmsAddr,
     /// The AMS address the shadow talks from (what the PLC's route must name).
     pub source: Option<AmsAddr>,
+    /// How reads and writes travel on this connection (picked by its first exchange).
+    pub exchange: Option<Exchange>,
     /// One line saying what runs: model, controller, addresses, cycle, writes, record.
     pub banner: String,
 }
@@ -137,6 +144,7 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
         target,
         source: setup.source,
         timeout: setup.timeout,
+        exchange: setup.exchange,
     })
     .map_err(|source| ShadowError::Connect {
         endpoint: endpoint.clone(),
@@ -162,6 +170,7 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
     }
     let banner = banner(&shadow, setup, &endpoint, target, source);
     Ok(Connected {
+        exchange: shadow.controller().exchange(),
         shadow,
         endpoint,
         target,
@@ -179,8 +188,13 @@ fn banner(
 ) -> String {
     let robot = shadow.robot();
     let sim: &SimConfig = &setup.config.sim;
+    let exchange = match (shadow.controller().exchange(), setup.exchange) {
+        (Some(e), ExchangeChoice::Auto) => format!("ADS exchange {e} (auto)"),
+        (Some(e), ExchangeChoice::Force(_)) => format!("ADS exchange {e} (forced)"),
+        (None, choice) => format!("ADS exchange {choice}"),
+    };
     format!(
-        "{} ({} cables, {}/{} dt {} ms) of {target} at {endpoint} as {}; {}; {}{}",
+        "{} ({} cables, {}/{} dt {} ms) of {target} at {endpoint} as {}; {}; {exchange}; {}{}",
         if shadow.start_report().from_file {
             robot.name.as_str()
         } else {

@@ -343,6 +343,8 @@ pub struct Shadow<C: Controller> {
     recorder: Option<Recorder>,
     pending: Vec<PendingRow>,
     stats: ShadowStats,
+    /// The controller's re-resolution count already accounted for.
+    seen_re_resolves: u64,
     warn_rejected: Throttle,
     warn_behind: Throttle,
     warn_offline: Throttle,
@@ -401,6 +403,7 @@ impl<C: Controller> Shadow<C> {
         };
         warn_inconsistent(&start);
         let now = Instant::now();
+        let seen_re_resolves = controller.re_resolves();
         let mut shadow = Shadow {
             controller,
             config,
@@ -429,6 +432,7 @@ impl<C: Controller> Shadow<C> {
             recorder: None,
             pending: Vec::new(),
             stats: ShadowStats::default(),
+            seen_re_resolves,
             warn_rejected: Throttle::default(),
             warn_behind: Throttle::default(),
             warn_offline: Throttle::default(),
@@ -444,9 +448,33 @@ impl<C: Controller> Shadow<C> {
         self.recorder = Some(recorder);
     }
 
-    /// One exchange now (see [`Shadow::cycle_at`]).
+    /// One exchange now (see [`Shadow::cycle_at`]), its repairs accounted for
+    /// ([`Shadow::account_repairs`]).
     pub fn cycle(&mut self) -> Result<CycleReport, ShadowError> {
-        self.cycle_at(Instant::now())
+        let report = self.cycle_at(Instant::now())?;
+        self.account_repairs(&report);
+        Ok(report)
+    }
+
+    /// Accounts for what the controller repaired on its own during the cycle that gave
+    /// `report`: symbols it re-resolved on the live link because the PLC had invalidated their
+    /// handles (an online change or a re-download, [`Controller::re_resolves`]). Each counts in
+    /// `re_resolves` and as a gap, and the record's next row carries `gap = 1` — as after a
+    /// PLC restart, whose resync already counted the gap when the same cycle re-synchronised
+    /// (a re-download does both). [`run`] and [`Shadow::cycle`] call it after every cycle; a
+    /// loop of its own around [`Shadow::cycle_at`] should too.
+    pub fn account_repairs(&mut self, report: &CycleReport) {
+        let total = self.controller.re_resolves();
+        let new = total.saturating_sub(self.seen_re_resolves);
+        if new == 0 {
+            return;
+        }
+        self.seen_re_resolves = total;
+        self.stats.re_resolves += new;
+        if report.status != CycleStatus::Resynced {
+            self.stats.gaps += 1;
+            self.gap_pending = true;
+        }
     }
 
     /// Flushes the record.
@@ -486,7 +514,10 @@ impl<C: Controller> Shadow<C> {
     }
 
     pub fn summary(&self) -> Summary {
-        self.stats.summary()
+        Summary {
+            exchange: self.controller.exchange(),
+            ..self.stats.summary()
+        }
     }
 
     pub fn start_report(&self) -> &StartReport {

@@ -1,6 +1,7 @@
 //! What a shadow has done so far: counts, and cycle-time histograms with bounded memory (a
 //! shadow may run for days).
 
+use crate::plc::Exchange;
 use serde::Serialize;
 
 /// Durations in 1 µs buckets up to [`Histogram::RANGE_US`], the exact maximum beyond: p50/p99
@@ -85,8 +86,11 @@ pub struct ShadowStats {
     pub rejected: u64,
     /// Successful reconnects after the link was lost.
     pub reconnects: u64,
-    /// Times the shadow re-synchronised (reconnect, PLC restart, physics reset): each is a gap
-    /// in the record.
+    /// Times the controller's symbols were re-resolved on a live link because the PLC had
+    /// invalidated their handles (an online change or a re-download); each is also a gap.
+    pub re_resolves: u64,
+    /// Times the shadow re-synchronised (reconnect, PLC restart, physics reset, symbols
+    /// re-resolved): each is a gap in the record.
     pub gaps: u64,
     /// Free-running cycles that started more than half a period late.
     pub overruns: u64,
@@ -159,7 +163,12 @@ pub struct Summary {
     pub physics_p99_s: Option<f64>,
     pub rejected: u64,
     pub reconnects: u64,
+    /// Symbols re-resolved on a live link after the PLC invalidated their handles.
+    pub re_resolves: u64,
     pub gaps: u64,
+    /// How reads and writes travel over ADS on the current connection (`sum-handle`,
+    /// `sum-address`, `single`); null in-process or before the first exchange.
+    pub exchange: Option<Exchange>,
     /// Median of the PLC's reported reaction time, PLC cycles (seed 003: 11–18 through its
     /// gateway, 2 on the real drives).
     pub reaction_cycles: Option<u32>,
@@ -188,7 +197,9 @@ impl ShadowStats {
             physics_p99_s: self.physics.quantile(0.99),
             rejected: self.rejected,
             reconnects: self.reconnects,
+            re_resolves: self.re_resolves,
             gaps: self.gaps,
+            exchange: None,
             reaction_cycles: self.reaction_quantile(0.5),
             reaction_p99_cycles: self.reaction_quantile(0.99),
             reaction_max_cycles: self.reaction_max(),
