@@ -261,3 +261,166 @@ fn a_plc_without_the_reaction_diagnostic_still_connects() {
     c.reconnect().expect("reconnects");
     assert_eq!(c.read_cycle().expect("read").reaction_cycles, None);
 }
+
+/// The symbol table of `robot` without the optional reaction diagnostic.
+fn memory_without_reaction(robot: &Robot) -> Arc<PlcMemory> {
+    let full = SymbolTable::from_robot(robot).expect("table");
+    let decls = full
+        .symbols()
+        .iter()
+        .filter(|s| !s.name.ends_with("nReactionCycles"))
+        .map(|s| (s.name.clone(), s.ty.clone(), s.comment.clone()))
+        .collect();
+    PlcMemory::new(SymbolTable::new(decls).expect("table"))
+}
+
+/// pyads' test server as a transport: a name it does not know gets no answer at all (its
+/// handler raises), which the link sees as a timeout; the connection stays useless until
+/// reopened. Counts what happened.
+struct Silent {
+    inner: InProcessTransport,
+    memory: Arc<PlcMemory>,
+    dead: bool,
+    unanswered: u32,
+    reopens: u32,
+}
+
+impl Transport for Silent {
+    fn resolve(&mut self, names: &[String]) -> Result<Vec<IecType>, ControllerError> {
+        if self.dead {
+            return Err(ControllerError::Link("not connected".into()));
+        }
+        if let Some(unknown) = names
+            .iter()
+            .find(|n| self.memory.table().lookup_str(n).is_none())
+        {
+            self.dead = true;
+            self.unanswered += 1;
+            return Err(ControllerError::Link(format!(
+                "`{unknown}`: no reply within 500ms"
+            )));
+        }
+        self.inner.resolve(names)
+    }
+    fn sum_read(&mut self, symbols: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError> {
+        self.inner.sum_read(symbols)
+    }
+    fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {
+        self.inner.sum_write(items)
+    }
+    fn reopen(&mut self) -> Result<(), ControllerError> {
+        self.dead = false;
+        self.reopens += 1;
+        Ok(())
+    }
+}
+
+#[test]
+fn a_plc_that_never_answers_about_the_reaction_symbol_costs_one_timeout() {
+    let robot = uvigo8();
+    let memory = memory_without_reaction(&robot);
+    let silent = Silent {
+        inner: InProcessTransport::new(Arc::clone(&memory)),
+        memory,
+        dead: false,
+        unanswered: 0,
+        reopens: 0,
+    };
+    let mut c = ShadowLink::connect(silent, &robot.plc, WritePolicy::ReadOnly)
+        .expect("connects without the optional symbol");
+    let t = c.transport();
+    assert_eq!((t.unanswered, t.reopens), (1, 1), "one timeout, one reopen");
+    assert_eq!(c.reaction_symbol(), None);
+    let g = c.read_geometry().expect("geometry after the reopen");
+    assert_eq!(g.frame_anchors.len(), 8);
+    // A reconnect does not ask about the symbol again: still one timeout.
+    c.reconnect().expect("reconnects");
+    assert_eq!(c.read_cycle().expect("read").reaction_cycles, None);
+    assert_eq!(c.transport().unanswered, 1);
+}
+
+#[test]
+fn an_online_change_is_re_resolved_on_the_live_link() {
+    let robot = uvigo8();
+    let mut core = plc(&robot);
+    let mut c = link(&core, &robot.plc, WritePolicy::AllowListed);
+    core.tick();
+    let before = c.read_cycle().expect("read");
+    assert_eq!(c.re_resolves(), 0);
+    // The handles go stale: the read re-resolves and returns what the PLC holds.
+    core.memory().online_change();
+    for _ in 0..core.ticks_per_task() {
+        core.tick();
+    }
+    let after = c.read_cycle().expect("read after the online change");
+    assert_eq!(c.re_resolves(), 1);
+    assert_eq!(
+        after.cycle,
+        before.cycle + 1,
+        "the PLC's counter, read anew"
+    );
+    assert_eq!(after.reaction_cycles, Some(0), "the diagnostic kept");
+    // The same for a write: it lands once, after re-resolving.
+    core.memory().online_change();
+    let before = external_writes(&core);
+    c.write_cycle(&outputs(&robot, 77)).expect("write");
+    assert_eq!(c.re_resolves(), 2);
+    assert_eq!(
+        external_writes(&core) - before,
+        4,
+        "four symbols, once each"
+    );
+    let echo = core
+        .memory()
+        .table()
+        .lookup_str("GVL_Shadow.nShadowCycle")
+        .expect("echo");
+    assert_eq!(
+        core.memory().read(echo.offset, 4).expect("read"),
+        77u32.to_le_bytes()
+    );
+    // Without a change, nothing is resolved again.
+    c.read_cycle().expect("read");
+    assert_eq!(c.re_resolves(), 2);
+}
+
+/// Handles that go stale again right after each re-resolution (a PLC caught mid-download).
+struct AlwaysStale(InProcessTransport, u32);
+
+impl Transport for AlwaysStale {
+    fn resolve(&mut self, names: &[String]) -> Result<Vec<IecType>, ControllerError> {
+        self.1 += 1;
+        self.0.resolve(names)
+    }
+    fn sum_read(&mut self, _: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError> {
+        Err(ControllerError::Stale {
+            symbol: "GVL_Shadow.aCmdLengths".into(),
+            code: 0x710,
+            text: "Symbol not found".into(),
+        })
+    }
+    fn sum_write(&mut self, _: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {
+        Ok(())
+    }
+    fn reopen(&mut self) -> Result<(), ControllerError> {
+        Ok(())
+    }
+}
+
+#[test]
+fn handles_stale_again_right_after_re_resolving_give_the_link_up() {
+    let robot = uvigo8();
+    let core = plc(&robot);
+    let t = AlwaysStale(InProcessTransport::new(Arc::clone(core.memory())), 0);
+    let mut c = ShadowLink::connect(t, &robot.plc, WritePolicy::ReadOnly).expect("connects");
+    let resolves = c.transport().1;
+    let e = c.read_cycle().expect_err("stale twice");
+    assert!(e.is_link(), "{e}");
+    assert!(
+        e.to_string().contains("0x710") && e.to_string().contains("again right after"),
+        "{e}"
+    );
+    // One re-resolution (the reaction probe, then all symbols) and one retry, no loop.
+    assert_eq!(c.transport().1 - resolves, 2);
+    assert_eq!(c.re_resolves(), 1);
+}

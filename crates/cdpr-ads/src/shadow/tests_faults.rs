@@ -249,3 +249,47 @@ fn a_controller_whose_numbers_disagree_is_caught_at_start() {
     // The platform still rests where the commanded lengths hold it, not at the bad TCP pose.
     assert!(s.start_report().sag > 0.004);
 }
+
+#[test]
+fn an_online_change_mid_run_is_a_gap_on_the_live_link_not_a_reconnect() {
+    let robot = uvigo8();
+    let mut core = plc(&robot, seed000(&robot, 0.4), 20);
+    let mut s = shadow(
+        &core,
+        Some(robot.clone()),
+        config(FREE_2MS, ModelKind::Elastic),
+    );
+    let buffer = Buffer::default();
+    s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
+    let origin = s.clock_origin();
+    let mut statuses = Vec::new();
+    for tick in 1..=300u64 {
+        core.tick();
+        if tick == 150 {
+            core.memory().online_change();
+        }
+        let r = s
+            .cycle_at(origin + Duration::from_millis(2 * tick))
+            .expect("cycle");
+        s.account_repairs(&r);
+        statuses.push(r.status);
+    }
+    assert!(
+        statuses.iter().all(|&st| st == CycleStatus::Exchanged),
+        "never offline"
+    );
+    let st = s.stats();
+    assert_eq!(
+        (st.re_resolves, st.gaps, st.reconnects, st.cycles),
+        (1, 1, 0, 300)
+    );
+    assert_eq!(s.summary().re_resolves, 1);
+    // The PLC saw the shadow's echo all along: its reaction stays one cycle.
+    assert_eq!(core.stats().reaction.max, Some(1));
+    s.finish().expect("flush");
+    let (header, rows) = parse(&buffer);
+    let gap = column(&header, "gap");
+    let flagged: Vec<usize> = (0..rows.len()).filter(|&k| rows[k][gap] == "1").collect();
+    // Two 1 ms steps per 2 ms cycle: the first row of cycle 151, the one after the repair.
+    assert_eq!(flagged, vec![2 * 150]);
+}
