@@ -1,0 +1,456 @@
+//! The ADS client's exchanges against the virtual PLC's server: each forced exchange moves the
+//! same bytes in the frames it should; `auto` picks sum commands by handle here; a device that
+//! refuses sum commands (TwinCAT 2 before 2.11 R2 B2018) or never answers them (pyads' test
+//! server) gets the next exchange; and handles the PLC invalidates (an online change) are
+//! re-resolved on the same connection, by the client and in the shadow's loop.
+//!
+//! The misbehaviour comes from a proxy between client and server (the server itself is not
+//! touched): it refuses or swallows requests to chosen index groups, and on demand releases
+//! every handle the client holds (ADS 0xF006 on the client's own connection, before the
+//! client's next request) — the server then answers those handles with its real 0x710, as
+//! TwinCAT does after an online change or a re-download.
+
+use cdpr_ads::fixtures::*;
+use cdpr_ads::plc::memory;
+use cdpr_ads::plc::{
+    AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Controller, ControllerError,
+    Exchange, ExchangeChoice, Runtime, ShadowLink, ShadowOutputs, WritePolicy,
+};
+use cdpr_ads::shadow::{self, CycleTiming, Shadow, ShadowConfig};
+use cdpr_core::kinematics::{self, Pose};
+use cdpr_core::trajectory::{self, BuiltinOptions};
+use std::collections::{BTreeSet, HashMap};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+// ------------------------------------------------------------------------------ the proxy
+
+#[derive(Default)]
+struct ProxyState {
+    /// Handles the server handed out (snooped from 0xF003 replies).
+    handles: BTreeSet<u32>,
+    /// Release them all before the client's next request.
+    release: bool,
+    /// ReadWrite requests to these index groups are answered with this ADS code by the proxy;
+    /// 0: swallowed, never answered.
+    refuse: HashMap<u32, u32>,
+    released: u64,
+    refused: u64,
+    swallowed: u64,
+}
+
+struct Proxy {
+    addr: SocketAddr,
+    state: Arc<Mutex<ProxyState>>,
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn read_frame(s: &mut TcpStream) -> io::Result<Vec<u8>> {
+    let mut frame = vec![0u8; 6];
+    s.read_exact(&mut frame)?;
+    let len = u32_at(&frame, 2) as usize;
+    frame.resize(6 + len, 0);
+    s.read_exact(&mut frame[6..])?;
+    Ok(frame)
+}
+
+/// An AMS frame: AMS/TCP header, then target and source (8 bytes each, as given), command,
+/// state flags, length, error 0, invoke id, payload.
+fn frame(route: [&[u8]; 2], command: u16, flags: u16, invoke: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0u8, 0];
+    f.extend_from_slice(&(32 + payload.len() as u32).to_le_bytes());
+    f.extend_from_slice(route[0]);
+    f.extend_from_slice(route[1]);
+    f.extend_from_slice(&command.to_le_bytes());
+    f.extend_from_slice(&flags.to_le_bytes());
+    f.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    f.extend_from_slice(&0u32.to_le_bytes());
+    f.extend_from_slice(&invoke.to_le_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+fn lock(m: &Mutex<ProxyState>) -> std::sync::MutexGuard<'_, ProxyState> {
+    m.lock().expect("proxy state")
+}
+
+/// One client connection, relayed request by request (the shadow's client is synchronous and
+/// asks for no notifications).
+fn relay(mut client: TcpStream, upstream: SocketAddr, st: &Mutex<ProxyState>) -> io::Result<()> {
+    let mut server = TcpStream::connect(upstream)?;
+    client.set_nodelay(true)?;
+    server.set_nodelay(true)?;
+    loop {
+        let request = read_frame(&mut client)?;
+        let (target, source) = (&request[6..14], &request[14..22]);
+        let command = u16_at(&request, 22);
+        let release: Vec<u32> = {
+            let mut s = lock(st);
+            if std::mem::take(&mut s.release) {
+                s.handles.iter().copied().collect()
+            } else {
+                Vec::new()
+            }
+        };
+        for (k, h) in release.iter().enumerate() {
+            let payload: Vec<u8> = [0xF006u32, 0, 4, *h]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect();
+            let f = frame([target, source], 3, 4, 0xFFFF_0000 + k as u32, &payload);
+            server.write_all(&f)?;
+            read_frame(&mut server)?;
+            lock(st).released += 1;
+        }
+        let group = (command == 9 && request.len() >= 42).then(|| u32_at(&request, 38));
+        let verdict = group.and_then(|g| lock(st).refuse.get(&g).copied());
+        match verdict {
+            Some(0) => {
+                lock(st).swallowed += 1;
+                continue;
+            }
+            Some(code) => {
+                let payload: Vec<u8> = [code, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
+                let invoke = u32_at(&request, 34);
+                client.write_all(&frame([source, target], command, 5, invoke, &payload))?;
+                lock(st).refused += 1;
+                continue;
+            }
+            None => {}
+        }
+        server.write_all(&request)?;
+        let reply = read_frame(&mut server)?;
+        if group == Some(0xF003) && reply.len() >= 50 && u32_at(&reply, 38) == 0 {
+            lock(st).handles.insert(u32_at(&reply, 46));
+        }
+        client.write_all(&reply)?;
+    }
+}
+
+impl Proxy {
+    fn start(upstream: SocketAddr) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let state = Arc::new(Mutex::new(ProxyState::default()));
+        let shared = Arc::clone(&state);
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(client) = conn else { break };
+                let shared = Arc::clone(&shared);
+                std::thread::spawn(move || relay(client, upstream, &shared));
+            }
+        });
+        Proxy { addr, state }
+    }
+
+    fn of(rt: &Runtime) -> Proxy {
+        Proxy::start(rt.server.local_addr())
+    }
+
+    /// An online change: every handle handed out so far dies before the next request.
+    fn invalidate(&self) {
+        lock(&self.state).release = true;
+    }
+
+    /// ReadWrite requests to `group` are answered `code` (0: never answered).
+    fn refuse(&self, group: u32, code: u32) {
+        lock(&self.state).refuse.insert(group, code);
+    }
+
+    fn counts(&self) -> (u64, u64, u64) {
+        let s = lock(&self.state);
+        (s.released, s.refused, s.swallowed)
+    }
+}
+
+// ------------------------------------------------------------------------------ helpers
+
+fn transport(addr: SocketAddr, exchange: ExchangeChoice, timeout_ms: u64) -> AdsTransport {
+    let mut config = AdsConfig::new(addr.to_string(), AmsAddr::new(AmsNetId::LOCAL, 851));
+    config.exchange = exchange;
+    config.timeout = Duration::from_millis(timeout_ms);
+    AdsTransport::connect(config).expect("connects")
+}
+
+fn link(addr: SocketAddr, exchange: ExchangeChoice) -> AdsController {
+    ShadowLink::connect(
+        transport(addr, exchange, 500),
+        &uvigo8().plc,
+        WritePolicy::AllowListed,
+    )
+    .expect("resolves")
+}
+
+fn outputs(cycle: u32) -> ShadowOutputs {
+    let robot = uvigo8();
+    let pose = Pose::new(0.02, -0.01, 0.14, 0.0, 0.01, 0.02);
+    ShadowOutputs {
+        pose,
+        lengths: kinematics::lengths(&robot, &pose),
+        tensions: (0..8).map(|k| 5.0 + f64::from(k)).collect(),
+        cycle,
+    }
+}
+
+fn frames(rt: &Runtime) -> u64 {
+    rt.server.stats().frames.load(Ordering::Relaxed)
+}
+
+fn connections(rt: &Runtime) -> u64 {
+    rt.server.stats().connections.load(Ordering::Relaxed)
+}
+
+/// External writes per symbol name, those that have any.
+fn writes(rt: &Runtime) -> Vec<(String, u64)> {
+    let m = rt.plc.memory();
+    m.table()
+        .symbols()
+        .iter()
+        .enumerate()
+        .map(|(k, s)| (s.name.clone(), m.external_writes(k)))
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+fn reals(rt: &Runtime, name: &str) -> Vec<f64> {
+    let m = rt.plc.memory();
+    let r = m.table().lookup_str(name).expect(name);
+    m.with_image(|img| memory::get_reals(img, &r)).expect(name)
+}
+
+const OUTPUTS: [&str; 4] = [
+    "GVL_Shadow.aShadowPose",
+    "GVL_Shadow.aShadowLengths",
+    "GVL_Shadow.aShadowTensions",
+    "GVL_Shadow.nShadowCycle",
+];
+
+// ------------------------------------------------------------------------------ tests
+
+#[test]
+fn every_exchange_moves_the_same_bytes_in_the_frames_it_should() {
+    let robot = uvigo8();
+    let home = kinematics::lengths(&robot, &Pose::from_array(robot.home));
+    for (choice, expect, per_read, per_cycle_read) in [
+        (ExchangeChoice::Auto, Exchange::SumHandle, 1, 1),
+        (
+            ExchangeChoice::Force(Exchange::SumHandle),
+            Exchange::SumHandle,
+            1,
+            1,
+        ),
+        (
+            ExchangeChoice::Force(Exchange::SumAddress),
+            Exchange::SumAddress,
+            1,
+            1,
+        ),
+        // One request per symbol: five geometry symbols; commands, counter, enable, reaction.
+        (
+            ExchangeChoice::Force(Exchange::Single),
+            Exchange::Single,
+            5,
+            4,
+        ),
+    ] {
+        let rt = runtime();
+        let mut c = link(rt.server.local_addr(), choice);
+        assert_eq!(c.exchange(), None, "{choice}: picked at the first exchange");
+        let before = frames(&rt);
+        let g = c.read_geometry().expect("geometry");
+        assert_eq!(frames(&rt) - before, per_read, "{choice}: geometry");
+        assert_eq!(c.exchange(), Some(expect), "{choice}");
+        for (k, cable) in robot.cables.iter().enumerate() {
+            assert!((g.frame_anchors[k] - cable.frame_anchor).norm() < 1e-12);
+            assert!((g.platform_anchors[k] - cable.platform_anchor).norm() < 1e-12);
+        }
+        let before = frames(&rt);
+        let inputs = c.read_cycle().expect("cycle");
+        assert_eq!(frames(&rt) - before, per_cycle_read, "{choice}: cycle read");
+        for (got, want) in inputs.commanded_lengths.iter().zip(&home) {
+            assert!((got - want).abs() < 1e-12, "{choice}: {got} vs {want}");
+        }
+        let before = frames(&rt);
+        c.write_cycle(&outputs(9)).expect("write");
+        let per_write = if expect == Exchange::Single { 4 } else { 1 };
+        assert_eq!(frames(&rt) - before, per_write, "{choice}: write");
+        let written = writes(&rt);
+        assert_eq!(
+            written,
+            OUTPUTS.map(|n| (n.to_string(), 1)).to_vec(),
+            "{choice}: each output once, nothing else"
+        );
+        let pose = reals(&rt, "GVL_Shadow.aShadowPose");
+        assert!((pose[0] - 20.0).abs() < 1e-9 && (pose[2] - 140.0).abs() < 1e-9);
+        let tensions = reals(&rt, "GVL_Shadow.aShadowTensions");
+        assert_eq!(tensions, (0..8).map(|k| 5.0 + k as f64).collect::<Vec<_>>());
+        assert_eq!(c.transport().probe_reopens, 0);
+    }
+}
+
+#[test]
+fn a_device_without_sum_commands_gets_single_requests_at_no_cost_of_a_timeout() {
+    // TwinCAT 2 before 2.11 R2 B2018: sum commands are an unknown index group (0x702).
+    let rt = runtime();
+    let proxy = Proxy::of(&rt);
+    for group in [0xF080, 0xF081, 0xF083] {
+        proxy.refuse(group, 0x702);
+    }
+    let mut c = link(proxy.addr, ExchangeChoice::Auto);
+    let inputs = c.read_cycle().expect("read");
+    assert_eq!(c.exchange(), Some(Exchange::Single));
+    assert_eq!(proxy.counts().1, 2, "0xF083 then 0xF080 refused, once each");
+    c.write_cycle(&outputs(inputs.cycle + 5)).expect("write");
+    assert_eq!(proxy.counts().1, 2, "no sum write tried");
+    assert_eq!(writes(&rt), OUTPUTS.map(|n| (n.to_string(), 1)).to_vec());
+    assert_eq!(
+        (c.transport().probe_reopens, connections(&rt)),
+        (0, 1),
+        "the same connection throughout"
+    );
+    // Forced, the refused exchange is an error that names it and the PLC's answer.
+    let mut c = link(proxy.addr, ExchangeChoice::Force(Exchange::SumHandle));
+    match c.read_cycle() {
+        Err(e @ ControllerError::Unsupported { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("`sum-handle`") && text.contains("0x702") && text.contains("auto"),
+                "{text}"
+            );
+        }
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_device_that_never_answers_sum_reads_by_handle_gets_sums_by_address() {
+    // pyads' test server: 0xF083 is looked up as a variable's address, raises, and no reply
+    // ever comes. The probe waits out one timeout, reopens and resolves again.
+    let rt = runtime();
+    let proxy = Proxy::of(&rt);
+    proxy.refuse(0xF083, 0);
+    let t = transport(proxy.addr, ExchangeChoice::Auto, 200);
+    let mut c = ShadowLink::connect(t, &uvigo8().plc, WritePolicy::AllowListed).expect("resolves");
+    let g = c.read_geometry().expect("geometry after the probe");
+    assert!((g.frame_anchors[3] - uvigo8().cables[3].frame_anchor).norm() < 1e-12);
+    assert_eq!(c.exchange(), Some(Exchange::SumAddress));
+    assert_eq!(proxy.counts().2, 1, "one request unanswered");
+    assert_eq!(c.transport().probe_reopens, 1);
+    assert_eq!(connections(&rt), 2, "the client was reopened once");
+    let inputs = c.read_cycle().expect("read");
+    c.write_cycle(&outputs(inputs.cycle + 1))
+        .expect("sum write by address");
+    assert_eq!(writes(&rt), OUTPUTS.map(|n| (n.to_string(), 1)).to_vec());
+    assert_eq!(proxy.counts().2, 1, "nothing else unanswered");
+    // Forced, the silent exchange fails with the timeout named.
+    let t = transport(proxy.addr, ExchangeChoice::Force(Exchange::SumHandle), 200);
+    let mut c = ShadowLink::connect(t, &uvigo8().plc, WritePolicy::ReadOnly).expect("resolves");
+    let e = c.read_geometry().expect_err("not served");
+    assert!(
+        matches!(
+            e,
+            ControllerError::Unsupported {
+                exchange: Exchange::SumHandle,
+                ..
+            }
+        ) && e.to_string().contains("no reply within 200ms"),
+        "{e}"
+    );
+}
+
+#[test]
+fn invalidated_handles_are_re_resolved_on_the_same_connection() {
+    for mode in [Exchange::SumHandle, Exchange::Single] {
+        let rt = runtime();
+        let proxy = Proxy::of(&rt);
+        let mut c = link(proxy.addr, ExchangeChoice::Force(mode));
+        c.read_cycle().expect("read");
+        proxy.invalidate();
+        let inputs = c.read_cycle().expect("read after the online change");
+        assert!(proxy.counts().0 >= 13, "{mode}: the handles were released");
+        assert_eq!(c.re_resolves(), 1, "{mode}");
+        let home = kinematics::lengths(&uvigo8(), &Pose::from_array(uvigo8().home));
+        for (got, want) in inputs.commanded_lengths.iter().zip(&home) {
+            assert!((got - want).abs() < 1e-12, "{mode}");
+        }
+        proxy.invalidate();
+        c.write_cycle(&outputs(31))
+            .expect("write after the online change");
+        assert_eq!(c.re_resolves(), 2, "{mode}");
+        assert_eq!(writes(&rt), OUTPUTS.map(|n| (n.to_string(), 1)).to_vec());
+        assert_eq!(
+            (connections(&rt), c.transport().reconnects),
+            (1, 0),
+            "{mode}: the link stayed up"
+        );
+        assert_eq!(c.exchange(), Some(mode), "kept");
+    }
+    // By address, released handles go unnoticed: the reason auto prefers handles.
+    let rt = runtime();
+    let proxy = Proxy::of(&rt);
+    let mut c = link(proxy.addr, ExchangeChoice::Force(Exchange::SumAddress));
+    c.read_cycle().expect("read");
+    proxy.invalidate();
+    c.read_cycle().expect("read");
+    assert!(proxy.counts().0 >= 13);
+    assert_eq!(c.re_resolves(), 0);
+}
+
+#[test]
+fn the_shadow_loop_rides_out_online_changes_without_a_reconnect() {
+    let robot = uvigo8();
+    let options = BuiltinOptions {
+        speed: 0.4,
+        dt: 0.002,
+        ..BuiltinOptions::default()
+    };
+    let rt = runtime_with(
+        &robot,
+        trajectory::builtin(&robot, "seed000", &options).expect("seed000"),
+    );
+    let proxy = Proxy::of(&rt);
+    let config = ShadowConfig {
+        write: true,
+        timing: CycleTiming::Free {
+            period: Duration::from_millis(2),
+        },
+        ..ShadowConfig::default()
+    };
+    let mut s = Shadow::new(link(proxy.addr, ExchangeChoice::Auto), Some(robot), config)
+        .expect("the shadow starts");
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| shadow::run(&mut s, None, &stop));
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_millis(300));
+            proxy.invalidate();
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        stop.store(true, Ordering::Relaxed);
+        worker.join().expect("no panic").expect("runs");
+    });
+    let sum = s.summary();
+    eprintln!(
+        "{} cycles, re-resolves {}, gaps {}, reconnects {}, exchange {:?}",
+        sum.cycles, sum.re_resolves, sum.gaps, sum.reconnects, sum.exchange
+    );
+    assert_eq!(
+        (sum.re_resolves, sum.gaps, sum.reconnects),
+        (3, 3, 0),
+        "three online changes, each a gap, the link never dropped"
+    );
+    assert_eq!(sum.exchange, Some(Exchange::SumHandle));
+    assert_eq!(sum.rejected, 0);
+    assert_eq!(connections(&rt), 1);
+    let stats = rt.stop();
+    assert!(stats.reaction.samples() > 0, "the PLC saw echoes");
+}
