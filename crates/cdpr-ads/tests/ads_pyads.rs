@@ -1,16 +1,27 @@
-//! pyads (the Python client seed 000 and 003 used) against the virtual PLC: read/write by name,
-//! sum read, sum write, a notification, an error code. Runs `tests/pyads_client.py` with the
-//! interpreter in `CDPR_PYADS_PYTHON` (default `.venv-ci/bin/python`, which `.ci/run` creates).
-//! Without pyads the test is reported as ignored, its name saying `[SKIPPED: …]` and why,
-//! unless `CDPR_REQUIRE_PYADS=1` (CI sets it), when it fails. A libtest-mimic harness
-//! (`harness = false` in Cargo.toml): libtest has no way to skip a test at run time.
+//! pyads (the Python client seed 000 and 003 used) against the virtual PLC, and the shadow
+//! against pyads' own test server:
+//! - `tests/pyads_client.py`: pyads reads/writes by name, sum read, sum write, a notification, an
+//!   error code, against the virtual PLC's server;
+//! - `tests/pyads_testserver.py`: pyads' `AdsTestServer` with `AdvancedHandler` (what PLC
+//!   programmers test with) serving uvigo8's GVL while a tiny PLC task moves the commands; the
+//!   library's shadow runs its whole loop against it in each exchange that server serves
+//!   (see `testserver.rs` beside this file).
+//!
+//! Runs Python from `CDPR_PYADS_PYTHON` (default `.venv-ci/bin/python`, which `.ci/run`
+//! creates). Without pyads the tests are reported as ignored, their names saying
+//! `[SKIPPED: …]` and why, unless `CDPR_REQUIRE_PYADS=1` (CI sets it), when they fail. A
+//! libtest-mimic harness (`harness = false` in Cargo.toml): libtest has no way to skip a test
+//! at run time. The ignored `measure_*` trial prints the cycle and reaction figures of the
+//! README (`cargo test -p cdpr-ads --test ads_pyads -- --ignored measure`).
 
 use cdpr_ads::fixtures::*;
 use libtest_mimic::{Arguments, Trial};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const NAME: &str = "pyads_reads_writes_sums_and_gets_notified";
+#[path = "support_pyads/testserver.rs"]
+mod testserver;
+
 const MISSING: &str = "no Python with pyads (set CDPR_PYADS_PYTHON or run .ci/run)";
 
 fn python() -> Option<PathBuf> {
@@ -25,25 +36,43 @@ fn python() -> Option<PathBuf> {
     has_pyads.then_some(candidate)
 }
 
+/// A test that needs pyads: its name, its body, and whether it only measures (ignored unless
+/// asked for).
+type PyTest = (&'static str, fn(&Path), bool);
+
 fn main() {
     let args = Arguments::from_args();
     let required = std::env::var("CDPR_REQUIRE_PYADS").is_ok_and(|v| v == "1");
-    let trial = match python() {
-        Some(python) => Trial::test(NAME, move || {
-            pyads_reads_writes_sums_and_gets_notified(&python);
-            Ok(())
-        }),
-        None if required => Trial::test(NAME, || {
-            Err(format!("CDPR_REQUIRE_PYADS=1 but {MISSING}").into())
-        }),
-        // Reported as ignored, the reason in its name; run anyway (--include-ignored) it
-        // fails with that reason rather than pass without testing anything.
-        None => Trial::test(format!("{NAME} [SKIPPED: {MISSING}]"), || {
-            Err(MISSING.into())
+    let python = python();
+    let mut tests: Vec<PyTest> = vec![(
+        "pyads_reads_writes_sums_and_gets_notified",
+        pyads_reads_writes_sums_and_gets_notified,
+        false,
+    )];
+    tests.extend(testserver::tests());
+    let trials = tests
+        .into_iter()
+        .map(|(name, body, measure)| match &python {
+            Some(python) => {
+                let python = python.clone();
+                Trial::test(name, move || {
+                    body(&python);
+                    Ok(())
+                })
+                .with_ignored_flag(measure)
+            }
+            None if required && !measure => Trial::test(name, || {
+                Err(format!("CDPR_REQUIRE_PYADS=1 but {MISSING}").into())
+            }),
+            // Reported as ignored, the reason in its name; run anyway (--include-ignored) it
+            // fails with that reason rather than pass without testing anything.
+            None => Trial::test(format!("{name} [SKIPPED: {MISSING}]"), || {
+                Err(MISSING.into())
+            })
+            .with_ignored_flag(true),
         })
-        .with_ignored_flag(true),
-    };
-    libtest_mimic::run(&args, vec![trial]).exit();
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
 }
 
 fn pyads_reads_writes_sums_and_gets_notified(python: &Path) {
