@@ -411,3 +411,42 @@ fn a_missing_plc_is_named() {
         "{err}"
     );
 }
+
+#[test]
+fn the_ads_exchange_is_picked_or_forced_and_reported() {
+    let (plc, addr) = plc("127.0.0.1:0", &["--duration", "6"]);
+    // auto: the virtual PLC serves sum commands by handle, the first choice.
+    let (ok, out, err) = shadow(&addr, &["--duration", "0.3", "--json"]).finish();
+    assert!(ok, "{err}");
+    assert!(err.contains("ADS exchange sum-handle (auto)"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["exchange"], "sum-handle");
+    assert_eq!(v["re_resolves"], 0);
+    // Forced: single requests, in the start line, the JSON and the text statistics.
+    let (ok, out, err) = shadow(
+        &addr,
+        &["--exchange", "single", "--duration", "0.3", "--json"],
+    )
+    .finish();
+    assert!(ok, "{err}");
+    assert!(err.contains("ADS exchange single (forced)"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["exchange"], "single");
+    assert!(v["cycles"].as_u64() > Some(0));
+    let (ok, out, err) =
+        shadow(&addr, &["--exchange", "sum-address", "--duration", "0.3"]).finish();
+    assert!(ok, "{err}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("ADS exchange"))
+        .unwrap_or_else(|| panic!("no exchange row:\n{out}"));
+    assert!(row.ends_with("sum-address"), "{row}");
+    // A name that is none of them is refused with the choices.
+    let (ok, _, err) = shadow(&addr, &["--exchange", "sum", "--duration", "0.3"]).finish();
+    assert!(!ok);
+    assert!(
+        err.contains("`sum`") && err.contains("auto, sum-handle, sum-address or single"),
+        "{err}"
+    );
+    let _ = plc.finish();
+}
