@@ -16,7 +16,7 @@ use cdpr_ads::plc::{
     AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Controller, ControllerError,
     Exchange, ExchangeChoice, Runtime, ShadowLink, ShadowOutputs, WritePolicy,
 };
-use cdpr_ads::shadow::{self, CycleTiming, Shadow, ShadowConfig};
+use cdpr_ads::shadow::{self, Shadow, ShadowConfig};
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::trajectory::{self, BuiltinOptions};
 use std::collections::{BTreeSet, HashMap};
@@ -418,11 +418,9 @@ fn the_shadow_loop_rides_out_online_changes_without_a_reconnect() {
         trajectory::builtin(&robot, "seed000", &options).expect("seed000"),
     );
     let proxy = Proxy::of(&rt);
+    // Free-running every 2 ms, the PLC task 10 ms: the defaults.
     let config = ShadowConfig {
         write: true,
-        timing: CycleTiming::Free {
-            period: Duration::from_millis(2),
-        },
         ..ShadowConfig::default()
     };
     let mut s = Shadow::new(link(proxy.addr, ExchangeChoice::Auto), Some(robot), config)
