@@ -129,11 +129,47 @@ fn relay(mut client: TcpStream, upstream: SocketAddr, st: &Mutex<ProxyState>) ->
         }
         server.write_all(&request)?;
         let reply = read_frame(&mut server)?;
-        if group == Some(0xF003) && reply.len() >= 50 && u32_at(&reply, 38) == 0 {
-            lock(st).handles.insert(u32_at(&reply, 46));
-        }
+        let handles = match group {
+            Some(0xF003) => handle_reply(&reply),
+            Some(0xF082) => sum_handle_replies(&request, &reply),
+            _ => Vec::new(),
+        };
+        lock(st).handles.extend(handles);
         client.write_all(&reply)?;
     }
+}
+
+/// The handle in a reply to a handle request (0xF003): result, length, handle.
+fn handle_reply(reply: &[u8]) -> Vec<u32> {
+    if reply.len() >= 50 && u32_at(reply, 38) == 0 {
+        vec![u32_at(reply, 46)]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The handles in a reply to a sum read-write (0xF082) whose items ask for handles: the
+/// request holds N (group, offset, read length, write length) items, the reply N (result,
+/// length) pairs, then the blocks at their lengths.
+fn sum_handle_replies(request: &[u8], reply: &[u8]) -> Vec<u32> {
+    let n = u32_at(request, 42) as usize;
+    let (items, heads) = (54, 46);
+    let mut block = heads + 8 * n;
+    let mut out = Vec::new();
+    for k in 0..n {
+        let (group, (result, len)) = (
+            u32_at(request, items + 16 * k),
+            (
+                u32_at(reply, heads + 8 * k),
+                u32_at(reply, heads + 8 * k + 4) as usize,
+            ),
+        );
+        if group == 0xF003 && result == 0 && len == 4 {
+            out.push(u32_at(reply, block));
+        }
+        block += len;
+    }
+    out
 }
 
 impl Proxy {
@@ -369,9 +405,18 @@ fn a_device_that_never_answers_sum_reads_by_handle_gets_sums_by_address() {
 
 #[test]
 fn invalidated_handles_are_re_resolved_on_the_same_connection() {
-    for mode in [Exchange::SumHandle, Exchange::Single] {
+    // Sums by handle re-resolve by sum read-write (0xF082), or one request each where that is
+    // refused; single requests one request each.
+    for (mode, refuse_sum_read_write) in [
+        (Exchange::SumHandle, false),
+        (Exchange::SumHandle, true),
+        (Exchange::Single, false),
+    ] {
         let rt = runtime();
         let proxy = Proxy::of(&rt);
+        if refuse_sum_read_write {
+            proxy.refuse(0xF082, 0x701);
+        }
         let mut c = link(proxy.addr, ExchangeChoice::Force(mode));
         c.read_cycle().expect("read");
         proxy.invalidate();
@@ -393,6 +438,12 @@ fn invalidated_handles_are_re_resolved_on_the_same_connection() {
             "{mode}: the link stayed up"
         );
         assert_eq!(c.exchange(), Some(mode), "kept");
+        let refused = u64::from(refuse_sum_read_write);
+        assert_eq!(
+            proxy.counts().1,
+            refused,
+            "{mode}: 0xF082 tried once per connection"
+        );
     }
     // By address, released handles go unnoticed: the reason auto prefers handles.
     let rt = runtime();
@@ -438,8 +489,8 @@ fn the_shadow_loop_rides_out_online_changes_without_a_reconnect() {
     });
     let sum = s.summary();
     eprintln!(
-        "{} cycles, re-resolves {}, gaps {}, reconnects {}, exchange {:?}",
-        sum.cycles, sum.re_resolves, sum.gaps, sum.reconnects, sum.exchange
+        "{} cycles, re-resolves {}, gaps {}, reconnects {}, exchange {:?}, rejected {}",
+        sum.cycles, sum.re_resolves, sum.gaps, sum.reconnects, sum.exchange, sum.rejected
     );
     assert_eq!(
         (sum.re_resolves, sum.gaps, sum.reconnects),

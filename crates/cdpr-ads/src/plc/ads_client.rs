@@ -145,6 +145,8 @@ pub struct AdsTransport {
     symbols: Vec<Resolved>,
     /// The exchange of this connection, once picked.
     exchange: Option<Exchange>,
+    /// This connection refused symbol infos and handles by sum read-write (0xF082).
+    no_sum_resolve: bool,
     /// Reconnects that succeeded ([`Transport::reopen`]).
     pub reconnects: u64,
     /// Times the client was reopened while picking the exchange (a device that did not answer).
@@ -159,6 +161,7 @@ impl AdsTransport {
             client: None,
             symbols: Vec::new(),
             exchange: None,
+            no_sum_resolve: false,
             reconnects: 0,
             probe_reopens: 0,
         };
@@ -175,6 +178,7 @@ impl AdsTransport {
         // A new connection: its handles are new, and what it serves is asked again.
         self.client = None;
         self.exchange = None;
+        self.no_sum_resolve = false;
         let client = ads::Client::new(
             self.config.endpoint.as_str(),
             ads::Timeouts::new(self.config.timeout),
@@ -226,48 +230,62 @@ impl AdsTransport {
         }
     }
 
-    fn release_handles(&mut self) {
+    /// Releases the handles held (answers ignored: stale ones are gone already), in one sum
+    /// write when `sums`.
+    fn release_handles(&mut self, sums: bool) {
         if let Some(client) = &self.client {
             let dev = client.device(to_ads(self.config.target));
-            for s in &self.symbols {
-                let _ = dev.write(group::SYM_RELEASE_HANDLE, 0, &s.handle.to_le_bytes());
+            let handles: Vec<[u8; 4]> = self
+                .symbols
+                .iter()
+                .map(|s| s.handle.to_le_bytes())
+                .collect();
+            if sums {
+                let mut reqs: Vec<ads::client::WriteRequest> = handles
+                    .iter()
+                    .map(|h| ads::client::WriteRequest::new(group::SYM_RELEASE_HANDLE, 0, h))
+                    .collect();
+                let _ = dev.write_multi(&mut reqs);
+            } else {
+                for h in &handles {
+                    let _ = dev.write(group::SYM_RELEASE_HANDLE, 0, h);
+                }
             }
         }
         self.symbols.clear();
     }
 
-    /// Symbol info and a handle for each name, on the current client.
+    /// Symbol info and a handle for each name, on the current client: in two sum round trips
+    /// (0xF082) on a connection known to serve sums by handle — so that symbols invalidated
+    /// by an online change are back within a millisecond or so, not one round trip per name
+    /// and handle — else, or if those are not served after all, one request each.
     fn resolve_names(&mut self, names: &[String]) -> Result<Vec<IecType>, ControllerError> {
-        self.release_handles();
+        let sums =
+            self.exchange == Some(Exchange::SumHandle) && !self.no_sum_resolve && !names.is_empty();
+        self.release_handles(sums);
+        let fetched = if sums {
+            match self.fetch_by_sum(names) {
+                Ok(v) => v,
+                Err(Failure::Other(e)) => return Err(e),
+                Err(f) => {
+                    tracing::info!(
+                        "symbol info and handles by sum read-write (0xF082) not served ({}); one request each",
+                        f.reason()
+                    );
+                    if self.client.is_none() {
+                        self.open()?;
+                        self.probe_reopens += 1;
+                    }
+                    self.no_sum_resolve = true;
+                    self.fetch_one_by_one(names)?
+                }
+            }
+        } else {
+            self.fetch_one_by_one(names)?
+        };
         let mut types = Vec::with_capacity(names.len());
         let mut resolved = Vec::with_capacity(names.len());
-        for name in names {
-            let result = {
-                let dev = self.client()?.device(to_ads(self.config.target));
-                let mut entry = vec![0u8; SYMBOL_ENTRY_BUFFER];
-                dev.write_read(group::SYM_INFO_BY_NAME_EX, 0, name.as_bytes(), &mut entry)
-                    .and_then(|n| {
-                        let mut h = [0u8; 4];
-                        dev.write_read_exact(
-                            group::SYM_HANDLE_BY_NAME,
-                            0,
-                            name.as_bytes(),
-                            &mut h,
-                        )?;
-                        entry.truncate(n);
-                        Ok((entry, u32::from_le_bytes(h)))
-                    })
-            };
-            let (entry, handle) = match result {
-                Ok(v) => v,
-                Err(ads::Error::Ads(_, _, code)) if code == wire::error::SYMBOL_NOT_FOUND => {
-                    return Err(ControllerError::Symbol {
-                        symbol: name.clone(),
-                        reason: "not found on the PLC (ADS 0x710)".into(),
-                    });
-                }
-                Err(e) => return Err(self.classify(name, e).into_error(name)),
-            };
+        for (name, (entry, handle)) in names.iter().zip(fetched) {
             let bad = |reason: String| ControllerError::Symbol {
                 symbol: name.clone(),
                 reason,
@@ -297,10 +315,133 @@ impl AdsTransport {
         Ok(types)
     }
 
+    /// The `AdsSymbolEntry` bytes and a handle of each name, two requests per name.
+    fn fetch_one_by_one(
+        &mut self,
+        names: &[String],
+    ) -> Result<Vec<(Vec<u8>, u32)>, ControllerError> {
+        let mut fetched = Vec::with_capacity(names.len());
+        for name in names {
+            let result = {
+                let dev = self.client()?.device(to_ads(self.config.target));
+                let mut entry = vec![0u8; SYMBOL_ENTRY_BUFFER];
+                dev.write_read(group::SYM_INFO_BY_NAME_EX, 0, name.as_bytes(), &mut entry)
+                    .and_then(|n| {
+                        let mut h = [0u8; 4];
+                        dev.write_read_exact(
+                            group::SYM_HANDLE_BY_NAME,
+                            0,
+                            name.as_bytes(),
+                            &mut h,
+                        )?;
+                        entry.truncate(n);
+                        Ok((entry, u32::from_le_bytes(h)))
+                    })
+            };
+            let (entry, handle) = match result {
+                Ok(v) => v,
+                Err(ads::Error::Ads(_, _, code)) if code == wire::error::SYMBOL_NOT_FOUND => {
+                    return Err(ControllerError::Symbol {
+                        symbol: name.clone(),
+                        reason: "not found on the PLC (ADS 0x710)".into(),
+                    });
+                }
+                Err(e) => return Err(self.classify(name, e).into_error(name)),
+            };
+            fetched.push((entry, handle));
+        }
+        Ok(fetched)
+    }
+
+    /// [`AdsTransport::fetch_one_by_one`] in two round trips: symbol infos (0xF009), then
+    /// handles (0xF003), each as one sum read-write.
+    fn fetch_by_sum(&mut self, names: &[String]) -> Result<Vec<(Vec<u8>, u32)>, Failure> {
+        let not_found = |name: &String, code: u32| {
+            Failure::Other(if code == wire::error::SYMBOL_NOT_FOUND {
+                ControllerError::Symbol {
+                    symbol: name.clone(),
+                    reason: "not found on the PLC (ADS 0x710)".into(),
+                }
+            } else {
+                code_error(name, code)
+            })
+        };
+        let ask = |ig: u32, read: usize| -> Vec<(u32, u32, usize, &[u8])> {
+            names.iter().map(|n| (ig, 0, read, n.as_bytes())).collect()
+        };
+        let entries = self.sum_read_write(&ask(group::SYM_INFO_BY_NAME_EX, SYMBOL_ENTRY_BUFFER))?;
+        let handles = self.sum_read_write(&ask(group::SYM_HANDLE_BY_NAME, 4))?;
+        let mut fetched = Vec::with_capacity(names.len());
+        for ((name, entry), handle) in names.iter().zip(entries).zip(handles) {
+            let entry = entry.map_err(|code| not_found(name, code))?;
+            let handle = match handle.map_err(|code| not_found(name, code))?.as_slice() {
+                &[a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
+                other => {
+                    return Err(Failure::Other(short(name, other.len(), 4)));
+                }
+            };
+            fetched.push((entry, handle));
+        }
+        Ok(fetched)
+    }
+
+    /// A sum read-write (0xF082) of `(group, offset, read length, data)` items: per item its
+    /// reply bytes or its ADS code. The reply is N (result, length) pairs, then the blocks at
+    /// their real lengths; parsed here, bounds-checked.
+    fn sum_read_write(
+        &mut self,
+        items: &[(u32, u32, usize, &[u8])],
+    ) -> Result<Vec<Result<Vec<u8>, u32>>, Failure> {
+        let mut request = Vec::new();
+        for &(ig, io, read, data) in items {
+            for v in [ig, io, len32(read), len32(data.len())] {
+                request.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        for &(_, _, _, data) in items {
+            request.extend_from_slice(data);
+        }
+        let mut reply = vec![0u8; items.iter().map(|it| 8 + it.2).sum()];
+        let result = {
+            let dev = self.client()?.device(to_ads(self.config.target));
+            dev.write_read(
+                group::SUM_READ_WRITE,
+                len32(items.len()),
+                &request,
+                &mut reply,
+            )
+        };
+        let n = result.map_err(|e| self.classify("sum read-write", e))?;
+        let garbled = || {
+            Failure::Other(ControllerError::Link(format!(
+                "sum read-write: a reply of {n} bytes that does not add up"
+            )))
+        };
+        let got = reply.get(..n.min(reply.len())).ok_or_else(garbled)?;
+        let (heads, mut data) = got.split_at_checked(8 * items.len()).ok_or_else(garbled)?;
+        let mut out = Vec::with_capacity(items.len());
+        for (head, it) in heads.chunks_exact(8).zip(items) {
+            let code = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+            let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+            if len > it.2 {
+                return Err(garbled());
+            }
+            let (mine, rest) = data.split_at_checked(len).ok_or_else(garbled)?;
+            data = rest;
+            out.push(if code == 0 {
+                Ok(mine.to_vec())
+            } else {
+                Err(code)
+            });
+        }
+        Ok(out)
+    }
+
     /// After a probe the device did not answer: a new client, the same symbols resolved on it.
     fn restore(&mut self) -> Result<(), ControllerError> {
         let names: Vec<String> = self.symbols.iter().map(|s| s.name.clone()).collect();
         self.symbols.clear();
+        // A new connection: one request per name (what it serves is not known yet).
         self.open()?;
         self.probe_reopens += 1;
         self.resolve_names(&names)?;
@@ -487,7 +628,7 @@ fn short(symbol: &str, got: usize, want: usize) -> ControllerError {
 
 impl Drop for AdsTransport {
     fn drop(&mut self) {
-        self.release_handles();
+        self.release_handles(self.exchange == Some(Exchange::SumHandle));
     }
 }
 
