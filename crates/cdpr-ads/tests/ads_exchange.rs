@@ -368,6 +368,31 @@ fn a_device_without_sum_commands_gets_single_requests_at_no_cost_of_a_timeout() 
 }
 
 #[test]
+fn a_device_that_reads_sums_but_refuses_sum_writes_gets_single_writes() {
+    let rt = runtime();
+    let proxy = Proxy::of(&rt);
+    proxy.refuse(0xF081, 0x701);
+    let mut c = link(proxy.addr, ExchangeChoice::Auto);
+    c.read_cycle().expect("read");
+    assert_eq!(c.exchange(), Some(Exchange::SumHandle));
+    c.write_cycle(&outputs(12)).expect("written one by one");
+    assert_eq!(
+        c.exchange(),
+        Some(Exchange::Single),
+        "for the rest of the connection"
+    );
+    assert_eq!(writes(&rt), OUTPUTS.map(|n| (n.to_string(), 1)).to_vec());
+    c.write_cycle(&outputs(13)).expect("write");
+    assert_eq!(proxy.counts().1, 1, "the sum write was tried once");
+    assert_eq!(writes(&rt), OUTPUTS.map(|n| (n.to_string(), 2)).to_vec());
+    // Forced, the refusal is the PLC's error, named.
+    let mut c = link(proxy.addr, ExchangeChoice::Force(Exchange::SumHandle));
+    c.read_cycle().expect("read");
+    let e = c.write_cycle(&outputs(14)).expect_err("refused");
+    assert!(e.to_string().contains("0x701"), "{e}");
+}
+
+#[test]
 fn a_device_that_never_answers_sum_reads_by_handle_gets_sums_by_address() {
     // pyads' test server: 0xF083 is looked up as a variable's address, raises, and no reply
     // ever comes. The probe waits out one timeout, reopens and resolves again.
