@@ -421,6 +421,7 @@ fn the_ads_exchange_is_picked_or_forced_and_reported() {
     assert!(err.contains("ADS exchange sum-handle (auto)"), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["exchange"], "sum-handle");
+    assert_eq!(v["exchange_choice"], "auto");
     assert_eq!(v["re_resolves"], 0);
     // Forced: single requests, in the start line, the JSON and the text statistics.
     let (ok, out, err) = shadow(
@@ -431,7 +432,10 @@ fn the_ads_exchange_is_picked_or_forced_and_reported() {
     assert!(ok, "{err}");
     assert!(err.contains("ADS exchange single (forced)"), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    assert_eq!(v["exchange"], "single");
+    assert_eq!(
+        (&v["exchange"], &v["exchange_choice"]),
+        (&"single".into(), &"single".into())
+    );
     assert!(v["cycles"].as_u64() > Some(0));
     let (ok, out, err) =
         shadow(&addr, &["--exchange", "sum-address", "--duration", "0.3"]).finish();

@@ -75,6 +75,8 @@ pub struct ShadowReport {
     /// `lockstep` or the free-running period, e.g. `2ms`.
     pub cycle: String,
     pub write: bool,
+    /// The exchange asked for (`auto` or a forced one); the one in use is `exchange`.
+    pub exchange_choice: String,
     pub record: Option<PathBuf>,
     pub start: StartSummary,
     pub anchors: Vec<AnchorSummary>,
@@ -104,6 +106,7 @@ impl ShadowReport {
                 CycleTiming::Lockstep { .. } => "lockstep".into(),
             },
             write: config.write,
+            exchange_choice: setup.exchange.to_string(),
             record: setup.record.clone(),
             start: start.into(),
             anchors: start.anchors.iter().map(AnchorSummary::from).collect(),
