@@ -37,7 +37,11 @@ import struct
 import sys
 import threading
 import time
-import tomllib
+
+try:
+    import tomllib  # Python 3.11+
+except ModuleNotFoundError:  # older Pythons: the backport, if installed
+    import tomli as tomllib
 
 import pyads
 from pyads.testserver import AdsTestServer, AdvancedHandler
