@@ -36,6 +36,9 @@ impl<C: Controller> Shadow<C> {
         let started = Instant::now();
         let read = self.controller.read_cycle();
         let read_time = started.elapsed();
+        // Handles the PLC invalidated (online change) were re-resolved within the read: a gap
+        // on this cycle's first step, unless a restart's resync below counts it anyway.
+        let repaired = self.take_re_resolves() > 0;
         let inputs = match read {
             Ok(inputs) => Some(inputs),
             Err(ControllerError::NotFinite {
@@ -71,6 +74,9 @@ impl<C: Controller> Shadow<C> {
             self.resync(now, i.clone(), Duration::ZERO)?;
             return Ok(CycleReport::new(CycleStatus::Resynced));
         }
+        if repaired {
+            self.mark_gap();
+        }
         let (target, plc_cycle) = match (self.config.timing, &inputs) {
             (CycleTiming::Lockstep { .. }, None) => {
                 return Ok(CycleReport {
@@ -105,7 +111,11 @@ impl<C: Controller> Shadow<C> {
         let mut rejected = inputs.is_none();
         if let Some(i) = inputs {
             self.observe_counter(now, &i);
-            let allowed_dt = target - self.good_time + self.config.timing.period().as_secs_f64();
+            // The read's own time counts: a slow read (a re-resolve inside it) delays the
+            // sample without the PLC having moved any further per unit of time.
+            let allowed_dt = target - self.good_time
+                + self.config.timing.period().as_secs_f64()
+                + read_time.as_secs_f64();
             match self.guard.check(i.clone(), allowed_dt) {
                 Ok(_) => {
                     self.good_time = target;
@@ -168,6 +178,9 @@ impl<C: Controller> Shadow<C> {
             };
         }
         let write_time = write_start.elapsed();
+        if self.take_re_resolves() > 0 {
+            self.mark_gap();
+        }
         self.counter = plc_cycle;
         self.stats.cycles += 1;
         self.stats.cycle.add(started.elapsed().as_secs_f64());
@@ -237,8 +250,7 @@ impl<C: Controller> Shadow<C> {
                 tracing::warn!("{e}; re-settling the platform at the current command");
                 self.sim.settle(&Command::Lengths(goal.to_vec()))?;
                 self.stats.physics_resets += 1;
-                self.stats.gaps += 1;
-                self.gap_pending = true;
+                self.mark_gap();
                 self.set_time(target);
                 return Ok(k - 1);
             }
@@ -418,8 +430,7 @@ impl<C: Controller> Shadow<C> {
         self.timeline.reset();
         self.last_inputs = inputs;
         self.last_call = None;
-        self.gap_pending = true;
-        self.stats.gaps += 1;
+        self.mark_gap();
         Ok(())
     }
 

@@ -448,33 +448,26 @@ impl<C: Controller> Shadow<C> {
         self.recorder = Some(recorder);
     }
 
-    /// One exchange now (see [`Shadow::cycle_at`]), its repairs accounted for
-    /// ([`Shadow::account_repairs`]).
+    /// One exchange now (see [`Shadow::cycle_at`]).
     pub fn cycle(&mut self) -> Result<CycleReport, ShadowError> {
-        let report = self.cycle_at(Instant::now())?;
-        self.account_repairs(&report);
-        Ok(report)
+        self.cycle_at(Instant::now())
     }
 
-    /// Accounts for what the controller repaired on its own during the cycle that gave
-    /// `report`: symbols it re-resolved on the live link because the PLC had invalidated their
-    /// handles (an online change or a re-download, [`Controller::re_resolves`]). Each counts in
-    /// `re_resolves` and as a gap, and the record's next row carries `gap = 1` — as after a
-    /// PLC restart, whose resync already counted the gap when the same cycle re-synchronised
-    /// (a re-download does both). [`run`] and [`Shadow::cycle`] call it after every cycle; a
-    /// loop of its own around [`Shadow::cycle_at`] should too.
-    pub fn account_repairs(&mut self, report: &CycleReport) {
+    /// Symbols the controller re-resolved on the live link since the last call, because the
+    /// PLC had invalidated their handles (an online change or a re-download,
+    /// [`Controller::re_resolves`]): counted in `re_resolves`; the caller flags the gap.
+    fn take_re_resolves(&mut self) -> u64 {
         let total = self.controller.re_resolves();
         let new = total.saturating_sub(self.seen_re_resolves);
-        if new == 0 {
-            return;
-        }
         self.seen_re_resolves = total;
         self.stats.re_resolves += new;
-        if report.status != CycleStatus::Resynced {
-            self.stats.gaps += 1;
-            self.gap_pending = true;
-        }
+        new
+    }
+
+    /// A gap in the record: counted, and the next recorded step carries `gap = 1`.
+    fn mark_gap(&mut self) {
+        self.stats.gaps += 1;
+        self.gap_pending = true;
     }
 
     /// Flushes the record.

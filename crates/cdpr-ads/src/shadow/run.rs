@@ -52,7 +52,6 @@ pub fn run_with<C: Controller>(
             Ok(r) => r,
             Err(e) => break Err(e),
         };
-        shadow.account_repairs(&report);
         after_cycle(shadow, &report);
         let wake = match (report.status, report.retry_at) {
             (CycleStatus::Offline, Some(retry)) => {
