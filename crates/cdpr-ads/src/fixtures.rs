@@ -158,3 +158,15 @@ pub fn probe(s: &mut std::net::TcpStream, invoke_id: u32) -> bool {
         }
     }
 }
+
+/// A virtual PLC for `robot` playing seed 000's trajectory at `speed` m/s (2 ms samples), on
+/// 127.0.0.1:<free port>.
+pub fn seed000_runtime(robot: &Robot, speed: f64) -> Runtime {
+    let options = cdpr_core::trajectory::BuiltinOptions {
+        speed,
+        dt: 0.002,
+        ..cdpr_core::trajectory::BuiltinOptions::default()
+    };
+    let trajectory = cdpr_core::trajectory::builtin(robot, "seed000", &options).expect("seed000");
+    runtime_with(robot, trajectory)
+}

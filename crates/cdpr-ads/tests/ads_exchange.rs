@@ -18,7 +18,6 @@ use cdpr_ads::plc::{
 };
 use cdpr_ads::shadow::{self, Shadow, ShadowConfig};
 use cdpr_core::kinematics::{self, Pose};
-use cdpr_core::trajectory::{self, BuiltinOptions};
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -484,15 +483,7 @@ fn invalidated_handles_are_re_resolved_on_the_same_connection() {
 #[test]
 fn the_shadow_loop_rides_out_online_changes_without_a_reconnect() {
     let robot = uvigo8();
-    let options = BuiltinOptions {
-        speed: 0.4,
-        dt: 0.002,
-        ..BuiltinOptions::default()
-    };
-    let rt = runtime_with(
-        &robot,
-        trajectory::builtin(&robot, "seed000", &options).expect("seed000"),
-    );
+    let rt = seed000_runtime(&robot, 0.4);
     let proxy = Proxy::of(&rt);
     // Free-running every 2 ms, the PLC task 10 ms: the defaults.
     let config = ShadowConfig {

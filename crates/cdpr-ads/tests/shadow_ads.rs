@@ -6,7 +6,6 @@ use cdpr_ads::fixtures::*;
 use cdpr_ads::plc::{AdsController, Runtime};
 use cdpr_ads::shadow::{self, Shadow};
 use cdpr_core::sim::ModelKind;
-use cdpr_core::trajectory::{self, BuiltinOptions};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -17,15 +16,7 @@ fn shadow_of(rt: &Runtime) -> Shadow<AdsController> {
 #[test]
 fn the_shadow_loop_rides_out_a_dropped_link() {
     let robot = uvigo8();
-    let options = BuiltinOptions {
-        speed: 0.4,
-        dt: 0.002,
-        ..BuiltinOptions::default()
-    };
-    let rt = runtime_with(
-        &robot,
-        trajectory::builtin(&robot, "seed000", &options).expect("seed000"),
-    );
+    let rt = seed000_runtime(&robot, 0.4);
     let mut s = shadow_of(&rt);
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {

@@ -17,7 +17,6 @@ use cdpr_ads::plc::{AmsNetId, Exchange, ExchangeChoice};
 use cdpr_ads::shadow::{self, ShadowSetup, Summary};
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::Robot;
-use cdpr_core::trajectory::{self, BuiltinOptions};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -448,15 +447,7 @@ fn measure_cycle_and_reaction_per_exchange(python: &Path) {
     );
     let all = [Exchange::SumHandle, Exchange::SumAddress, Exchange::Single];
     for exchange in all {
-        let options = BuiltinOptions {
-            speed: 0.4,
-            dt: 0.002,
-            ..BuiltinOptions::default()
-        };
-        let rt = runtime_with(
-            &robot,
-            trajectory::builtin(&robot, "seed000", &options).expect("seed000"),
-        );
+        let rt = seed000_runtime(&robot, 0.4);
         let endpoint = rt.server.local_addr().to_string();
         let mut s = shadow::connect(&setup(endpoint, ExchangeChoice::Force(exchange), &robot))
             .expect("connects")
