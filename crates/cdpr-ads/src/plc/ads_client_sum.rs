@@ -6,7 +6,7 @@
 
 use super::{AdsTransport, Failure, Resolved, SYMBOL_ENTRY_BUFFER, code_error, short, to_ads};
 use crate::plc::controller::ControllerError;
-use crate::plc::wire::{self, group, len32};
+use crate::plc::wire::{self, SumItem, group, len32};
 
 impl AdsTransport {
     /// [`AdsTransport::fetch_one_by_one`] in two round trips: symbol infos (0xF009), then
@@ -51,15 +51,17 @@ impl AdsTransport {
         &mut self,
         items: &[(u32, u32, usize, &[u8])],
     ) -> Result<Vec<Result<Vec<u8>, u32>>, Failure> {
-        let mut request = Vec::new();
-        for &(ig, io, read, data) in items {
-            for v in [ig, io, len32(read), len32(data.len())] {
-                request.extend_from_slice(&v.to_le_bytes());
-            }
-        }
-        for &(_, _, _, data) in items {
-            request.extend_from_slice(data);
-        }
+        let sub: Vec<SumItem> = items
+            .iter()
+            .map(|&(index_group, index_offset, read, data)| SumItem {
+                index_group,
+                index_offset,
+                length: len32(data.len()),
+                read_length: len32(read),
+                data,
+            })
+            .collect();
+        let request = wire::encode_sum_items(group::SUM_READ_WRITE, &sub);
         let mut reply = vec![0u8; items.iter().map(|it| 8 + it.2).sum()];
         let result = {
             let dev = self.client()?.device(to_ads(self.config.target));
@@ -106,13 +108,20 @@ impl AdsTransport {
         address: impl Fn(&Resolved) -> (u32, u32),
     ) -> Result<Vec<Vec<u8>>, Failure> {
         let head = if sum_group == group::SUM_READ { 4 } else { 8 };
-        let mut request = Vec::with_capacity(12 * items.len());
-        for s in items {
-            let (ig, io) = address(s);
-            for v in [ig, io, len32(s.size)] {
-                request.extend_from_slice(&v.to_le_bytes());
-            }
-        }
+        let sub: Vec<SumItem> = items
+            .iter()
+            .map(|s| {
+                let (index_group, index_offset) = address(s);
+                SumItem {
+                    index_group,
+                    index_offset,
+                    length: len32(s.size),
+                    read_length: len32(s.size),
+                    data: &[],
+                }
+            })
+            .collect();
+        let request = wire::encode_sum_items(sum_group, &sub);
         let data_len: usize = items.iter().map(|s| s.size).sum();
         let mut reply = vec![0u8; head * items.len() + data_len];
         let result = {

@@ -242,16 +242,8 @@ fn backoff_doubles_up_to_its_cap() {
 #[test]
 fn a_plc_without_the_reaction_diagnostic_still_connects() {
     let robot = uvigo8();
-    let full = SymbolTable::from_robot(&robot).expect("table");
-    let decls = full
-        .symbols()
-        .iter()
-        .filter(|s| !s.name.ends_with("nReactionCycles"))
-        .map(|s| (s.name.clone(), s.ty.clone(), s.comment.clone()))
-        .collect();
-    let memory = PlcMemory::new(SymbolTable::new(decls).expect("table"));
     let mut c = ShadowLink::connect(
-        InProcessTransport::new(memory),
+        InProcessTransport::new(memory_without_reaction(&robot)),
         &robot.plc,
         WritePolicy::ReadOnly,
     )

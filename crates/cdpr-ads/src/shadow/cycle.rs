@@ -120,10 +120,7 @@ impl<C: Controller> Shadow<C> {
                 Ok(_) => {
                     self.good_time = target;
                     if let CycleTiming::Free { period, plc_period } = self.config.timing {
-                        let plc = self
-                            .stats
-                            .plc_period_estimate
-                            .unwrap_or(plc_period.as_secs_f64());
+                        let plc = self.plc_period_s(plc_period);
                         self.timeline.observe(
                             i.cycle,
                             &i.commanded_lengths,
@@ -150,11 +147,7 @@ impl<C: Controller> Shadow<C> {
         let plan = match self.config.timing {
             CycleTiming::Free { period, plc_period } => Plan::Timeline {
                 line: &timeline,
-                delay: self
-                    .stats
-                    .plc_period_estimate
-                    .unwrap_or(plc_period.as_secs_f64())
-                    + period.as_secs_f64(),
+                delay: self.plc_period_s(plc_period) + period.as_secs_f64(),
             },
             CycleTiming::Lockstep { .. } => Plan::Ramp,
         };
@@ -267,6 +260,13 @@ impl<C: Controller> Shadow<C> {
             }
         }
         Ok(steps)
+    }
+
+    /// The PLC's period, s: the counter's measured rate once known, else `configured`.
+    fn plc_period_s(&self, configured: Duration) -> f64 {
+        self.stats
+            .plc_period_estimate
+            .unwrap_or(configured.as_secs_f64())
     }
 
     /// The PLC's reaction diagnostic (once per PLC cycle) and the period estimate.

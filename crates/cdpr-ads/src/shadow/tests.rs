@@ -86,6 +86,20 @@ impl Write for Buffer {
     }
 }
 
+/// A PLC playing seed000 at 0.4 m/s after a 20 ms hold, and a shadow of it with uvigo8's
+/// file, `timing` and `model`, recording into the returned buffer.
+fn seed000_recorded(
+    robot: &Robot,
+    timing: CycleTiming,
+    model: ModelKind,
+) -> (PlcCore, Shadow<InProcessController>, Buffer) {
+    let core = plc(robot, seed000(robot, 0.4), 20);
+    let mut s = shadow(&core, Some(robot.clone()), config(timing, model));
+    let buffer = Buffer::default();
+    s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
+    (core, s, buffer)
+}
+
 /// Header and rows of a record.
 fn parse(buffer: &Buffer) -> (Vec<String>, Vec<Vec<String>>) {
     let bytes = buffer.0.lock().expect("buffer").clone();
@@ -350,10 +364,7 @@ fn free_running_commands_are_as_smooth_as_lockstep_under_poll_jitter() {
     // a factor 1.5 — a staircase is hundreds of times rougher.
     let robot = uvigo8();
     let run = |timing: CycleTiming, jitter: bool| {
-        let mut core = plc(&robot, seed000(&robot, 0.4), 20);
-        let mut s = shadow(&core, Some(robot.clone()), config(timing, ModelKind::Chain));
-        let buffer = Buffer::default();
-        s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
+        let (mut core, mut s, buffer) = seed000_recorded(&robot, timing, ModelKind::Chain);
         let origin = s.clock_origin();
         let mut ticked = 0u64;
         for k in 1..=1500u64 {

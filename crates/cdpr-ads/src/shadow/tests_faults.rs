@@ -108,14 +108,7 @@ fn the_allow_list_stops_the_shadow_before_anything_is_written() {
 #[test]
 fn a_plc_restart_is_a_gap_and_a_changed_geometry_stops_the_shadow() {
     let robot = uvigo8();
-    let mut core = plc(&robot, seed000(&robot, 0.4), 20);
-    let mut s = shadow(
-        &core,
-        Some(robot.clone()),
-        config(FREE_2MS, ModelKind::Elastic),
-    );
-    let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
+    let (mut core, mut s, buffer) = seed000_recorded(&robot, FREE_2MS, ModelKind::Elastic);
     let origin = s.clock_origin();
     let mut tick = 0u64;
     let mut run = |core: &mut PlcCore, s: &mut Shadow<InProcessController>, n: u64| {
@@ -253,14 +246,7 @@ fn a_controller_whose_numbers_disagree_is_caught_at_start() {
 #[test]
 fn an_online_change_mid_run_is_a_gap_on_the_live_link_not_a_reconnect() {
     let robot = uvigo8();
-    let mut core = plc(&robot, seed000(&robot, 0.4), 20);
-    let mut s = shadow(
-        &core,
-        Some(robot.clone()),
-        config(FREE_2MS, ModelKind::Elastic),
-    );
-    let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
+    let (mut core, mut s, buffer) = seed000_recorded(&robot, FREE_2MS, ModelKind::Elastic);
     let origin = s.clock_origin();
     let mut statuses = Vec::new();
     for tick in 1..=300u64 {
