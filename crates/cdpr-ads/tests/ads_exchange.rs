@@ -34,12 +34,16 @@ struct ProxyState {
     /// Release them all before the client's next request.
     release: bool,
     /// ReadWrite requests to these index groups are answered with this ADS code by the proxy;
-    /// 0: swallowed, never answered.
+    /// 0: swallowed, never answered; [`HANG_UP`]: the connection is closed instead.
     refuse: HashMap<u32, u32>,
     released: u64,
     refused: u64,
     swallowed: u64,
 }
+
+/// A verdict for [`ProxyState::refuse`]: close the client's connection on the request (the
+/// link dropped while a request is on its way, before any reply).
+const HANG_UP: u32 = u32::MAX;
 
 struct Proxy {
     addr: SocketAddr,
@@ -113,6 +117,10 @@ fn relay(mut client: TcpStream, upstream: SocketAddr, st: &Mutex<ProxyState>) ->
         let group = (command == 9 && request.len() >= 42).then(|| u32_at(&request, 38));
         let verdict = group.and_then(|g| lock(st).refuse.get(&g).copied());
         match verdict {
+            Some(HANG_UP) => {
+                let _ = client.shutdown(std::net::Shutdown::Both);
+                return Ok(());
+            }
             Some(0) => {
                 lock(st).swallowed += 1;
                 continue;
@@ -196,7 +204,8 @@ impl Proxy {
         lock(&self.state).release = true;
     }
 
-    /// ReadWrite requests to `group` are answered `code` (0: never answered).
+    /// ReadWrite requests to `group` are answered `code` (0: never answered, [`HANG_UP`]: the
+    /// connection closed).
     fn refuse(&self, group: u32, code: u32) {
         lock(&self.state).refuse.insert(group, code);
     }
@@ -389,6 +398,41 @@ fn a_device_that_reads_sums_but_refuses_sum_writes_gets_single_writes() {
     c.read_cycle().expect("read");
     let e = c.write_cycle(&outputs(14)).expect_err("refused");
     assert!(e.to_string().contains("0x701"), "{e}");
+}
+
+#[test]
+fn a_link_dropped_with_a_request_on_its_way_is_a_lost_link_not_an_exchange_not_served() {
+    // The `ads` crate reports a connection closed before the reply as a timed-out reply, at
+    // once. Taken for silence, a sum write on a dropped link looked like a device that does
+    // not take sum writes: the client reopened quietly and wrote one by one for the rest of
+    // the connection, and the shadow counted neither a reconnect nor a gap (a flaky
+    // shadow_ads run in CI). Likewise the first exchange of a connection: not "not served".
+    let rt = runtime();
+    let proxy = Proxy::of(&rt);
+    let mut c = link(proxy.addr, ExchangeChoice::Auto);
+    c.read_cycle().expect("read");
+    assert_eq!(c.exchange(), Some(Exchange::SumHandle));
+    proxy.refuse(0xF081, HANG_UP);
+    let started = std::time::Instant::now();
+    let e = c.write_cycle(&outputs(12)).expect_err("the link is gone");
+    assert!(e.is_link(), "{e}");
+    assert!(
+        started.elapsed() < Duration::from_millis(250),
+        "a closed connection is known at once, not after the 500 ms timeout: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(c.exchange(), Some(Exchange::SumHandle), "no fallback");
+    assert_eq!(c.transport().probe_reopens, 0);
+    assert_eq!(connections(&rt), 1, "not reopened behind the caller's back");
+    // The first exchange of a connection, dropped: a lost link, no next candidate tried.
+    proxy.refuse(0xF081, 0);
+    proxy.refuse(0xF083, HANG_UP);
+    let mut c = link(proxy.addr, ExchangeChoice::Auto);
+    let e = c.read_cycle().expect_err("the link is gone");
+    assert!(e.is_link(), "{e}");
+    assert_eq!(c.exchange(), None);
+    assert_eq!(c.transport().probe_reopens, 0);
+    assert_eq!(connections(&rt), 2);
 }
 
 #[test]

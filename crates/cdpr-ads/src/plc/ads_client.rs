@@ -20,7 +20,8 @@ use super::controller::{ControllerError, Transport};
 use super::exchange::{Exchange, ExchangeChoice, NOT_SERVED, STALE_HANDLE};
 use super::symbols::{self, IecType};
 use super::wire::{self, AmsAddr, AmsNetId, group};
-use std::time::Duration;
+use std::cell::Cell;
+use std::time::{Duration, Instant};
 
 /// Which AMS source address the client uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +152,8 @@ pub struct AdsTransport {
     pub reconnects: u64,
     /// Times the client was reopened while picking the exchange (a device that did not answer).
     pub probe_reopens: u64,
+    /// When the current request was handed to the client (see [`AdsTransport::classify`]).
+    asked: Cell<Instant>,
 }
 
 impl AdsTransport {
@@ -164,6 +167,7 @@ impl AdsTransport {
             no_sum_resolve: false,
             reconnects: 0,
             probe_reopens: 0,
+            asked: Cell::new(Instant::now()),
         };
         t.open()?;
         Ok(t)
@@ -206,7 +210,9 @@ impl AdsTransport {
         self.config.exchange
     }
 
+    /// The client, for a request about to be sent (its time is noted).
     fn client(&self) -> Result<&ads::Client, ControllerError> {
+        self.asked.set(Instant::now());
         self.client
             .as_ref()
             .ok_or_else(|| ControllerError::Link("not connected".into()))
@@ -215,13 +221,25 @@ impl AdsTransport {
     /// Sorts an `ads` error: ADS codes stay codes (0x701/0x702 as refusals), no reply is
     /// silence, anything else a lost link. Silence and lost links drop the client, so that
     /// the next call does not reuse it.
+    ///
+    /// The `ads` crate reports a connection closed before the reply (its reader thread gone)
+    /// as a timed-out reply too, but at once: "timed out" sooner than the timeout is a
+    /// lost link — not a device that does not serve the exchange.
     fn classify(&mut self, what: &str, e: ads::Error) -> Failure {
         match e {
             ads::Error::Ads(_, _, code) if NOT_SERVED.contains(&code) => Failure::Refused(code),
             ads::Error::Ads(_, _, code) => Failure::Other(code_error(what, code)),
             ads::Error::Io(_, io) if io.kind() == std::io::ErrorKind::TimedOut => {
                 self.client = None;
-                Failure::Silent(format!("no reply within {:?}", self.config.timeout))
+                let waited = self.asked.get().elapsed();
+                if waited < self.config.timeout {
+                    Failure::Other(ControllerError::Link(format!(
+                        "`{what}`: the connection closed after {:.1} ms, before the reply",
+                        waited.as_secs_f64() * 1e3
+                    )))
+                } else {
+                    Failure::Silent(format!("no reply within {:?}", self.config.timeout))
+                }
             }
             other => {
                 self.client = None;
