@@ -42,6 +42,55 @@ fn number_vec(text: &str) -> Result<Vec<f64>, String> {
         .collect()
 }
 
+/// A clap value parser for a finite number in `[min, max]`, `unit` named in the message
+/// (`--dt 1e-9` → "must be between 1e-5 and 0.05 s, got 1e-9"). Every number a run's size or
+/// time depends on goes through one of these, so that no value makes the run abort, panic or
+/// run unbounded.
+pub fn within(
+    min: f64,
+    max: f64,
+    unit: &'static str,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |text: &str| {
+        let value: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{text}` is not a number"))?;
+        if value.is_finite() && (min..=max).contains(&value) {
+            Ok(value)
+        } else {
+            Err(format!(
+                "must be between {} and {}{}, got {text}",
+                short(min),
+                short(max),
+                if unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {unit}")
+                }
+            ))
+        }
+    }
+}
+
+/// A clap value parser for a whole number in `[min, max]`.
+pub fn count_within(
+    min: usize,
+    max: usize,
+) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
+    move |text: &str| match text.trim().parse::<usize>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!("must be a whole number from {min} to {max}, got {text}")),
+    }
+}
+
+/// A limit as people write it: 0.001, 1e-5, 3600.
+fn short(x: f64) -> String {
+    let plain = format!("{x}");
+    let exp = format!("{x:e}");
+    if exp.len() < plain.len() { exp } else { plain }
+}
+
 /// Parses "x,y,z" or "x,y,z,roll,pitch,yaw".
 pub fn pose_list(text: &str) -> Result<Numbers, String> {
     let values = number_vec(text)?;
@@ -185,6 +234,24 @@ impl ModelArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounded_numbers_name_their_range_and_unit() {
+        let dt = within(1e-5, 0.05, "s");
+        assert_eq!(dt("0.001"), Ok(0.001));
+        assert_eq!(dt("1e-5"), Ok(1e-5));
+        assert_eq!(
+            dt("1e-9").unwrap_err(),
+            "must be between 1e-5 and 0.05 s, got 1e-9"
+        );
+        assert!(dt("inf").unwrap_err().contains("got inf"));
+        assert!(dt("nan").unwrap_err().contains("got nan"));
+        assert_eq!(dt("x").unwrap_err(), "`x` is not a number");
+        let n = count_within(1, 100);
+        assert_eq!(n("100"), Ok(100));
+        assert!(n("0").unwrap_err().contains("from 1 to 100, got 0"));
+        assert!(n("1000000").is_err() && n("-1").is_err() && n("2.5").is_err());
+    }
 
     #[test]
     fn pose_list_names_the_bad_item() {

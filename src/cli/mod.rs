@@ -41,6 +41,10 @@ use std::process::ExitCode;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// No progress bars or status lines on stderr (they are off anyway when stderr is not a
+    /// terminal); errors and warnings are still printed.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -116,6 +120,7 @@ pub fn main() -> ExitCode {
     let started = std::time::Instant::now();
     quiet_on_broken_pipe();
     let cli = Cli::parse();
+    output::set_quiet(cli.quiet);
     init_tracing();
     let command = match cli.command {
         Some(command) => command,

@@ -81,10 +81,22 @@ pub fn list(values: &[f64], decimals: usize) -> String {
         .join(", ")
 }
 
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--quiet`: no progress bars or status lines (errors and warnings still go to stderr).
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether progress may be drawn on stderr: a terminal, and not `--quiet`.
+pub fn show_progress() -> bool {
+    !QUIET.load(std::sync::atomic::Ordering::Relaxed) && std::io::stderr().is_terminal()
+}
+
 /// A progress bar on stderr for a long job, counting to 1000 (None when stderr is not a
-/// terminal).
+/// terminal or with `--quiet`).
 pub fn progress_bar(label: &str) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
+    if !show_progress() {
         return None;
     }
     let bar = ProgressBar::new(1000);
