@@ -3,6 +3,7 @@
 //! context and exit status 1; a computed "no" (infeasible tensions) exits with status 2.
 
 mod args;
+mod catalogue;
 mod kin;
 mod legs;
 mod output;
@@ -96,6 +97,24 @@ pub enum Command {
     /// renders one picture and exits. Without arguments: the demo.
     #[cfg(feature = "viewer")]
     View(view::ViewArgs),
+    /// The 3D viewer — not in this build (it was built without the `viewer` feature).
+    #[cfg(not(feature = "viewer"))]
+    #[command(disable_help_flag = true)]
+    View(NoViewer),
+    /// List the shipped robots and the robot files in ./robots, the current directory and
+    /// --dir.
+    Robots(catalogue::RobotsArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(catalogue::CompletionsArgs),
+}
+
+/// `cdpr view …` in a build without the viewer: whatever follows, one message saying how to
+/// get it.
+#[cfg(not(feature = "viewer"))]
+#[derive(clap::Args, Debug)]
+pub struct NoViewer {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub args: Vec<String>,
 }
 
 /// `cdpr … | head` closes our standard output early; Rust's `println!` then panics. What was
@@ -119,7 +138,10 @@ fn quiet_on_broken_pipe() {
 pub fn main() -> ExitCode {
     let started = std::time::Instant::now();
     quiet_on_broken_pipe();
-    let cli = Cli::parse();
+    let cli = match parse() {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     output::set_quiet(cli.quiet);
     init_tracing();
     let command = match cli.command {
@@ -138,12 +160,22 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The command line, with the shipped robots, trajectories and signals listed in the help of
+/// the commands that take them.
+fn parse() -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = catalogue::with_catalogue(Cli::command()).try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CDPR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // No colour codes in a log file or a pipe.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 
@@ -183,5 +215,17 @@ fn run(command: Command, started: std::time::Instant) -> Result<ExitCode> {
         Command::Workspace(a) => workspace::run(a),
         #[cfg(feature = "viewer")]
         Command::View(a) => view::view(a, started),
+        #[cfg(not(feature = "viewer"))]
+        Command::View(_) => anyhow::bail!(
+            "this cdpr was built without the 3D viewer (the `viewer` cargo feature, on by \
+             default): `cargo run --release -- view …` in the repository builds it, or \
+             `cargo install --path . --features viewer`; headless, `cdpr simulate` runs the same \
+             physics"
+        ),
+        Command::Robots(a) => catalogue::robots(a),
+        Command::Completions(a) => {
+            use clap::CommandFactory;
+            catalogue::completions(a, catalogue::with_catalogue(Cli::command()))
+        }
     }
 }

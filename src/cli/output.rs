@@ -15,6 +15,8 @@ pub fn json<T: Serialize>(value: &T) -> Result<()> {
 pub struct Table {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
+    /// Columns of text, aligned left (the first always is).
+    left: Vec<usize>,
 }
 
 impl Table {
@@ -22,7 +24,14 @@ impl Table {
         Table {
             header: header.iter().map(|s| s.as_ref().to_string()).collect(),
             rows: Vec::new(),
+            left: vec![0],
         }
+    }
+
+    /// Aligns these columns (of text, not numbers) left.
+    pub fn left(mut self, columns: &[usize]) -> Table {
+        self.left.extend_from_slice(columns);
+        self
     }
 
     pub fn row(&mut self, cells: Vec<String>) {
@@ -43,7 +52,7 @@ impl Table {
                 .enumerate()
                 .map(|(k, c)| {
                     let pad = width[k] - c.chars().count();
-                    if k == 0 {
+                    if self.left.contains(&k) {
                         format!("{c}{}", " ".repeat(pad))
                     } else {
                         format!("{}{c}", " ".repeat(pad))

@@ -1,8 +1,8 @@
 //! `cdpr plc`: the virtual PLC, a TwinCAT stand-in serving ADS on loopback.
 
-use super::args::{RobotArg, warn};
+use super::args::{RobotArg, warn, within};
 use super::output::{Table, json};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use cdpr_ads::plc::{self, AmsNetId, DeviceIdentity, Runtime, ServerConfig, Timing};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
@@ -30,33 +30,38 @@ pub struct PlcArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub trajectory: Option<String>,
     /// Cruise speed of a built-in trajectory, m/s.
-    #[arg(long, default_value_t = 0.1, value_name = "M/S")]
+    #[arg(long, default_value_t = 0.1, value_name = "M/S", value_parser = within(1e-3, 10.0, "m/s"))]
     pub speed: f64,
-    /// PLC task period (a whole multiple of --nc).
-    #[arg(long, default_value = "10ms", value_parser = parse_duration, value_name = "TIME")]
+    /// PLC task period (a whole multiple of --nc), 100µs to 10s.
+    #[arg(long, default_value = "10ms", value_name = "TIME",
+          value_parser = duration_within(Duration::from_micros(100), Duration::from_secs(10)))]
     pub task: Duration,
-    /// NC task period: the set-point rate.
-    #[arg(long, default_value = "2ms", value_parser = parse_duration, value_name = "TIME")]
+    /// NC task period: the set-point rate, 100µs to 1s.
+    #[arg(long, default_value = "2ms", value_name = "TIME",
+          value_parser = duration_within(Duration::from_micros(100), Duration::from_secs(1)))]
     pub nc: Duration,
-    /// Time the start pose is held, motion disabled, before the trajectory runs.
-    #[arg(long, default_value = "200ms", value_parser = parse_duration, value_name = "TIME")]
+    /// Time the start pose is held, motion disabled, before the trajectory runs (up to 1 h).
+    #[arg(long, default_value = "200ms", value_name = "TIME",
+          value_parser = duration_within(Duration::from_millis(1), Duration::from_secs(3600)))]
     pub hold: Duration,
-    /// Stop after this many seconds and print statistics (default: run until Ctrl-C or
-    /// SIGTERM, which print the same statistics).
-    #[arg(long, value_name = "S")]
+    /// Stop after this many seconds (up to a year) and print statistics (default: run until
+    /// Ctrl-C or SIGTERM, which print the same statistics).
+    #[arg(long, value_name = "S", value_parser = within(0.0, YEAR_S, "s"))]
     pub duration: Option<f64>,
     /// Print the final statistics as one JSON object.
     #[arg(long)]
     pub json: bool,
 }
 
-/// "10ms", "2 ms", "0.5s", "250us"; a bare number is seconds.
+/// "10ms", "2 ms", "0.5s", "250us"; a bare number is seconds. Positive and at most a year.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
         (n, 1e-3)
     } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
         (n, 1e-6)
+    } else if let Some(n) = t.strip_suffix("ns") {
+        (n, 1e-9)
     } else if let Some(n) = t.strip_suffix('s') {
         (n, 1.0)
     } else {
@@ -66,17 +71,37 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .trim()
         .parse()
         .map_err(|_| format!("`{text}` is not a duration (e.g. 10ms, 0.5s)"))?;
-    if !value.is_finite() || value <= 0.0 {
+    let seconds = value * scale;
+    if !seconds.is_finite() || seconds <= 0.0 {
         return Err(format!("`{text}` must be a positive duration"));
     }
-    Ok(Duration::from_secs_f64(value * scale))
+    if seconds > YEAR_S {
+        return Err(format!("`{text}` is longer than a year"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// A year, s: the longest run or wait any option takes.
+pub const YEAR_S: f64 = 3.2e7;
+
+/// A clap value parser for a duration in `[min, max]` ("must be between 100µs and 1s, got 1ns").
+pub fn duration_within(
+    min: Duration,
+    max: Duration,
+) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
+    move |text: &str| {
+        let out_of_range = || format!("must be between {min:?} and {max:?}, got {text}");
+        match parse_duration(text) {
+            Ok(d) if (min..=max).contains(&d) => Ok(d),
+            Ok(_) => Err(out_of_range()),
+            Err(e) if e.contains("positive") || e.contains("year") => Err(out_of_range()),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 pub fn run(a: PlcArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("plc")?;
-    if !(a.speed.is_finite() && a.speed > 0.0) {
-        bail!("--speed must be a positive speed in m/s, got {}", a.speed);
-    }
     let trajectory = match &a.trajectory {
         None => Trajectory::default(),
         Some(spec) => {
@@ -90,20 +115,8 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         }
     };
     let played = trajectory.duration();
-    let duration = match a.duration {
-        None => None,
-        Some(s) => Some(Duration::try_from_secs_f64(s).map_err(|_| {
-            anyhow::anyhow!(
-                "--duration must be a number of seconds from 0 to {:.3e}, got {}",
-                Duration::MAX.as_secs_f64(),
-                if s.abs() >= 1e6 {
-                    format!("{s:e}")
-                } else {
-                    s.to_string()
-                }
-            )
-        })?),
-    };
+    // In range by its parser (at most a year).
+    let duration = a.duration.map(Duration::from_secs_f64);
     if !a.listen.ip().is_loopback() {
         warn(&[format!(
             "--listen {}: the virtual PLC is reachable from {}, and ADS has no authentication: \

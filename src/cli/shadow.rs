@@ -1,9 +1,9 @@
 //! `cdpr shadow`: the live shadow of a TwinCAT controller (or `cdpr plc`) over ADS.
 
-use super::args::ModelArgs;
+use super::args::{ModelArgs, within};
 use super::output::{Table, json};
-use super::plc::parse_duration;
-use anyhow::{Context, Result, bail};
+use super::plc::{YEAR_S, duration_within};
+use anyhow::{Context, Result};
 use cdpr_ads::plc::{AdsSource, AmsAddr, AmsNetId, ExchangeChoice};
 use cdpr_ads::shadow::{
     self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
@@ -42,8 +42,9 @@ pub struct ShadowArgs {
     /// the [plc] symbol names; the anchors always come from the controller.
     #[arg(long, short = 'r', value_name = "ROBOT")]
     pub robot: Option<String>,
-    /// Physics step, s.
-    #[arg(long, default_value_t = 0.001, value_name = "S")]
+    /// Physics step, s (10 µs to 50 ms). A step the machine cannot keep up with in real time
+    /// is not hidden: the steps skipped to catch up with the controller are counted.
+    #[arg(long, default_value_t = 0.001, value_name = "S", value_parser = within(1e-5, 0.05, "s"))]
     pub dt: f64,
     #[command(flatten)]
     pub physics: ModelArgs,
@@ -55,8 +56,8 @@ pub struct ShadowArgs {
     /// in 3D); the flag lets scripts say so.
     #[arg(long)]
     pub headless: bool,
-    /// Stop after this many seconds (default: until Ctrl-C).
-    #[arg(long, value_name = "S")]
+    /// Stop after this many seconds, up to a year (default: until Ctrl-C).
+    #[arg(long, value_name = "S", value_parser = within(0.0, YEAR_S, "s"))]
     pub duration: Option<f64>,
     /// Print the statistics at exit as one JSON object.
     #[arg(long)]
@@ -80,13 +81,16 @@ pub struct LinkArgs {
     /// `2ms` (or any period): free-running, physics stepped to the wall clock, the commands
     /// interpolated on the PLC's counter one PLC period late (as smooth as lockstep);
     /// `lockstep`: physics advances the PLC's cycle-counter delta × --plc-period.
+    /// The period is 100µs to 1s.
     #[arg(long, default_value = "2ms", value_parser = parse_cycle, value_name = "PERIOD|lockstep")]
     pub cycle: CycleArg,
     /// Period of the PLC task that increments the cycle counter (seed 003 and `cdpr plc`:
     /// 10 ms; TwinCAT: the task's cycle time). Lockstep: the physics time per counter step,
     /// checked against the counter's rate; free-running: the commands' time line until that
     /// rate is measured (after 1 s).
-    #[arg(long, default_value = "10ms", value_parser = parse_duration, value_name = "TIME")]
+    /// 100µs to 10s.
+    #[arg(long, default_value = "10ms", value_name = "TIME",
+          value_parser = duration_within(Duration::from_micros(100), Duration::from_secs(10)))]
     pub plc_period: Duration,
     /// Write pose, cable lengths, tensions and the cycle echo back to the controller (only the
     /// symbols on the robot file's [plc] writable list). Without it nothing is written.
@@ -100,8 +104,9 @@ pub struct LinkArgs {
     /// must name), `request` (ask the router on the other end for one), or NETID:PORT.
     #[arg(long, default_value = "auto", value_parser = parse_source, value_name = "auto|request|NETID:PORT")]
     pub source: AdsSource,
-    /// ADS timeout (connect, read, write): a dead PLC is noticed within it.
-    #[arg(long, default_value = "500ms", value_parser = parse_duration, value_name = "TIME")]
+    /// ADS timeout (connect, read, write), 10ms to 60s: a dead PLC is noticed within it.
+    #[arg(long, default_value = "500ms", value_name = "TIME",
+          value_parser = duration_within(Duration::from_millis(10), Duration::from_secs(60)))]
     pub timeout: Duration,
     /// How each cycle's reads and writes travel: `sum-handle` (sum commands 0xF083/0xF081 by
     /// handle), `sum-address` (0xF080/0xF081 by the symbols' index group and offset: what
@@ -121,7 +126,7 @@ fn parse_cycle(text: &str) -> Result<CycleArg, String> {
     if text.trim().eq_ignore_ascii_case("lockstep") {
         return Ok(CycleArg::Lockstep);
     }
-    parse_duration(text)
+    duration_within(Duration::from_micros(100), Duration::from_secs(1))(text)
         .map(CycleArg::Free)
         .map_err(|e| format!("{e}, or `lockstep`"))
 }
@@ -195,11 +200,8 @@ impl LinkArgs {
 }
 
 pub fn run(a: ShadowArgs) -> Result<ExitCode> {
-    let duration = match a.duration {
-        Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(s) => bail!("--duration must be a non-negative number of seconds, got {s}"),
-        None => None,
-    };
+    // In range by its parser (at most a year).
+    let duration = a.duration.map(Duration::from_secs_f64);
     let choice = ModelChoice {
         robot: a.robot.as_deref(),
         dt: a.dt,

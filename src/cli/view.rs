@@ -1,6 +1,7 @@
 //! `cdpr view`: the 3D viewer (and, with no arguments at all, its demo).
 
-use super::args::ModelArgs;
+use super::args::{ModelArgs, within};
+use super::plc::YEAR_S;
 use super::shadow::{self, LinkArgs, ModelChoice};
 use anyhow::{Context, Result, bail};
 use cdpr_ads::shadow::CycleTiming;
@@ -38,7 +39,7 @@ pub struct ViewArgs {
     #[arg(long, short = 't', value_name = "NAME|CSV")]
     pub trajectory: Option<String>,
     /// Cruise speed of a built-in trajectory, m/s.
-    #[arg(long, default_value_t = 0.1, value_name = "M/S")]
+    #[arg(long, default_value_t = 0.1, value_name = "M/S", value_parser = within(1e-3, 10.0, "m/s"))]
     pub speed: f64,
     #[command(flatten)]
     pub physics: ModelArgs,
@@ -49,26 +50,27 @@ pub struct ViewArgs {
     #[arg(long)]
     pub compensate: bool,
     /// Simulated seconds per wall-clock second.
-    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    #[arg(long, default_value_t = 1.0, value_name = "X", value_parser = within(1e-3, 100.0, ""))]
     pub time_scale: f64,
     /// Start this many simulated seconds into the run (fills the trails).
-    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    #[arg(long, default_value_t = 0.0, value_name = "S", value_parser = within(0.0, 3600.0, "s"))]
     pub seek: f64,
     /// Render, save the window as this PNG after --frames frames, and exit. Each frame then
     /// advances the simulation by exactly 1/60 s, so the picture depends only on the arguments.
     #[arg(long, value_name = "PNG")]
     pub screenshot: Option<PathBuf>,
     /// Frame at which the screenshot is taken.
-    #[arg(long, default_value_t = 5, value_name = "N", requires = "screenshot")]
+    #[arg(long, default_value_t = 5, value_name = "N", requires = "screenshot",
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub frames: u32,
     /// Window size, pixels.
     #[arg(long, default_value = "1280x720", value_parser = parse_size, value_name = "WxH")]
     pub size: (u32, u32),
     /// Exit after this many frames (measurements).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
     pub max_frames: Option<u32>,
     /// Exit after this many wall-clock seconds (measurements).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = within(1e-3, YEAR_S, "s"))]
     pub duration: Option<f64>,
     /// ECS executor of the main schedules (see the README for the measurement).
     #[arg(long, value_enum, default_value = "single", hide = true)]
@@ -107,23 +109,8 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
 }
 
 pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
-    if !(a.speed.is_finite() && a.speed > 0.0) {
-        bail!("--speed must be a positive number of m/s, got {}", a.speed);
-    }
-    if !(a.time_scale.is_finite() && a.time_scale > 0.0 && a.time_scale <= 100.0) {
-        bail!("--time-scale must be in (0, 100], got {}", a.time_scale);
-    }
-    if !(a.seek.is_finite() && a.seek >= 0.0) {
-        bail!(
-            "--seek must be a non-negative number of seconds, got {}",
-            a.seek
-        );
-    }
-    let duration = match a.duration {
-        None => None,
-        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(s) => bail!("--duration must be a positive number of seconds, got {s}"),
-    };
+    // In range by its parser (at most a year).
+    let duration = a.duration.map(Duration::from_secs_f64);
     let options = ViewerOptions {
         scenario: None,
         time_scale: a.time_scale,

@@ -1,0 +1,245 @@
+//! What is there to use: the shipped robots, built-in trajectories and signals (listed in the
+//! help of every command that takes them, from the library's own lists so that they cannot
+//! drift), `cdpr robots`, and shell completions.
+
+use super::output::{Table, json};
+use anyhow::{Context, Result};
+use cdpr_core::robot::{BUILTIN_ROBOTS, Robot};
+use cdpr_core::trajectory::{BUILTINS, signals::SIGNALS};
+use clap::{Args, Command, ValueEnum};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The shipped robots, one per line: name, kind and the file's description.
+pub fn robots_help() -> String {
+    let mut text = String::from("Shipped robots (--robot NAME, or a robot file):");
+    for name in Robot::builtin_names() {
+        let line = match Robot::load(name) {
+            Ok(r) => format!("{name:<8} {}", r.description),
+            Err(e) => format!("{name:<8} (does not load: {e})"),
+        };
+        text.push_str("\n  ");
+        text.push_str(&line);
+    }
+    text
+}
+
+/// The built-in trajectories and identification signals, one per line.
+pub fn trajectories_help() -> String {
+    let mut text =
+        String::from("Built-in trajectories (or a CSV file t,x,y,z[,roll,pitch,yaw][,segment]):");
+    let tilt = (
+        "tilt",
+        "roll and pitch moves for the 2-RSSU platform (--speed in rad/s)",
+    );
+    for (name, what) in BUILTINS.iter().chain(std::iter::once(&tilt)) {
+        text.push_str(&format!("\n  {name:<9} {what}"));
+    }
+    text.push_str("\nSignals (seed 004, one DOF at a time unless said):");
+    for (name, what) in SIGNALS {
+        text.push_str(&format!("\n  {name:<9} {what}"));
+    }
+    text
+}
+
+/// Adds the lists to the help of every command that takes a robot or a trajectory.
+pub fn with_catalogue(cmd: Command) -> Command {
+    let takes = |c: &Command, id: &str| c.get_arguments().any(|a| a.get_id() == id);
+    let mut extra = Vec::new();
+    if takes(&cmd, "robot") {
+        extra.push(robots_help());
+    }
+    if takes(&cmd, "trajectory") || (cmd.get_name() == "trajectory" && takes(&cmd, "name")) {
+        extra.push(trajectories_help());
+    }
+    let cmd = if extra.is_empty() {
+        cmd
+    } else {
+        let before = cmd
+            .get_after_help()
+            .map(|h| format!("{h}\n\n"))
+            .unwrap_or_default();
+        cmd.after_help(format!("{before}{}", extra.join("\n")))
+    };
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    names
+        .iter()
+        .fold(cmd, |cmd, name| cmd.mut_subcommand(name, with_catalogue))
+}
+
+/// `cdpr robots`: the shipped robots and the robot files here.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Looks for *.toml in ./robots and the current directory (and in each \
+--dir); a file that is not a robot file is listed with the reason.\n\n\
+Examples:\n  cdpr robots\n  cdpr robots --dir ~/my-robots --json"
+)]
+pub struct RobotsArgs {
+    /// Also list the robot files in this directory (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Vec<PathBuf>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Entry {
+    name: String,
+    /// "shipped" or the file's path.
+    source: String,
+    kind: Option<String>,
+    /// Cables (None for a robot with legs).
+    cables: Option<usize>,
+    mass_kg: Option<f64>,
+    description: String,
+    error: Option<String>,
+}
+
+impl Entry {
+    fn of(name: String, source: String, robot: Result<Robot>) -> Entry {
+        match robot {
+            Ok(r) => Entry {
+                name: r.name.clone(),
+                source,
+                kind: Some(r.mechanism.kind().to_string()),
+                cables: r.is_cable_robot().then(|| r.cable_count()),
+                mass_kg: Some(r.platform.mass),
+                description: r.description,
+                error: None,
+            },
+            Err(e) => Entry {
+                name,
+                source,
+                kind: None,
+                cables: None,
+                mass_kg: None,
+                description: String::new(),
+                error: Some(format!("{e:#}")),
+            },
+        }
+    }
+}
+
+/// `*.toml` in `dir` that declare a robot (a `name` and a `[platform]` or `kind` at least
+/// look like one); unreadable directories are skipped.
+fn robot_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
+        .filter(|p| {
+            // Cargo.toml, rustfmt.toml, surrogate parameter files: not robots.
+            std::fs::read_to_string(p)
+                .map(|t| t.contains("[platform]") || t.contains("[[cables]]"))
+                .unwrap_or(false)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+pub fn robots(a: RobotsArgs) -> Result<ExitCode> {
+    let mut entries: Vec<Entry> = Robot::builtin_names()
+        .map(|name| {
+            Entry::of(
+                name.to_string(),
+                "shipped".into(),
+                Robot::load(name).map_err(Into::into),
+            )
+        })
+        .collect();
+    let mut dirs = vec![PathBuf::from("robots"), PathBuf::from(".")];
+    dirs.extend(a.dir.iter().cloned());
+    let mut seen = std::collections::BTreeSet::new();
+    for dir in &dirs {
+        for file in robot_files(dir) {
+            let key = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+            // The shipped robots' own files (robots/ in the repository) are listed once.
+            let shipped = std::fs::read_to_string(&file)
+                .is_ok_and(|text| BUILTIN_ROBOTS.iter().any(|(_, t)| *t == text));
+            if shipped || !seen.insert(key) {
+                continue;
+            }
+            let shown = file.display().to_string();
+            let robot = Robot::from_file(&file).with_context(|| format!("reading {shown}"));
+            let stem = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            entries.push(Entry::of(stem, shown, robot));
+        }
+    }
+    if a.json {
+        json(&serde_json::json!({ "robots": entries }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = Table::new(&[
+        "robot",
+        "from",
+        "kind",
+        "cables",
+        "mass [kg]",
+        "description",
+    ])
+    .left(&[1, 2, 5]);
+    for e in &entries {
+        t.row(vec![
+            e.name.clone(),
+            e.source.clone(),
+            e.kind.clone().unwrap_or_else(|| "-".into()),
+            e.cables.map_or("-".into(), |n| n.to_string()),
+            e.mass_kg.map_or("-".into(), |m| format!("{m:.3}")),
+            match &e.error {
+                Some(err) => format!("not a valid robot file: {err}"),
+                None => e.description.clone(),
+            },
+        ]);
+    }
+    t.print();
+    println!(
+        "use one with --robot NAME (shipped) or --robot PATH; `cdpr check PATH` explains a file"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Shells `cdpr completions` writes for.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    Powershell,
+}
+
+/// `cdpr completions SHELL`.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    cdpr completions bash > ~/.local/share/bash-completion/completions/cdpr\n  \
+    cdpr completions zsh > ~/.zfunc/_cdpr     # with fpath+=~/.zfunc before compinit\n  \
+    cdpr completions fish > ~/.config/fish/completions/cdpr.fish")]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+pub fn completions(a: CompletionsArgs, mut cmd: Command) -> Result<ExitCode> {
+    use clap_complete::{Shell as S, generate};
+    let shell = match a.shell {
+        Shell::Bash => S::Bash,
+        Shell::Zsh => S::Zsh,
+        Shell::Fish => S::Fish,
+        Shell::Elvish => S::Elvish,
+        Shell::Powershell => S::PowerShell,
+    };
+    generate(shell, &mut cmd, "cdpr", &mut std::io::stdout());
+    Ok(ExitCode::SUCCESS)
+}
