@@ -189,7 +189,25 @@ impl AdsTransport {
             source,
         )
         .map_err(|e| {
-            ControllerError::Link(format!("connecting to {}: {e}", self.config.endpoint))
+            let (refused, text) = match &e {
+                ads::Error::Io(_, io) => (
+                    io.kind() == std::io::ErrorKind::ConnectionRefused,
+                    match io.kind() {
+                        std::io::ErrorKind::TimedOut => format!(
+                            "no answer within {:?} (a wrong address, the host off, or a \
+                             firewall dropping TCP to this port)",
+                            self.config.timeout
+                        ),
+                        _ => io.to_string(),
+                    },
+                ),
+                other => (false, other.to_string()),
+            };
+            ControllerError::Unreachable {
+                endpoint: self.config.endpoint.clone(),
+                refused,
+                text,
+            }
         })?;
         self.client = Some(client);
         Ok(())

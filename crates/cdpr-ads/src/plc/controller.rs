@@ -85,6 +85,14 @@ pub enum ControllerError {
     /// The connection is gone or unusable: reconnect (see [`Backoff`]).
     #[error("link to the PLC lost: {0}")]
     Link(String),
+    /// No TCP connection to the controller could be opened (reconnecting may help later).
+    #[error("{}", unreachable_text(endpoint, *refused, text))]
+    Unreachable {
+        endpoint: String,
+        /// Refused: the host answered that nothing listens on the port.
+        refused: bool,
+        text: String,
+    },
     /// The PLC no longer knows a handle the link holds (ADS 0x710 symbol not found, 0x711
     /// symbol version invalid, 0x722 symbol not active, 0x1 internal error on a handle): an
     /// online change or a re-download. [`ShadowLink`] re-resolves and carries on.
@@ -107,12 +115,26 @@ pub enum ControllerError {
 impl ControllerError {
     /// Whether reconnecting may help.
     pub fn is_link(&self) -> bool {
-        matches!(self, ControllerError::Link(_))
+        matches!(
+            self,
+            ControllerError::Link(_) | ControllerError::Unreachable { .. }
+        )
     }
 
     /// Whether re-resolving the symbols on the same link may help.
     pub fn is_stale(&self) -> bool {
         matches!(self, ControllerError::Stale { .. })
+    }
+}
+
+fn unreachable_text(endpoint: &str, refused: bool, text: &str) -> String {
+    if refused {
+        format!(
+            "no PLC listening on {endpoint} (connection refused): is TwinCAT — or `cdpr plc` — \
+             running on that host, and the port right (ADS: 48898)?"
+        )
+    } else {
+        format!("cannot open a TCP connection to {endpoint}: {text}")
     }
 }
 

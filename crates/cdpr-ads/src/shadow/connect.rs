@@ -5,8 +5,8 @@
 
 use super::{CycleTiming, Recorder, Shadow, ShadowConfig, ShadowError};
 use crate::plc::{
-    AdsConfig, AdsController, AdsSource, AdsTransport, AmsAddr, AmsNetId, Controller, Exchange,
-    ExchangeChoice, ShadowLink, WritePolicy,
+    AdsConfig, AdsController, AdsSource, AdsTransport, AmsAddr, AmsNetId, Controller,
+    ControllerError, Exchange, ExchangeChoice, ShadowLink, WritePolicy,
 };
 use cdpr_core::robot::{Mechanism, PlcSymbols, Robot};
 use cdpr_core::sim::{ControlMode, SimConfig};
@@ -157,7 +157,7 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
         WritePolicy::ReadOnly
     };
     let controller = ShadowLink::connect(transport, &symbols, policy)
-        .map_err(|source| ShadowError::Resolve { target, source })?;
+        .map_err(|e| resolve_error(&endpoint, target, source, e))?;
     let mut shadow = Shadow::new(controller, setup.robot.clone(), setup.config.clone())?;
     if let Some(path) = &setup.record {
         let recorder = Recorder::create(path, shadow.robot().cable_count()).map_err(|source| {
@@ -177,6 +177,48 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
         source,
         banner,
     })
+}
+
+/// What a failure of the first requests on a new connection means: no route (the connection
+/// closed or silent), a wrong NetId or port (the router's 0x7/0x6), or a symbol problem.
+fn resolve_error(
+    endpoint: &str,
+    target: AmsAddr,
+    source: Option<AmsAddr>,
+    e: ControllerError,
+) -> ShadowError {
+    use crate::plc::wire::error::{TARGET_MACHINE_NOT_FOUND, TARGET_PORT_NOT_FOUND};
+    match e {
+        e if e.is_link() => {
+            let cause = match &e {
+                ControllerError::Link(text) => text.clone(),
+                other => other.to_string(),
+            };
+            ShadowError::NoRoute {
+                endpoint: endpoint.to_string(),
+                source_addr: source.map_or("this PC".into(), |s| s.to_string()),
+                source_net_id: source.map_or("this PC's".into(), |s| s.net_id.to_string()),
+                target,
+                cause,
+            }
+        }
+        ControllerError::Ads { code, .. } if code == TARGET_MACHINE_NOT_FOUND => {
+            ShadowError::Target(format!(
+                "{} is not the AMS NetId of the PLC at {endpoint} (ADS 0x7, target machine not \
+                 found): give --ams-net-id as TwinCAT shows it (SYSTEM → Routes → NetId \
+                 Management; `cdpr plc`: 127.0.0.1.1.1)",
+                target.net_id
+            ))
+        }
+        ControllerError::Ads { code, .. } if code == TARGET_PORT_NOT_FOUND => {
+            ShadowError::Target(format!(
+                "no ADS device on AMS port {} of {} (ADS 0x6, target port not found): is the \
+                 PLC runtime started, and --ams-port right (TwinCAT 3's first runtime: 851)?",
+                target.port, target.net_id
+            ))
+        }
+        source => ShadowError::Resolve { target, source },
+    }
 }
 
 fn banner(

@@ -140,9 +140,7 @@ pub enum ShadowError {
     CableCountChanged { before: usize, now: usize },
     #[error("{0}")]
     Config(String),
-    #[error(
-        "connecting to the PLC at {endpoint} (a real TwinCAT needs a route for this PC: see assets/twincat/README.md)"
-    )]
+    #[error("connecting to the PLC")]
     Connect {
         endpoint: String,
         #[source]
@@ -154,6 +152,25 @@ pub enum ShadowError {
         #[source]
         source: RecordError,
     },
+    /// The PLC took the TCP connection but answered no ADS request: TwinCAT without a route
+    /// for this PC closes such connections at once (or lets them time out).
+    #[error(
+        "{endpoint} accepted the connection but answered no ADS request from {source_addr} \
+         ({cause}): the PLC most likely has no route for this PC — add one naming AMS NetId \
+         {source_net_id} and this PC's address (TwinCAT: SYSTEM → Routes → Add Route; see \
+         assets/twincat/README.md, section 2), or check that {target} is the PLC's AMS address \
+         (--ams-net-id, --ams-port)"
+    )]
+    NoRoute {
+        endpoint: String,
+        source_addr: String,
+        source_net_id: String,
+        target: crate::plc::AmsAddr,
+        cause: String,
+    },
+    /// The router answered that the AMS address asked for is not there (ADS 0x6/0x7).
+    #[error("{0}")]
+    Target(String),
     #[error("resolving the shadow's symbols on {target}")]
     Resolve {
         target: crate::plc::AmsAddr,
