@@ -153,3 +153,11 @@ fn no_colour_codes_when_stderr_is_not_a_terminal() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!stderr(&o).contains('\x1b'));
 }
+
+#[test]
+fn shadow_help_points_to_the_twincat_side() {
+    let help = stdout(&cdpr(&["shadow", "--help"]));
+    assert!(help.contains("assets/twincat/README.md"), "{help}");
+    let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/twincat/README.md");
+    assert!(std::path::Path::new(readme).is_file());
+}

@@ -29,6 +29,9 @@ from the controller's is listed in mm; the controller's are used.\n\n\
 Each cycle: one ADS sum read (commanded lengths, cycle counter, enable), the physics stepped at --dt to \
 the controller's time, one sum write (pose, lengths, tensions, counter echo) — the write only with \
 --write, and only to symbols on the robot file's [plc] writable list.\n\n\
+TwinCAT side: assets/twincat/README.md in the repository lists the symbols (required and \
+optional, types, units), ships the GVL to import and its MAIN snippet, and shows the route the \
+PLC needs for this PC.\n\n\
 Examples:\n  \
 cdpr plc --robot uvigo8 --trajectory seed000 &\n  \
 cdpr shadow --plc 127.0.0.1 --ams-net-id 127.0.0.1.1.1 --robot uvigo8 --write --record run.csv --duration 35\n  \

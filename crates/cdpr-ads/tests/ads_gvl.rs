@@ -64,3 +64,123 @@ fn gvl_declares_every_default_symbol_with_the_served_type() {
         assert!(vars.contains_key(name), "writable {name} declared");
     }
 }
+
+/// The TwinCAT README's table of symbols: (short name, "required"/"optional", type column).
+fn readme_table() -> Vec<(String, String, String)> {
+    let path = cdpr_core::fixtures::workspace_root().join("assets/twincat/README.md");
+    let text = std::fs::read_to_string(path).expect("README shipped");
+    text.lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let name = cells[1].split('`').nth(1).expect("`name`").to_string();
+            (name, cells[3].to_string(), cells[2].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_twincat_readme_says_which_symbols_are_required_and_their_types() {
+    let robot = cdpr_core::fixtures::uvigo8();
+    let table = SymbolTable::from_robot(&robot).expect("table");
+    let rows = readme_table();
+    assert_eq!(rows.len(), table.symbols().len(), "{rows:?}");
+    let reaction = cdpr_ads::plc::symbols::reaction_symbol(&robot.plc);
+    for s in table.symbols() {
+        let short = s.name.trim_start_matches("GVL_Shadow.");
+        let (_, need, ty) = rows
+            .iter()
+            .find(|(n, _, _)| n == short)
+            .unwrap_or_else(|| panic!("{short} missing from the README's table"));
+        let expected = if s.name == reaction {
+            "optional"
+        } else {
+            "required"
+        };
+        assert_eq!(need, expected, "{short}");
+        let ty = IecType::parse(&ty.replace("1..n", "1..8"));
+        assert_eq!(ty.as_ref(), Some(&s.ty), "{short}: README type");
+    }
+}
+
+#[test]
+fn the_readme_snippet_declares_every_variable_it_uses() {
+    let path = cdpr_core::fixtures::workspace_root().join("assets/twincat/README.md");
+    let text = std::fs::read_to_string(path).expect("README shipped");
+    let code = text
+        .split("```iecst")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("an iecst snippet");
+    let code: String = code
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (_, gvl) = gvl_declarations();
+    let vars = code
+        .split("VAR")
+        .nth(1)
+        .and_then(|s| s.split("END_VAR").next())
+        .expect("a VAR block");
+    let declared: Vec<&str> = vars
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(n, _)| n.trim()))
+        .collect();
+    const KEYWORDS: &[&str] = &[
+        "PROGRAM",
+        "END_PROGRAM",
+        "VAR",
+        "END_VAR",
+        "FOR",
+        "TO",
+        "DO",
+        "END_FOR",
+        "IF",
+        "THEN",
+        "END_IF",
+        "ARRAY",
+        "OF",
+        "BOOL",
+        "UDINT",
+        "AXIS_REF",
+        "MAIN",
+    ];
+    let mut previous = ' ';
+    let mut word = String::new();
+    let mut after_dot = false;
+    let mut used = Vec::new();
+    for c in code.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            if word.is_empty() {
+                after_dot = previous == '.';
+            }
+            word.push(c);
+        } else if !word.is_empty() {
+            if !after_dot && !word.chars().next().is_some_and(|d| d.is_ascii_digit()) {
+                used.push((word.clone(), c == '.'));
+            }
+            word.clear();
+        }
+        previous = c;
+    }
+    for (name, _) in &used {
+        assert!(
+            KEYWORDS.contains(&name.as_str())
+                || name == "GVL_Shadow"
+                || declared.contains(&name.as_str()),
+            "`{name}` is used in the README's snippet but not declared there"
+        );
+    }
+    // Every GVL_Shadow.<member> it names is declared in the GVL (or is its constant).
+    for member in code.split("GVL_Shadow.").skip(1) {
+        let member: String = member
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        assert!(
+            member == "MAX_CABLES" || gvl.contains_key(&format!("GVL_Shadow.{member}")),
+            "GVL_Shadow.{member} is not in the GVL"
+        );
+    }
+}
