@@ -161,3 +161,35 @@ fn shadow_help_points_to_the_twincat_side() {
     let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/twincat/README.md");
     assert!(std::path::Path::new(readme).is_file());
 }
+
+/// Runs `cdpr ARGS` on a pseudo-terminal (util-linux `script`), returning what it drew, or
+/// None where `script` is missing.
+fn on_a_terminal(args: &str) -> Option<String> {
+    let line = format!("{} {args}", env!("CARGO_BIN_EXE_cdpr"));
+    let o = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .ok()?;
+    assert!(o.status.success(), "{}", stderr(&o));
+    Some(stdout(&o))
+}
+
+#[test]
+fn long_runs_draw_a_status_line_on_a_terminal_only() {
+    let run = "plc -r uvigo8 --listen 127.0.0.1:0 --duration 0.8";
+    // A pipe: no status line.
+    let o = cdpr(&words(run));
+    assert!(o.status.success());
+    assert!(!stderr(&o).contains("NC overruns"), "{}", stderr(&o));
+    let Some(drawn) = on_a_terminal(run) else {
+        eprintln!("SKIPPED the terminal half: no `script` here");
+        return;
+    };
+    assert!(drawn.contains("NC overruns"), "{drawn}");
+    let quiet = on_a_terminal(&format!("{run} --quiet")).expect("script ran before");
+    assert!(!quiet.contains("NC overruns"), "{quiet}");
+    assert!(
+        quiet.contains("PLC cycles"),
+        "the statistics are still printed: {quiet}"
+    );
+}

@@ -116,3 +116,48 @@ pub fn progress_bar(label: &str) -> Option<ProgressBar> {
     }
     Some(bar)
 }
+
+/// A one-line live status on stderr for a run without a known end (`cdpr plc`, `cdpr shadow`):
+/// a spinner and a message, redrawn at most every `STATUS_EVERY`. Drawn only where a progress
+/// bar would be ([`show_progress`]); `update` is cheap to call every cycle.
+pub struct StatusLine {
+    bar: Option<ProgressBar>,
+    next: std::time::Instant,
+}
+
+/// How often a status line is refreshed.
+const STATUS_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+impl StatusLine {
+    pub fn new() -> StatusLine {
+        let bar = show_progress().then(|| {
+            let bar = ProgressBar::new_spinner();
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
+                bar.set_style(style);
+            }
+            bar
+        });
+        StatusLine {
+            bar,
+            next: std::time::Instant::now(),
+        }
+    }
+
+    /// Redraws with `message()` when due.
+    pub fn update(&mut self, message: impl FnOnce() -> String) {
+        let Some(bar) = &self.bar else { return };
+        let now = std::time::Instant::now();
+        if now >= self.next {
+            self.next = now + STATUS_EVERY;
+            bar.set_message(message());
+            bar.tick();
+        }
+    }
+
+    /// Removes the line (before the final statistics are printed).
+    pub fn clear(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! `cdpr plc`: the virtual PLC, a TwinCAT stand-in serving ADS on loopback.
 
 use super::args::{RobotArg, warn, within};
-use super::output::{Table, json};
+use super::output::{StatusLine, Table, json};
 use anyhow::{Context, Result};
 use cdpr_ads::plc::{self, AmsNetId, DeviceIdentity, Runtime, ServerConfig, Timing};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
@@ -175,10 +175,38 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             "Ctrl-C and SIGTERM will end the PLC without statistics: {e}"
         )]);
     }
-    let _ = match duration {
-        Some(d) => rx.recv_timeout(d).ok(),
-        None => rx.recv().ok(),
-    };
+    let end = duration.map(|d| started + d);
+    let mut status = StatusLine::new();
+    loop {
+        let wait = end.map_or(Duration::from_millis(250), |e| {
+            e.saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(250))
+        });
+        match rx.recv_timeout(wait) {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                if end.is_none_or(|e| Instant::now() < e) => {}
+            _ => break,
+        }
+        status.update(|| {
+            let p = rt.plc.stats();
+            let server = rt.server.stats();
+            format!(
+                "PLC cycle {}, NC overruns {}, ADS connections {} / frames {}{}",
+                p.plc_cycles,
+                p.overruns,
+                server
+                    .connections
+                    .load(std::sync::atomic::Ordering::Relaxed),
+                server.frames.load(std::sync::atomic::Ordering::Relaxed),
+                if p.finished {
+                    ", trajectory played"
+                } else {
+                    ""
+                }
+            )
+        });
+    }
+    status.clear();
     let r = rt.finish(started.elapsed().as_secs_f64());
     if a.json {
         json(&r)?;

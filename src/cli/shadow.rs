@@ -1,7 +1,7 @@
 //! `cdpr shadow`: the live shadow of a TwinCAT controller (or `cdpr plc`) over ADS.
 
 use super::args::{ModelArgs, within};
-use super::output::{Table, json};
+use super::output::{StatusLine, Table, json};
 use super::plc::{YEAR_S, duration_within};
 use anyhow::{Context, Result};
 use cdpr_ads::plc::{AdsSource, AmsAddr, AmsNetId, ExchangeChoice};
@@ -228,7 +228,24 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         }
     }
     let started = Instant::now();
-    let outcome = shadow::run(&mut shadow, duration, &stop);
+    let mut status = StatusLine::new();
+    let outcome = shadow::run_with(&mut shadow, duration, &stop, |shadow, _| {
+        status.update(|| {
+            let s = shadow.stats();
+            format!(
+                "simulated {:.1} s, {} cycles, p99 {}, reconnects {}, gaps {}, overruns {}",
+                shadow.time(),
+                s.cycles,
+                s.cycle
+                    .quantile(0.99)
+                    .map_or("-".into(), |v| format!("{:.2} ms", v * 1e3)),
+                s.reconnects,
+                s.gaps,
+                s.overruns
+            )
+        });
+    });
+    status.clear();
     let wall = started.elapsed().as_secs_f64();
     let summary = shadow.summary();
     if a.json {
