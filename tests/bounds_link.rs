@@ -32,6 +32,11 @@ const REFUSED: &[(&str, &str)] = &[
     ("shadow --plc 127.0.0.1:9 --plc-period 1ns", "--plc-period"),
     ("shadow --plc 127.0.0.1:9 --cycle 1e300s", "--cycle"),
     ("shadow --plc 127.0.0.1:9 --cycle 1e-12s", "--cycle"),
+    (
+        "simulate -r uvigo8 -t seed000 --substeps 1000000",
+        "--substeps",
+    ),
+    ("simulate -r uvigo8 -t seed000 --pgs 0", "--pgs"),
 ];
 
 #[test]
@@ -41,7 +46,9 @@ fn out_of_range_numbers_are_refused_by_name_with_their_range() {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "cdpr {line}: {err}");
         assert!(
-            err.contains(option) && err.contains("between") && !err.contains("panicked"),
+            err.contains(option)
+                && (err.contains("between") || err.contains("from 1 to"))
+                && !err.contains("panicked"),
             "cdpr {line}: {err}"
         );
     }

@@ -1,6 +1,6 @@
 //! `simulate`: a trajectory through the physics core, headless.
 
-use super::args::{ModelArgs, RobotArg};
+use super::args::{ModelArgs, RobotArg, count_within};
 use super::output::{json, progress_bar};
 use super::traj::{ShapeArgs, print_comparison};
 use anyhow::{Context, Result};
@@ -64,11 +64,13 @@ pub struct SimulateArgs {
     /// Keep simulating this long after the trajectory ends, s.
     #[arg(long, default_value_t = 0.0, value_name = "S")]
     pub settle: f64,
-    /// Chain model: Rapier solver substeps per step.
-    #[arg(long, value_name = "N", default_value_t = ChainConfig::default().solver_iterations)]
+    /// Chain model: Rapier solver substeps per step (1 to 100).
+    #[arg(long, value_name = "N", default_value_t = ChainConfig::default().solver_iterations,
+          value_parser = count_within(1, 100))]
     pub substeps: usize,
-    /// Chain model: projected Gauss–Seidel iterations per substep.
-    #[arg(long, value_name = "N", default_value_t = ChainConfig::default().pgs_iterations)]
+    /// Chain model: projected Gauss–Seidel iterations per substep (1 to 100).
+    #[arg(long, value_name = "N", default_value_t = ChainConfig::default().pgs_iterations,
+          value_parser = count_within(1, 100))]
     pub pgs: usize,
     /// Chain model: mass of each intermediate link, kg.
     #[arg(long, value_name = "KG", default_value_t = ChainConfig::default().link_mass)]
