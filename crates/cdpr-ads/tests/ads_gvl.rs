@@ -6,10 +6,17 @@ use cdpr_ads::plc::{IecType, SymbolTable};
 use cdpr_core::robot::PlcSymbols;
 use std::collections::HashMap;
 
+/// The text of a file shipped in `assets/twincat/`.
+fn twincat(file: &str) -> String {
+    let path = cdpr_core::fixtures::workspace_root()
+        .join("assets/twincat")
+        .join(file);
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{file} shipped: {e}"))
+}
+
 /// `name : TYPE;` declarations of the GVL, with MAX_CABLES substituted and spaces normalised.
 fn gvl_declarations() -> (String, HashMap<String, IecType>) {
-    let path = cdpr_core::fixtures::workspace_root().join("assets/twincat/GVL_Shadow.TcGVL");
-    let text = std::fs::read_to_string(path).expect("GVL shipped");
+    let text = twincat("GVL_Shadow.TcGVL");
     let gvl = text
         .split("GVL Name=\"")
         .nth(1)
@@ -67,8 +74,7 @@ fn gvl_declares_every_default_symbol_with_the_served_type() {
 
 /// The TwinCAT README's table of symbols: (short name, "required"/"optional", type column).
 fn readme_table() -> Vec<(String, String, String)> {
-    let path = cdpr_core::fixtures::workspace_root().join("assets/twincat/README.md");
-    let text = std::fs::read_to_string(path).expect("README shipped");
+    let text = twincat("README.md");
     text.lines()
         .filter(|l| l.starts_with("| `"))
         .map(|l| {
@@ -105,8 +111,7 @@ fn the_twincat_readme_says_which_symbols_are_required_and_their_types() {
 
 #[test]
 fn the_readme_snippet_declares_every_variable_it_uses() {
-    let path = cdpr_core::fixtures::workspace_root().join("assets/twincat/README.md");
-    let text = std::fs::read_to_string(path).expect("README shipped");
+    let text = twincat("README.md");
     let code = text
         .split("```iecst")
         .nth(1)
