@@ -409,23 +409,6 @@ fn ctrl_c_stops_the_shadow_and_flushes_the_record() {
 }
 
 #[test]
-fn a_missing_plc_is_named() {
-    // A port nobody listens on: bind one, note it, close it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let (ok, _, err) = shadow(&addr, &["--duration", "1"]).finish();
-    assert!(!ok);
-    assert!(
-        err.contains(&format!("connecting to the PLC at {addr}")) && err.contains("route"),
-        "{err}"
-    );
-}
-
-#[test]
 fn the_ads_exchange_is_picked_or_forced_and_reported() {
     let (plc, addr) = plc("127.0.0.1:0", &["--duration", "6"]);
     // auto: the virtual PLC serves sum commands by handle, the first choice.
