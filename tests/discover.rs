@@ -193,3 +193,22 @@ fn long_runs_draw_a_status_line_on_a_terminal_only() {
         "the statistics are still printed: {quiet}"
     );
 }
+
+#[test]
+fn numbers_read_as_people_write_them() {
+    // Inertia in plain notation (not 1.3542e-2), the FK method by name (not `Lm`).
+    let out = stdout(&cdpr(&["check", "uvigo8"]));
+    assert!(
+        out.contains("inertia diag (0.013542, 0.013542, 0.0066667) kg·m²"),
+        "{out}"
+    );
+    let out = stdout(&cdpr(&words(
+        "fk --robot silva4 --lengths 1.36206030,1.42183276,1.22378845,1.15380164",
+    )));
+    assert!(out.contains("method    lm (Levenberg–Marquardt"), "{out}");
+    let o = cdpr(&words(
+        "fk --robot silva4 --lengths 1,1,1,1 --max-residual=-1",
+    ));
+    assert_eq!(o.status.code(), Some(2));
+    assert_stderr(&o, "--max-residual");
+}

@@ -1,7 +1,7 @@
 //! `check`, `ik`, `fk`, `tensions`, `equilibrium`.
 
-use super::args::{AngleArg, Numbers, RobotArg, number_list, pose_list, warn};
-use super::output::{Table, json, list, num};
+use super::args::{AngleArg, Numbers, RobotArg, number_list, pose_list, warn, within};
+use super::output::{Table, json, list, num, sig};
 use anyhow::{Context, Result, bail};
 use cdpr_core::kinematics::{self, FkMethod, FkOptions};
 use cdpr_core::robot::{Robot, Stiffness, TensionBounds};
@@ -45,10 +45,10 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     );
     let i = p.inertia;
     println!(
-        "inertia diag ({:.4e}, {:.4e}, {:.4e}) kg·m²",
-        i[(0, 0)],
-        i[(1, 1)],
-        i[(2, 2)]
+        "inertia diag ({}, {}, {}) kg·m²",
+        sig(i[(0, 0)], 5),
+        sig(i[(1, 1)], 5),
+        sig(i[(2, 2)], 5)
     );
     println!(
         "tension {}…{} N; winch ≤ {} m/s, {} m/s², {} m/s³; PID kp {} ki {} kd {}",
@@ -172,7 +172,7 @@ pub struct FkArgs {
     #[arg(long, value_enum, default_value = "lm")]
     pub method: FkMethod,
     /// Fail when the best fit leaves a length error above this (m).
-    #[arg(long, default_value_t = 1e-3, value_name = "M")]
+    #[arg(long, default_value_t = 1e-3, value_name = "M", value_parser = within(0.0, 1.0, "m"))]
     pub max_residual: f64,
     #[command(flatten)]
     pub angles: AngleArg,
@@ -201,7 +201,11 @@ pub fn fk(a: FkArgs) -> Result<ExitCode> {
         p[3], p[4], p[5]
     );
     println!("residual  {:.3e} m (max length error)", r.residual);
-    println!("method    {:?}, {} iterations", r.method, r.iterations);
+    let method = match r.method {
+        FkMethod::Lm => "lm (Levenberg–Marquardt on all lengths)",
+        FkMethod::Sphere => "sphere (seed 003's three spheres, refined on all lengths)",
+    };
+    println!("method    {method}, {} iterations", r.iterations);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -81,6 +81,21 @@ pub fn num(x: f64, decimals: usize) -> String {
     format!("{x:.decimals$}")
 }
 
+/// `x` with `digits` significant digits: plain for 1e-4 ≤ |x| < 1e6 (0.013542, not
+/// 1.3542e-2), scientific outside (1.2346e-5).
+pub fn sig(x: f64, digits: usize) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let magnitude = x.abs().log10().floor() as i32;
+    if (-4..6).contains(&magnitude) {
+        let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
+        format!("{x:.decimals$}")
+    } else {
+        format!("{x:.prec$e}", prec = digits.saturating_sub(1))
+    }
+}
+
 /// Comma-joined numbers.
 pub fn list(values: &[f64], decimals: usize) -> String {
     values
@@ -159,5 +174,21 @@ impl StatusLine {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sig;
+
+    #[test]
+    fn significant_digits_in_plain_notation_where_people_read_it() {
+        assert_eq!(sig(1.3542e-2, 5), "0.013542");
+        assert_eq!(sig(6.66667e-3, 5), "0.0066667");
+        assert_eq!(sig(9.607, 4), "9.607");
+        assert_eq!(sig(40.0, 3), "40.0");
+        assert_eq!(sig(-123456.7, 3), "-123457");
+        assert_eq!(sig(1.23456e-5, 5), "1.2346e-5");
+        assert_eq!(sig(0.0, 5), "0");
     }
 }
