@@ -83,13 +83,19 @@ struct Progress {
 }
 
 impl Progress {
-    /// Eviction order, smallest first: connections without a complete frame (stalled
-    /// mid-frame, or silent since they opened), oldest first; then the longest idle.
-    fn eviction_key(&self) -> (bool, Instant) {
+    /// Eviction order, smallest first: connections stalled mid-frame (a slow loris), the
+    /// longest stalled first; then connections not read from since they opened, oldest
+    /// first; then those that completed a frame, the longest idle first.
+    ///
+    /// A client that has just connected and sent its first request, whose bytes the server
+    /// has not read yet, counts as silent: ranking it with the stalled ones by its opening
+    /// time would make it the first to go once a flood of half-frames has churned every
+    /// older connection out (what a busy 2-core machine does before its thread runs).
+    fn eviction_key(&self) -> (u8, Instant) {
         match (self.partial_since, self.frames) {
-            (Some(since), _) => (false, since),
-            (None, 0) => (false, self.opened),
-            (None, _) => (true, self.last_frame),
+            (Some(since), _) => (0, since),
+            (None, 0) => (1, self.opened),
+            (None, _) => (2, self.last_frame),
         }
     }
 }
@@ -428,5 +434,46 @@ fn notify_loop(shared: &Shared) {
         }
         let wait = next.saturating_duration_since(Instant::now());
         std::thread::sleep(wait.max(Duration::from_micros(200)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Progress;
+    use std::time::{Duration, Instant};
+
+    fn progress(opened: Instant, frames: u64, partial_since: Option<Instant>) -> Progress {
+        Progress {
+            opened,
+            frames,
+            partial_since,
+            last_frame: opened,
+        }
+    }
+
+    /// The order `make_room` picks its victim in: a client not read from yet outlives
+    /// every half-frame, even half-frames that arrived after it connected.
+    #[test]
+    fn a_client_not_yet_read_outlives_connections_stalled_mid_frame() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let silent_older = progress(at(0), 0, None);
+        let client = progress(at(10), 0, None);
+        let loris = progress(at(20), 0, Some(at(21)));
+        let later_loris = progress(at(50), 0, Some(at(51)));
+        let idle = progress(at(0), 3, None);
+        let mut all = [
+            ("client", client),
+            ("later loris", later_loris),
+            ("idle", idle),
+            ("loris", loris),
+            ("silent older", silent_older),
+        ];
+        all.sort_by_key(|(_, p)| p.eviction_key());
+        let order: Vec<_> = all.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            order,
+            ["loris", "later loris", "silent older", "client", "idle"]
+        );
     }
 }
