@@ -22,7 +22,8 @@ pub struct CheckArgs {
 }
 
 pub fn check(a: CheckArgs) -> Result<ExitCode> {
-    let robot = Robot::load(&a.robot).with_context(|| format!("checking `{}`", a.robot))?;
+    // Every robot-file error names the file (or the name looked for): no context to add.
+    let robot = Robot::load(&a.robot)?;
     if a.json {
         json(&robot)?;
         return Ok(ExitCode::SUCCESS);
@@ -159,6 +160,26 @@ pub fn ik(a: IkArgs) -> Result<ExitCode> {
 
 // ---------------------------------------------------------------------------------- fk
 
+/// Longest cable length accepted on the command line, m: the diagonal of the largest frame a
+/// robot file may describe (±`MAX_COORDINATE` on each axis) is below it.
+const MAX_LENGTH: f64 = 1.0e4;
+
+/// Cable lengths from `option`: positive and at most [`MAX_LENGTH`] (the library checks the
+/// count and the rest against the robot).
+fn check_lengths(values: &[f64], option: &str) -> Result<()> {
+    if let Some((k, v)) = values
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(**v > 0.0 && **v <= MAX_LENGTH))
+    {
+        bail!(
+            "{option}: item {} must be a length in (0, {MAX_LENGTH:e}] m, got {v:e}",
+            k + 1
+        );
+    }
+    Ok(())
+}
+
 #[derive(Args, Debug)]
 pub struct FkArgs {
     #[command(flatten)]
@@ -171,8 +192,8 @@ pub struct FkArgs {
     pub guess: Option<Numbers>,
     #[arg(long, value_enum, default_value = "lm")]
     pub method: FkMethod,
-    /// Fail when the best fit leaves a length error above this (m).
-    #[arg(long, default_value_t = 1e-3, value_name = "M", value_parser = within(0.0, 1.0, "m"))]
+    /// Fail when the best fit leaves a length error above this (m, 1e-12 to 10).
+    #[arg(long, default_value_t = 1e-3, value_name = "M", value_parser = within(1e-12, 10.0, "m"))]
     pub max_residual: f64,
     #[command(flatten)]
     pub angles: AngleArg,
@@ -182,6 +203,7 @@ pub struct FkArgs {
 
 pub fn fk(a: FkArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("fk")?;
+    check_lengths(&a.lengths, "--lengths")?;
     let options = FkOptions {
         guess: a.guess.as_ref().map(|g| a.angles.pose(g)),
         max_residual: a.max_residual,
@@ -301,6 +323,7 @@ pub struct EquilibriumArgs {
 pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("equilibrium")?;
     let rest = if let Some(l0) = &a.rest_lengths {
+        check_lengths(l0, "--rest-lengths")?;
         RestLengths::Given(l0.0.clone())
     } else if let Some(p) = &a.sag_at {
         RestLengths::SagAt(a.angles.pose(p))

@@ -79,6 +79,28 @@ pub fn key_span(text: &str, table: &str, key: &str) -> Option<Range<usize>> {
         .map(|s| s.span)
 }
 
+/// The byte range where table `table` is written: its `[table]` header, else a top-level
+/// `table = …` (an inline table or a plain key), else its first dotted `table.key = …`.
+pub fn table_span(text: &str, table: &str) -> Option<Range<usize>> {
+    let statements = statements(text);
+    let dotted = format!("{table}.");
+    statements
+        .iter()
+        .find(|s| s.kind == Kind::Header && s.table == table)
+        .or_else(|| {
+            statements.iter().find(|s| {
+                s.table.is_empty() && matches!(&s.kind, Kind::Pair(Some(k)) if k == table)
+            })
+        })
+        .or_else(|| {
+            statements.iter().find(|s| {
+                s.table.is_empty()
+                    && matches!(&s.kind, Kind::Pair(Some(k)) if k.starts_with(&dotted))
+            })
+        })
+        .map(|s| s.span.clone())
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum Kind {
     /// `[table]` or `[[array.of.tables]]`.
@@ -313,6 +335,18 @@ mod tests {
             key_span(text, "", "k").map(|s| s.start),
             Some(at(text, "k = 2"))
         );
+    }
+
+    #[test]
+    fn table_span_finds_headers_inline_tables_and_dotted_keys() {
+        let text =
+            "name = \"r\"\nplc = { lengths = \"x\" }\ncables.damping = 1\n\n[winch]\nkp = 1\n";
+        let span = |t: &str| table_span(text, t).map(|s| &text[s]);
+        assert_eq!(span("winch"), Some("[winch]"));
+        assert_eq!(span("plc"), Some("plc = { lengths = \"x\" }"));
+        assert_eq!(span("cables"), Some("cables.damping = 1"));
+        assert_eq!(span("name"), Some("name = \"r\""));
+        assert_eq!(span("frame"), None);
     }
 
     #[test]

@@ -13,15 +13,23 @@ use toml::Spanned;
 /// What can go wrong reading a robot file.
 #[derive(Debug, thiserror::Error)]
 pub enum RobotFileError {
-    #[error("{file}: cannot read the robot file: {source}")]
-    Io {
-        file: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The OS error is part of the message (not a `source`), so that a `{:#}` chain prints
+    /// it once.
+    #[error("{file}: cannot read the robot file: {error}")]
+    Io { file: String, error: std::io::Error },
+    #[error("{file}: is larger than {max} bytes: not a robot file")]
+    TooLarge { file: String, max: u64 },
     #[error("no robot file `{spec}` and no built-in robot of that name (built in: {builtin})")]
     NotFound { spec: String, builtin: String },
-    #[error("{file}:{line}: {field}: {message}")]
+    /// A section the robot needs is not in the file (no line to point at).
+    #[error("{file}: missing section [{section}] ({why})")]
+    MissingSection {
+        file: String,
+        section: String,
+        why: String,
+    },
+    /// `file:line: field: message`, or `file: field: message` when the line is unknown.
+    #[error("{file}{}: {field}: {message}", line_suffix(*.line))]
     Invalid {
         file: String,
         /// 1-based line, 0 when unknown.
@@ -36,8 +44,44 @@ impl RobotFileError {
     pub fn field(&self) -> Option<&str> {
         match self {
             RobotFileError::Invalid { field, .. } => Some(field),
+            RobotFileError::MissingSection { section, .. } => Some(section),
             _ => None,
         }
+    }
+}
+
+fn line_suffix(line: usize) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(":{line}")
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Physical ranges. Values beyond them are typos or hostile input: the kinematics, statics and
+// simulator downstream are not meant for them (1e300 m overflows a squared length).
+
+/// Largest coordinate of any point (anchors, boxes, home), m.
+pub const MAX_COORDINATE: f64 = 1.0e3;
+/// Platform mass range, kg.
+pub const MASS_RANGE: (f64, f64) = (1.0e-6, 1.0e6);
+/// Range of the platform's principal moments of inertia, kg·m².
+pub const INERTIA_RANGE: (f64, f64) = (1.0e-15, 1.0e6);
+/// Largest angle of the home pose, rad (one turn).
+pub const MAX_HOME_ANGLE: f64 = 2.0 * std::f64::consts::PI;
+/// Shortest cable at the home pose, m: a cable needs a length (and a direction).
+pub const MIN_CABLE_LENGTH: f64 = 1.0e-6;
+/// Largest file read as a robot file, bytes.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The largest positive value accepted for a quantity in `unit`.
+pub(super) fn max_for(unit: &str) -> f64 {
+    match unit {
+        "m" => MAX_COORDINATE,
+        "kg" => MASS_RANGE.1,
+        "kg·m²" => INERTIA_RANGE.1,
+        _ => 1.0e12,
     }
 }
 
@@ -85,11 +129,11 @@ pub(super) struct RawRobot {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPlatform {
     mass: Spanned<f64>,
-    com: Spanned<[f64; 3]>,
+    com: Spanned<Vec<f64>>,
     inertia: Spanned<RawInertia>,
-    size: Spanned<[f64; 3]>,
+    size: Spanned<Vec<f64>>,
     #[serde(default)]
-    box_center: Option<Spanned<[f64; 3]>>,
+    box_center: Option<Spanned<Vec<f64>>>,
     #[serde(default)]
     payload_options: Option<Spanned<Vec<f64>>>,
 }
@@ -98,8 +142,8 @@ pub(super) struct RawPlatform {
 #[serde(untagged)]
 enum RawInertia {
     Named(String),
-    Diagonal([f64; 3]),
-    Full([[f64; 3]; 3]),
+    Diagonal(Vec<f64>),
+    Full(Vec<Vec<f64>>),
 }
 
 #[derive(Deserialize)]
@@ -114,8 +158,8 @@ enum ScalarOrList {
 pub(super) struct RawCables {
     #[serde(default)]
     names: Option<Spanned<Vec<String>>>,
-    frame_anchors: Spanned<Vec<Spanned<[f64; 3]>>>,
-    platform_anchors: Spanned<Vec<Spanned<[f64; 3]>>>,
+    frame_anchors: Spanned<Vec<Spanned<Vec<f64>>>>,
+    platform_anchors: Spanned<Vec<Spanned<Vec<f64>>>>,
     #[serde(default)]
     stiffness: Option<Spanned<ScalarOrList>>,
     #[serde(default)]
@@ -149,25 +193,25 @@ pub(super) struct RawWinch {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawBox {
-    min: Spanned<[f64; 3]>,
-    max: Spanned<[f64; 3]>,
+    min: Spanned<Vec<f64>>,
+    max: Spanned<Vec<f64>>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPlc {
-    frame_anchors: Option<String>,
-    platform_anchors: Option<String>,
-    lengths: Option<String>,
-    cable_angles: Option<String>,
-    tcp_pose: Option<String>,
-    commanded_lengths: Option<String>,
-    cycle_counter: Option<String>,
-    motion_enable: Option<String>,
-    shadow_pose: Option<String>,
-    shadow_lengths: Option<String>,
-    shadow_tensions: Option<String>,
-    shadow_cycle: Option<String>,
+    frame_anchors: Option<Spanned<String>>,
+    platform_anchors: Option<Spanned<String>>,
+    lengths: Option<Spanned<String>>,
+    cable_angles: Option<Spanned<String>>,
+    tcp_pose: Option<Spanned<String>>,
+    commanded_lengths: Option<Spanned<String>>,
+    cycle_counter: Option<Spanned<String>>,
+    motion_enable: Option<Spanned<String>>,
+    shadow_pose: Option<Spanned<String>>,
+    shadow_lengths: Option<Spanned<String>>,
+    shadow_tensions: Option<Spanned<String>>,
+    shadow_cycle: Option<Spanned<String>>,
     writable: Option<Spanned<Vec<String>>>,
 }
 
@@ -239,6 +283,20 @@ impl Ctx<'_> {
         }
     }
 
+    /// A section the robot needs and the file lacks.
+    pub(super) fn missing(&self, section: &str, why: impl Into<String>) -> RobotFileError {
+        RobotFileError::MissingSection {
+            file: self.file.to_string(),
+            section: section.to_string(),
+            why: why.into(),
+        }
+    }
+
+    /// Where table `table` is written (its header, or `table = {…}` at the top level).
+    pub(super) fn table_span(&self, table: &str) -> Option<Range<usize>> {
+        toml_location::table_span(self.text, table)
+    }
+
     /// Turns a TOML/serde error into ours, with the line and the dotted field of its span.
     fn toml_error(&self, error: &toml::de::Error) -> RobotFileError {
         let Located {
@@ -246,6 +304,15 @@ impl Ctx<'_> {
             field,
             message,
         } = toml_location::locate(self.text, error);
+        // A missing top-level table: its span is the whole document, so no line to give.
+        if field == "platform" && message.starts_with("missing field `platform`") {
+            return self.missing("platform", "every robot needs its mass, inertia and size");
+        }
+        let line = if !field.contains('.') && message.starts_with("missing field") {
+            0
+        } else {
+            line
+        };
         RobotFileError::Invalid {
             file: self.file.to_string(),
             line,
@@ -272,6 +339,21 @@ pub(super) fn finite(ctx: &Ctx, s: &Spanned<f64>, field: &str) -> Result<f64, Ro
     }
 }
 
+/// A finite coordinate (m) within ±[`MAX_COORDINATE`].
+pub(super) fn coordinate(ctx: &Ctx, s: &Spanned<f64>, field: &str) -> Result<f64, RobotFileError> {
+    let v = finite(ctx, s, field)?;
+    if v.abs() <= MAX_COORDINATE {
+        Ok(v)
+    } else {
+        Err(ctx.err(
+            span_of(s),
+            field,
+            format!("must be within ±{MAX_COORDINATE} m, got {v}"),
+        ))
+    }
+}
+
+/// A positive number no larger than the cap of its unit ([`max_for`]).
 pub(super) fn positive(
     ctx: &Ctx,
     s: &Spanned<f64>,
@@ -279,43 +361,97 @@ pub(super) fn positive(
     unit: &str,
 ) -> Result<f64, RobotFileError> {
     let v = finite(ctx, s, field)?;
-    if v > 0.0 {
-        Ok(v)
-    } else {
+    let max = max_for(unit);
+    if v <= 0.0 {
         Err(ctx.err(
             span_of(s),
             field,
             format!("must be positive, got {v} {unit}"),
         ))
+    } else if v > max {
+        Err(ctx.err(
+            span_of(s),
+            field,
+            format!("must be at most {max:e} {unit}, got {v:e} {unit}"),
+        ))
+    } else {
+        Ok(v)
     }
 }
 
-pub(super) fn vec3(
+/// A number within [lo, hi] (unit for the message).
+fn within(
     ctx: &Ctx,
-    s: &Spanned<[f64; 3]>,
+    s: &Spanned<f64>,
     field: &str,
-) -> Result<Vector3<f64>, RobotFileError> {
+    (lo, hi): (f64, f64),
+    unit: &str,
+) -> Result<f64, RobotFileError> {
+    let v = finite(ctx, s, field)?;
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ctx.err(
+            span_of(s),
+            field,
+            format!("must be between {lo:e} and {hi:e} {unit}, got {v:e} {unit}"),
+        ))
+    }
+}
+
+/// Exactly `n` numbers (`what` names them in the message).
+pub(super) fn numbers<'a>(
+    ctx: &Ctx,
+    s: &'a Spanned<Vec<f64>>,
+    field: &str,
+    n: usize,
+    what: &str,
+) -> Result<&'a [f64], RobotFileError> {
     let v = s.get_ref();
-    if let Some(k) = v.iter().position(|x| !x.is_finite()) {
+    if v.len() != n {
         return Err(ctx.err(
             span_of(s),
             field,
-            format!(
-                "component {} must be a finite number, got {}",
-                ["x", "y", "z"][k],
-                v[k]
-            ),
+            format!("needs {n} numbers ({what}), got {}", v.len()),
         ));
+    }
+    Ok(v)
+}
+
+/// A point or vector (x, y, z) in m: three finite numbers within ±[`MAX_COORDINATE`].
+pub(super) fn vec3(
+    ctx: &Ctx,
+    s: &Spanned<Vec<f64>>,
+    field: &str,
+) -> Result<Vector3<f64>, RobotFileError> {
+    let v = numbers(ctx, s, field, 3, "x, y, z")?;
+    for (k, x) in v.iter().enumerate() {
+        let axis = ["x", "y", "z"][k];
+        if !x.is_finite() {
+            return Err(ctx.err(
+                span_of(s),
+                field,
+                format!("component {axis} must be a finite number, got {x}"),
+            ));
+        }
+        if x.abs() > MAX_COORDINATE {
+            return Err(ctx.err(
+                span_of(s),
+                field,
+                format!("component {axis} must be within ±{MAX_COORDINATE} m, got {x:e}"),
+            ));
+        }
     }
     Ok(Vector3::new(v[0], v[1], v[2]))
 }
 
-/// A per-cable value given as one number for all cables or one per cable.
+/// A per-cable value given as one number for all cables or one per cable, each in [0, max].
 fn per_cable(
     ctx: &Ctx,
     s: &Spanned<ScalarOrList>,
     field: &str,
     count: usize,
+    max: f64,
 ) -> Result<Vec<f64>, RobotFileError> {
     let values = match s.get_ref() {
         ScalarOrList::Scalar(v) => vec![*v; count],
@@ -340,6 +476,16 @@ fn per_cable(
             format!("value for cable {} is not finite: {v}", k + 1),
         ));
     }
+    if let Some((k, v)) = values.iter().enumerate().find(|(_, v)| **v > max) {
+        return Err(ctx.err(
+            span_of(s),
+            field,
+            format!(
+                "value for cable {} must be at most {max:e}, got {v:e}",
+                k + 1
+            ),
+        ));
+    }
     Ok(values)
 }
 
@@ -361,6 +507,33 @@ pub(super) fn aabb(ctx: &Ctx, raw: &RawBox, name: &str) -> Result<Aabb, RobotFil
     Ok(Aabb { min, max })
 }
 
+/// Sections (or top-level keys) of the other kinds of robot must not be in a file: they
+/// would be ignored silently.
+pub(super) fn refuse_sections(
+    ctx: &Ctx,
+    kind: &str,
+    present: &[(&str, bool)],
+    hint: &str,
+) -> Result<(), RobotFileError> {
+    if let Some((section, _)) = present.iter().find(|(_, there)| *there) {
+        let span = ctx.table_span(section);
+        let shown = if span
+            .as_ref()
+            .is_some_and(|s| ctx.text[s.clone()].starts_with('['))
+        {
+            format!("[{section}]")
+        } else {
+            format!("`{section}`")
+        };
+        return Err(ctx.err(
+            span,
+            section,
+            format!("a {kind} robot takes no {shown}: remove it ({hint})"),
+        ));
+    }
+    Ok(())
+}
+
 fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
     let kind = match &raw.kind {
         None => "cdpr",
@@ -380,6 +553,16 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
     if kind != "cdpr" {
         return super::mechanism::build_legs(ctx, kind, raw);
     }
+    refuse_sections(
+        ctx,
+        "cable (kind = \"cdpr\")",
+        &[
+            ("actuators", raw.actuators.is_some()),
+            ("linear_delta", raw.linear_delta.is_some()),
+            ("rssu2", raw.rssu2.is_some()),
+        ],
+        "a cable robot's drive limits go in [winch]; set `kind` for a robot with legs",
+    )?;
     let Some(raw_dof) = &raw.dof else {
         return Err(ctx.err(None, "dof", "missing field `dof` (3 or 6)"));
     };
@@ -394,13 +577,7 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
             ));
         }
     };
-    let missing = |section: &str| {
-        ctx.err(
-            None,
-            section,
-            format!("missing section [{section}] (a cable robot needs it)"),
-        )
-    };
+    let missing = |section: &str| ctx.missing(section, "a cable robot needs it");
     let raw_cables = raw.cables.as_ref().ok_or_else(|| missing("cables"))?;
     let raw_tension = raw.tension.as_ref().ok_or_else(|| missing("tension"))?;
     let raw_winch = raw.winch.as_ref().ok_or_else(|| missing("winch"))?;
@@ -413,8 +590,8 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
     let cables = build_cables(ctx, raw_cables, dof)?;
 
     // --- tension bounds
+    let tension_range = (0.0, max_for("N"));
     let tmin = finite(ctx, &raw_tension.min, "tension.min")?;
-    let tmax = finite(ctx, &raw_tension.max, "tension.max")?;
     if tmin < 0.0 {
         return Err(ctx.err(
             span_of(&raw_tension.min),
@@ -422,6 +599,8 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
             format!("cables cannot push: must be ≥ 0 N, got {tmin}"),
         ));
     }
+    let tmin = within(ctx, &raw_tension.min, "tension.min", tension_range, "N")?;
+    let tmax = within(ctx, &raw_tension.max, "tension.max", tension_range, "N")?;
     if tmax <= tmin {
         return Err(ctx.err(
             span_of(&raw_tension.max),
@@ -435,7 +614,11 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
     // --- boxes and home
     let workspace = aabb(ctx, raw_workspace, "workspace")?;
     let frame = match &raw.frame {
-        Some(f) => aabb(ctx, f, "frame")?,
+        Some(f) => {
+            let frame = aabb(ctx, f, "frame")?;
+            anchors_in_frame(ctx, raw_cables, &cables, &frame)?;
+            frame
+        }
         None => {
             let mut min = cables[0].frame_anchor;
             let mut max = min;
@@ -450,25 +633,7 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
         }
     };
     let home = match &raw.home {
-        Some(h) => {
-            let v = h.get_ref();
-            if v.len() != 3 && v.len() != 6 {
-                return Err(ctx.err(
-                    span_of(h),
-                    "home",
-                    format!(
-                        "needs 3 or 6 numbers (x, y, z[, roll, pitch, yaw]), got {}",
-                        v.len()
-                    ),
-                ));
-            }
-            if let Some(x) = v.iter().find(|x| !x.is_finite()) {
-                return Err(ctx.err(span_of(h), "home", format!("must be finite, got {x}")));
-            }
-            let mut pose = [0.0; 6];
-            pose[..v.len()].copy_from_slice(v);
-            pose
-        }
+        Some(h) => home_pose(ctx, h)?,
         None => {
             let c = workspace.center();
             [c.x, c.y, c.z, 0.0, 0.0, 0.0]
@@ -477,7 +642,7 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
 
     let plc = build_plc(ctx, raw.plc)?;
 
-    Ok(Robot {
+    let robot = Robot {
         mechanism: super::Mechanism::Cables,
         name: raw.name,
         description: raw.description,
@@ -495,11 +660,123 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
         frame,
         home,
         plc,
-    })
+    };
+    cables_have_length(ctx, raw_cables, raw.home.as_ref(), &robot)?;
+    Ok(robot)
+}
+
+/// `home`: x, y, z (m, within ±[`MAX_COORDINATE`]) and optionally roll, pitch, yaw (rad,
+/// within ±[`MAX_HOME_ANGLE`]).
+fn home_pose(ctx: &Ctx, h: &Spanned<Vec<f64>>) -> Result<[f64; 6], RobotFileError> {
+    let v = h.get_ref();
+    if v.len() != 3 && v.len() != 6 {
+        return Err(ctx.err(
+            span_of(h),
+            "home",
+            format!(
+                "needs 3 or 6 numbers (x, y, z[, roll, pitch, yaw]), got {}",
+                v.len()
+            ),
+        ));
+    }
+    if let Some(x) = v.iter().find(|x| !x.is_finite()) {
+        return Err(ctx.err(span_of(h), "home", format!("must be finite, got {x}")));
+    }
+    let names = ["x", "y", "z", "roll", "pitch", "yaw"];
+    for (k, x) in v.iter().enumerate() {
+        let (max, unit) = if k < 3 {
+            (MAX_COORDINATE, "m")
+        } else {
+            (MAX_HOME_ANGLE, "rad")
+        };
+        if x.abs() > max {
+            return Err(ctx.err(
+                span_of(h),
+                "home",
+                format!("{} must be within ±{max} {unit}, got {x:e}", names[k]),
+            ));
+        }
+    }
+    let mut pose = [0.0; 6];
+    pose[..v.len()].copy_from_slice(v);
+    Ok(pose)
+}
+
+/// Every frame anchor (pulley) lies in the file's `[frame]` box: above its floor, inside
+/// its walls.
+fn anchors_in_frame(
+    ctx: &Ctx,
+    raw: &RawCables,
+    cables: &[Cable],
+    frame: &Aabb,
+) -> Result<(), RobotFileError> {
+    let tolerance = 1e-9;
+    for (k, (c, s)) in cables.iter().zip(raw.frame_anchors.get_ref()).enumerate() {
+        let a = c.frame_anchor;
+        let outside =
+            (0..3).find(|&i| a[i] < frame.min[i] - tolerance || a[i] > frame.max[i] + tolerance);
+        let Some(i) = outside else { continue };
+        let axis = ["x", "y", "z"][i];
+        let why = if i == 2 && a.z < frame.min.z {
+            format!("below the floor of the [frame] box (z = {} m)", frame.min.z)
+        } else {
+            format!(
+                "outside the [frame] box ({axis} ∈ [{}, {}] m)",
+                frame.min[i], frame.max[i]
+            )
+        };
+        return Err(ctx.err(
+            span_of(s),
+            &format!("cables.frame_anchors[{k}]"),
+            format!(
+                "frame anchor of cable {} ({}) at ({}, {}, {}) m is {why}",
+                k + 1,
+                c.name,
+                a.x,
+                a.y,
+                a.z
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// No cable has zero length at the home pose (its frame anchor on its platform anchor).
+fn cables_have_length(
+    ctx: &Ctx,
+    raw: &RawCables,
+    home: Option<&Spanned<Vec<f64>>>,
+    robot: &Robot,
+) -> Result<(), RobotFileError> {
+    let pose = crate::kinematics::Pose::from_array(robot.home);
+    let lengths = crate::kinematics::InverseKinematics::at_actual_pose(robot, &pose).lengths();
+    for (k, length) in lengths.iter().enumerate() {
+        if *length >= MIN_CABLE_LENGTH {
+            continue;
+        }
+        let where_home = if home.is_some() {
+            "the file's `home`"
+        } else {
+            "the workspace centre (no `home` given)"
+        };
+        return Err(ctx.err(
+            raw.frame_anchors.get_ref().get(k).and_then(span_of),
+            &format!("cables.frame_anchors[{k}]"),
+            format!(
+                "cable {} ({}) has zero length ({length:e} m) at the home pose {:?}, {where_home}: \
+                 its frame anchor is on its platform anchor",
+                k + 1,
+                robot.cables[k].name,
+                robot.home
+            ),
+        ));
+    }
+    Ok(())
 }
 
 pub(super) fn build_platform(ctx: &Ctx, p: &RawPlatform) -> Result<Platform, RobotFileError> {
-    let mass = positive(ctx, &p.mass, "platform.mass", "kg")?;
+    positive(ctx, &p.mass, "platform.mass", "kg")?;
+    let mass = within(ctx, &p.mass, "platform.mass", MASS_RANGE, "kg")?;
     let com = vec3(ctx, &p.com, "platform.com")?;
     let size = vec3(ctx, &p.size, "platform.size")?;
     if let Some(k) = (0..3).find(|&k| size[k] <= 0.0) {
@@ -517,6 +794,7 @@ pub(super) fn build_platform(ctx: &Ctx, p: &RawPlatform) -> Result<Platform, Rob
         Some(c) => vec3(ctx, c, "platform.box_center")?,
         None => com,
     };
+    let field = "platform.inertia";
     let inertia = match p.inertia.get_ref() {
         RawInertia::Named(name) if name == "uniform_box" => {
             Platform::uniform_box_inertia(mass, &size)
@@ -524,14 +802,35 @@ pub(super) fn build_platform(ctx: &Ctx, p: &RawPlatform) -> Result<Platform, Rob
         RawInertia::Named(name) => {
             return Err(ctx.err(
                 span_of(&p.inertia),
-                "platform.inertia",
+                field,
                 format!(
                     "unknown inertia `{name}`: give \"uniform_box\", [ixx, iyy, izz] or a 3×3 matrix (kg·m²)"
                 ),
             ));
         }
-        RawInertia::Diagonal(d) => Matrix3::from_diagonal(&Vector3::new(d[0], d[1], d[2])),
-        RawInertia::Full(m) => Matrix3::from_fn(|r, c| m[r][c]),
+        RawInertia::Diagonal(d) => {
+            if d.len() != 3 {
+                return Err(ctx.err(
+                    span_of(&p.inertia),
+                    field,
+                    format!(
+                        "needs 3 principal moments [ixx, iyy, izz] (or a 3×3 matrix), got {} numbers",
+                        d.len()
+                    ),
+                ));
+            }
+            Matrix3::from_diagonal(&Vector3::new(d[0], d[1], d[2]))
+        }
+        RawInertia::Full(m) => {
+            if m.len() != 3 || m.iter().any(|row| row.len() != 3) {
+                return Err(ctx.err(
+                    span_of(&p.inertia),
+                    field,
+                    "a full inertia matrix needs 3 rows of 3 numbers (kg·m²)",
+                ));
+            }
+            Matrix3::from_fn(|r, c| m[r][c])
+        }
     };
     check_inertia(ctx, &p.inertia, &inertia)?;
     let payload_options = match &p.payload_options {
@@ -539,12 +838,15 @@ pub(super) fn build_platform(ctx: &Ctx, p: &RawPlatform) -> Result<Platform, Rob
             if let Some(v) = list
                 .get_ref()
                 .iter()
-                .find(|v| !(v.is_finite() && **v > 0.0))
+                .find(|v| !(v.is_finite() && (MASS_RANGE.0..=MASS_RANGE.1).contains(*v)))
             {
                 return Err(ctx.err(
                     span_of(list),
                     "platform.payload_options",
-                    format!("every option must be a positive mass in kg, got {v}"),
+                    format!(
+                        "every option must be a mass between {:e} and {:e} kg, got {v}",
+                        MASS_RANGE.0, MASS_RANGE.1
+                    ),
                 ));
             }
             list.get_ref().clone()
@@ -572,7 +874,7 @@ pub(super) fn build_winch(ctx: &Ctx, w: &RawWinch, section: &str) -> Result<Winc
                     if x < 0.0 {
                         Err(ctx.err(span_of(v), name, format!("must be ≥ 0, got {x}")))
                     } else {
-                        Ok(x)
+                        within(ctx, v, name, (0.0, max_for("gain")), "(SI)")
                     }
                 }
                 None => Ok(default),
@@ -605,6 +907,17 @@ fn check_inertia(
             "all entries must be finite numbers (kg·m²)",
         ));
     }
+    let (lo, hi) = INERTIA_RANGE;
+    if inertia.amax() > hi {
+        return Err(ctx.err(
+            span_of(s),
+            field,
+            format!(
+                "entries must be at most {hi:e} kg·m², got {:e}",
+                inertia.amax()
+            ),
+        ));
+    }
     if (inertia - inertia.transpose()).abs().max() > 1e-12 * inertia.abs().max().max(1.0) {
         return Err(ctx.err(span_of(s), field, "the inertia matrix must be symmetric"));
     }
@@ -619,9 +932,17 @@ fn check_inertia(
             ),
         ));
     }
+    if let Some(e) = eig.iter().find(|&&e| e < lo) {
+        return Err(ctx.err(
+            span_of(s),
+            field,
+            format!("principal moment {e:.3e} kg·m² is below {lo:e} kg·m²: not a physical body"),
+        ));
+    }
     // A rigid body's principal moments obey the triangle inequality.
     let (a, b, c) = (eig[0], eig[1], eig[2]);
-    if a > b + c + 1e-12 || b > a + c + 1e-12 || c > a + b + 1e-12 {
+    let slack = 1e-12 * (a + b + c).max(1.0);
+    if a > b + c + slack || b > a + c + slack || c > a + b + slack {
         return Err(ctx.err(
             span_of(s),
             field,
@@ -668,6 +989,7 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
         }
         None => (1..=count).map(|k| format!("cable{k}")).collect(),
     };
+    let max_stiffness = max_for("N/m");
     let stiffness: Vec<Stiffness> = match (&raw.stiffness, &raw.ea) {
         (Some(_), Some(ea)) => {
             return Err(ctx.err(
@@ -683,11 +1005,11 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
                 "missing: give `stiffness` (N/m) or `ea` (N, k = EA/L0)",
             ));
         }
-        (Some(k), None) => per_cable(ctx, k, "cables.stiffness", count)?
+        (Some(k), None) => per_cable(ctx, k, "cables.stiffness", count, max_stiffness)?
             .into_iter()
             .map(Stiffness::Constant)
             .collect(),
-        (None, Some(ea)) => per_cable(ctx, ea, "cables.ea", count)?
+        (None, Some(ea)) => per_cable(ctx, ea, "cables.ea", count, max_stiffness)?
             .into_iter()
             .map(Stiffness::Ea)
             .collect(),
@@ -713,7 +1035,7 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
             ));
         }
     }
-    let damping = per_cable(ctx, &raw.damping, "cables.damping", count)?;
+    let damping = per_cable(ctx, &raw.damping, "cables.damping", count, max_for("N·s/m"))?;
     if let Some((k, v)) = damping.iter().enumerate().find(|(_, v)| **v < 0.0) {
         return Err(ctx.err(
             span_of(&raw.damping),
@@ -726,21 +1048,23 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
     for k in 0..count {
         let a = vec3(ctx, &frame[k], &format!("cables.frame_anchors[{k}]"))?;
         let b = vec3(ctx, &platform[k], &format!("cables.platform_anchors[{k}]"))?;
-        for (j, other) in cables.iter().enumerate() {
-            let other: &Cable = other;
-            if (other.frame_anchor - a).norm() < 1e-9 && (other.platform_anchor - b).norm() < 1e-9 {
-                return Err(ctx.err(
-                    span_of(&platform[k]),
-                    &format!("cables.platform_anchors[{k}]"),
-                    format!(
-                        "cable {} ({}) coincides with cable {} ({}): same frame and platform anchors",
-                        k + 1,
-                        names[k],
-                        j + 1,
-                        names[j]
-                    ),
-                ));
-            }
+        // Pairwise, but only a few flops a pair: 2000 cables take milliseconds.
+        let twin = cables.iter().position(|other: &Cable| {
+            (other.frame_anchor - a).norm_squared() < 1e-18
+                && (other.platform_anchor - b).norm_squared() < 1e-18
+        });
+        if let Some(j) = twin {
+            return Err(ctx.err(
+                span_of(&platform[k]),
+                &format!("cables.platform_anchors[{k}]"),
+                format!(
+                    "cable {} ({}) coincides with cable {} ({}): same frame and platform anchors",
+                    k + 1,
+                    names[k],
+                    j + 1,
+                    names[j]
+                ),
+            ));
         }
         cables.push(Cable {
             name: names[k].clone(),
@@ -753,35 +1077,64 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
     Ok(cables)
 }
 
+/// A PLC symbol name: not empty, no blanks or control characters, at most 255 bytes.
+fn symbol(ctx: &Ctx, s: &Spanned<String>, field: &str) -> Result<String, RobotFileError> {
+    let name = s.get_ref();
+    let problem = if name.trim().is_empty() {
+        Some("is empty: give the symbol's name (e.g. \"GVL_Shadow.aCmdLengths\")")
+    } else if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        Some("holds blanks or control characters: not a PLC symbol name")
+    } else if name.len() > 255 {
+        Some("is longer than 255 bytes: not a PLC symbol name")
+    } else {
+        None
+    };
+    match problem {
+        Some(p) => Err(ctx.err(span_of(s), field, format!("symbol name {name:?} {p}"))),
+        None => Ok(name.clone()),
+    }
+}
+
 pub(super) fn build_plc(ctx: &Ctx, raw: RawPlc) -> Result<PlcSymbols, RobotFileError> {
     let d = PlcSymbols::defaults();
     let writable = match raw.writable {
         Some(w) => {
-            if let Some(name) = w.get_ref().iter().find(|n| n.trim().is_empty()) {
-                return Err(ctx.err(
-                    span_of(&w),
-                    "plc.writable",
-                    format!("empty symbol name {name:?}"),
-                ));
+            for name in w.get_ref() {
+                if name.trim().is_empty()
+                    || name.chars().any(|c| c.is_whitespace() || c.is_control())
+                {
+                    return Err(ctx.err(
+                        span_of(&w),
+                        "plc.writable",
+                        format!("empty or blank symbol name {name:?}"),
+                    ));
+                }
             }
             w.into_inner()
         }
         None => d.writable,
     };
-    let pick = |v: Option<String>, default: String| v.unwrap_or(default);
+    let pick = |v: Option<Spanned<String>>, key: &str, default: String| match v {
+        Some(s) => symbol(ctx, &s, &format!("plc.{key}")),
+        None => Ok(default),
+    };
     Ok(PlcSymbols {
-        frame_anchors: pick(raw.frame_anchors, d.frame_anchors),
-        platform_anchors: pick(raw.platform_anchors, d.platform_anchors),
-        lengths: pick(raw.lengths, d.lengths),
-        cable_angles: pick(raw.cable_angles, d.cable_angles),
-        tcp_pose: pick(raw.tcp_pose, d.tcp_pose),
-        commanded_lengths: pick(raw.commanded_lengths, d.commanded_lengths),
-        cycle_counter: pick(raw.cycle_counter, d.cycle_counter),
-        motion_enable: pick(raw.motion_enable, d.motion_enable),
-        shadow_pose: pick(raw.shadow_pose, d.shadow_pose),
-        shadow_lengths: pick(raw.shadow_lengths, d.shadow_lengths),
-        shadow_tensions: pick(raw.shadow_tensions, d.shadow_tensions),
-        shadow_cycle: pick(raw.shadow_cycle, d.shadow_cycle),
+        frame_anchors: pick(raw.frame_anchors, "frame_anchors", d.frame_anchors)?,
+        platform_anchors: pick(raw.platform_anchors, "platform_anchors", d.platform_anchors)?,
+        lengths: pick(raw.lengths, "lengths", d.lengths)?,
+        cable_angles: pick(raw.cable_angles, "cable_angles", d.cable_angles)?,
+        tcp_pose: pick(raw.tcp_pose, "tcp_pose", d.tcp_pose)?,
+        commanded_lengths: pick(
+            raw.commanded_lengths,
+            "commanded_lengths",
+            d.commanded_lengths,
+        )?,
+        cycle_counter: pick(raw.cycle_counter, "cycle_counter", d.cycle_counter)?,
+        motion_enable: pick(raw.motion_enable, "motion_enable", d.motion_enable)?,
+        shadow_pose: pick(raw.shadow_pose, "shadow_pose", d.shadow_pose)?,
+        shadow_lengths: pick(raw.shadow_lengths, "shadow_lengths", d.shadow_lengths)?,
+        shadow_tensions: pick(raw.shadow_tensions, "shadow_tensions", d.shadow_tensions)?,
+        shadow_cycle: pick(raw.shadow_cycle, "shadow_cycle", d.shadow_cycle)?,
         writable,
     })
 }

@@ -1,8 +1,8 @@
 //! Robot files of the kinds with rigid legs (`kind = "linear_delta"` or `"rssu2"`).
 
 use super::file::{
-    Ctx, RawRobot, RobotFileError, aabb, build_platform, build_plc, build_winch, finite, positive,
-    span_of,
+    Ctx, RawRobot, RobotFileError, aabb, build_platform, build_plc, build_winch, coordinate,
+    numbers, positive, refuse_sections, span_of,
 };
 use super::{Aabb, Dof, Mechanism, Platform, Robot, TensionBounds};
 use crate::legs::{Cylinder, LinearDelta, Rssu2};
@@ -19,7 +19,7 @@ pub(super) struct RawLinearDelta {
     arm_length: Spanned<f64>,
     arm_spacing: Spanned<f64>,
     arm_radius: Spanned<f64>,
-    stroke: Spanned<[f64; 2]>,
+    stroke: Spanned<Vec<f64>>,
     spherical_limit: Spanned<f64>,
     cylinder: RawCylinder,
 }
@@ -39,16 +39,27 @@ pub(super) struct RawRssu2 {
     forward: Spanned<f64>,
     crank: Spanned<f64>,
     rod: Spanned<f64>,
-    crank_limits: Spanned<[f64; 2]>,
+    crank_limits: Spanned<Vec<f64>>,
 }
 
-fn range(ctx: &Ctx, s: &Spanned<[f64; 2]>, field: &str) -> Result<[f64; 2], RobotFileError> {
-    let [lo, hi] = *s.get_ref();
+fn range(ctx: &Ctx, s: &Spanned<Vec<f64>>, field: &str) -> Result<[f64; 2], RobotFileError> {
+    let v = numbers(ctx, s, field, 2, "min, max")?;
+    let (lo, hi) = (v[0], v[1]);
     if !(lo.is_finite() && hi.is_finite()) {
         return Err(ctx.err(
             Some(s.span()),
             field,
             format!("must be finite, got [{lo}, {hi}]"),
+        ));
+    }
+    if lo.abs().max(hi.abs()) > super::file::MAX_COORDINATE {
+        return Err(ctx.err(
+            Some(s.span()),
+            field,
+            format!(
+                "must be within ±{} (m or rad), got [{lo:e}, {hi:e}]",
+                super::file::MAX_COORDINATE
+            ),
         ));
     }
     if lo >= hi {
@@ -62,14 +73,28 @@ fn range(ctx: &Ctx, s: &Spanned<[f64; 2]>, field: &str) -> Result<[f64; 2], Robo
 }
 
 pub(super) fn build_legs(ctx: &Ctx, kind: &str, raw: RawRobot) -> Result<Robot, RobotFileError> {
+    refuse_sections(
+        ctx,
+        kind,
+        &[
+            ("cables", raw.cables.is_some()),
+            ("tension", raw.tension.is_some()),
+            ("winch", raw.winch.is_some()),
+            (
+                "linear_delta",
+                kind != "linear_delta" && raw.linear_delta.is_some(),
+            ),
+            ("rssu2", kind != "rssu2" && raw.rssu2.is_some()),
+            ("home", raw.home.is_some()),
+        ],
+        "a robot with legs has no cables; its drive limits go in [actuators] and its home is \
+         its rest pose",
+    )?;
     let platform = build_platform(ctx, &raw.platform)?;
-    let raw_actuators = raw.actuators.as_ref().ok_or_else(|| {
-        ctx.err(
-            None,
-            "actuators",
-            format!("missing section [actuators] (a {kind} needs its actuator limits)"),
-        )
-    })?;
+    let raw_actuators = raw
+        .actuators
+        .as_ref()
+        .ok_or_else(|| ctx.missing("actuators", format!("a {kind} needs its actuator limits")))?;
     let actuators = build_winch(ctx, raw_actuators, "actuators")?;
     let expected_dof = if kind == "linear_delta" {
         (3, Dof::Three)
@@ -91,13 +116,10 @@ pub(super) fn build_legs(ctx: &Ctx, kind: &str, raw: RawRobot) -> Result<Robot, 
     }
     let (mechanism, default_box, home) = match kind {
         "linear_delta" => {
-            let r = raw.linear_delta.as_ref().ok_or_else(|| {
-                ctx.err(
-                    None,
-                    "linear_delta",
-                    "missing section [linear_delta] (the robot's dimensions)",
-                )
-            })?;
+            let r = raw
+                .linear_delta
+                .as_ref()
+                .ok_or_else(|| ctx.missing("linear_delta", "the robot's dimensions"))?;
             let (delta, cylinder) = build_linear_delta(ctx, r)?;
             let c = Vector3::new(0.0, 0.0, cylinder.z_top - 0.5 * cylinder.height);
             let half = Vector3::new(cylinder.radius, cylinder.radius, 0.5 * cylinder.height);
@@ -111,13 +133,10 @@ pub(super) fn build_legs(ctx: &Ctx, kind: &str, raw: RawRobot) -> Result<Robot, 
             )
         }
         _ => {
-            let r = raw.rssu2.as_ref().ok_or_else(|| {
-                ctx.err(
-                    None,
-                    "rssu2",
-                    "missing section [rssu2] (the platform's dimensions)",
-                )
-            })?;
+            let r = raw
+                .rssu2
+                .as_ref()
+                .ok_or_else(|| ctx.missing("rssu2", "the platform's dimensions"))?;
             let rssu2 = build_rssu2(ctx, r)?;
             let reach = Vector3::new(rssu2.forward, rssu2.half_width, 0.05);
             (
@@ -185,7 +204,7 @@ fn build_linear_delta(
             &format!("{f}.cylinder.height"),
             "m",
         )?,
-        z_top: finite(ctx, &r.cylinder.z_top, &format!("{f}.cylinder.z_top"))?,
+        z_top: coordinate(ctx, &r.cylinder.z_top, &format!("{f}.cylinder.z_top"))?,
     };
     let delta = LinearDelta {
         rail_angle: angle,

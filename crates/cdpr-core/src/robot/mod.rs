@@ -12,9 +12,24 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 pub use file::{
-    DEFAULT_WINCH_KD, DEFAULT_WINCH_KI, DEFAULT_WINCH_KP, DEFAULT_WINCH_MASS, RobotFileError,
+    DEFAULT_WINCH_KD, DEFAULT_WINCH_KI, DEFAULT_WINCH_KP, DEFAULT_WINCH_MASS, INERTIA_RANGE,
+    MASS_RANGE, MAX_COORDINATE, MAX_FILE_BYTES, MAX_HOME_ANGLE, MIN_CABLE_LENGTH, RobotFileError,
     parse_robot,
 };
+
+/// The text of `path`, read through a cap of `max` bytes so that `/dev/zero` or a huge file
+/// cannot eat the memory: Err(None) when the file is larger, Err(Some(e)) for an OS or UTF-8
+/// error.
+fn read_capped(path: &Path, max: u64) -> Result<String, Option<std::io::Error>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(Some)?;
+    let mut text = String::new();
+    file.take(max + 1).read_to_string(&mut text).map_err(Some)?;
+    if text.len() as u64 > max {
+        return Err(None);
+    }
+    Ok(text)
+}
 
 /// Degrees of freedom the controller commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -233,11 +248,18 @@ impl Robot {
     /// Reads and validates a robot file.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Robot, RobotFileError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| RobotFileError::Io {
-            file: path.display().to_string(),
-            source,
+        let file = path.display().to_string();
+        let text = read_capped(path, file::MAX_FILE_BYTES).map_err(|e| match e {
+            None => RobotFileError::TooLarge {
+                file: file.clone(),
+                max: file::MAX_FILE_BYTES,
+            },
+            Some(error) => RobotFileError::Io {
+                file: file.clone(),
+                error,
+            },
         })?;
-        let mut robot = parse_robot(&text, &path.display().to_string())?;
+        let mut robot = parse_robot(&text, &file)?;
         robot.path = Some(path.to_path_buf());
         Ok(robot)
     }

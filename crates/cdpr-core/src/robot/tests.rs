@@ -317,3 +317,304 @@ fn with_geometry_names_what_does_not_fit() {
         "{e}"
     );
 }
+
+// ------------------------------------------------ issue 15: files `check` used to accept
+
+#[test]
+fn an_anchor_with_four_numbers_is_refused_not_cut() {
+    let text = edited(
+        GOOD,
+        "[ 0.445, -0.760, 1.450],",
+        "[ 0.445, -0.760, 1.450, 7.0],",
+    );
+    assert_names(
+        &bad(&text),
+        "cables.frame_anchors[1]",
+        line_of(&text, "7.0]"),
+        "needs 3 numbers (x, y, z), got 4",
+    );
+    let text = edited(
+        GOOD,
+        "size = [0.079, 0.125, 0.024]",
+        "size = [0.079, 0.125]",
+    );
+    assert_names(
+        &bad(&text),
+        "platform.size",
+        line_of(&text, "size = [0.079, 0.125]"),
+        "got 2",
+    );
+    let text = edited(
+        GOOD,
+        "inertia = [0.00055, 0.00179, 0.00134]",
+        "inertia = [0.00055, 0.00179, 0.00134, 1.0]",
+    );
+    assert_names(
+        &bad(&text),
+        "platform.inertia",
+        line_of(&text, "inertia ="),
+        "got 4 numbers",
+    );
+}
+
+#[test]
+fn a_cable_of_zero_length_at_home_is_refused() {
+    // Home (0, 0, 0.5) plus platform anchor 1 (−0.029, −0.0515, 0) is frame anchor 1.
+    let text = edited(GOOD, "[-0.445, -0.760, 1.450],", "[-0.029, -0.0515, 0.5],");
+    assert_names(
+        &bad(&text),
+        "cables.frame_anchors[0]",
+        line_of(&text, "[-0.029, -0.0515, 0.5]"),
+        "cable 1 (cable1) has zero length",
+    );
+}
+
+#[test]
+fn absurd_values_are_refused_with_their_range() {
+    for (from, to, field, words) in [
+        (
+            "home = [0.0, 0.0, 0.5]",
+            "home = [1e300, 0.0, 0.5]",
+            "home",
+            "x must be within ±1000 m",
+        ),
+        (
+            "home = [0.0, 0.0, 0.5]",
+            "home = [0.0, 0.0, 0.5, 0.0, 0.0, 1e9]",
+            "home",
+            "yaw must be within",
+        ),
+        (
+            "inertia = [0.00055, 0.00179, 0.00134]",
+            "inertia = [1e300, 1e300, 1e300]",
+            "platform.inertia",
+            "at most 1e6",
+        ),
+        (
+            "inertia = [0.00055, 0.00179, 0.00134]",
+            "inertia = [1e-300, 1e-300, 1e-300]",
+            "platform.inertia",
+            "not a physical body",
+        ),
+        (
+            "mass = 0.602",
+            "mass = 1e300",
+            "platform.mass",
+            "at most 1e6 kg",
+        ),
+        (
+            "[ 0.445, -0.760, 1.450],",
+            "[ 0.445, -0.760, 1e300],",
+            "cables.frame_anchors[1]",
+            "within ±1000 m",
+        ),
+        (
+            "stiffness = 20000.0",
+            "stiffness = 1e300",
+            "cables.stiffness",
+            "at most",
+        ),
+        (
+            "damping = 50.0",
+            "damping = 1e300",
+            "cables.damping",
+            "at most",
+        ),
+        ("max = 50.0 ", "max = 1e300 ", "tension.max", "between"),
+        (
+            "max_jerk = 22.5",
+            "max_jerk = 1e300",
+            "winch.max_jerk",
+            "at most",
+        ),
+        (
+            "max = [ 0.3,  0.5, 1.0]",
+            "max = [ 0.3,  0.5, 1e300]",
+            "workspace.max",
+            "within ±1000 m",
+        ),
+    ] {
+        let text = edited(GOOD, from, to);
+        let line = line_of(&text, to.trim());
+        assert_names(&bad(&text), field, line, words);
+    }
+}
+
+#[test]
+fn frame_anchors_outside_the_frame_box_or_below_its_floor_are_refused() {
+    let text = edited(GOOD, "[ 0.445, -0.760, 1.450],", "[ 0.445, -0.760, -0.5],");
+    assert_names(
+        &bad(&text),
+        "cables.frame_anchors[1]",
+        line_of(&text, "-0.5]"),
+        "below the floor of the [frame] box (z = 0 m)",
+    );
+    let text = edited(GOOD, "[ 0.445, -0.760, 1.450],", "[ 0.945, -0.760, 1.450],");
+    assert_names(
+        &bad(&text),
+        "cables.frame_anchors[1]",
+        line_of(&text, "0.945"),
+        "outside the [frame] box (x ∈ [-0.445, 0.445] m)",
+    );
+    // A flipped box is refused too.
+    let text = edited(
+        GOOD,
+        "max = [ 0.445,  0.760, 1.450]",
+        "max = [ 0.445,  0.760, -1.450]",
+    );
+    assert_names(
+        &bad(&text),
+        "frame.max",
+        line_of(&text, "-1.450]"),
+        "below min",
+    );
+}
+
+#[test]
+fn empty_plc_symbols_are_refused() {
+    let text = format!("{GOOD}\n[plc]\ntcp_pose = \"GVL.a\"\ncommanded_lengths = \"\"\n");
+    assert_names(
+        &bad(&text),
+        "plc.commanded_lengths",
+        line_of(&text, "commanded_lengths = \"\""),
+        "is empty",
+    );
+    let text = format!("{GOOD}\n[plc]\nlengths = \"GVL a\"\n");
+    assert_names(
+        &bad(&text),
+        "plc.lengths",
+        line_of(&text, "GVL a"),
+        "blanks",
+    );
+}
+
+#[test]
+fn sections_of_another_kind_of_robot_are_refused() {
+    let keops = include_str!("../../../../robots/keops.toml");
+    let text = format!(
+        "{keops}\n[cables]\nframe_anchors = [[0, 0, 1]]\nplatform_anchors = [[0, 0, 0]]\ndamping = 1.0\n"
+    );
+    assert_names(
+        &bad(&text),
+        "cables",
+        line_of(&text, "[cables]"),
+        "takes no [cables]",
+    );
+    let rssu2 = include_str!("../../../../robots/rssu2.toml");
+    let text = format!("home = [0.0, 0.0, 1.0]\n{rssu2}");
+    assert_names(&bad(&text), "home", 1, "takes no `home`");
+    let text = format!(
+        "{GOOD}\n[actuators]\nmax_velocity = 1.0\nmax_acceleration = 1.0\nmax_jerk = 1.0\n"
+    );
+    assert_names(
+        &bad(&text),
+        "actuators",
+        line_of(&text, "[actuators]"),
+        "takes no [actuators]",
+    );
+}
+
+#[test]
+fn a_typo_after_a_multi_line_array_names_its_line_and_field() {
+    let text = edited(GOOD, "damping = 50.0", "dampng = 50.0");
+    let e = bad(&text);
+    assert_names(
+        &e,
+        "cables.dampng",
+        line_of(&text, "dampng"),
+        "unknown field `dampng`",
+    );
+    // The closing bracket on the last element's line.
+    let text = edited(
+        &text,
+        "  [-0.029,  0.0515, 0.0],\n]",
+        "  [-0.029,  0.0515, 0.0]]",
+    );
+    assert_names(
+        &bad(&text),
+        "cables.dampng",
+        line_of(&text, "dampng"),
+        "unknown field",
+    );
+}
+
+#[test]
+fn missing_sections_have_no_bogus_line() {
+    let start = GOOD.find("[platform]").expect("platform");
+    let end = GOOD.find("[cables]").expect("cables");
+    let text = format!("{}{}", &GOOD[..start], &GOOD[end..]);
+    let e = bad(&text);
+    assert_eq!(e.field(), Some("platform"));
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("bad.toml: missing section [platform]"),
+        "{msg}"
+    );
+    let text = edited(GOOD, "[winch]", "[winch_]");
+    let msg = bad(&text).to_string();
+    assert!(!msg.contains(":0:"), "{msg}");
+}
+
+#[test]
+fn file_errors_say_their_cause_once_and_huge_files_are_refused() {
+    let dir = std::env::temp_dir().join(format!("cdpr-robot-io-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let e = Robot::from_file(&dir).expect_err("a directory");
+    let chain = format!("{:#}", anyhow_like(&e));
+    assert_eq!(chain.matches("os error").count(), 1, "{chain}");
+    let big = dir.join("big.toml");
+    std::fs::write(&big, vec![b' '; (MAX_FILE_BYTES + 10) as usize]).expect("write");
+    let e = Robot::from_file(&big).expect_err("too large");
+    assert!(
+        e.to_string().contains("is larger than 16777216 bytes"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).expect("clean");
+}
+
+/// The error and its sources joined as anyhow's `{:#}` does.
+fn anyhow_like(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+#[test]
+fn many_cables_are_checked_quickly() {
+    // 2000 cables on a circle: parsing and validation must stay far below quadratic blow-up.
+    let n = 2000;
+    let mut frame = String::new();
+    let mut platform = String::new();
+    for i in 0..n {
+        let t = std::f64::consts::TAU * i as f64 / n as f64;
+        frame.push_str(&format!(
+            "[{}, {}, {}],\n",
+            2.0 * t.cos(),
+            2.0 * t.sin(),
+            2.0 + 0.5 * (i % 2) as f64
+        ));
+        platform.push_str(&format!("[{}, {}, 0.0],\n", 0.1 * t.cos(), 0.1 * t.sin()));
+    }
+    let text = format!(
+        "name = \"many\"\ndof = 6\nhome = [0.0, 0.0, 1.0]\n[platform]\nmass = 500.0\ncom = [0.0, 0.0, 0.0]\n\
+         inertia = \"uniform_box\"\nsize = [0.2, 0.2, 0.1]\n[cables]\nframe_anchors = [\n{frame}]\n\
+         platform_anchors = [\n{platform}]\nstiffness = 2e4\ndamping = 50.0\n[tension]\nmin = 1.0\nmax = 1000.0\n\
+         [winch]\nmax_velocity = 1.0\nmax_acceleration = 5.0\nmax_jerk = 50.0\n\
+         [workspace]\nmin = [-0.5, -0.5, 0.5]\nmax = [0.5, 0.5, 1.5]\n"
+    );
+    let start = std::time::Instant::now();
+    let robot = parse_robot(&text, "many.toml").expect("valid");
+    assert_eq!(robot.cable_count(), n);
+    let home = crate::statics::home_report(&robot);
+    assert_eq!(home.lengths.len(), n);
+    // Infeasible at home with 1 kg (2000 × 1 N lifts far more than its weight): the slow path.
+    let light = robot.with_mass(1.0);
+    let light_home = crate::statics::home_report(&light);
+    assert!(light_home.tensions.is_none());
+    assert!(start.elapsed().as_secs_f64() < 5.0, "{:?}", start.elapsed());
+}

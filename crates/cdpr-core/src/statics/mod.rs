@@ -75,11 +75,19 @@ pub fn distribute_wrench(
     }
     let lo = DVector::from_element(m, bounds.min);
     let hi = DVector::from_element(m, bounds.max);
-    match min_norm_qp(w, wrench, &lo, &hi) {
-        Ok(sol) => {
-            let residual = (w * &sol.x - wrench).norm();
+    // The exact active-set solver re-factorises its active set at every step: fine for the
+    // dozen cables of a real robot, quartic in the cable count beyond (500 cables took
+    // seconds). Many cables go to clarabel's sparse interior-point method instead.
+    let solution = if m <= ACTIVE_SET_MAX_CABLES {
+        min_norm_qp(w, wrench, &lo, &hi).map(|sol| sol.x)
+    } else {
+        min_norm_sparse(w, wrench, bounds).ok_or(QpInfeasible)
+    };
+    match solution {
+        Ok(x) => {
+            let residual = (w * &x - wrench).norm();
             Distribution {
-                tensions: sol.x.iter().copied().collect(),
+                tensions: x.iter().copied().collect(),
                 feasible: true,
                 residual,
                 largest_min_tension: None,
@@ -101,6 +109,82 @@ pub fn distribute_wrench(
                 bounds,
             }
         }
+    }
+}
+
+/// Above this many cables the tension distribution uses [`min_norm_sparse`].
+pub const ACTIVE_SET_MAX_CABLES: usize = 32;
+
+/// The constraint matrix [W; per-cable rows] in CSC form, built column by column: `per_cable`
+/// gives, for cable j, its (row offset within the block of cable j, value) entries; each
+/// cable's block has `block` rows after the r rows of W. Dense rows would take
+/// O(cables²) memory.
+fn sparse_constraints(
+    w: &DMatrix<f64>,
+    extra_cols: usize,
+    block: usize,
+    per_cable: &[(usize, f64)],
+) -> CscMatrix<f64> {
+    let (r, m) = (w.nrows(), w.ncols());
+    let rows = r + block * m;
+    let mut colptr = Vec::with_capacity(m + extra_cols + 1);
+    let mut rowval = Vec::with_capacity(m * (r + per_cable.len()));
+    let mut nzval = Vec::with_capacity(m * (r + per_cable.len()));
+    colptr.push(0);
+    for j in 0..m {
+        for k in 0..r {
+            if w[(k, j)] != 0.0 {
+                rowval.push(k);
+                nzval.push(w[(k, j)]);
+            }
+        }
+        for &(offset, value) in per_cable {
+            rowval.push(r + block * j + offset);
+            nzval.push(value);
+        }
+        colptr.push(rowval.len());
+    }
+    for _ in 0..extra_cols {
+        colptr.push(rowval.len());
+    }
+    CscMatrix::new(rows, m + extra_cols, colptr, rowval, nzval)
+}
+
+/// min ½‖f‖² s.t. W f = wrench, f_min ≤ f ≤ f_max by clarabel, with sparse matrices (for
+/// robots with many cables). None when infeasible or not solved.
+fn min_norm_sparse(
+    w: &DMatrix<f64>,
+    wrench: &DVector<f64>,
+    bounds: TensionBounds,
+) -> Option<DVector<f64>> {
+    let (r, m) = (w.nrows(), w.ncols());
+    let p = CscMatrix::identity(m);
+    let q = vec![0.0; m];
+    // Per cable: −f ≤ −f_min, f ≤ f_max.
+    let a = sparse_constraints(w, 0, 2, &[(0, -1.0), (1, 1.0)]);
+    let mut b: Vec<f64> = wrench.iter().copied().collect();
+    for _ in 0..m {
+        b.push(-bounds.min);
+        b.push(bounds.max);
+    }
+    let cones = [ZeroConeT(r), NonnegativeConeT(2 * m)];
+    let mut solver = quiet_solver(&p, &q, &a, &b, &cones)?;
+    solver.solve();
+    match solver.solution.status {
+        SolverStatus::Solved | SolverStatus::AlmostSolved => {
+            // Interior-point solutions sit a hair inside or outside the bounds: clamp.
+            let x = DVector::from_iterator(
+                m,
+                solver
+                    .solution
+                    .x
+                    .iter()
+                    .map(|f| f.clamp(bounds.min, bounds.max)),
+            );
+            let scale = 1.0 + wrench.amax();
+            ((w * &x - wrench).amax() <= 1e-6 * scale).then_some(x)
+        }
+        _ => None,
     }
 }
 
@@ -129,6 +213,9 @@ pub fn largest_min_tension(
     f_max: f64,
 ) -> Option<(f64, Vec<f64>)> {
     let (r, m) = (w.nrows(), w.ncols());
+    if m > ACTIVE_SET_MAX_CABLES {
+        return largest_min_tension_sparse(w, wrench, f_max);
+    }
     // Variables (f_1..f_m, t); constraints A x + s = b.
     let mut rows: Vec<Vec<f64>> = Vec::with_capacity(r + 3 * m);
     let mut b = Vec::with_capacity(r + 3 * m);
@@ -169,10 +256,48 @@ pub fn largest_min_tension(
     }
 }
 
+/// [`largest_min_tension`] with sparse matrices (the same LP, same constraint order).
+fn largest_min_tension_sparse(
+    w: &DMatrix<f64>,
+    wrench: &DVector<f64>,
+    f_max: f64,
+) -> Option<(f64, Vec<f64>)> {
+    let (r, m) = (w.nrows(), w.ncols());
+    // Per cable j (rows r + 3j ..): t − f_j ≤ 0, f_j ≤ f_max, −f_j ≤ 0; the column of t
+    // holds a 1 in the first row of every block.
+    let mut a = sparse_constraints(w, 0, 3, &[(0, -1.0), (1, 1.0), (2, -1.0)]);
+    a.n = m + 1;
+    for j in 0..m {
+        a.rowval.push(r + 3 * j);
+        a.nzval.push(1.0);
+    }
+    a.colptr.push(a.rowval.len());
+    let mut b: Vec<f64> = wrench.iter().copied().collect();
+    for _ in 0..m {
+        b.extend([0.0, f_max, 0.0]);
+    }
+    let p = CscMatrix::zeros((m + 1, m + 1));
+    let mut q = vec![0.0; m + 1];
+    q[m] = -1.0;
+    let cones = [ZeroConeT(r), NonnegativeConeT(3 * m)];
+    let mut solver = quiet_solver(&p, &q, &a, &b, &cones)?;
+    solver.solve();
+    match solver.solution.status {
+        SolverStatus::Solved | SolverStatus::AlmostSolved => {
+            let x = &solver.solution.x;
+            Some((x[m], x[..m].to_vec()))
+        }
+        _ => None,
+    }
+}
+
 /// min ‖W f − wrench‖² with 0 ≤ f ≤ f_max (clarabel): the best a robot can do when it cannot
 /// hold the load at all.
 fn closest_tensions(w: &DMatrix<f64>, wrench: &DVector<f64>, f_max: f64) -> Vec<f64> {
     let m = w.ncols();
+    if m > ACTIVE_SET_MAX_CABLES {
+        return closest_tensions_sparse(w, wrench, f_max);
+    }
     let wtw = w.transpose() * w;
     let upper: Vec<Vec<f64>> = (0..m)
         .map(|i| {
@@ -201,6 +326,35 @@ fn closest_tensions(w: &DMatrix<f64>, wrench: &DVector<f64>, f_max: f64) -> Vec<
         Some(mut solver) => {
             solver.solve();
             solver.solution.x.clone()
+        }
+        None => vec![0.0; m],
+    }
+}
+
+/// [`closest_tensions`] with sparse matrices: min ½‖y‖² over (f, y) with W f − y = wrench,
+/// 0 ≤ f ≤ f_max (WᵀW would be a dense cables × cables matrix).
+fn closest_tensions_sparse(w: &DMatrix<f64>, wrench: &DVector<f64>, f_max: f64) -> Vec<f64> {
+    let (r, m) = (w.nrows(), w.ncols());
+    let mut a = sparse_constraints(w, 0, 2, &[(0, -1.0), (1, 1.0)]);
+    a.n = m + r;
+    for k in 0..r {
+        a.rowval.push(k);
+        a.nzval.push(-1.0);
+        a.colptr.push(a.rowval.len());
+    }
+    let mut b: Vec<f64> = wrench.iter().copied().collect();
+    for _ in 0..m {
+        b.extend([0.0, f_max]);
+    }
+    let mut colptr = vec![0; m + 1];
+    colptr.extend(1..=r);
+    let p = CscMatrix::new(m + r, m + r, colptr, (m..m + r).collect(), vec![1.0; r]);
+    let q = vec![0.0; m + r];
+    let cones = [ZeroConeT(r), NonnegativeConeT(2 * m)];
+    match quiet_solver(&p, &q, &a, &b, &cones) {
+        Some(mut solver) => {
+            solver.solve();
+            solver.solution.x[..m].to_vec()
         }
         None => vec![0.0; m],
     }

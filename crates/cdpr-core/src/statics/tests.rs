@@ -339,3 +339,42 @@ fn interior_solutions_take_the_fast_path() {
     );
     assert_kkt(&w, &b, &lo, &hi, &sol);
 }
+
+#[test]
+fn the_sparse_solver_for_many_cables_agrees_with_the_active_set_solver() {
+    // 40 cables around a platform, tensions with active bounds: both methods, same optimum.
+    let m = 40;
+    let w = DMatrix::from_fn(6, m, |k, j| {
+        let t = std::f64::consts::TAU * j as f64 / m as f64;
+        match k {
+            0 => t.cos(),
+            1 => t.sin(),
+            2 => 0.5 + 0.3 * (j % 3) as f64,
+            3 => 0.1 * (t + 0.3).sin(),
+            4 => -0.1 * (2.0 * t).cos(),
+            _ => 0.05 * (3.0 * t).sin(),
+        }
+    });
+    let bounds = TensionBounds { min: 1.2, max: 3.0 };
+    // A wrench some tensions within the bounds produce: feasible by construction.
+    let f0 = DVector::from_fn(m, |j, _| 1.2 + 1.8 * (j % 5) as f64 / 4.0);
+    let wrench = &w * f0;
+    let lo = DVector::from_element(m, bounds.min);
+    let hi = DVector::from_element(m, bounds.max);
+    let exact = min_norm_qp(&w, &wrench, &lo, &hi).expect("feasible");
+    assert!(
+        exact.iterations > 0,
+        "bounds must be active for the test to mean something"
+    );
+    let sparse = super::min_norm_sparse(&w, &wrench, bounds).expect("feasible");
+    assert!(
+        (&exact.x - &sparse).amax() < 1e-5,
+        "{}",
+        (&exact.x - &sparse).amax()
+    );
+    // distribute_wrench takes the sparse path above ACTIVE_SET_MAX_CABLES.
+    assert!(m > super::ACTIVE_SET_MAX_CABLES);
+    let d = distribute_wrench(&w, &wrench, bounds);
+    assert!(d.feasible);
+    assert!((DVector::from_column_slice(&d.tensions) - &exact.x).amax() < 1e-5);
+}
