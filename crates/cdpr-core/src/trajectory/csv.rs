@@ -99,23 +99,33 @@ struct Bounded<R> {
 impl<R: Read> Read for Bounded<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        for &b in &buf[..n] {
-            if b == b'\n' {
-                self.line += 1;
-                self.line_bytes = 0;
-            } else {
-                self.line_bytes += 1;
-                if self.line_bytes > MAX_LINE_BYTES {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        format!(
-                            "line {} is longer than {} MiB: not a CSV trajectory",
-                            self.line + 1,
-                            MAX_LINE_BYTES >> 20
-                        ),
-                    ));
-                }
+        let chunk = &buf[..n];
+        // Lines that end inside one read are shorter than the read's buffer (kilobytes); only
+        // the line carried across reads can grow long.
+        let longest = match (
+            chunk.iter().position(|&b| b == b'\n'),
+            chunk.iter().rposition(|&b| b == b'\n'),
+        ) {
+            (Some(first), Some(last)) => {
+                let longest = self.line_bytes + first as u64;
+                self.line += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+                self.line_bytes = (n - last - 1) as u64;
+                longest.max(self.line_bytes)
             }
+            _ => {
+                self.line_bytes += n as u64;
+                self.line_bytes
+            }
+        };
+        if longest > MAX_LINE_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "line {} is longer than {} MiB: not a CSV trajectory",
+                    self.line + 1,
+                    MAX_LINE_BYTES >> 20
+                ),
+            ));
         }
         self.total += n as u64;
         if self.total > MAX_FILE_BYTES {
