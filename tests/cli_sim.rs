@@ -78,7 +78,11 @@ fn bad_inputs_are_named() {
     assert!(stderr(&o).contains("nosuch"), "{}", stderr(&o));
     let o = cdpr(&words("simulate -r uvigo8 -t seed000 --dt 0.5"));
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("dt must be"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--dt") && stderr(&o).contains("must be"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

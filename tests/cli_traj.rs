@@ -209,7 +209,7 @@ fn bad_inputs_fail_with_the_file_and_line() {
         "`spiral` is neither a built-in trajectory (seed000, pickplace, poly5, tilt, steps, chirp"
     ));
     let o = cdpr(&words("trajectory -r uvigo8 --name seed000 --speed 0"));
-    common::assert_stderr(&o, "speed = 0: must be a positive");
+    common::assert_stderr(&o, "invalid value '0' for '--speed <M/S>': must be between");
 }
 
 #[test]

@@ -1,18 +1,22 @@
 //! `simulate`: a trajectory through the physics core, headless.
 
-use super::args::{ModelArgs, RobotArg, count_within};
+use super::args::{ModelArgs, RobotArg, count_within, within};
 use super::output::{json, progress_bar};
 use super::traj::{ShapeArgs, print_comparison};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use cdpr_core::robot::Robot;
-use cdpr_core::sim::report::{self, AngleErrors, SimulationReport, Tracking, simulation_report};
-use cdpr_core::sim::run::{self, RunOptions, RunOutcome};
+use cdpr_core::sim::report::{
+    self as sim_report, AngleErrors, CsvRecorder, RunDigest, SimulationReport, Tracking,
+};
+use cdpr_core::sim::run::{self, RunOptions};
 use cdpr_core::sim::{ChainConfig, ControlMode, SimConfig};
 use cdpr_core::trajectory::{self, Trajectory};
 use clap::Args;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::io::BufWriter;
+use std::ops::ControlFlow;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 #[derive(Args, Debug)]
 #[command(
@@ -33,13 +37,13 @@ pub struct SimulateArgs {
     /// rad/s) or a CSV file (t,x,y,z[,roll,pitch,yaw][,segment]).
     #[arg(long, short = 't', value_name = "NAME|CSV")]
     pub trajectory: String,
-    /// Cruise speed of a built-in trajectory, m/s.
-    #[arg(long, default_value_t = 0.1, value_name = "M/S")]
+    /// Cruise speed of a built-in trajectory, m/s (0.001 to 10).
+    #[arg(long, default_value_t = 0.1, value_name = "M/S", value_parser = within(1e-3, 10.0, "m/s"))]
     pub speed: f64,
     #[command(flatten)]
     pub shape: ShapeArgs,
-    /// Physics step, s.
-    #[arg(long, default_value_t = 0.001, value_name = "S")]
+    /// Physics step, s (1e-5 to 0.01; at most 10 million steps per run).
+    #[arg(long, default_value_t = 0.001, value_name = "S", value_parser = within(1e-5, 0.01, "s"))]
     pub dt: f64,
     #[command(flatten)]
     pub physics: ModelArgs,
@@ -55,14 +59,17 @@ pub struct SimulateArgs {
     /// commanded lengths, so that elastic cables land the platform on target.
     #[arg(long)]
     pub compensate: bool,
-    /// Proportional gain of the tension controller (seed 001: 1500), 1/s².
-    #[arg(long, default_value_t = 1500.0, value_name = "1/S²")]
+    /// Proportional gain of the tension controller (seed 001: 1500), 1/s² (0 to 1e6).
+    #[arg(long, default_value_t = 1500.0, value_name = "1/S²", value_parser = within(0.0, 1e6, "1/s²"),
+          allow_negative_numbers = true)]
     pub kp: f64,
-    /// Derivative gain of the tension controller (seed 001: 1500), 1/s.
-    #[arg(long, default_value_t = 1500.0, value_name = "1/S")]
+    /// Derivative gain of the tension controller (seed 001: 1500), 1/s (0 to 1e5).
+    #[arg(long, default_value_t = 1500.0, value_name = "1/S", value_parser = within(0.0, 1e5, "1/s"),
+          allow_negative_numbers = true)]
     pub kd: f64,
-    /// Keep simulating this long after the trajectory ends, s.
-    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    /// Keep simulating this long after the trajectory ends, s (0 to 3600).
+    #[arg(long, default_value_t = 0.0, value_name = "S", value_parser = within(0.0, 3600.0, "s"),
+          allow_negative_numbers = true)]
     pub settle: f64,
     /// Chain model: Rapier solver substeps per step (1 to 100).
     #[arg(long, value_name = "N", default_value_t = ChainConfig::default().solver_iterations,
@@ -72,8 +79,9 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "N", default_value_t = ChainConfig::default().pgs_iterations,
           value_parser = count_within(1, 100))]
     pub pgs: usize,
-    /// Chain model: mass of each intermediate link, kg.
-    #[arg(long, value_name = "KG", default_value_t = ChainConfig::default().link_mass)]
+    /// Chain model: mass of each intermediate link, kg (0.001 to 100).
+    #[arg(long, value_name = "KG", default_value_t = ChainConfig::default().link_mass,
+          value_parser = within(1e-3, 100.0, "kg"))]
     pub link_mass: f64,
     /// Write every step to this CSV (t, commanded and actual pose, per cable length_cmd_i,
     /// length_i, tension_i, segment).
@@ -97,6 +105,8 @@ impl SimulateArgs {
 }
 
 pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
+    // The wall time reported covers the whole command: loading, physics, writing, metrics.
+    let started = Instant::now();
     let model = a.physics.model;
     let robot = a.robot.load()?;
     let surrogate = a.physics.surrogate(Some(&robot.name), !a.no_combine)?;
@@ -119,26 +129,53 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         kd: a.kd,
         settle_time: a.settle,
     };
+    // Refuse an over-long run before creating the output file.
+    run::step_budget(&traj, &run_options).context("checking the run's length")?;
     if a.compensate && control == ControlMode::Tension {
         eprintln!("warning: --compensate has no effect in tension mode");
     }
+    // Rows go to --out as they are computed; the report keeps a few numbers per step.
+    let mut writer = match &a.out {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            Some(CsvRecorder::new(BufWriter::new(file), &robot, &traj))
+        }
+        None => None,
+    };
+    let mut digest = RunDigest::new(&robot, &traj, &run_options);
+    let mut write_error = None;
     let bar = progress_bar(&format!("simulating {:.1} s", traj.duration() + a.settle));
     let mut tick = |fraction: f64| {
         if let Some(b) = &bar {
-            b.set_position((fraction * 1000.0) as u64);
+            b.set_position((fraction * 990.0) as u64);
         }
     };
-    let outcome =
-        run::run(&robot, &traj, &run_options, &mut tick).context("starting the simulation")?;
+    let summary = run::run_with(&robot, traj, &run_options, &mut tick, &mut |r| {
+        digest.push(r);
+        if let Some(w) = &mut writer
+            && let Err(e) = w.write(r)
+        {
+            write_error = Some(e);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    })
+    .context("starting the simulation")?;
+    // Write what was computed before reporting anything else, even after a blow-up.
+    if let (Some(path), Some(w)) = (&a.out, writer) {
+        let finished = match write_error {
+            Some(e) => Err(e),
+            None => w.finish().map(|_| ()),
+        };
+        finished.with_context(|| format!("writing {}", path.display()))?;
+    }
+    let mut report = digest.report(&summary, !a.no_lag);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    // Write what was computed before reporting anything else, even after a blow-up.
-    if let Some(path) = &a.out {
-        write_csv(path, &robot, &traj, &outcome)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    let report = simulation_report(&robot, &outcome, &traj, &run_options, !a.no_lag);
+    report.wall_s = started.elapsed().as_secs_f64();
+    report.rtf = sim_report::rtf(summary.simulated_s, report.wall_s);
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
@@ -147,17 +184,44 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     } else {
         print_report(&a, &robot, &report);
     }
-    match outcome.error {
-        Some(e) => Err(anyhow::Error::new(e).context(format!(
-            "the run stopped early; the {} steps before are kept{}",
-            outcome.records.len().saturating_sub(1),
+    let kept = |what: &str| -> String {
+        format!(
+            "{what}; the {} steps before are kept{}",
+            summary.records.saturating_sub(1),
             a.out
                 .as_ref()
                 .map(|p| format!(" in {}", p.display()))
                 .unwrap_or_default()
-        ))),
-        None => Ok(ExitCode::SUCCESS),
+        )
+    };
+    if let Some(e) = summary.error {
+        return Err(anyhow::Error::new(e).context(kept("the run stopped early")));
     }
+    if let Some(e) = digest.escape() {
+        bail!(
+            "{}{}",
+            format_args!(
+                "the platform left the robot's frame at t = {:.3} s (at x {:.3}, y {:.3}, z {:.3} m; \
+                 the frame and workspace span x {:.3} … {:.3}, y {:.3} … {:.3}, z {:.3} … {:.3} m with a margin): \
+                 the run is not physical (slack cables, an unreachable pose, too heavy a payload?)",
+                e.t,
+                e.position[0],
+                e.position[1],
+                e.position[2],
+                e.box_min[0],
+                e.box_max[0],
+                e.box_min[1],
+                e.box_max[1],
+                e.box_min[2],
+                e.box_max[2]
+            ),
+            a.out
+                .as_ref()
+                .map(|p| format!("; the whole run is in {}", p.display()))
+                .unwrap_or_default()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_report(a: &SimulateArgs, robot: &Robot, r: &SimulationReport) {
@@ -220,13 +284,4 @@ fn print_angle_errors(errors: &[AngleErrors]) {
     println!(
         "NRMSE = 1 − ‖x_ref − x‖/‖x_ref − mean(x_ref)‖ (seed 004; 1 is perfect); no lag removed"
     );
-}
-
-/// The run as CSV ([`cdpr_core::sim::report::write_csv`]) in a new file.
-fn write_csv(path: &Path, robot: &Robot, traj: &Trajectory, outcome: &RunOutcome) -> Result<()> {
-    let file = std::fs::File::create(path)?;
-    let mut out = std::io::BufWriter::new(file);
-    report::write_csv(&mut out, robot, traj, outcome)?;
-    out.flush()?;
-    Ok(())
 }

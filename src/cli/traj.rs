@@ -1,6 +1,6 @@
 //! `trajectory`, `compare`, `report`.
 
-use super::args::{Numbers, RobotArg, number_list, warn};
+use super::args::{Numbers, RobotArg, number_list, warn, within};
 use super::output::{Table, json};
 use anyhow::{Context, Result, bail};
 use cdpr_core::metrics::{self, CompareOptions, Comparison, Metrics};
@@ -29,11 +29,12 @@ pub struct TrajectoryArgs {
     /// perturb.
     #[arg(long, value_name = "NAME|CSV")]
     pub name: String,
-    /// Cruise speed along the path, m/s (seed 000: 0.1 and 0.4; seed 003: 0.1 and 0.5).
-    #[arg(long, default_value_t = 0.1, value_name = "M/S")]
+    /// Cruise speed along the path, m/s (seed 000: 0.1 and 0.4; seed 003: 0.1 and 0.5;
+    /// 0.001 to 10).
+    #[arg(long, default_value_t = 0.1, value_name = "M/S", value_parser = within(1e-3, 10.0, "m/s"))]
     pub speed: f64,
-    /// Sampling period, s (seed 000 logs every 2 ms).
-    #[arg(long, default_value_t = 0.002, value_name = "S")]
+    /// Sampling period, s (seed 000 logs every 2 ms; 1e-5 to 0.1; at most 5 million samples).
+    #[arg(long, default_value_t = 0.002, value_name = "S", value_parser = within(1e-5, 0.1, "s"))]
     pub dt: f64,
     #[command(flatten)]
     pub shape: ShapeArgs,
@@ -47,18 +48,19 @@ pub struct TrajectoryArgs {
     /// Slow the trajectory down uniformly until it respects the winch limits.
     #[arg(long)]
     pub time_scale: bool,
-    /// Perturb: delay the copy by this many seconds.
-    #[arg(long, value_name = "S", help_heading = PERTURBED)]
+    /// Perturb: delay the copy by this many seconds (0 to 3600).
+    #[arg(long, value_name = "S", help_heading = PERTURBED, value_parser = within(0.0, 3600.0, "s"),
+          allow_negative_numbers = true)]
     pub delay: Option<f64>,
-    /// Perturb: critically damped 2nd-order low-pass with this cut-off, Hz.
-    #[arg(long, value_name = "HZ", help_heading = PERTURBED)]
+    /// Perturb: critically damped 2nd-order low-pass with this cut-off, Hz (0.01 to 10000).
+    #[arg(long, value_name = "HZ", help_heading = PERTURBED, value_parser = within(1e-2, 1e4, "Hz"))]
     pub lowpass: Option<f64>,
-    /// Perturb: add a constant position offset, m.
+    /// Perturb: add a constant position offset, m (each within ±100).
     #[arg(long, value_name = "DX,DY,DZ", value_parser = number_list, allow_hyphen_values = true,
           help_heading = PERTURBED)]
     pub offset: Option<Numbers>,
-    /// Perturb: write the copy sampled every S seconds (seed 000's shadow: 0.05).
-    #[arg(long, value_name = "S", help_heading = PERTURBED)]
+    /// Perturb: write the copy sampled every S seconds (seed 000's shadow: 0.05; 1e-4 to 60).
+    #[arg(long, value_name = "S", help_heading = PERTURBED, value_parser = within(1e-4, 60.0, "s"))]
     pub resample: Option<f64>,
     /// Print one JSON object (a summary, not the samples) instead of text.
     #[arg(long)]
@@ -72,12 +74,13 @@ pub struct ShapeArgs {
     /// Speed profile [default: trapezoid for seed000, scurve for pickplace, poly5 for poly5].
     #[arg(long, value_enum)]
     pub profile: Option<ProfileKind>,
-    /// Path acceleration limit, m/s² [default: 3, seed 003's 3000 mm/s²; none for poly5].
-    #[arg(long, value_name = "M/S²")]
+    /// Path acceleration limit, m/s² (0.01 to 1000) [default: 3, seed 003's 3000 mm/s²; none
+    /// for poly5].
+    #[arg(long, value_name = "M/S²", value_parser = within(1e-2, 1e3, "m/s²"))]
     pub accel: Option<f64>,
-    /// Path jerk limit for the S-curve, m/s³ [default: 8, seed 003's 8000 mm/s³; none for
-    /// poly5].
-    #[arg(long, value_name = "M/S³")]
+    /// Path jerk limit for the S-curve, m/s³ (0.01 to 1e5) [default: 8, seed 003's 8000
+    /// mm/s³; none for poly5].
+    #[arg(long, value_name = "M/S³", value_parser = within(1e-2, 1e5, "m/s³"))]
     pub jerk: Option<f64>,
     /// How moves join [default: stop for seed000, blend for pickplace, continuous for poly5].
     #[arg(long, value_enum)]
@@ -113,7 +116,16 @@ impl TrajectoryArgs {
         }
         let offset = match &self.offset {
             None => [0.0; 3],
-            Some(o) if o.len() == 3 => [o[0], o[1], o[2]],
+            Some(o) if o.len() == 3 && o.iter().all(|d| d.is_finite() && d.abs() <= 100.0) => {
+                [o[0], o[1], o[2]]
+            }
+            Some(o) if o.len() == 3 => bail!(
+                "--offset: each of dx,dy,dz must be within ±100 m, got {}",
+                o.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
             Some(o) => bail!("--offset needs 3 numbers dx,dy,dz (m), got {}", o.len()),
         };
         Ok(Some(Perturbation {
@@ -231,8 +243,8 @@ pub struct CompareInputs {
     /// Keep the lag: compare sample by sample without shifting the actual back.
     #[arg(long)]
     pub no_lag: bool,
-    /// Largest lag searched by the cross-correlation, s.
-    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    /// Largest lag searched by the cross-correlation, s (0 to 60).
+    #[arg(long, default_value_t = 1.0, value_name = "S", value_parser = within(0.0, 60.0, "s"))]
     pub max_lag: f64,
 }
 

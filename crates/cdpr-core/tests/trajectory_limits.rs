@@ -172,7 +172,7 @@ fn velocity_limited_scaling_divides_the_peak_by_the_factor() {
 fn stretching_maps_time_and_scales_the_derivatives() {
     let uvigo8 = robot("uvigo8");
     let t = trajectory::builtin(&uvigo8, "poly5", &BuiltinOptions::default()).unwrap();
-    let slow = limits::stretch(&t, 2.0, 0.002);
+    let slow = limits::stretch(&t, 2.0, 0.002).expect("within the budget");
     assert!((slow.duration() - 2.0 * t.duration()).abs() <= 0.002);
     // Independent: the quintic itself, from (−0.05, −0.05, 0.1) to (0.05, 0.05, 0.2) m.
     let (a, b) = (

@@ -64,7 +64,36 @@ fn diagonal_bound2(p: &[Point], q: &[Point]) -> f64 {
     worst
 }
 
-/// Discrete Fréchet distance between two polylines, m. NaN if either is empty.
+/// A lower bound of the Fréchet distance, squared. The end points are always coupled; and
+/// every point of one path is coupled to some point of the other, which lies within the
+/// diameter of that other path's bounding box from its first point: so
+/// F ≥ max_j |q_j − p_0| − diam(p), and the same with the paths swapped. Tight when one path
+/// stands still (a constant channel, a held pose), where the dynamic programme would be at its
+/// slowest: every cell is within the upper bound.
+fn lower_bound2(p: &[Point], q: &[Point]) -> f64 {
+    let diameter = |x: &[Point]| {
+        let (mut lo, mut hi) = (x[0], x[0]);
+        for v in x {
+            for c in 0..3 {
+                lo[c] = lo[c].min(v[c]);
+                hi[c] = hi[c].max(v[c]);
+            }
+        }
+        dist2(&lo, &hi).sqrt()
+    };
+    let reach = |from: &Point, x: &[Point]| x.iter().map(|v| dist2(from, v)).fold(0.0, f64::max);
+    let ends = dist2(&p[0], &q[0]).max(dist2(&p[p.len() - 1], &q[q.len() - 1]));
+    let one = reach(&p[0], q).sqrt() - diameter(p);
+    let other = reach(&q[0], p).sqrt() - diameter(q);
+    let hull = one.max(other).max(0.0);
+    ends.max(hull * hull)
+}
+
+/// Bounds closer than this (m) end the search: the result is then exact to 1 nm.
+const RESOLUTION: f64 = 1e-9;
+
+/// Discrete Fréchet distance between two polylines, m (exact, or within 1 nm of it when a
+/// cheap lower bound meets the upper one). NaN if either is empty.
 pub fn frechet(p: &[Point], q: &[Point]) -> f64 {
     if p.is_empty() || q.is_empty() {
         return f64::NAN;
@@ -72,6 +101,9 @@ pub fn frechet(p: &[Point], q: &[Point]) -> f64 {
     // Outer loop over the longer path, rows (the memory) over the shorter one.
     let (p, q) = if p.len() >= q.len() { (p, q) } else { (q, p) };
     let bound = greedy_bound2(p, q).min(diagonal_bound2(p, q));
+    if bound.sqrt() - lower_bound2(p, q).sqrt() <= RESOLUTION {
+        return bound.sqrt();
+    }
     let m = q.len();
     let inf = f64::INFINITY;
     let mut prev = vec![inf; m];

@@ -130,15 +130,31 @@ pub struct Alignment {
     pub outside: usize,
 }
 
-fn positions(trajectory: &Trajectory) -> (Vec<f64>, Vec<Point>) {
-    trajectory
-        .samples
-        .iter()
-        .map(|s| {
-            let p = s.pose.position;
-            (s.t, [p.x, p.y, p.z])
-        })
-        .unzip()
+/// A trajectory's positions as [`compare_tracks`] reads them: times (increasing), points,
+/// segment tags (indices into `segment_names`; may be empty for an actual trajectory).
+#[derive(Debug, Clone, Copy)]
+pub struct Track<'a> {
+    pub t: &'a [f64],
+    pub points: &'a [Point],
+    pub segment: &'a [Option<usize>],
+    pub segment_names: &'a [String],
+}
+
+/// Times, positions and segment tags of a trajectory.
+pub fn positions(trajectory: &Trajectory) -> (Vec<f64>, Vec<Point>, Vec<Option<usize>>) {
+    let n = trajectory.samples.len();
+    let (mut t, mut p, mut seg) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for s in &trajectory.samples {
+        let q = s.pose.position;
+        t.push(s.t);
+        p.push([q.x, q.y, q.z]);
+        seg.push(s.segment);
+    }
+    (t, p, seg)
 }
 
 /// Resamples the actual onto the reference instants and pairs them with the given lag
@@ -149,11 +165,38 @@ pub fn align(
     lag_samples: Option<usize>,
     max_lag_s: f64,
 ) -> Result<Alignment, MetricsError> {
+    let (t_ref, p_ref, s_ref) = positions(reference);
+    let (t_act, p_act, _) = positions(actual);
+    align_tracks(
+        &Track {
+            t: &t_ref,
+            points: &p_ref,
+            segment: &s_ref,
+            segment_names: &reference.segments,
+        },
+        &Track {
+            t: &t_act,
+            points: &p_act,
+            segment: &[],
+            segment_names: &[],
+        },
+        lag_samples,
+        max_lag_s,
+    )
+}
+
+/// [`align`] on tracks.
+pub fn align_tracks(
+    reference: &Track,
+    actual: &Track,
+    lag_samples: Option<usize>,
+    max_lag_s: f64,
+) -> Result<Alignment, MetricsError> {
     if !(max_lag_s.is_finite() && max_lag_s >= 0.0) {
         return Err(MetricsError::MaxLag(max_lag_s));
     }
-    let (t_ref, p_ref) = positions(reference);
-    let (t_act, p_act) = positions(actual);
+    let (t_ref, p_ref) = (reference.t, reference.points);
+    let (t_act, p_act) = (actual.t, actual.points);
     let (Some(&a0), Some(&a1)) = (t_act.first(), t_act.last()) else {
         return Err(MetricsError::Empty("actual"));
     };
@@ -174,7 +217,7 @@ pub fn align(
     }
     let t = &t_ref[first..end];
     let r = &p_ref[first..end];
-    let a = resample(&t_act, &p_act, t);
+    let a = resample(t_act, p_act, t);
     let n = t.len();
     if n < 2 {
         return Err(MetricsError::TooShort(n));
@@ -191,16 +234,15 @@ pub fn align(
         return Err(MetricsError::TooShort(n.saturating_sub(k)));
     }
     let pairs = n - k;
-    let segment = reference.samples[first..first + pairs]
-        .iter()
-        .map(|s| s.segment)
+    let segment = (first..first + pairs)
+        .map(|k| reference.segment.get(k).copied().flatten())
         .collect();
     Ok(Alignment {
         t: t[..pairs].to_vec(),
         reference: r[..pairs].to_vec(),
         actual: a[k..].to_vec(),
         segment,
-        segment_names: reference.segments.clone(),
+        segment_names: reference.segment_names.to_vec(),
         lag_samples: k,
         lag_s: t[k] - t[0],
         outside: t_ref.len() - n,
@@ -251,19 +293,44 @@ pub fn compare(
     actual: &Trajectory,
     options: &CompareOptions,
 ) -> Result<Comparison, MetricsError> {
+    let (t_ref, p_ref, s_ref) = positions(reference);
+    let (t_act, p_act, _) = positions(actual);
+    compare_tracks(
+        &Track {
+            t: &t_ref,
+            points: &p_ref,
+            segment: &s_ref,
+            segment_names: &reference.segments,
+        },
+        &Track {
+            t: &t_act,
+            points: &p_act,
+            segment: &[],
+            segment_names: &[],
+        },
+        options,
+    )
+}
+
+/// [`compare`] on tracks (positions only: what a long run keeps of its steps).
+pub fn compare_tracks(
+    reference: &Track,
+    actual: &Track,
+    options: &CompareOptions,
+) -> Result<Comparison, MetricsError> {
     // The lag is always measured (and reported); `remove_lag` decides whether it is applied.
-    let found = align(reference, actual, None, options.max_lag_s)?;
+    let found = align_tracks(reference, actual, None, options.max_lag_s)?;
     let (lag_samples, lag_s) = (found.lag_samples, found.lag_s);
     let aligned = if options.remove_lag || lag_samples == 0 {
         found
     } else {
-        align(reference, actual, Some(0), options.max_lag_s)?
+        align_tracks(reference, actual, Some(0), options.max_lag_s)?
     };
     let (total, segments) = aligned.metrics();
     Ok(Comparison {
         units: "m",
-        reference_samples: reference.samples.len(),
-        actual_samples: actual.samples.len(),
+        reference_samples: reference.t.len(),
+        actual_samples: actual.t.len(),
         reference_outside_actual: aligned.outside,
         lag_samples,
         lag_s,

@@ -191,6 +191,19 @@ pub enum SimError {
     BlowUp { step: u64, time: f64, what: String },
     #[error("cannot start: {0}")]
     Start(String),
+    #[error("settle time {0} s: must be a non-negative number of seconds")]
+    BadSettle(f64),
+    /// A run longer than [`run::MAX_STEPS`] steps.
+    #[error(
+        "{steps:.1e} steps (trajectory {duration} s + settle {settle} s, every {dt} s); at most {max:.1e}: change dt, settle or the trajectory",
+        max = run::MAX_STEPS as f64
+    )]
+    TooManySteps {
+        steps: f64,
+        duration: f64,
+        settle: f64,
+        dt: f64,
+    },
 }
 
 /// A running simulation of one robot: the drive stage, the physical model and the state it

@@ -2,11 +2,12 @@
 //! tension range, the speed, the warnings; and the run written as CSV. The command line only
 //! formats a [`SimulationReport`] (a table, or its serde form as `--json`).
 
-use super::run::{RunOptions, RunOutcome, csv_columns};
+use super::run::{Record, RunOptions, RunOutcome, RunSummary, csv_columns};
 use super::{ControlMode, ModelKind};
-use crate::metrics::{self, CompareOptions, Comparison};
+use crate::metrics::{self, CompareOptions, Comparison, Point, Track};
 use crate::robot::{Mechanism, Robot};
 use crate::trajectory::Trajectory;
+use nalgebra::Vector3;
 use serde::Serialize;
 use std::io::Write;
 
@@ -41,6 +42,13 @@ pub struct SimulationReport {
     /// the model has no such channels (the surrogate of a robot with legs).
     pub tension_min: Option<f64>,
     pub tension_max: Option<f64>,
+    /// Cables that went below the robot's minimum tension during the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub low_tension: Vec<LowTension>,
+    /// Where the platform left the region it can physically be in (the run is not
+    /// physical from there on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escape: Option<Escape>,
     /// Why the run stopped early (what was recorded before is kept).
     pub error: Option<String>,
     /// Things the user should know about the run (printed as warnings, not errors).
@@ -57,51 +65,261 @@ pub fn simulation_report(
     options: &RunOptions,
     remove_lag: bool,
 ) -> SimulationReport {
-    let reference = outcome.commanded(source);
-    let actual = outcome.actual(source);
-    let tracking = if turns_only(robot) {
-        Tracking::Angles {
-            angles: angle_errors(&reference, &actual),
-        }
-    } else {
-        let compare = CompareOptions {
-            remove_lag,
-            ..CompareOptions::default()
-        };
-        match metrics::compare(&reference, &actual, &compare) {
-            Ok(c) => Tracking::Metrics(c),
-            Err(e) => Tracking::MetricsError {
-                metrics_error: e.to_string(),
-            },
-        }
-    };
-    let config = &options.config;
-    let mut warnings = Vec::new();
-    if options.compensate && config.control == ControlMode::Tension {
-        warnings.push("--compensate has no effect in tension mode".to_string());
+    let mut digest = RunDigest::new(robot, source, options);
+    for r in &outcome.records {
+        digest.push(r);
     }
-    if outcome.uncompensated_steps > 0 {
-        warnings.push(format!(
-            "the command was adjusted on {} steps (tension distribution infeasible: plain IK lengths; or the pose out of the robot's reach: pulled back)",
-            outcome.uncompensated_steps
-        ));
-    }
-    let range = tension_range(outcome);
-    SimulationReport {
-        tracking,
-        rtf: outcome.rtf(),
+    let summary = RunSummary {
         steps: outcome.steps,
-        wall_s: outcome.wall_s,
+        records: outcome.records.len() as u64,
         simulated_s: outcome.records.last().map(|r| r.state.time),
-        model: config.model,
-        control: config.control,
+        wall_s: outcome.wall_s,
+        error: None,
+        stopped: false,
+        uncompensated_steps: outcome.uncompensated_steps,
         limited_steps: outcome.limited_steps,
-        compensate: options.compensate,
-        dt: config.dt,
-        tension_min: range.map(|r| r.0),
-        tension_max: range.map(|r| r.1),
-        error: outcome.error.as_ref().map(|e| e.to_string()),
-        warnings,
+    };
+    let mut report = digest.report(&summary, remove_lag);
+    report.error = outcome.error.as_ref().map(|e| e.to_string());
+    report
+}
+
+/// Time a cable spent below the robot's minimum tension.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LowTension {
+    /// 1-based cable number and its name in the robot file.
+    pub cable: usize,
+    pub name: String,
+    /// Total time below the minimum, s (steps × dt).
+    pub seconds: f64,
+    /// First recorded time below the minimum, s.
+    pub first_s: f64,
+    /// Lowest tension recorded, N.
+    pub lowest: f64,
+}
+
+/// Where the platform left the region it can physically be in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Escape {
+    pub t: f64,
+    /// Platform position then, m.
+    pub position: [f64; 3],
+    /// The region: the robot's frame and workspace boxes, grown by a tenth of their size, m.
+    pub box_min: [f64; 3],
+    pub box_max: [f64; 3],
+}
+
+/// What the report of a run needs, gathered record by record: per step the time, the
+/// commanded and the actual position (or roll, pitch, yaw for a platform that only turns) and
+/// the segment tag — eight numbers, whatever the number of cables; tension extremes and
+/// low-tension spans in constant memory.
+pub struct RunDigest {
+    turns_only: bool,
+    dt: f64,
+    config: (ModelKind, ControlMode),
+    compensate: bool,
+    tension_floor: Option<f64>,
+    cable_names: Vec<String>,
+    region: (Vector3<f64>, Vector3<f64>),
+    segment_names: Vec<String>,
+    t: Vec<f64>,
+    commanded: Vec<Point>,
+    actual: Vec<Point>,
+    segment: Vec<Option<usize>>,
+    tension: Option<(f64, f64)>,
+    /// Per cable: steps below the floor, first time, lowest value.
+    low: Vec<(u64, f64, f64)>,
+    escape: Option<Escape>,
+    records: u64,
+}
+
+impl RunDigest {
+    /// An empty digest for a run of `source` on `robot` with `options`.
+    pub fn new(robot: &Robot, source: &Trajectory, options: &RunOptions) -> RunDigest {
+        let (lo, hi) = (
+            robot.frame.min.inf(&robot.workspace.min),
+            robot.frame.max.sup(&robot.workspace.max),
+        );
+        let margin = 0.1 * (hi - lo).max();
+        let margin = Vector3::repeat(margin.max(0.05));
+        let cables = robot.is_cable_robot();
+        RunDigest {
+            turns_only: turns_only(robot),
+            dt: options.config.dt,
+            config: (options.config.model, options.config.control),
+            compensate: options.compensate,
+            tension_floor: cables.then_some(robot.tension.min),
+            cable_names: robot.cables.iter().map(|c| c.name.clone()).collect(),
+            region: (lo - margin, hi + margin),
+            segment_names: source.segments.clone(),
+            t: Vec::new(),
+            commanded: Vec::new(),
+            actual: Vec::new(),
+            segment: Vec::new(),
+            tension: None,
+            low: vec![(0, 0.0, f64::INFINITY); robot.cable_count()],
+            escape: None,
+            records: 0,
+        }
+    }
+
+    /// Takes one record (the start first, then every step in order).
+    pub fn push(&mut self, r: &Record) {
+        let channels = |p: &crate::kinematics::Pose| -> Point {
+            if self.turns_only {
+                [p.rpy.x, p.rpy.y, p.rpy.z]
+            } else {
+                [p.position.x, p.position.y, p.position.z]
+            }
+        };
+        self.t.push(r.state.time);
+        self.commanded.push(channels(&r.commanded.pose));
+        self.actual.push(channels(&r.state.pose));
+        self.segment.push(r.commanded.segment);
+        let first = self.records == 0;
+        self.records += 1;
+        // The start is the rest state the run begins from, not a step: its tensions (the
+        // settled pre-tension) are not part of the summary.
+        if first {
+            return;
+        }
+        for &f in &r.state.tensions {
+            self.tension = Some(match self.tension {
+                None => (f, f),
+                Some((lo, hi)) => (lo.min(f), hi.max(f)),
+            });
+        }
+        if let Some(floor) = self.tension_floor
+            && r.state.tensions.len() == self.low.len()
+        {
+            for (low, &f) in self.low.iter_mut().zip(&r.state.tensions) {
+                if f < floor {
+                    if low.0 == 0 {
+                        low.1 = r.state.time;
+                    }
+                    low.0 += 1;
+                    low.2 = low.2.min(f);
+                }
+            }
+        }
+        let p = r.state.pose.position;
+        let (lo, hi) = &self.region;
+        if self.escape.is_none() && (0..3).any(|k| p[k] < lo[k] || p[k] > hi[k]) {
+            self.escape = Some(Escape {
+                t: r.state.time,
+                position: [p.x, p.y, p.z],
+                box_min: [lo.x, lo.y, lo.z],
+                box_max: [hi.x, hi.y, hi.z],
+            });
+        }
+    }
+
+    /// Where the platform first left its physical region, if it did.
+    pub fn escape(&self) -> Option<&Escape> {
+        self.escape.as_ref()
+    }
+
+    /// The report: tracking metrics of the recorded steps against their command, the tension
+    /// range and its warnings. `remove_lag`: compare after removing the lag (seed 000's Table
+    /// 1) or at equal instants.
+    pub fn report(&self, summary: &RunSummary, remove_lag: bool) -> SimulationReport {
+        let reference = Track {
+            t: &self.t,
+            points: &self.commanded,
+            segment: &self.segment,
+            segment_names: &self.segment_names,
+        };
+        let actual = Track {
+            t: &self.t,
+            points: &self.actual,
+            segment: &[],
+            segment_names: &[],
+        };
+        let tracking = if self.turns_only {
+            Tracking::Angles {
+                angles: angle_errors_of(&reference, &actual),
+            }
+        } else {
+            let compare = CompareOptions {
+                remove_lag,
+                ..CompareOptions::default()
+            };
+            match metrics::compare_tracks(&reference, &actual, &compare) {
+                Ok(c) => Tracking::Metrics(c),
+                Err(e) => Tracking::MetricsError {
+                    metrics_error: e.to_string(),
+                },
+            }
+        };
+        let (model, control) = self.config;
+        let mut warnings = Vec::new();
+        if self.compensate && control == ControlMode::Tension {
+            warnings.push("--compensate has no effect in tension mode".to_string());
+        }
+        if summary.uncompensated_steps > 0 {
+            warnings.push(format!(
+                "the command was adjusted on {} steps (tension distribution infeasible: plain IK lengths; or the pose out of the robot's reach: pulled back)",
+                summary.uncompensated_steps
+            ));
+        }
+        let low_tension = self.low_tension();
+        if let Some(floor) = self.tension_floor {
+            for l in &low_tension {
+                warnings.push(format!(
+                    "cable {} ({}) was below the robot's minimum tension {floor:.2} N for {:.3} s in total, first at t = {:.3} s (lowest {:.2} N{})",
+                    l.cable,
+                    l.name,
+                    l.seconds,
+                    l.first_s,
+                    l.lowest,
+                    if l.lowest <= 0.0 { ": slack" } else { "" }
+                ));
+            }
+        }
+        SimulationReport {
+            tracking,
+            rtf: rtf(summary.simulated_s, summary.wall_s),
+            steps: summary.steps,
+            wall_s: summary.wall_s,
+            simulated_s: summary.simulated_s,
+            model,
+            control,
+            limited_steps: summary.limited_steps,
+            compensate: self.compensate,
+            dt: self.dt,
+            tension_min: self.tension.map(|r| r.0),
+            tension_max: self.tension.map(|r| r.1),
+            low_tension,
+            escape: self.escape.clone(),
+            error: summary.error.as_ref().map(|e| e.to_string()),
+            warnings,
+        }
+    }
+
+    /// The cables that went below the robot's minimum tension, in cable order.
+    pub fn low_tension(&self) -> Vec<LowTension> {
+        self.low
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.0 > 0)
+            .map(|(i, &(steps, first_s, lowest))| LowTension {
+                cable: i + 1,
+                name: self.cable_names.get(i).cloned().unwrap_or_default(),
+                seconds: steps as f64 * self.dt,
+                first_s,
+                lowest,
+            })
+            .collect()
+    }
+}
+
+/// Simulated seconds per wall-clock second.
+pub fn rtf(simulated_s: Option<f64>, wall_s: f64) -> f64 {
+    let simulated = simulated_s.unwrap_or(0.0);
+    if wall_s > 0.0 {
+        simulated / wall_s
+    } else {
+        f64::INFINITY
     }
 }
 
@@ -125,16 +343,42 @@ pub struct AngleErrors {
 
 /// Commanded against simulated at the same instants (no lag removed), per segment then total.
 pub fn angle_errors(reference: &Trajectory, actual: &Trajectory) -> Vec<AngleErrors> {
-    let mut names: Vec<String> = reference.segments.clone();
+    let angles = |traj: &Trajectory| -> Vec<Point> {
+        traj.samples
+            .iter()
+            .map(|s| [s.pose.rpy.x, s.pose.rpy.y, s.pose.rpy.z])
+            .collect()
+    };
+    let (r, a) = (angles(reference), angles(actual));
+    let t: Vec<f64> = reference.samples.iter().map(|s| s.t).collect();
+    let segment: Vec<Option<usize>> = reference.samples.iter().map(|s| s.segment).collect();
+    angle_errors_of(
+        &Track {
+            t: &t,
+            points: &r,
+            segment: &segment,
+            segment_names: &reference.segments,
+        },
+        &Track {
+            t: &t,
+            points: &a,
+            segment: &[],
+            segment_names: &[],
+        },
+    )
+}
+
+/// [`angle_errors`] on tracks whose points are (roll, pitch, yaw).
+fn angle_errors_of(reference: &Track, actual: &Track) -> Vec<AngleErrors> {
+    let mut names: Vec<String> = reference.segment_names.to_vec();
     names.push("TOTAL".into());
+    let n_pairs = reference.points.len().min(actual.points.len());
     let mut out = Vec::new();
     for (k, name) in names.iter().enumerate() {
-        let total = k == reference.segments.len();
-        let pairs: Vec<_> = reference
-            .samples
-            .iter()
-            .zip(&actual.samples)
-            .filter(|(r, _)| total || r.segment == Some(k))
+        let total = k == reference.segment_names.len();
+        let pairs: Vec<(&Point, &Point)> = (0..n_pairs)
+            .filter(|&i| total || reference.segment.get(i).copied().flatten() == Some(k))
+            .map(|i| (&reference.points[i], &actual.points[i]))
             .collect();
         if pairs.is_empty() {
             continue;
@@ -143,14 +387,10 @@ pub fn angle_errors(reference: &Trajectory, actual: &Trajectory) -> Vec<AngleErr
             let n = pairs.len() as f64;
             let mut err2 = 0.0;
             let mut max = 0.0f64;
-            let mean = pairs
-                .iter()
-                .map(|(r, _)| r.pose.to_array()[dof])
-                .sum::<f64>()
-                / n;
+            let mean = pairs.iter().map(|(r, _)| r[dof]).sum::<f64>() / n;
             let mut spread = 0.0;
             for (r, a) in &pairs {
-                let (x, y) = (r.pose.to_array()[dof], a.pose.to_array()[dof]);
+                let (x, y) = (r[dof], a[dof]);
                 err2 += (x - y).powi(2);
                 max = max.max((x - y).abs());
                 spread += (x - mean).powi(2);
@@ -158,7 +398,7 @@ pub fn angle_errors(reference: &Trajectory, actual: &Trajectory) -> Vec<AngleErr
             let nrmse = (spread > 1e-12 * n).then(|| 1.0 - (err2 / spread).sqrt());
             ((err2 / n).sqrt().to_degrees(), max.to_degrees(), nrmse)
         };
-        let (roll, pitch) = (stats(3), stats(4));
+        let (roll, pitch) = (stats(0), stats(1));
         out.push(AngleErrors {
             segment: name.clone(),
             rms_roll_deg: roll.0,
@@ -172,16 +412,110 @@ pub fn angle_errors(reference: &Trajectory, actual: &Trajectory) -> Vec<AngleErr
     out
 }
 
-/// Smallest and largest recorded tension (or leg force); None when nothing was recorded.
+/// Smallest and largest tension (or leg force) of the recorded steps, the start (the rest
+/// state before the first step) left out; None when no step was recorded.
 pub fn tension_range(outcome: &RunOutcome) -> Option<(f64, f64)> {
     outcome
         .records
         .iter()
+        .skip(1)
         .flat_map(|r| r.state.tensions.iter())
         .fold(None, |range, &f| match range {
             None => Some((f, f)),
             Some((lo, hi)) => Some((f64::min(lo, f), f64::max(hi, f))),
         })
+}
+
+/// Writes a run as CSV record by record (see [`write_csv`] for the columns): memory does not
+/// grow with the run. The header is written with the first record (whose sizes it takes).
+pub struct CsvRecorder<W: Write> {
+    w: csv::Writer<W>,
+    cable_robot: bool,
+    cables: usize,
+    segment_names: Vec<String>,
+    header_done: bool,
+    actuators: usize,
+    legs: usize,
+    row: Vec<String>,
+}
+
+impl<W: Write> CsvRecorder<W> {
+    /// A recorder of a run of `source` (for its segment names) on `robot`.
+    pub fn new(out: W, robot: &Robot, source: &Trajectory) -> CsvRecorder<W> {
+        CsvRecorder {
+            w: csv::Writer::from_writer(out),
+            cable_robot: robot.is_cable_robot(),
+            cables: robot.cable_count(),
+            segment_names: source.segments.clone(),
+            header_done: false,
+            actuators: 0,
+            legs: 0,
+            row: Vec::new(),
+        }
+    }
+
+    fn header(&mut self, first: Option<&Record>) -> Result<(), csv::Error> {
+        if let Some(r) = first
+            && !self.cable_robot
+        {
+            self.actuators = r.length_command.len();
+            self.legs = r.state.lengths.len();
+        }
+        let mut header = csv_columns(self.cables);
+        for i in 1..=self.actuators {
+            header.extend([format!("actuator_cmd_{i}"), format!("actuator_{i}")]);
+        }
+        for i in 1..=self.legs {
+            header.extend([format!("leg_length_{i}"), format!("leg_force_{i}")]);
+        }
+        header.push("segment".into());
+        self.header_done = true;
+        self.w.write_record(&header)
+    }
+
+    /// Writes one record (the header first, on the first call).
+    pub fn write(&mut self, r: &Record) -> Result<(), csv::Error> {
+        if !self.header_done {
+            self.header(Some(r))?;
+        }
+        let row = &mut self.row;
+        row.clear();
+        row.push(format!("{}", r.state.time));
+        row.extend(r.commanded.pose.to_array().iter().map(|v| format!("{v}")));
+        row.extend(r.state.pose.to_array().iter().map(|v| format!("{v}")));
+        for i in 0..self.cables {
+            row.push(format!("{}", r.length_command[i]));
+            row.push(format!("{}", r.state.lengths[i]));
+            row.push(format!("{}", r.state.tensions[i]));
+        }
+        for i in 0..self.actuators {
+            row.push(format!("{}", r.length_command[i]));
+            row.push(format!("{}", r.state.winch[i]));
+        }
+        for i in 0..self.legs {
+            row.push(format!("{}", r.state.lengths[i]));
+            row.push(format!("{}", r.state.tensions[i]));
+        }
+        let segment = r
+            .commanded
+            .segment
+            .and_then(|k| self.segment_names.get(k))
+            .map(String::as_str)
+            .unwrap_or("");
+        row.push(segment.to_string());
+        self.w.write_record(&*row)
+    }
+
+    /// Flushes (writing the header if no record came) and returns the writer.
+    pub fn finish(mut self) -> Result<W, csv::Error> {
+        if !self.header_done {
+            self.header(None)?;
+        }
+        self.w.flush()?;
+        self.w
+            .into_inner()
+            .map_err(|e| csv::Error::from(std::io::Error::other(e.to_string())))
+    }
 }
 
 /// The run as CSV: `t,x_cmd,…,yaw_cmd,x,…,yaw`, per cable `length_cmd_i,length_i,tension_i`;
@@ -194,43 +528,11 @@ pub fn write_csv<W: Write>(
     source: &Trajectory,
     outcome: &RunOutcome,
 ) -> Result<(), csv::Error> {
-    let mut w = csv::Writer::from_writer(out);
-    let (actuators, legs) = match outcome.records.first() {
-        Some(r) if !robot.is_cable_robot() => (r.length_command.len(), r.state.lengths.len()),
-        _ => (0, 0),
-    };
-    let mut header = csv_columns(robot.cable_count());
-    for i in 1..=actuators {
-        header.extend([format!("actuator_cmd_{i}"), format!("actuator_{i}")]);
-    }
-    for i in 1..=legs {
-        header.extend([format!("leg_length_{i}"), format!("leg_force_{i}")]);
-    }
-    header.push("segment".into());
-    w.write_record(&header)?;
-    let mut row: Vec<String> = Vec::with_capacity(header.len());
+    let mut recorder = CsvRecorder::new(out, robot, source);
     for r in &outcome.records {
-        row.clear();
-        row.push(format!("{}", r.state.time));
-        row.extend(r.commanded.pose.to_array().iter().map(|v| format!("{v}")));
-        row.extend(r.state.pose.to_array().iter().map(|v| format!("{v}")));
-        for i in 0..robot.cable_count() {
-            row.push(format!("{}", r.length_command[i]));
-            row.push(format!("{}", r.state.lengths[i]));
-            row.push(format!("{}", r.state.tensions[i]));
-        }
-        for i in 0..actuators {
-            row.push(format!("{}", r.length_command[i]));
-            row.push(format!("{}", r.state.winch[i]));
-        }
-        for i in 0..legs {
-            row.push(format!("{}", r.state.lengths[i]));
-            row.push(format!("{}", r.state.tensions[i]));
-        }
-        row.push(source.segment_name(&r.commanded).unwrap_or("").to_string());
-        w.write_record(&row)?;
+        recorder.write(r)?;
     }
-    w.flush()?;
+    recorder.finish()?;
     Ok(())
 }
 
@@ -239,6 +541,7 @@ mod tests {
     use super::*;
     use crate::kinematics::Pose;
     use crate::sim::run::{self, hold};
+    use crate::trajectory::Sample;
 
     #[test]
     fn a_held_pose_reports_a_tension_range_that_balances_the_weight_and_a_readable_csv() {
@@ -301,10 +604,47 @@ mod tests {
         };
         assert_eq!(tension_range(&outcome), None);
 
+        // The start (the rest state before the first step) is not part of the range.
+        let robot = crate::fixtures::robot("silva4");
+        let options = RunOptions {
+            config: crate::sim::SimConfig {
+                model: ModelKind::Elastic,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let traj = hold(Pose::from_array(robot.home), 0.01, options.config.dt);
+        let mut outcome = run::run(&robot, &traj, &options, &mut |_| {}).expect("runs");
+        outcome.records[0].state.tensions.fill(-7.0);
+        let (lo, _) = tension_range(&outcome).expect("steps");
+        assert!(lo >= 0.0, "{lo}");
+
+        // Issue 15: the run's length is checked before anything is allocated.
+        let jump = Trajectory {
+            samples: vec![
+                traj.samples[0],
+                Sample {
+                    t: 1e9,
+                    ..traj.samples[0]
+                },
+            ],
+            segments: Vec::new(),
+        };
+        match run::step_budget(&jump, &options) {
+            Err(crate::sim::SimError::TooManySteps { steps, .. }) => assert_eq!(steps, 1e12),
+            other => panic!("{other:?}"),
+        }
+        let settle = RunOptions {
+            settle_time: -1.0,
+            ..options.clone()
+        };
+        assert!(run::step_budget(&traj, &settle).is_err());
+        assert_eq!(run::step_budget(&traj, &options).expect("short"), 10);
+
         // Reference roll 0, 0.1, 0.2 rad; actual lags by 0.1 rad on the last two samples:
         // errors 0, 0.1, 0.1 → RMS √(0.02/3), max 0.1; spread Σ(x − 0.1)² = 0.02, so
         // NRMSE = 1 − √(0.02/0.02) = 0. Pitch is constant: no NRMSE.
-        let at = |t: f64, roll: f64| crate::trajectory::Sample {
+        let at = |t: f64, roll: f64| Sample {
             t,
             pose: Pose::new(0.0, 0.0, 0.0, roll, 0.0, 0.0),
             velocity: [0.0; 6],

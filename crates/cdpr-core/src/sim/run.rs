@@ -5,6 +5,7 @@ use super::{SimConfig, SimError, SimState};
 use crate::kinematics::Pose;
 use crate::robot::Robot;
 use crate::trajectory::{Sample, Trajectory};
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 #[derive(Debug, Clone)]
@@ -116,43 +117,126 @@ impl RunOutcome {
     }
 }
 
+/// Most steps one run may take: 10 million (10 000 s at 1 ms). Every face that runs a
+/// trajectory headless shares it ([`step_budget`]).
+pub const MAX_STEPS: u64 = 10_000_000;
+
+/// The number of steps a run of `trajectory` with `options` takes: its duration plus the
+/// settle time over the step, within [`MAX_STEPS`] (else [`SimError::TooManySteps`], which
+/// names the numbers).
+pub fn step_budget(trajectory: &Trajectory, options: &RunOptions) -> Result<u64, SimError> {
+    let dt = options.config.dt;
+    if !(dt.is_finite() && dt > 0.0) {
+        return Err(SimError::BadStep(dt));
+    }
+    let settle = options.settle_time;
+    if !(settle.is_finite() && settle >= 0.0) {
+        return Err(SimError::BadSettle(settle));
+    }
+    let duration = trajectory.duration();
+    let steps = ((duration + settle) / dt).round();
+    if steps.is_finite() && steps <= MAX_STEPS as f64 {
+        Ok(steps as u64)
+    } else {
+        Err(SimError::TooManySteps {
+            steps,
+            duration,
+            settle,
+            dt,
+        })
+    }
+}
+
+/// How a run went, without its records (see [`run_with`]).
+#[derive(Debug)]
+pub struct RunSummary {
+    /// Steps taken.
+    pub steps: u64,
+    /// Records handed out (the start and every good step).
+    pub records: u64,
+    /// Simulated time of the last record, s.
+    pub simulated_s: Option<f64>,
+    /// Wall-clock time of the stepping loop (the physics and the record consumer), s.
+    pub wall_s: f64,
+    /// Why the run stopped early: everything handed out before is good.
+    pub error: Option<SimError>,
+    /// The record consumer asked to stop.
+    pub stopped: bool,
+    pub uncompensated_steps: u64,
+    pub limited_steps: u64,
+}
+
 /// Runs `trajectory` on `robot`: the platform starts at rest where the first command holds
 /// it, then every step takes the trajectory sample at the step's time, computes the command
 /// (IK lengths, compensated or not, or seed 001's tension controller), and steps — the
 /// per-step logic is [`Driver`]'s, which the viewer shares. `progress` is called with the
-/// fraction done from time to time.
+/// fraction done from time to time. Every record is kept (see [`run_with`] to stream them).
 pub fn run(
     robot: &Robot,
     trajectory: &Trajectory,
     options: &RunOptions,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunOutcome, SimError> {
-    let mut driver = Driver::new(robot, trajectory.clone(), options)?;
-    let dt = options.config.dt;
-    let total = trajectory.duration() + options.settle_time.max(0.0);
-    let steps = (total / dt).round() as u64;
-    let mut records = Vec::with_capacity(steps as usize + 1);
-    records.push(driver.record());
+    let mut records = Vec::new();
+    let summary = run_with(robot, trajectory.clone(), options, progress, &mut |r| {
+        records.push(r.clone());
+        ControlFlow::Continue(())
+    })?;
+    Ok(RunOutcome {
+        records,
+        steps: summary.steps,
+        wall_s: summary.wall_s,
+        error: summary.error,
+        uncompensated_steps: summary.uncompensated_steps,
+        limited_steps: summary.limited_steps,
+    })
+}
+
+/// [`run`], handing each record (the start, then every good step) to `on_record` as it is
+/// computed instead of keeping it: memory does not grow with the run. `on_record` may stop
+/// the run ([`ControlFlow::Break`], e.g. on a write error). The number of steps is checked
+/// against [`MAX_STEPS`] before anything runs.
+pub fn run_with(
+    robot: &Robot,
+    trajectory: Trajectory,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(f64),
+    on_record: &mut dyn FnMut(&Record) -> ControlFlow<()>,
+) -> Result<RunSummary, SimError> {
+    let steps = step_budget(&trajectory, options)?;
+    let mut driver = Driver::new(robot, trajectory, options)?;
     let started = Instant::now();
+    let mut handed = 1;
+    let mut last = driver.record();
+    let mut stopped = on_record(&last).is_break();
     let mut error = None;
     let report_every = (steps / 200).max(1);
-    for step in 1..=steps {
-        driver.command_next_step()?;
-        if let Err(e) = driver.step_physics() {
-            error = Some(e);
-            break;
-        }
-        records.push(driver.record());
-        if step % report_every == 0 {
-            progress(step as f64 / steps as f64);
+    if !stopped {
+        for step in 1..=steps {
+            driver.command_next_step()?;
+            if let Err(e) = driver.step_physics() {
+                error = Some(e);
+                break;
+            }
+            last = driver.record();
+            handed += 1;
+            if on_record(&last).is_break() {
+                stopped = true;
+                break;
+            }
+            if step % report_every == 0 {
+                progress(step as f64 / steps as f64);
+            }
         }
     }
     progress(1.0);
-    Ok(RunOutcome {
+    Ok(RunSummary {
         steps: driver.state().step,
-        records,
+        records: handed,
+        simulated_s: Some(last.state.time),
         wall_s: started.elapsed().as_secs_f64(),
         error,
+        stopped,
         uncompensated_steps: driver.uncompensated_steps(),
         limited_steps: driver.sim().limited_steps(),
     })

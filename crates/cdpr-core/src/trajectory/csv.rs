@@ -66,6 +66,13 @@ fn from_csv_crate(file: &str, error: ::csv::Error) -> TrajectoryError {
         _ => error.to_string(),
     };
     match error.kind() {
+        // The bounds of `Bounded`, not a failure of the file system.
+        ::csv::ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            TrajectoryError::TooLarge {
+                file: file.to_string(),
+                message: e.to_string(),
+            }
+        }
         ::csv::ErrorKind::Io(e) => TrajectoryError::Io {
             file: file.to_string(),
             source: std::io::Error::new(e.kind(), e.to_string()),
@@ -74,12 +81,79 @@ fn from_csv_crate(file: &str, error: ::csv::Error) -> TrajectoryError {
     }
 }
 
-/// Reads a trajectory from any reader; `file` names it in error messages.
+/// Longest line a trajectory CSV may have, bytes (a row of 1000 numbers is ~25 kB).
+pub const MAX_LINE_BYTES: u64 = 1 << 20;
+/// Largest trajectory CSV read, bytes.
+pub const MAX_FILE_BYTES: u64 = 4 << 30;
+
+/// A reader that fails (instead of growing a buffer without end) on a line longer than
+/// [`MAX_LINE_BYTES`] or an input longer than [`MAX_FILE_BYTES`]: `/dev/zero` or a binary
+/// file given as a CSV.
+struct Bounded<R> {
+    inner: R,
+    total: u64,
+    line: u64,
+    line_bytes: u64,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let chunk = &buf[..n];
+        // Lines that end inside one read are shorter than the read's buffer (kilobytes); only
+        // the line carried across reads can grow long.
+        let longest = match (
+            chunk.iter().position(|&b| b == b'\n'),
+            chunk.iter().rposition(|&b| b == b'\n'),
+        ) {
+            (Some(first), Some(last)) => {
+                let longest = self.line_bytes + first as u64;
+                self.line += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+                self.line_bytes = (n - last - 1) as u64;
+                longest.max(self.line_bytes)
+            }
+            _ => {
+                self.line_bytes += n as u64;
+                self.line_bytes
+            }
+        };
+        if longest > MAX_LINE_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "line {} is longer than {} MiB: not a CSV trajectory",
+                    self.line + 1,
+                    MAX_LINE_BYTES >> 20
+                ),
+            ));
+        }
+        self.total += n as u64;
+        if self.total > MAX_FILE_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "larger than {} GiB: too large for a trajectory",
+                    MAX_FILE_BYTES >> 30
+                ),
+            ));
+        }
+        Ok(n)
+    }
+}
+
+/// Reads a trajectory from any reader; `file` names it in error messages. At most
+/// [`MAX_SAMPLES`](super::MAX_SAMPLES) data rows, lines of at most [`MAX_LINE_BYTES`].
 pub fn from_reader<R: Read>(
     reader: R,
     file: &str,
     options: &CsvOptions,
 ) -> Result<Trajectory, TrajectoryError> {
+    let reader = Bounded {
+        inner: reader,
+        total: 0,
+        line: 0,
+        line_bytes: 0,
+    };
     let mut rdr = ::csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(::csv::Trim::All)
@@ -134,10 +208,8 @@ pub fn from_reader<R: Read>(
     let segment_col = find("segment")?;
     let column_name = |c: usize| header.get(c).unwrap_or("?").to_string();
 
-    let mut t = Vec::new();
-    let mut channels = vec![Vec::new(); 18]; // pose, velocity, acceleration
+    let mut samples: Vec<Sample> = Vec::new();
     let mut segment_names: Vec<String> = Vec::new();
-    let mut segments = Vec::new();
     let mut record = ::csv::StringRecord::new();
     loop {
         match rdr.read_record(&mut record) {
@@ -146,6 +218,17 @@ pub fn from_reader<R: Read>(
             Err(e) => return Err(from_csv_crate(file, e)),
         }
         let line = record.position().map(|p| p.line()).unwrap_or(0);
+        if samples.len() >= super::MAX_SAMPLES {
+            return Err(csv_error(
+                file,
+                line,
+                format!(
+                    "more than {:.1e} data rows: at most {:.1e} samples fit in a trajectory",
+                    super::MAX_SAMPLES as f64,
+                    super::MAX_SAMPLES as f64
+                ),
+            ));
+        }
         let number = |c: usize| -> Result<f64, TrajectoryError> {
             let text = record.get(c).unwrap_or("");
             let name = column_name(c);
@@ -169,7 +252,7 @@ pub fn from_reader<R: Read>(
             Ok(value)
         };
         let time = number(t_col)?;
-        if let Some(&previous) = t.last()
+        if let Some(previous) = samples.last().map(|s| s.t)
             && time <= previous
         {
             return Err(csv_error(
@@ -180,14 +263,12 @@ pub fn from_reader<R: Read>(
                 ),
             ));
         }
-        t.push(time);
+        let mut values = [[0.0; 6]; 3]; // pose, velocity, acceleration
         for (k, cols) in [pose_cols, vel_cols, acc_cols].iter().enumerate() {
             for c in 0..6 {
-                let value = match cols[c] {
-                    Some(col) => number(col)?,
-                    None => 0.0,
-                };
-                channels[6 * k + c].push(value);
+                if let Some(col) = cols[c] {
+                    values[k][c] = number(col)?;
+                }
             }
         }
         let segment = segment_col
@@ -200,38 +281,39 @@ pub fn from_reader<R: Read>(
                     segment_names.len() - 1
                 }
             });
-        segments.push(segment);
+        samples.push(Sample {
+            t: time,
+            pose: Pose::from_array(values[0]),
+            velocity: values[1],
+            acceleration: values[2],
+            segment,
+        });
     }
-    if t.is_empty() {
+    if samples.is_empty() {
         return Err(csv_error(
             file,
             1,
             "no data rows after the header: a trajectory needs at least one sample",
         ));
     }
-    for c in 0..6 {
-        if vel_cols[c].is_none() || acc_cols[c].is_none() {
-            let (v, a) = differentiate(&t, &channels[c]);
-            if vel_cols[c].is_none() {
-                channels[6 + c] = v;
-            }
-            if acc_cols[c].is_none() {
-                channels[12 + c] = a;
+    if (0..6).any(|c| vel_cols[c].is_none() || acc_cols[c].is_none()) {
+        // Missing derivatives, one channel at a time (two extra numbers per sample).
+        let t: Vec<f64> = samples.iter().map(|s| s.t).collect();
+        for c in 0..6 {
+            if vel_cols[c].is_none() || acc_cols[c].is_none() {
+                let x: Vec<f64> = samples.iter().map(|s| s.pose.to_array()[c]).collect();
+                let (v, a) = differentiate(&t, &x);
+                for (k, s) in samples.iter_mut().enumerate() {
+                    if vel_cols[c].is_none() {
+                        s.velocity[c] = v[k];
+                    }
+                    if acc_cols[c].is_none() {
+                        s.acceleration[c] = a[k];
+                    }
+                }
             }
         }
     }
-    let samples = (0..t.len())
-        .map(|i| {
-            let take = |base: usize| std::array::from_fn(|c| channels[base + c][i]);
-            Sample {
-                t: t[i],
-                pose: Pose::from_array(take(0)),
-                velocity: take(6),
-                acceleration: take(12),
-                segment: segments[i],
-            }
-        })
-        .collect();
     Ok(Trajectory {
         samples,
         segments: segment_names,

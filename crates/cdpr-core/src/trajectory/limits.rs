@@ -219,14 +219,24 @@ pub fn check(
 /// The trajectory played `factor` (≥ 1) times slower, sampled every `dt` from its start:
 /// positions by cubic Hermite interpolation of the original samples (exact at them, O(Δt⁴)
 /// between), velocities /factor, accelerations /factor².
-pub fn stretch(trajectory: &Trajectory, factor: f64, dt: f64) -> Trajectory {
+/// More than [`MAX_SAMPLES`](super::MAX_SAMPLES) samples is an error.
+pub fn stretch(
+    trajectory: &Trajectory,
+    factor: f64,
+    dt: f64,
+) -> Result<Trajectory, TrajectoryError> {
     let samples = &trajectory.samples;
     if samples.is_empty() {
-        return trajectory.clone();
+        return Ok(trajectory.clone());
     }
     let t0 = trajectory.start_time();
-    let steps = (trajectory.duration() * factor / dt - 1e-9).ceil().max(0.0) as usize;
-    let out = (0..=steps)
+    let count = super::sample_budget(
+        trajectory.duration() * factor,
+        dt,
+        "the time-scaled trajectory",
+        "dt, accel or jerk, or the trajectory",
+    )?;
+    let out = (0..count)
         .map(|n| {
             let t = t0 + n as f64 * dt;
             let tau = (t0 + (t - t0) / factor).min(t0 + trajectory.duration());
@@ -244,10 +254,10 @@ pub fn stretch(trajectory: &Trajectory, factor: f64, dt: f64) -> Trajectory {
             sample
         })
         .collect();
-    Trajectory {
+    Ok(Trajectory {
         samples: out,
         segments: trajectory.segments.clone(),
-    }
+    })
 }
 
 fn hermite(a: &Sample, b: &Sample, tau: f64, t: f64) -> Sample {
@@ -328,7 +338,7 @@ pub fn time_scale(
             rv.max(ra).max(rj.sqrt())
         };
         factor *= step.max(1.0) * 1.0001;
-        let scaled = stretch(trajectory, factor, dt);
+        let scaled = stretch(trajectory, factor, dt)?;
         check = self::check(robot, &scaled, limits)?;
         if check.ok {
             return Ok(TimeScaled {

@@ -56,10 +56,55 @@ pub enum TrajectoryError {
         value: String,
         reason: String,
     },
+    /// A file too large (or a line too long) to be a trajectory.
+    #[error("{file}: {message}")]
+    TooLarge { file: String, message: String },
     #[error("{0}")]
     Geometry(String),
     #[error("`{spec}` is neither a built-in trajectory ({known}) nor an existing CSV file")]
     UnknownName { spec: String, known: String },
+    /// A sampling that would hold more than [`MAX_SAMPLES`] samples.
+    #[error(
+        "{samples:.1e} samples ({what}: {duration} s every {dt} s); at most {max:.1e}: change {options}",
+        max = MAX_SAMPLES as f64
+    )]
+    TooManySamples {
+        samples: f64,
+        what: &'static str,
+        duration: f64,
+        dt: f64,
+        /// The options whose product is too large, as the user names them.
+        options: &'static str,
+    },
+}
+
+/// Most samples one trajectory may hold once built, read, time-scaled, perturbed or
+/// resampled: 5 million (5000 s at 1 ms; about 0.8 GB in memory). Every face (CLI, shadow,
+/// viewer) shares it.
+pub const MAX_SAMPLES: usize = 5_000_000;
+
+/// Number of samples of a grid from 0 to `duration` (inclusive) every `dt` s, when it is
+/// within [`MAX_SAMPLES`]; otherwise [`TrajectoryError::TooManySamples`] naming `what` is
+/// sampled and the `options` that set the product.
+pub fn sample_budget(
+    duration: f64,
+    dt: f64,
+    what: &'static str,
+    options: &'static str,
+) -> Result<usize, TrajectoryError> {
+    let steps = (duration / dt - 1e-9).ceil().max(0.0);
+    let samples = steps + 1.0;
+    if samples.is_finite() && samples <= MAX_SAMPLES as f64 {
+        Ok(samples as usize)
+    } else {
+        Err(TrajectoryError::TooManySamples {
+            samples,
+            what,
+            duration,
+            dt,
+            options,
+        })
+    }
 }
 
 /// A built-in trajectory by name (see [`BUILTINS`]), or else a CSV file (see [`csv`]).
@@ -186,6 +231,36 @@ impl Trajectory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn the_sample_budget_counts_the_grid_and_names_what_is_too_much() {
+        assert_eq!(sample_budget(1.0, 0.001, "x", "dt").expect("fits"), 1001);
+        assert_eq!(sample_budget(0.0, 0.001, "x", "dt").expect("fits"), 1);
+        let e = sample_budget(130.0, 1e-9, "sampling", "dt or speed").expect_err("too many");
+        let text = e.to_string();
+        assert!(
+            text.starts_with("1.3e11 samples (sampling: 130 s every 0.000000001 s)"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("at most 5.0e6: change dt or speed"),
+            "{text}"
+        );
+        assert!(sample_budget(f64::INFINITY, 1.0, "x", "dt").is_err());
+        assert!(sample_budget(1.0, 1e-300, "x", "dt").is_err());
+    }
+
+    #[test]
+    fn csv_reading_is_bounded_in_line_length() {
+        let endless = std::io::repeat(0u8).take(3 << 20);
+        let e = csv::from_reader(endless, "/dev/zero", &Default::default()).expect_err("refused");
+        assert!(
+            e.to_string()
+                .starts_with("/dev/zero: line 1 is longer than 1 MiB"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn sample_at_interpolates_and_holds() {

@@ -296,9 +296,14 @@ pub fn sample(plan: &Plan, spec: &MotionSpec, dt: f64) -> Result<Trajectory, Tra
     Ok(Trajectory { samples, segments })
 }
 
-fn grid(duration: f64, dt: f64) -> impl Iterator<Item = f64> {
-    let steps = (duration / dt - 1e-9).ceil().max(0.0) as usize;
-    (0..=steps).map(move |k| k as f64 * dt)
+fn grid(duration: f64, dt: f64) -> Result<impl Iterator<Item = f64>, TrajectoryError> {
+    let samples = super::sample_budget(
+        duration,
+        dt,
+        "sampling the motion",
+        "dt, speed, accel or jerk",
+    )?;
+    Ok((0..samples).map(move |k| k as f64 * dt))
 }
 
 fn sample_continuous(
@@ -316,7 +321,7 @@ fn sample_continuous(
         total += piece.length();
     }
     let last = plan.pieces.len() - 1;
-    Ok(grid(profile.duration, dt)
+    Ok(grid(profile.duration, dt)?
         .map(|t| {
             let st = profile.at(t);
             let k = starts.partition_point(|&s0| s0 <= st.s).saturating_sub(1);
@@ -375,7 +380,7 @@ fn sample_superposed(
     let duration = ends.iter().cloned().fold(0.0, f64::max);
     let start_pose = plan.start.to_array();
     let mut done = 0; // pieces finished: ends are increasing (overlaps never exceed a ramp)
-    Ok(grid(duration, dt)
+    Ok(grid(duration, dt)?
         .map(|t| {
             while done < ends.len() && t >= ends[done] {
                 done += 1;

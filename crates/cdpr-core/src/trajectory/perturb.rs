@@ -59,6 +59,12 @@ pub fn perturb(trajectory: &Trajectory, p: &Perturbation) -> Result<Trajectory, 
     let tau = p.lowpass_hz.map(|f| 1.0 / (std::f64::consts::TAU * f));
     let extra = p.delay + 5.0 * tau.unwrap_or(0.0);
     let t0 = trajectory.start_time();
+    super::sample_budget(
+        trajectory.duration() + extra,
+        dt,
+        "the perturbed copy at the input's sampling period",
+        "delay or lowpass",
+    )?;
     let steps = ((trajectory.duration() + extra) / dt).ceil() as usize;
     let times: Vec<f64> = (0..=steps).map(|k| t0 + k as f64 * dt).collect();
     // Exact discretisation of a first-order lag with a zero-order-held input.
@@ -100,6 +106,7 @@ pub fn perturb(trajectory: &Trajectory, p: &Perturbation) -> Result<Trajectory, 
         None => fine,
         Some(period) => {
             let end = fine.samples.last().map(|s| s.t).unwrap_or(t0);
+            super::sample_budget(end - t0, period, "the resampled copy", "resample")?;
             let count = ((end - t0) / period).floor() as usize;
             Trajectory {
                 samples: (0..=count)

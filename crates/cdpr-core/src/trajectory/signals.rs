@@ -276,6 +276,7 @@ fn sequence(
     let mut segments = Vec::new();
     let piece_len = kind.duration() + REST_BETWEEN;
     let total = REST_BETWEEN + piece_len * pieces.len() as f64;
+    super::sample_budget(total, dt, "sampling the identification signal", "dt")?;
     let n = (total / dt).round() as usize;
     let mut t = Vec::with_capacity(n + 1);
     let mut poses = Vec::with_capacity(n + 1);

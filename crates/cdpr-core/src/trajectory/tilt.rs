@@ -94,6 +94,15 @@ pub fn tilt(robot: &Robot, options: &BuiltinOptions) -> Result<Trajectory, Traje
         let profile = Profile::poly5(distance, &limits);
         let unit = delta / distance.max(f64::MIN_POSITIVE);
         let n = (profile.duration / options.dt).ceil().max(1.0) as usize;
+        if n as f64 + samples.len() as f64 >= super::MAX_SAMPLES as f64 {
+            return Err(TrajectoryError::TooManySamples {
+                samples: (t0 + profile.duration) / options.dt,
+                what: "sampling the tilt moves",
+                duration: t0 + profile.duration,
+                dt: options.dt,
+                options: "dt or speed",
+            });
+        }
         // The first move includes its start sample; later ones start after the previous end.
         let first = usize::from(!samples.is_empty());
         for k in first..=n {
