@@ -80,7 +80,9 @@ pub fn count_within(
 ) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
     move |text: &str| match text.trim().parse::<usize>() {
         Ok(n) if (min..=max).contains(&n) => Ok(n),
-        _ => Err(format!("must be a whole number from {min} to {max}, got {text}")),
+        _ => Err(format!(
+            "must be a whole number from {min} to {max}, got {text}"
+        )),
     }
 }
 

@@ -22,6 +22,33 @@ const RMS: RGBColor = RGBColor(255, 127, 14);
 const SHADE: RGBColor = RGBColor(120, 160, 220);
 const FONT: &str = "sans-serif";
 
+/// Largest |value| on a plot axis (in the axis' unit, e.g. mm).
+const AXIS_LIMIT: f64 = 1e12;
+
+/// The checked range of a plot axis from `lo` to `hi`: plotters' tick search never ends on an
+/// infinite or NaN range and stalls on absurd ones, so those are an error (naming `what`);
+/// an empty or sub-precision span is widened around its middle.
+pub(crate) fn checked_axis(
+    what: &str,
+    lo: f64,
+    hi: f64,
+) -> Result<std::ops::Range<f64>, Box<dyn Error>> {
+    let (lo, hi) = if hi < lo { (hi, lo) } else { (lo, hi) };
+    if !(lo.is_finite() && hi.is_finite() && lo.abs() <= AXIS_LIMIT && hi.abs() <= AXIS_LIMIT) {
+        return Err(format!(
+            "the {what} axis would span {lo:e} … {hi:e}: not a range a plot can show"
+        )
+        .into());
+    }
+    let mid = 0.5 * (lo + hi);
+    let min_span = (mid.abs() * 1e-9).max(1e-9);
+    Ok(if hi - lo < min_span {
+        mid - min_span / 2.0..mid + min_span / 2.0
+    } else {
+        lo..hi
+    })
+}
+
 /// Contiguous runs of one segment tag: (start time, end time, name).
 fn runs(aligned: &Alignment) -> Vec<(f64, f64, String)> {
     let mut out: Vec<(f64, f64, String)> = Vec::new();
@@ -192,7 +219,10 @@ where
             .margin_bottom(if last { 5 } else { 12 })
             .x_label_area_size(if last { 55 } else { 28 })
             .y_label_area_size(85)
-            .build_cartesian_2d(t0..t1.max(t0 + 1e-9), lo..top_y)?;
+            .build_cartesian_2d(
+                checked_axis("time", t0, t1)?,
+                checked_axis(name, lo, top_y)?,
+            )?;
         let mut mesh = chart.configure_mesh();
         mesh.y_desc(format!("{name} [mm]"))
             .label_style((FONT, 15))
@@ -251,7 +281,10 @@ where
         .margin_bottom(5)
         .x_label_area_size(55)
         .y_label_area_size(85)
-        .build_cartesian_2d(t0..t1.max(t0 + 1e-9), 0.0..top_y)?;
+        .build_cartesian_2d(
+            checked_axis("time", t0, t1)?,
+            checked_axis("3D error", 0.0, top_y)?,
+        )?;
     chart
         .configure_mesh()
         .x_desc("time [s]")
@@ -314,8 +347,8 @@ where
             .x_label_area_size(55)
             .y_label_area_size(75)
             .build_cartesian_2d(
-                xc - span / 2.0..xc + span / 2.0,
-                yc - span / 2.0..yc + span / 2.0,
+                checked_axis(names[i], xc - span / 2.0, xc + span / 2.0)?,
+                checked_axis(names[j], yc - span / 2.0, yc + span / 2.0)?,
             )?;
         chart
             .configure_mesh()
@@ -386,5 +419,38 @@ where
         "axes" => axes_plot(root, aligned, title),
         "error" => error_plot(root, aligned, comparison, title),
         _ => paths_plot(root, aligned, title),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axes_that_would_hang_the_tick_search_are_refused() {
+        for (lo, hi) in [
+            (0.0, f64::INFINITY),
+            (f64::NEG_INFINITY, 0.0),
+            (f64::NAN, 1.0),
+            (0.0, 1e308),
+            (-1e13, 0.0),
+        ] {
+            let e = checked_axis("x", lo, hi).expect_err("refused").to_string();
+            assert!(e.contains("the x axis"), "{e}");
+        }
+        assert_eq!(checked_axis("t", 2.0, 1.0).unwrap(), 1.0..2.0);
+        // An empty or sub-precision span is widened, and plotters' ticks come back.
+        for (lo, hi) in [(5.0, 5.0), (1e9, 1e9 + 1e-6), (0.0, 0.0)] {
+            let r = checked_axis("t", lo, hi).unwrap();
+            assert!(r.end > r.start && r.start <= lo && r.end >= hi, "{r:?}");
+            let mut svg = String::new();
+            let root = SVGBackend::with_string(&mut svg, (300, 200)).into_drawing_area();
+            let mut chart = ChartBuilder::on(&root)
+                .x_label_area_size(30)
+                .y_label_area_size(30)
+                .build_cartesian_2d(r.clone(), r)
+                .unwrap();
+            chart.configure_mesh().draw().unwrap();
+        }
     }
 }

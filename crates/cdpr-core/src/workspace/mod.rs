@@ -412,8 +412,8 @@ pub struct Slice {
     pub feasible: Vec<bool>,
 }
 
-/// `n_u` cells along the plane's first axis and as many along the second as keep the cells
-/// square (at least 4).
+/// `n_u` cells along the plane's first axis (4…1000) and as many along the second as keep
+/// the cells square (at least 4, at most 5 `n_u`).
 pub fn slice(
     robot: &Robot,
     region: &Aabb,
@@ -426,9 +426,13 @@ pub fn slice(
         Plane::Xy(_) => ((region.min.x, region.max.x), (region.min.y, region.max.y)),
         Plane::Xz(_) => ((region.min.x, region.max.x), (region.min.z, region.max.z)),
     };
-    let n_u = n_u.max(4);
+    let n_u = n_u.clamp(4, 1000);
     let h = (u_range.1 - u_range.0) / n_u as f64;
-    let n_v = (((v_range.1 - v_range.0) / h).round() as usize).max(4);
+    // Square cells, but never more than 5 rows per column (a needle of a region would
+    // otherwise ask for millions of cells).
+    let n_v = (((v_range.1 - v_range.0) / h)
+        .round()
+        .clamp(4.0, 5.0 * n_u as f64)) as usize;
     let edges = |(lo, hi): (f64, f64), n: usize| -> Vec<f64> {
         (0..=n)
             .map(|k| lo + (hi - lo) * k as f64 / n as f64)

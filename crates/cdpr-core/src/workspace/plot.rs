@@ -5,6 +5,7 @@
 //! where the plane cuts it. Axes in metres, equal scale on both axes of a panel.
 
 use super::{Plane, Slice};
+use crate::report::plots::checked_axis as axis;
 use crate::robot::Aabb;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -238,7 +239,7 @@ where
         .margin_right(10)
         .y_label_area_size(70)
         .caption("capacity [N]", (FONT, 17))
-        .build_cartesian_2d(0.0..1.0, lo..hi)?;
+        .build_cartesian_2d(0.0..1.0, axis("capacity", lo, hi)?)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -292,7 +293,7 @@ where
         .caption(caption(s.plane), (FONT, 20))
         .x_label_area_size(45)
         .y_label_area_size(65)
-        .build_cartesian_2d(u0..u1, v0..v1)?;
+        .build_cartesian_2d(axis("x", u0, u1)?, axis(v_name, v0, v1)?)?;
     let n_u = s.u_edges.len() - 1;
     chart.draw_series(
         s.capacity

@@ -13,6 +13,9 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// Largest |coordinate| of a region, m (cable robots span metres to hundreds of metres).
+pub const REGION_LIMIT_M: f64 = 1e4;
+
 /// What to compute. `None` fields take the robot file's values.
 #[derive(Debug, Clone)]
 pub struct WorkspaceRequest {
@@ -51,7 +54,9 @@ impl Default for WorkspaceRequest {
 pub enum WorkspaceError {
     #[error("--grid must be between 2 and 400 cells per axis, got {0}")]
     Grid(usize),
-    #[error("--region: each min must be below its max, got {min:?} … {max:?}")]
+    #[error(
+        "--region: each min must be at least 1 mm below its max, every coordinate within ±{REGION_LIMIT_M} m, got {min:?} … {max:?}"
+    )]
     Region { min: [f64; 3], max: [f64; 3] },
     #[error("--orientation must be an angle in [0, 90) degrees, got {0}")]
     Orientation(f64),
@@ -103,7 +108,10 @@ pub fn workspace_report(
         return Err(WorkspaceError::Grid(request.grid));
     }
     let region = request.region.unwrap_or_else(|| default_region(robot));
-    if (0..3).any(|k| region.min[k] >= region.max[k]) {
+    let inside = |v: f64| v.is_finite() && v.abs() <= REGION_LIMIT_M;
+    if (0..3).any(|k| {
+        !(inside(region.min[k]) && inside(region.max[k]) && region.max[k] - region.min[k] >= 1e-3)
+    }) {
         return Err(WorkspaceError::Region {
             min: region.min.into(),
             max: region.max.into(),
@@ -223,5 +231,17 @@ mod tests {
             ..WorkspaceRequest::default()
         });
         assert!(message.contains("--region"), "{message}");
+        // A region too far out to compute or draw (plotters' ticks never end on it).
+        for max in [1e300, f64::INFINITY, 2e4] {
+            let far = Aabb {
+                min: nalgebra::Vector3::new(0.0, 0.0, 0.0),
+                max: nalgebra::Vector3::new(max, 1.0, 1.0),
+            };
+            let message = run(WorkspaceRequest {
+                region: Some(far),
+                ..WorkspaceRequest::default()
+            });
+            assert!(message.contains("--region"), "{message}");
+        }
     }
 }

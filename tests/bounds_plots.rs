@@ -1,0 +1,213 @@
+//! Issue 15, area "plots": `report`, `workspace` and `surrogate fit` refuse absurd numbers by
+//! name in bounded time, the README's surrogate commands work, and the plots are readable.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `cdpr ARGS` under a 4 GB address-space limit, killed after `limit`: a hang or a
+/// runaway fails the test instead of eating the machine.
+fn bounded(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 4000000; exec "$0" "$@""#)
+        .arg(env!("CARGO_BIN_EXE_cdpr"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cdpr runs");
+    let started = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!(
+                "cdpr {args:?} still running after {limit:?} (killed); stderr: {}",
+                stderr(&o)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// Exit code 2 (clap's), one message naming `option` and `needle`.
+fn refused_by_clap(o: &Output, option: &str, needle: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    let e = stderr(o);
+    assert!(e.contains(option) && e.contains(needle), "{e}");
+}
+
+/// A reference trajectory (seed000 on uvigo8) and a copy with one x replaced by `value`.
+fn reference_and_bad(dir: &Path, value: &str) -> (PathBuf, PathBuf) {
+    let reference = dir.join("ref.csv");
+    let o = cdpr(&with(
+        "trajectory -r uvigo8 --name seed000 --out",
+        &[s(&reference)],
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&reference).expect("ref.csv");
+    let mut out = String::new();
+    for (k, line) in text.lines().enumerate() {
+        if k == 100 {
+            let mut cells: Vec<&str> = line.split(',').collect();
+            cells[1] = value;
+            out.push_str(&cells.join(","));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, out).expect("bad.csv");
+    (reference, bad)
+}
+
+// ------------------------------------------------------------------ 1. absurd plot ranges
+
+#[test]
+fn report_with_an_absurd_value_is_refused_in_bounded_time() {
+    let dir = scratch("bounds_plots_report_absurd");
+    for value in ["1e308", "-1e300", "1e12"] {
+        let (reference, bad) = reference_and_bad(&dir, value);
+        let out = dir.join(format!("report-{value}"));
+        let o = bounded(
+            &with(
+                "report --reference",
+                &[s(&reference), "--actual", s(&bad), "--out", s(&out)],
+            ),
+            Duration::from_secs(20),
+        );
+        assert_eq!(o.status.code(), Some(1), "{value}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("actual") && e.contains(" x ") && e.contains("t = "),
+            "{value}: the message names the series, axis and time: {e}"
+        );
+        assert_eq!(e.matches("error").count(), 1, "one error: {e}");
+    }
+}
+
+#[test]
+fn workspace_region_far_away_is_refused_by_name() {
+    let o = bounded(
+        &words("workspace -r uvigo8 --grid 4 --no-plot --region 0,0,0,1e300,1,1"),
+        Duration::from_secs(20),
+    );
+    assert_fails(&o, "--region");
+}
+
+// ------------------------------------------------------------------ 2. bounded options
+
+#[test]
+fn workspace_numbers_are_bounded_by_name() {
+    let limit = Duration::from_secs(20);
+    let cases: [(&str, &str, &str); 8] = [
+        (
+            "workspace -r keops --no-plot --step 1e-6",
+            "--step",
+            "got 1e-6",
+        ),
+        (
+            "workspace -r uvigo8 --no-plot --orientation 10 --levels 1000",
+            "--levels",
+            "got 1000",
+        ),
+        (
+            "workspace -r uvigo8 --no-plot --orientation 10 --levels 0",
+            "--levels",
+            "got 0",
+        ),
+        (
+            "workspace -r uvigo8 --no-plot --grid 100000",
+            "--grid",
+            "got 100000",
+        ),
+        ("workspace -r uvigo8 --no-plot --grid 1", "--grid", "got 1"),
+        (
+            "workspace -r uvigo8 --no-plot --orientation 1e9",
+            "--orientation",
+            "got 1e9",
+        ),
+        (
+            "workspace -r uvigo8 --no-plot --min-tension -5",
+            "--min-tension",
+            "got -5",
+        ),
+        (
+            "workspace -r uvigo8 --no-plot --min-tension nan",
+            "--min-tension",
+            "got nan",
+        ),
+    ];
+    for (line, option, needle) in cases {
+        let o = bounded(&words(line), limit);
+        refused_by_clap(&o, option, needle);
+    }
+}
+
+#[test]
+fn workspace_grid_budget_names_the_options() {
+    // Each option within its range, their product beyond the budget: refused at once by
+    // the library, naming both.
+    let o = bounded(
+        &words("workspace -r uvigo8 --no-plot --grid 400 --orientation 10 --levels 21"),
+        Duration::from_secs(20),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--grid 400") && e.contains("--levels 21") && e.contains("at most"),
+        "{e}"
+    );
+}
+
+#[test]
+fn linear_delta_cloud_budget_names_the_step() {
+    // A step within its range whose cloud would be too large for the budget.
+    let o = bounded(
+        &words("workspace -r keops --no-plot --step 1e-4"),
+        Duration::from_secs(20),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--step") && e.contains("points") && e.contains("at most"),
+        "{e}"
+    );
+}
+
+#[test]
+fn surrogate_fit_numbers_are_bounded_by_name() {
+    let limit = Duration::from_secs(20);
+    let base = "surrogate fit --robot uvigo8 --signals steps --out /nonexistent/x.toml";
+    let cases = [
+        ("--max-delay -1", "--max-delay", "got -1"),
+        ("--max-delay 1e9", "--max-delay", "got 1e9"),
+        ("--dt 0", "--dt", "got 0"),
+        ("--dt 1e-9", "--dt", "got 1e-9"),
+        ("--speed -1", "--speed", "got -1"),
+        ("--speed inf", "--speed", "got inf"),
+    ];
+    for (tail, option, needle) in cases {
+        let line = format!("{base} {tail}");
+        let o = bounded(&words(&line), limit);
+        refused_by_clap(&o, option, needle);
+    }
+    let o = bounded(
+        &words("surrogate validate --robot uvigo8 --surrogate x.toml --reference dsine --dt 10"),
+        limit,
+    );
+    refused_by_clap(&o, "--dt", "got 10");
+}
