@@ -211,3 +211,90 @@ fn surrogate_fit_numbers_are_bounded_by_name() {
     );
     refused_by_clap(&o, "--dt", "got 10");
 }
+
+// ------------------------------------------------------------------ 3. README surrogate fit
+
+/// `cdpr ARGS` in `dir` (the README's commands use relative file names).
+fn cdpr_in(dir: &Path, line: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cdpr"))
+        .args(words(line))
+        .current_dir(dir)
+        .output()
+        .expect("cdpr runs")
+}
+
+#[test]
+fn readme_surrogate_fit_on_a_recorded_run_works() {
+    let dir = scratch("bounds_plots_readme_surrogate");
+    // README, "Simulation": how run.csv is written.
+    let o = cdpr_in(
+        &dir,
+        "simulate -r uvigo8 -t seed000 --speed 0.4 --model elastic --control ideal --compensate --out run.csv --json",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // README, "Surrogate": the two commands on it.
+    let o = cdpr_in(
+        &dir,
+        "surrogate fit --robot uvigo8 --reference run.csv --out params.toml",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    // seed000 moves x, y and z; the rotations stay at zero: one warning names them.
+    assert_eq!(
+        e.matches("roll, pitch, yaw do not move in run.csv").count(),
+        1,
+        "{e}"
+    );
+    let out = stdout(&o);
+    assert!(out.contains("fitted 3 DOF(s) of uvigo8"), "{out}");
+    let params = std::fs::read_to_string(dir.join("params.toml")).expect("params.toml");
+    for dof in ["[x]", "[y]", "[z]"] {
+        assert!(params.contains(dof), "{dof} in {params}");
+    }
+    assert!(!params.contains("[roll]"), "{params}");
+    let o = cdpr_in(
+        &dir,
+        "surrogate validate --robot uvigo8 --surrogate params.toml --reference dsine,seed000",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("seed000"), "{}", stdout(&o));
+}
+
+#[test]
+fn surrogate_fit_warns_when_a_parameter_sits_on_its_bound() {
+    // README: a fit on chirp runs f_n to its 100 Hz bound.
+    let dir = scratch("bounds_plots_surrogate_bound");
+    let o = cdpr_in(
+        &dir,
+        "surrogate fit --robot uvigo8 --signals chirp --dofs x --model elastic --out p.toml --json",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("warning: x: f_n = ") && e.contains("sits on its search bound"),
+        "{e}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert!(v["warnings"][0].as_str().unwrap().contains("f_n"), "{v}");
+}
+
+#[test]
+fn a_fit_with_nothing_moving_is_one_clear_error() {
+    let dir = scratch("bounds_plots_surrogate_nothing");
+    let o = cdpr_in(
+        &dir,
+        "simulate -r uvigo8 -t seed000 --speed 0.4 --model elastic --control ideal --out run.csv",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = cdpr_in(
+        &dir,
+        "surrogate fit --robot uvigo8 --reference run.csv --dofs roll,yaw --out p.toml",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("none of the DOFs to fit (roll, yaw) moves"),
+        "{e}"
+    );
+    assert_eq!(e.matches("moves").count(), 1, "said once: {e}");
+}

@@ -356,8 +356,17 @@ pub struct ReportArgs {
 }
 
 pub fn report(a: ReportArgs) -> Result<ExitCode> {
+    // Stages of a long report (big CSVs): reading, comparing, drawing.
+    let bar = super::output::progress_bar("report");
+    let stage = |fraction: f64| {
+        if let Some(b) = &bar {
+            b.set_position((fraction * 1000.0) as u64);
+        }
+    };
     let (reference, actual) = a.inputs.load()?;
+    stage(0.3);
     let c = a.inputs.compare(&reference, &actual)?;
+    stage(0.5);
     let name = |p: &PathBuf| {
         p.file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -370,8 +379,11 @@ pub fn report(a: ReportArgs) -> Result<ExitCode> {
             name(&a.inputs.reference)
         )
     });
-    let files = report::write_report(&a.out, &reference, &actual, &c, &title)
-        .with_context(|| format!("writing the report into {}", a.out.display()))?;
+    let files = report::write_report(&a.out, &reference, &actual, &c, &title);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let files = files.with_context(|| format!("writing the report into {}", a.out.display()))?;
     if a.json {
         json(&json!({ "files": files, "metrics": c }))?;
     } else {
