@@ -298,3 +298,133 @@ fn a_fit_with_nothing_moving_is_one_clear_error() {
     );
     assert_eq!(e.matches("moves").count(), 1, "said once: {e}");
 }
+
+// ------------------------------------------------------------------ 5. readable plots
+
+/// The text elements of an SVG: (font-size, text).
+fn svg_texts(path: &Path) -> Vec<(f64, String)> {
+    let svg = std::fs::read_to_string(path).expect("svg");
+    let mut out = Vec::new();
+    for chunk in svg.split("<text").skip(1) {
+        let (attributes, rest) = chunk.split_once('>').expect("a text element");
+        let text = rest
+            .split("</text>")
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let size = attributes
+            .split("font-size=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .and_then(|s| s.parse::<f64>().ok())
+            .expect("font-size");
+        out.push((size, text));
+    }
+    out
+}
+
+fn svg_width(path: &Path) -> f64 {
+    let svg = std::fs::read_to_string(path).expect("svg");
+    svg.split("width=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .and_then(|s| s.parse().ok())
+        .expect("width")
+}
+
+/// No "-0", "-0.0", … tick labels; every text at least `min_size` (SVG units; plotters
+/// writes px / 1.24) on a figure at most 1800 wide.
+fn readable(path: &Path, min_size: f64) -> Vec<String> {
+    let texts = svg_texts(path);
+    assert!(!texts.is_empty(), "{}", path.display());
+    for (size, text) in &texts {
+        let negative_zero =
+            text.starts_with('-') && text[1..].parse::<f64>().map(|v| v == 0.0).unwrap_or(false);
+        assert!(!negative_zero, "{}: tick label `{text}`", path.display());
+        assert!(
+            *size >= min_size,
+            "{}: `{text}` at font-size {size} < {min_size}",
+            path.display()
+        );
+    }
+    assert!(svg_width(path) <= 1800.0, "{}", path.display());
+    texts.into_iter().map(|(_, t)| t).collect()
+}
+
+#[test]
+fn report_plots_are_readable_and_show_both_series() {
+    let dir = scratch("bounds_plots_report_svg");
+    let o = cdpr_in(
+        &dir,
+        "simulate -r uvigo8 -t seed000 --speed 0.4 --model elastic --control ideal --compensate --out run.csv",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = cdpr_in(
+        &dir,
+        "report --reference run.csv --reference-columns _cmd --actual run.csv --out rep",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for name in ["axes", "error", "paths"] {
+        let path = dir.join("rep").join(format!("{name}.svg"));
+        let texts = readable(&path, 19.0);
+        // The title names the run and what is compared, not file names.
+        assert!(
+            texts.iter().any(|t| t == "run: platform vs commanded"),
+            "{name}: {texts:?}"
+        );
+        assert!(
+            !texts.iter().any(|t| t.contains(".csv")),
+            "{name}: {texts:?}"
+        );
+    }
+    // The actual (blue) is drawn translucent over the wide translucent reference (red).
+    let svg = std::fs::read_to_string(dir.join("rep/axes.svg")).unwrap();
+    let curve = |colour: &str| {
+        svg.split("<polyline")
+            .skip(1)
+            .filter_map(|p| p.split("/>").next())
+            // The legend's sample line has 2 points; the curves have hundreds.
+            .filter(|p| p.contains(&format!("stroke=\"{colour}\"")) && p.len() > 500)
+            .map(|p| {
+                p.split("opacity=\"")
+                    .nth(1)
+                    .and_then(|s| s.split('"').next())
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .unwrap_or(1.0)
+            })
+            .collect::<Vec<_>>()
+    };
+    let (actual, reference) = (curve("#1F77B4"), curve("#D62728"));
+    assert_eq!(actual.len(), 3, "one actual curve per axis");
+    assert_eq!(reference.len(), 3, "one reference curve per axis");
+    assert!(
+        actual.iter().chain(&reference).all(|o| *o < 1.0),
+        "{actual:?} {reference:?}"
+    );
+}
+
+#[test]
+fn workspace_plot_is_readable_with_a_defined_colour_bar() {
+    let dir = scratch("bounds_plots_workspace_svg");
+    let plot = dir.join("ws.png");
+    let o = cdpr(&with("workspace -r uvigo8 --grid 8 --plot", &[s(&plot)]));
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(2),
+        "{}",
+        stderr(&o)
+    );
+    let texts = readable(&dir.join("ws.svg"), 19.0);
+    assert!(
+        texts
+            .iter()
+            .any(|t| t == "largest reachable minimum tension [N]"),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("uvigo8: wrench-feasible workspace")),
+        "{texts:?}"
+    );
+}

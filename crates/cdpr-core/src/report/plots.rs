@@ -21,6 +21,27 @@ const ERROR: RGBColor = RGBColor(44, 44, 44);
 const RMS: RGBColor = RGBColor(255, 127, 14);
 const SHADE: RGBColor = RGBColor(120, 160, 220);
 const FONT: &str = "sans-serif";
+/// The reference is a wide translucent band, the actual a narrower line drawn over it, so
+/// both stay visible where they coincide.
+const REFERENCE_ALPHA: f64 = 0.45;
+const ACTUAL_ALPHA: f64 = 0.9;
+
+/// A tick label for `v` on an axis spanning `span`: as many decimals as the tick spacing
+/// (about a tenth of the span) needs, and never "-0".
+pub(crate) fn tick_label(v: f64, span: f64) -> String {
+    let step = span / 8.0;
+    let decimals = if step.is_finite() && step > 0.0 {
+        (-step.log10().floor()).clamp(0.0, 9.0) as usize
+    } else {
+        1
+    };
+    let text = format!("{v:.decimals$}");
+    if text.parse::<f64>() == Ok(0.0) {
+        format!("{:.decimals$}", 0.0)
+    } else {
+        text
+    }
+}
 
 /// Largest |value| on a plot axis (in the axis' unit, e.g. mm).
 const AXIS_LIMIT: f64 = 1e12;
@@ -123,12 +144,12 @@ where
     let y = height as i32 / 2;
     area.draw_text(
         title,
-        &TextStyle::from((FONT, 24).into_font()).pos(text_anchor(HPos::Left)),
+        &TextStyle::from((FONT, 30).into_font()).pos(text_anchor(HPos::Left)),
         (15, y),
     )?;
     let mut x = width as i32 - 15;
     for (label, color) in entries.iter().rev() {
-        let style = TextStyle::from((FONT, 18).into_font()).pos(text_anchor(HPos::Right));
+        let style = TextStyle::from((FONT, 24).into_font()).pos(text_anchor(HPos::Right));
         let (w, _) = area.estimate_text_size(label, &style)?;
         area.draw_text(label, &style, (x, y))?;
         x -= w as i32 + 8;
@@ -166,7 +187,7 @@ where
         |(_, (t0, t1, _))| Rectangle::new([(*t0, lo), (*t1, hi)], SHADE.mix(0.22).filled()),
     ))?;
     if let Some(y) = label_y {
-        let style = TextStyle::from((FONT, 17).into_font())
+        let style = TextStyle::from((FONT, 24).into_font())
             .pos(Pos::new(HPos::Center, VPos::Center))
             .color(&BLACK);
         chart.draw_series(
@@ -186,7 +207,7 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let (top, body) = root.split_vertically(50);
+    let (top, body) = root.split_vertically(64);
     let lag = if aligned.lag_samples > 0 {
         format!(
             "actual, shifted back by the lag ({:.0} ms)",
@@ -217,16 +238,22 @@ where
             .margin_right(25)
             .margin_top(8)
             .margin_bottom(if last { 5 } else { 12 })
-            .x_label_area_size(if last { 55 } else { 28 })
-            .y_label_area_size(85)
+            .x_label_area_size(if last { 75 } else { 40 })
+            .y_label_area_size(115)
             .build_cartesian_2d(
                 checked_axis("time", t0, t1)?,
                 checked_axis(name, lo, top_y)?,
             )?;
+        let (fx, fy) = (
+            |v: &f64| tick_label(*v, t1 - t0),
+            |v: &f64| tick_label(*v, top_y - lo),
+        );
         let mut mesh = chart.configure_mesh();
-        mesh.y_desc(format!("{name} [mm]"))
-            .label_style((FONT, 15))
-            .axis_desc_style((FONT, 18))
+        mesh.x_label_formatter(&fx)
+            .y_label_formatter(&fy)
+            .y_desc(format!("{name} [mm]"))
+            .label_style((FONT, 24))
+            .axis_desc_style((FONT, 26))
             .light_line_style(WHITE.mix(0.0));
         if last {
             mesh.x_desc("time [s]");
@@ -235,9 +262,12 @@ where
         shade(&mut chart, &runs, (lo, top_y), Some(hi + (hi - lo) * 0.09))?;
         chart.draw_series(LineSeries::new(
             thin(t, &r, 2000),
-            REFERENCE.stroke_width(2),
+            REFERENCE.mix(REFERENCE_ALPHA).stroke_width(4),
         ))?;
-        chart.draw_series(LineSeries::new(thin(t, &a, 2000), ACTUAL.stroke_width(1)))?;
+        chart.draw_series(LineSeries::new(
+            thin(t, &a, 2000),
+            ACTUAL.mix(ACTUAL_ALPHA).stroke_width(2),
+        ))?;
     }
     root.present()?;
     Ok(())
@@ -253,7 +283,7 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let (top, body) = root.split_vertically(50);
+    let (top, body) = root.split_vertically(64);
     let rms = comparison.total.rms_3d * 1e3;
     let rms_label = format!("RMS 3D = {rms:.3} mm");
     header(
@@ -279,18 +309,20 @@ where
         .margin_right(25)
         .margin_top(8)
         .margin_bottom(5)
-        .x_label_area_size(55)
-        .y_label_area_size(85)
+        .x_label_area_size(75)
+        .y_label_area_size(115)
         .build_cartesian_2d(
             checked_axis("time", t0, t1)?,
             checked_axis("3D error", 0.0, top_y)?,
         )?;
     chart
         .configure_mesh()
+        .x_label_formatter(&|v| tick_label(*v, t1 - t0))
+        .y_label_formatter(&|v| tick_label(*v, top_y))
         .x_desc("time [s]")
         .y_desc("3D error [mm]")
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 18))
+        .label_style((FONT, 24))
+        .axis_desc_style((FONT, 26))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     shade(&mut chart, &runs(aligned), (0.0, top_y), Some(hi * 1.075))?;
@@ -312,7 +344,7 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let (top, body) = root.split_vertically(50);
+    let (top, body) = root.split_vertically(64);
     header(
         &top,
         title,
@@ -341,25 +373,32 @@ where
                     names[i].to_uppercase(),
                     names[j].to_uppercase()
                 ),
-                (FONT, 20),
+                (FONT, 26),
             )
             .margin(15)
-            .x_label_area_size(55)
-            .y_label_area_size(75)
+            .x_label_area_size(75)
+            .y_label_area_size(105)
             .build_cartesian_2d(
                 checked_axis(names[i], xc - span / 2.0, xc + span / 2.0)?,
                 checked_axis(names[j], yc - span / 2.0, yc + span / 2.0)?,
             )?;
         chart
             .configure_mesh()
+            .x_label_formatter(&|v| tick_label(*v, span))
+            .y_label_formatter(&|v| tick_label(*v, span))
+            .x_labels(6)
+            .y_labels(6)
             .x_desc(format!("{} [mm]", names[i]))
             .y_desc(format!("{} [mm]", names[j]))
-            .label_style((FONT, 15))
-            .axis_desc_style((FONT, 18))
+            .label_style((FONT, 24))
+            .axis_desc_style((FONT, 26))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
-        chart.draw_series(LineSeries::new(r, REFERENCE.stroke_width(2)))?;
-        chart.draw_series(LineSeries::new(a, ACTUAL.stroke_width(1)))?;
+        chart.draw_series(LineSeries::new(
+            r,
+            REFERENCE.mix(REFERENCE_ALPHA).stroke_width(4),
+        ))?;
+        chart.draw_series(LineSeries::new(a, ACTUAL.mix(ACTUAL_ALPHA).stroke_width(2)))?;
     }
     root.present()?;
     Ok(())
