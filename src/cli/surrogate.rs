@@ -1,6 +1,6 @@
 //! `surrogate fit|validate` and `simulate --model surrogate`: seed 004's digital-filter model.
 
-use super::args::{RobotArg, load_params};
+use super::args::{RobotArg, load_params, warn, within};
 use super::output::progress_bar;
 use super::output::{Table, json};
 use anyhow::{Context, Result, bail};
@@ -54,11 +54,11 @@ pub struct PhysicsArgs {
     /// Winch drive for generated reference runs.
     #[arg(long, value_enum, default_value = "length")]
     pub control: ControlMode,
-    /// Step of generated reference runs (and of the fit), s.
-    #[arg(long, default_value_t = 0.001, value_name = "S")]
+    /// Step of generated reference runs (and of the fit), s (1e-4 … 0.05).
+    #[arg(long, default_value_t = 0.001, value_name = "S", value_parser = within(1e-4, 0.05, "s"), allow_hyphen_values = true)]
     pub dt: f64,
-    /// Cruise speed of built-in trajectories used as references, m/s.
-    #[arg(long, default_value_t = 0.1, value_name = "M/S")]
+    /// Cruise speed of built-in trajectories used as references, m/s (0.001 … 5).
+    #[arg(long, default_value_t = 0.1, value_name = "M/S", value_parser = within(0.001, 5.0, "m/s"), allow_hyphen_values = true)]
     pub speed: f64,
     /// Generated reference runs: subtract the cables' pre-stretch f*/k from the commanded
     /// lengths (as `simulate --compensate`), so the platform lands on target.
@@ -100,8 +100,8 @@ pub struct FitArgs {
     /// Fit the static gain too (Nelder–Mead only; seed 004 fixes it at 1).
     #[arg(long)]
     pub fit_gain: bool,
-    /// Longest delay considered, s.
-    #[arg(long, default_value_t = 0.25, value_name = "S")]
+    /// Longest delay considered, s (0 … 2).
+    #[arg(long, default_value_t = 0.25, value_name = "S", value_parser = within(0.0, 2.0, "s"), allow_hyphen_values = true)]
     pub max_delay: f64,
     #[command(flatten)]
     pub physics: PhysicsArgs,
@@ -184,19 +184,23 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
                 setup.model(&robot)
             );
         }
-        let mut progress = |done: usize, total: usize| {
-            if !a.json {
-                eprintln!("  identification run {done}/{total} done");
-            }
+        let bar = progress_bar("identification runs");
+        let mut progress = |done: usize, total: usize| match &bar {
+            Some(b) => b.set_position((1000 * done / total.max(1)) as u64),
+            None if !a.json => eprintln!("  identification run {done}/{total} done"),
+            None => {}
         };
-        reference::identification_runs(
+        let runs = reference::identification_runs(
             &robot,
             &kinds,
             &dofs,
             &setup.run_options(&robot)?,
             &mut progress,
-        )
-        .context("identification runs")?
+        );
+        if let Some(b) = &bar {
+            b.finish_and_clear();
+        }
+        runs.context("identification runs")?
     } else {
         a.reference
             .iter()
@@ -207,10 +211,32 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
     let reach = setup.reachability(&robot);
     let reach_dyn = reach.as_deref().map(|r| r as &dyn Reachability);
     let started = std::time::Instant::now();
-    let (mut params, dof_reports) =
-        reference::fit_all(&robot.name, &rest, &runs, &dofs, &options, reach_dyn)
-            .context("fitting the surrogate")?;
+    let bar = progress_bar(&format!("fitting {} DOF(s)", dofs.len()));
+    let mut tick = |fraction: f64| {
+        if let Some(b) = &bar {
+            b.set_position((fraction * 1000.0) as u64);
+        }
+    };
+    let fitted = reference::fit_all_with_progress(
+        &robot.name,
+        &rest,
+        &runs,
+        &dofs,
+        &options,
+        reach_dyn,
+        &mut tick,
+    );
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let (mut params, dof_reports) = fitted.context("fitting the surrogate")?;
     let fit_s = started.elapsed().as_secs_f64();
+    let run_names: Vec<String> = runs.iter().map(|r| r.name.clone()).collect();
+    let mut warnings: Vec<String> = session::unfitted_warning(&dofs, &dof_reports, &run_names)
+        .into_iter()
+        .collect();
+    warnings.extend(session::bound_warnings(&dof_reports, &options, runs[0].dt));
+    warn(&warnings);
     params.method = Some(a.method.name().into());
     params.references = runs.iter().map(|r| r.name.clone()).collect();
     params
@@ -239,6 +265,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
         fit_s,
         dofs: dof_reports,
         validation,
+        warnings,
     };
     if a.json {
         json(&report)?;

@@ -368,22 +368,47 @@ pub struct ReportArgs {
 }
 
 pub fn report(a: ReportArgs) -> Result<ExitCode> {
+    // Stages of a long report (big CSVs): reading, comparing, drawing.
+    let bar = super::output::progress_bar("report");
+    let stage = |fraction: f64| {
+        if let Some(b) = &bar {
+            b.set_position((fraction * 1000.0) as u64);
+        }
+    };
     let (reference, actual) = a.inputs.load()?;
+    stage(0.3);
     let c = a.inputs.compare(&reference, &actual)?;
+    stage(0.5);
+    // The run's names (file stems, the CSVs carry no other), not file names; one run read
+    // twice (`--reference-columns _cmd`) is "run: platform vs commanded".
     let name = |p: &PathBuf| {
-        p.file_name()
+        p.file_stem()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| p.display().to_string())
     };
+    let (r, act) = (&a.inputs.reference, &a.inputs.actual);
     let title = a.title.clone().unwrap_or_else(|| {
-        format!(
-            "{} vs {}",
-            name(&a.inputs.actual),
-            name(&a.inputs.reference)
-        )
+        if r == act {
+            let role = |suffix: &str| match suffix {
+                "" => "platform".to_string(),
+                "_cmd" => "commanded".to_string(),
+                s => format!("{} columns", s.trim_start_matches('_')),
+            };
+            format!(
+                "{}: {} vs {}",
+                name(act),
+                role(&a.inputs.actual_columns),
+                role(&a.inputs.reference_columns)
+            )
+        } else {
+            format!("{} vs {}", name(act), name(r))
+        }
     });
-    let files = report::write_report(&a.out, &reference, &actual, &c, &title)
-        .with_context(|| format!("writing the report into {}", a.out.display()))?;
+    let files = report::write_report(&a.out, &reference, &actual, &c, &title);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let files = files.with_context(|| format!("writing the report into {}", a.out.display()))?;
     if a.json {
         json(&json!({ "files": files, "metrics": c }))?;
     } else {

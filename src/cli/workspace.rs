@@ -1,6 +1,6 @@
 //! `workspace`: the wrench-feasible workspace of a cable robot.
 
-use super::args::{Numbers, RobotArg, number_list};
+use super::args::{Numbers, RobotArg, count_within, number_list, within};
 use super::output::{json, progress_bar};
 use anyhow::{Result, bail};
 use cdpr_core::robot::{Aabb, Mechanism, Robot};
@@ -34,22 +34,22 @@ spherical-joint opening, arm clearance), which constraint fails where, and a plo
 pub struct WorkspaceArgs {
     #[command(flatten)]
     pub robot: RobotArg,
-    /// Cells per axis of the volume grid (N³ QPs).
-    #[arg(long, default_value_t = 30, value_name = "N")]
+    /// Cells per axis of the volume grid (N³ QPs), 2 … 400.
+    #[arg(long, default_value_t = 30, value_name = "N", value_parser = count_within(2, 400))]
     pub grid: usize,
     /// Region to grid: xmin,ymin,zmin,xmax,ymax,zmax in m (default: the robot's frame box).
     #[arg(long, value_parser = number_list, value_name = "BOX")]
     pub region: Option<Numbers>,
-    /// Orientation range required at each point: ±θ in degrees on roll, pitch and yaw.
-    #[arg(long, value_name = "DEG")]
+    /// Orientation range required at each point: ±θ in degrees on roll, pitch and yaw (0 … 89).
+    #[arg(long, value_name = "DEG", value_parser = within(0.0, 89.0, "degrees"), allow_hyphen_values = true)]
     pub orientation: Option<f64>,
-    /// Samples per angle of the orientation range (3: −θ, 0, θ).
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    /// Samples per angle of the orientation range (3: −θ, 0, θ), 2 … 21.
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = count_within(2, 21))]
     pub levels: usize,
     #[command(flatten)]
     pub bounds: super::kin::BoundsArg,
-    /// Minimum tension whose reachability is reported, N.
-    #[arg(long, default_value_t = 5.0, value_name = "N")]
+    /// Minimum tension whose reachability is reported, N (0 … 1e6).
+    #[arg(long, default_value_t = 5.0, value_name = "N", value_parser = within(0.0, 1e6, "N"), allow_hyphen_values = true)]
     pub min_tension: f64,
     /// Plot file (`.png`; an `.svg` is written next to it) or a directory
     /// (default: ./workspace-<robot>.png).
@@ -58,8 +58,9 @@ pub struct WorkspaceArgs {
     /// Do not draw the plot.
     #[arg(long)]
     pub no_plot: bool,
-    /// Linear delta: spacing of seed 002's point cloud in the required cylinder, m.
-    #[arg(long, default_value_t = 0.01, value_name = "M")]
+    /// Linear delta: spacing of seed 002's point cloud in the required cylinder, m
+    /// (1e-4 … 1; at most 2e6 cloud points).
+    #[arg(long, default_value_t = 0.01, value_name = "M", value_parser = within(1e-4, 1.0, "m"), allow_hyphen_values = true)]
     pub step: f64,
     /// Print one JSON object instead of a report.
     #[arg(long)]

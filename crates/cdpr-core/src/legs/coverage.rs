@@ -165,13 +165,12 @@ where
     let (z_lo, z_hi) = ((c.z_top - c.height) * 1e3, c.z_top * 1e3);
     let pad = 0.1 * (z_hi - z_lo);
     let panels = body.split_evenly((1, 2));
-    let failing_at = |p: &Vector3<f64>| {
-        coverage
-            .failing
-            .iter()
-            .find(|(q, _)| (q - p).norm() < 1e-12)
-            .map(|(_, v)| *v)
-    };
+    // The failing points are copies of cloud points: a set of their bits finds them in
+    // constant time (a scan per cloud point was quadratic in the cloud's size).
+    let bits = |p: &Vector3<f64>| [p.x.to_bits(), p.y.to_bits(), p.z.to_bits()];
+    let failing: std::collections::HashSet<[u64; 3]> =
+        coverage.failing.iter().map(|(q, _)| bits(q)).collect();
+    let failing_at = |p: &Vector3<f64>| failing.contains(&bits(p));
     for (k, panel) in panels.iter().enumerate() {
         let (x_range, y_range, x_desc, y_desc) = if k == 0 {
             (-r..r, -r..r, "x [mm]", "y [mm]")
@@ -186,7 +185,10 @@ where
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(65)
-            .build_cartesian_2d(x_range, y_range)?;
+            .build_cartesian_2d(
+                crate::report::plots::checked_axis("x", x_range.start, x_range.end)?,
+                crate::report::plots::checked_axis(y_desc, y_range.start, y_range.end)?,
+            )?;
         chart
             .configure_mesh()
             .x_desc(x_desc)
@@ -204,7 +206,7 @@ where
             coverage
                 .cloud
                 .iter()
-                .filter(|p| failing_at(p).is_none())
+                .filter(|p| !failing_at(p))
                 .map(|p| Circle::new(project(p), 2, colour(None).filled())),
         )?;
         let kinds = [

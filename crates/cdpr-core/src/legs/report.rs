@@ -18,6 +18,15 @@ pub enum LegsReportError {
         "--step {step}: the cloud spacing must be positive and at most the cylinder's radius ({radius} m)"
     )]
     Step { step: f64, radius: f64 },
+    #[error(
+        "--step {step} m: the cloud over the cylinder (radius {radius} m, height {height} m) would hold {points:.1e} points; at most {MAX_CLOUD_POINTS:.0e} — raise --step"
+    )]
+    Budget {
+        step: f64,
+        radius: f64,
+        height: f64,
+        points: f64,
+    },
     #[error("writing the plot {0}")]
     Plot(String),
 }
@@ -68,6 +77,9 @@ pub fn legs_ik(robot: &Robot, pose: &Pose, unit: AngleUnit) -> LegsIk {
     }
 }
 
+/// Largest point cloud `cdpr workspace` checks for a linear delta (a few seconds).
+pub const MAX_CLOUD_POINTS: f64 = 2e6;
+
 /// Seed 002's check of a linear delta: its point cloud over the required cylinder.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeltaWorkspace {
@@ -93,6 +105,17 @@ pub fn delta_workspace(
         return Err(LegsReportError::Step {
             step,
             radius: cylinder.radius,
+        });
+    }
+    // The cloud's size before it is built: (2 n_r + 1)² columns (a bound) × (n_z + 1) layers.
+    let columns = 2.0 * (cylinder.radius / step).floor() + 1.0;
+    let points = columns * columns * ((cylinder.height / step).round().max(1.0) + 1.0);
+    if points > MAX_CLOUD_POINTS {
+        return Err(LegsReportError::Budget {
+            step,
+            radius: cylinder.radius,
+            height: cylinder.height,
+            points,
         });
     }
     let c = coverage::coverage(delta, cylinder, step);

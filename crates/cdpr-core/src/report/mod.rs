@@ -4,7 +4,7 @@
 //! error over time, and the paths in three projections. The plots show exactly the pairs the
 //! metrics were computed on (actual resampled and shifted by the lag when it was removed).
 
-mod plots;
+pub(crate) mod plots;
 
 use crate::metrics::{self, Alignment, Comparison, Metrics, MetricsError};
 use crate::trajectory::Trajectory;
@@ -21,8 +21,53 @@ pub enum ReportError {
     },
     #[error("{file}: drawing the plot failed: {message}")]
     Plot { file: String, message: String },
+    /// A position or time too large to draw (a plot of it would be meaningless, and the
+    /// plotting library loops forever on an infinite axis).
+    #[error(
+        "the {series} trajectory's {what} is {value:e} {unit} at t = {t} s: beyond what a plot can show \
+         (|{what}| ≤ {limit:e} {unit}); check that row of the CSV"
+    )]
+    Range {
+        series: &'static str,
+        what: &'static str,
+        value: f64,
+        t: f64,
+        limit: f64,
+        unit: &'static str,
+    },
     #[error(transparent)]
     Metrics(#[from] MetricsError),
+}
+
+/// Largest |position| a report plots, m (a cable robot spans metres to hundreds of metres).
+pub const POSITION_LIMIT_M: f64 = 1e6;
+/// Largest |time| a report plots, s (about 30 years).
+pub const TIME_LIMIT_S: f64 = 1e9;
+
+/// Refuses a trajectory whose times or positions cannot be plotted (not finite or absurdly
+/// large), naming the series, the coordinate and the time.
+pub fn check_plottable(series: &'static str, trajectory: &Trajectory) -> Result<(), ReportError> {
+    for s in &trajectory.samples {
+        let bad = |what, value: f64, limit, unit| {
+            (!(value.is_finite() && value.abs() <= limit)).then_some(ReportError::Range {
+                series,
+                what,
+                value,
+                t: s.t,
+                limit,
+                unit,
+            })
+        };
+        let p = s.pose.position;
+        let found = bad("t", s.t, TIME_LIMIT_S, "s")
+            .or_else(|| bad("x", p.x, POSITION_LIMIT_M, "m"))
+            .or_else(|| bad("y", p.y, POSITION_LIMIT_M, "m"))
+            .or_else(|| bad("z", p.z, POSITION_LIMIT_M, "m"));
+        if let Some(e) = found {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// The files a report consists of.
@@ -53,6 +98,8 @@ pub fn write_report(
     title: &str,
 ) -> Result<ReportFiles, ReportError> {
     let dir = dir.as_ref();
+    check_plottable("reference", reference)?;
+    check_plottable("actual", actual)?;
     std::fs::create_dir_all(dir).map_err(io_error(dir))?;
     let lag = if comparison.lag_removed {
         comparison.lag_samples

@@ -21,6 +21,54 @@ const ERROR: RGBColor = RGBColor(44, 44, 44);
 const RMS: RGBColor = RGBColor(255, 127, 14);
 const SHADE: RGBColor = RGBColor(120, 160, 220);
 const FONT: &str = "sans-serif";
+/// The reference is a wide translucent band, the actual a narrower line drawn over it, so
+/// both stay visible where they coincide.
+const REFERENCE_ALPHA: f64 = 0.45;
+const ACTUAL_ALPHA: f64 = 0.9;
+
+/// A tick label for `v` on an axis spanning `span`: as many decimals as the tick spacing
+/// (about a tenth of the span) needs, and never "-0".
+pub(crate) fn tick_label(v: f64, span: f64) -> String {
+    let step = span / 8.0;
+    let decimals = if step.is_finite() && step > 0.0 {
+        (-step.log10().floor()).clamp(0.0, 9.0) as usize
+    } else {
+        1
+    };
+    let text = format!("{v:.decimals$}");
+    if text.parse::<f64>() == Ok(0.0) {
+        format!("{:.decimals$}", 0.0)
+    } else {
+        text
+    }
+}
+
+/// Largest |value| on a plot axis (in the axis' unit, e.g. mm).
+const AXIS_LIMIT: f64 = 1e12;
+
+/// The checked range of a plot axis from `lo` to `hi`: plotters' tick search never ends on an
+/// infinite or NaN range and stalls on absurd ones, so those are an error (naming `what`);
+/// an empty or sub-precision span is widened around its middle.
+pub(crate) fn checked_axis(
+    what: &str,
+    lo: f64,
+    hi: f64,
+) -> Result<std::ops::Range<f64>, Box<dyn Error>> {
+    let (lo, hi) = if hi < lo { (hi, lo) } else { (lo, hi) };
+    if !(lo.is_finite() && hi.is_finite() && lo.abs() <= AXIS_LIMIT && hi.abs() <= AXIS_LIMIT) {
+        return Err(format!(
+            "the {what} axis would span {lo:e} … {hi:e}: not a range a plot can show"
+        )
+        .into());
+    }
+    let mid = 0.5 * (lo + hi);
+    let min_span = (mid.abs() * 1e-9).max(1e-9);
+    Ok(if hi - lo < min_span {
+        mid - min_span / 2.0..mid + min_span / 2.0
+    } else {
+        lo..hi
+    })
+}
 
 /// Contiguous runs of one segment tag: (start time, end time, name).
 fn runs(aligned: &Alignment) -> Vec<(f64, f64, String)> {
@@ -96,12 +144,12 @@ where
     let y = height as i32 / 2;
     area.draw_text(
         title,
-        &TextStyle::from((FONT, 24).into_font()).pos(text_anchor(HPos::Left)),
+        &TextStyle::from((FONT, 30).into_font()).pos(text_anchor(HPos::Left)),
         (15, y),
     )?;
     let mut x = width as i32 - 15;
     for (label, color) in entries.iter().rev() {
-        let style = TextStyle::from((FONT, 18).into_font()).pos(text_anchor(HPos::Right));
+        let style = TextStyle::from((FONT, 24).into_font()).pos(text_anchor(HPos::Right));
         let (w, _) = area.estimate_text_size(label, &style)?;
         area.draw_text(label, &style, (x, y))?;
         x -= w as i32 + 8;
@@ -139,7 +187,7 @@ where
         |(_, (t0, t1, _))| Rectangle::new([(*t0, lo), (*t1, hi)], SHADE.mix(0.22).filled()),
     ))?;
     if let Some(y) = label_y {
-        let style = TextStyle::from((FONT, 17).into_font())
+        let style = TextStyle::from((FONT, 24).into_font())
             .pos(Pos::new(HPos::Center, VPos::Center))
             .color(&BLACK);
         chart.draw_series(
@@ -159,7 +207,7 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let (top, body) = root.split_vertically(50);
+    let (top, body) = root.split_vertically(64);
     let lag = if aligned.lag_samples > 0 {
         format!(
             "actual, shifted back by the lag ({:.0} ms)",
@@ -190,13 +238,22 @@ where
             .margin_right(25)
             .margin_top(8)
             .margin_bottom(if last { 5 } else { 12 })
-            .x_label_area_size(if last { 55 } else { 28 })
-            .y_label_area_size(85)
-            .build_cartesian_2d(t0..t1.max(t0 + 1e-9), lo..top_y)?;
+            .x_label_area_size(if last { 75 } else { 40 })
+            .y_label_area_size(115)
+            .build_cartesian_2d(
+                checked_axis("time", t0, t1)?,
+                checked_axis(name, lo, top_y)?,
+            )?;
+        let (fx, fy) = (
+            |v: &f64| tick_label(*v, t1 - t0),
+            |v: &f64| tick_label(*v, top_y - lo),
+        );
         let mut mesh = chart.configure_mesh();
-        mesh.y_desc(format!("{name} [mm]"))
-            .label_style((FONT, 15))
-            .axis_desc_style((FONT, 18))
+        mesh.x_label_formatter(&fx)
+            .y_label_formatter(&fy)
+            .y_desc(format!("{name} [mm]"))
+            .label_style((FONT, 24))
+            .axis_desc_style((FONT, 26))
             .light_line_style(WHITE.mix(0.0));
         if last {
             mesh.x_desc("time [s]");
@@ -205,9 +262,12 @@ where
         shade(&mut chart, &runs, (lo, top_y), Some(hi + (hi - lo) * 0.09))?;
         chart.draw_series(LineSeries::new(
             thin(t, &r, 2000),
-            REFERENCE.stroke_width(2),
+            REFERENCE.mix(REFERENCE_ALPHA).stroke_width(4),
         ))?;
-        chart.draw_series(LineSeries::new(thin(t, &a, 2000), ACTUAL.stroke_width(1)))?;
+        chart.draw_series(LineSeries::new(
+            thin(t, &a, 2000),
+            ACTUAL.mix(ACTUAL_ALPHA).stroke_width(2),
+        ))?;
     }
     root.present()?;
     Ok(())
@@ -223,7 +283,7 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let (top, body) = root.split_vertically(50);
+    let (top, body) = root.split_vertically(64);
     let rms = comparison.total.rms_3d * 1e3;
     let rms_label = format!("RMS 3D = {rms:.3} mm");
     header(
@@ -249,15 +309,20 @@ where
         .margin_right(25)
         .margin_top(8)
         .margin_bottom(5)
-        .x_label_area_size(55)
-        .y_label_area_size(85)
-        .build_cartesian_2d(t0..t1.max(t0 + 1e-9), 0.0..top_y)?;
+        .x_label_area_size(75)
+        .y_label_area_size(115)
+        .build_cartesian_2d(
+            checked_axis("time", t0, t1)?,
+            checked_axis("3D error", 0.0, top_y)?,
+        )?;
     chart
         .configure_mesh()
+        .x_label_formatter(&|v| tick_label(*v, t1 - t0))
+        .y_label_formatter(&|v| tick_label(*v, top_y))
         .x_desc("time [s]")
         .y_desc("3D error [mm]")
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 18))
+        .label_style((FONT, 24))
+        .axis_desc_style((FONT, 26))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     shade(&mut chart, &runs(aligned), (0.0, top_y), Some(hi * 1.075))?;
@@ -279,7 +344,7 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let (top, body) = root.split_vertically(50);
+    let (top, body) = root.split_vertically(64);
     header(
         &top,
         title,
@@ -308,25 +373,32 @@ where
                     names[i].to_uppercase(),
                     names[j].to_uppercase()
                 ),
-                (FONT, 20),
+                (FONT, 26),
             )
             .margin(15)
-            .x_label_area_size(55)
-            .y_label_area_size(75)
+            .x_label_area_size(75)
+            .y_label_area_size(105)
             .build_cartesian_2d(
-                xc - span / 2.0..xc + span / 2.0,
-                yc - span / 2.0..yc + span / 2.0,
+                checked_axis(names[i], xc - span / 2.0, xc + span / 2.0)?,
+                checked_axis(names[j], yc - span / 2.0, yc + span / 2.0)?,
             )?;
         chart
             .configure_mesh()
+            .x_label_formatter(&|v| tick_label(*v, span))
+            .y_label_formatter(&|v| tick_label(*v, span))
+            .x_labels(6)
+            .y_labels(6)
             .x_desc(format!("{} [mm]", names[i]))
             .y_desc(format!("{} [mm]", names[j]))
-            .label_style((FONT, 15))
-            .axis_desc_style((FONT, 18))
+            .label_style((FONT, 24))
+            .axis_desc_style((FONT, 26))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
-        chart.draw_series(LineSeries::new(r, REFERENCE.stroke_width(2)))?;
-        chart.draw_series(LineSeries::new(a, ACTUAL.stroke_width(1)))?;
+        chart.draw_series(LineSeries::new(
+            r,
+            REFERENCE.mix(REFERENCE_ALPHA).stroke_width(4),
+        ))?;
+        chart.draw_series(LineSeries::new(a, ACTUAL.mix(ACTUAL_ALPHA).stroke_width(2)))?;
     }
     root.present()?;
     Ok(())
@@ -386,5 +458,38 @@ where
         "axes" => axes_plot(root, aligned, title),
         "error" => error_plot(root, aligned, comparison, title),
         _ => paths_plot(root, aligned, title),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axes_that_would_hang_the_tick_search_are_refused() {
+        for (lo, hi) in [
+            (0.0, f64::INFINITY),
+            (f64::NEG_INFINITY, 0.0),
+            (f64::NAN, 1.0),
+            (0.0, 1e308),
+            (-1e13, 0.0),
+        ] {
+            let e = checked_axis("x", lo, hi).expect_err("refused").to_string();
+            assert!(e.contains("the x axis"), "{e}");
+        }
+        assert_eq!(checked_axis("t", 2.0, 1.0).unwrap(), 1.0..2.0);
+        // An empty or sub-precision span is widened, and plotters' ticks come back.
+        for (lo, hi) in [(5.0, 5.0), (1e9, 1e9 + 1e-6), (0.0, 0.0)] {
+            let r = checked_axis("t", lo, hi).unwrap();
+            assert!(r.end > r.start && r.start <= lo && r.end >= hi, "{r:?}");
+            let mut svg = String::new();
+            let root = SVGBackend::with_string(&mut svg, (300, 200)).into_drawing_area();
+            let mut chart = ChartBuilder::on(&root)
+                .x_label_area_size(30)
+                .y_label_area_size(30)
+                .build_cartesian_2d(r.clone(), r)
+                .unwrap();
+            chart.configure_mesh().draw().unwrap();
+        }
     }
 }

@@ -22,7 +22,7 @@ pub enum SurrogateError {
     Reference { name: String, message: String },
     #[error("physics run `{name}`: {source}")]
     Sim { name: String, source: SimError },
-    #[error("DOF {dof}: {source}")]
+    #[error("DOF {dof}")]
     Fit { dof: &'static str, source: FitError },
     #[error(transparent)]
     Params(#[from] ParamsError),
@@ -191,6 +191,8 @@ pub struct DofReport {
 }
 
 /// Fits every DOF of `dofs` on the runs that excite it (seed 004: each DOF on its own).
+/// A DOF whose demand moves in none of the runs is left out (not in the reports, absent from
+/// the parameters: the surrogate passes its demand through); no DOF moving at all is an error.
 /// All runs must share one period; `reach` applies the combination step to the inputs.
 pub fn fit_all(
     robot: &str,
@@ -199,6 +201,19 @@ pub fn fit_all(
     dofs: &[usize],
     options: &FitOptions,
     reach: Option<&dyn Reachability>,
+) -> Result<(SurrogateParams, Vec<DofReport>), SurrogateError> {
+    fit_all_with_progress(robot, rest, runs, dofs, options, reach, &mut |_| {})
+}
+
+/// [`fit_all`], reporting the fraction of DOFs done to `progress`.
+pub fn fit_all_with_progress(
+    robot: &str,
+    rest: &[f64; 6],
+    runs: &[ReferenceRun],
+    dofs: &[usize],
+    options: &FitOptions,
+    reach: Option<&dyn Reachability>,
+    progress: &mut dyn FnMut(f64),
 ) -> Result<(SurrogateParams, Vec<DofReport>), SurrogateError> {
     let Some(first) = runs.first() else {
         return Err(SurrogateError::Reference {
@@ -222,7 +237,8 @@ pub fn fit_all(
     let inputs: Vec<Vec<[f64; 6]>> = runs.iter().map(|r| r.combined_input(rest, reach)).collect();
     let mut params = SurrogateParams::empty(robot, dt, *rest);
     let mut reports = Vec::new();
-    for &dof in dofs {
+    for (done, &dof) in dofs.iter().enumerate() {
+        progress(done as f64 / dofs.len().max(1) as f64);
         let mut names = Vec::new();
         let mut used = Vec::new();
         for (run, input) in runs.iter().zip(&inputs) {
@@ -230,6 +246,9 @@ pub fn fit_all(
                 names.push(run.name.clone());
                 used.push(s);
             }
+        }
+        if used.is_empty() {
+            continue;
         }
         let fitted = fit::fit_dof(&used, dt, options).map_err(|source| SurrogateError::Fit {
             dof: DOF_NAMES[dof],
@@ -243,6 +262,23 @@ pub fn fit_all(
             dof: DOF_NAMES[dof],
             fit: fitted,
             references: names,
+        });
+    }
+    progress(1.0);
+    if reports.is_empty() {
+        return Err(SurrogateError::Reference {
+            name: runs
+                .iter()
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            message: format!(
+                "the demand of none of the DOFs to fit ({}) moves: nothing to fit",
+                dofs.iter()
+                    .map(|&d| DOF_NAMES[d])
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         });
     }
     Ok((params, reports))

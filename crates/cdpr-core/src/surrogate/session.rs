@@ -3,7 +3,7 @@
 //! prints (its `--json`).
 
 use super::reference::{DofReport, DofScore, ReferenceRun, SurrogateError};
-use super::{FitMethod, FitOptions, Reachability, dof_index};
+use super::{DOF_NAMES, FitMethod, FitOptions, Reachability, dof_index};
 use crate::robot::{Dof, Robot};
 use crate::sim::run::RunOptions;
 use crate::sim::{ControlMode, ModelKind, SimConfig};
@@ -151,6 +151,63 @@ pub fn fit_options(
     Ok(options)
 }
 
+/// Warnings for fitted parameters that sit on the edge of their search range (the optimum
+/// may lie beyond it): f_n and ζ at either bound, the delay at its longest, the gain (when
+/// fitted) at either bound.
+pub fn bound_warnings(reports: &[DofReport], options: &FitOptions, dt: f64) -> Vec<String> {
+    let on = |v: f64, bound: f64| (v - bound).abs() <= 1e-3 * bound.abs().max(1e-9);
+    let mut out = Vec::new();
+    for r in reports {
+        let q = r.fit.params;
+        let mut check = |name: &str, v: f64, (lo, hi): (f64, f64), unit: &str, both: bool| {
+            if on(v, hi) || (both && on(v, lo)) {
+                out.push(format!(
+                    "{}: {name} = {v} {unit} sits on its search bound ({lo} … {hi} {unit}); the best fit may lie beyond it",
+                    r.dof
+                ));
+            }
+        };
+        check(
+            "f_n",
+            q.natural_frequency_hz,
+            options.frequency_hz,
+            "Hz",
+            true,
+        );
+        check("ζ", q.damping, options.damping, "", true);
+        if options.fit_gain {
+            check("K", q.gain, options.gain, "", true);
+        }
+        if options.max_delay_s > 0.0 && q.delay_s >= options.max_delay_s - dt {
+            out.push(format!(
+                "{}: delay = {} s sits on --max-delay {} s; the best fit may lie beyond it",
+                r.dof, q.delay_s, options.max_delay_s
+            ));
+        }
+    }
+    out
+}
+
+/// The DOFs of `dofs` that were not fitted (their demand does not move in any reference), as
+/// one warning, or None when all were.
+pub fn unfitted_warning(dofs: &[usize], reports: &[DofReport], runs: &[String]) -> Option<String> {
+    let missing: Vec<&str> = dofs
+        .iter()
+        .map(|&d| DOF_NAMES[d])
+        .filter(|name| !reports.iter().any(|r| r.dof == *name))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} {} not move in {}: not fitted (the surrogate passes {} demand through)",
+        missing.join(", "),
+        if missing.len() == 1 { "does" } else { "do" },
+        runs.join(", "),
+        if missing.len() == 1 { "its" } else { "their" },
+    ))
+}
+
 /// One reference's scores.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Validation {
@@ -167,6 +224,8 @@ pub struct FitReport {
     pub fit_s: f64,
     pub dofs: Vec<DofReport>,
     pub validation: Vec<Validation>,
+    /// DOFs left unfitted, parameters on their search bounds.
+    pub warnings: Vec<String>,
 }
 
 #[cfg(test)]

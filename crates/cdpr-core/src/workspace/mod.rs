@@ -412,8 +412,27 @@ pub struct Slice {
     pub feasible: Vec<bool>,
 }
 
-/// `n_u` cells along the plane's first axis and as many along the second as keep the cells
-/// square (at least 4).
+/// The (columns, rows) of [`slice`]'s cells for `n_u` asked: `n_u` within 4…1000, rows keeping
+/// the cells square, at least 4 and at most 5 `n_u` (a needle of a region would otherwise ask
+/// for millions of cells).
+pub fn slice_cells(region: &Aabb, plane: Plane, n_u: usize) -> (usize, usize) {
+    let u_span = region.max.x - region.min.x;
+    let v_span = match plane {
+        Plane::Xy(_) => region.max.y - region.min.y,
+        Plane::Xz(_) => region.max.z - region.min.z,
+    };
+    let n_u = n_u.clamp(4, 1000);
+    let rows = (v_span / (u_span / n_u as f64)).round();
+    let n_v = if rows.is_finite() {
+        rows.clamp(4.0, 5.0 * n_u as f64) as usize
+    } else {
+        4
+    };
+    (n_u, n_v)
+}
+
+/// `n_u` cells along the plane's first axis (4…1000) and as many along the second as keep
+/// the cells square (at least 4, at most 5 `n_u`).
 pub fn slice(
     robot: &Robot,
     region: &Aabb,
@@ -426,9 +445,7 @@ pub fn slice(
         Plane::Xy(_) => ((region.min.x, region.max.x), (region.min.y, region.max.y)),
         Plane::Xz(_) => ((region.min.x, region.max.x), (region.min.z, region.max.z)),
     };
-    let n_u = n_u.max(4);
-    let h = (u_range.1 - u_range.0) / n_u as f64;
-    let n_v = (((v_range.1 - v_range.0) / h).round() as usize).max(4);
+    let (n_u, n_v) = slice_cells(region, plane, n_u);
     let edges = |(lo, hi): (f64, f64), n: usize| -> Vec<f64> {
         (0..=n)
             .map(|k| lo + (hi - lo) * k as f64 / n as f64)

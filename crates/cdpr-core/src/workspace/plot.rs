@@ -5,6 +5,7 @@
 //! where the plane cuts it. Axes in metres, equal scale on both axes of a panel.
 
 use super::{Plane, Slice};
+use crate::report::plots::{checked_axis as axis, tick_label};
 use crate::robot::Aabb;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -15,6 +16,8 @@ use std::path::{Path, PathBuf};
 type DrawResult = Result<(), Box<dyn Error>>;
 
 const FONT: &str = "sans-serif";
+/// What the colours of feasible cells mean.
+pub const COLOUR_BAR_LABEL: &str = "largest reachable minimum tension [N]";
 const BELOW_MIN: RGBColor = RGBColor(215, 215, 215);
 const NO_TENSIONS: RGBColor = RGBColor(150, 150, 150);
 const BOX: RGBColor = RGBColor(214, 39, 40);
@@ -101,8 +104,8 @@ pub fn write_slices(
 }
 
 const WIDTH: u32 = 1700;
-const HEADER: u32 = 60;
-const BAR: u32 = 150;
+const HEADER: u32 = 100;
+const BAR: u32 = 200;
 
 fn aspect(s: &Slice) -> f64 {
     let du = s.u_edges.last().unwrap_or(&1.0) - s.u_edges[0];
@@ -129,11 +132,11 @@ fn row_heights(slices: &[Slice]) -> Vec<u32> {
     let body = (WIDTH - BAR) as f64;
     let mut heights = Vec::new();
     if let Some(first) = xy.first() {
-        let w = body / xy.len() as f64 - 110.0;
-        heights.push((w * aspect(first) + 110.0) as u32);
+        let w = body / xy.len() as f64 - 130.0;
+        heights.push((w * aspect(first) + 130.0) as u32);
     }
     for s in xz {
-        heights.push(((body - 110.0) * aspect(s) + 110.0) as u32);
+        heights.push(((body - 130.0) * aspect(s) + 130.0) as u32);
     }
     heights
 }
@@ -192,9 +195,10 @@ where
     DB::ErrorType: 'static,
 {
     let (width, height) = area.dim_in_pixel();
-    let y = height as i32 / 2;
-    let left = TextStyle::from((FONT, 24).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-    area.draw_text(spec.title, &left, (15, y))?;
+    // Two rows: the title, then the legend (one row would overlap at these font sizes).
+    let left = TextStyle::from((FONT, 30).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    area.draw_text(spec.title, &left, (15, height as i32 / 4 + 2))?;
+    let y = 3 * height as i32 / 4;
     let entries: [(String, RGBColor, bool); 3] = [
         (
             format!("tensions exist, but not all ≥ {} N", spec.f_min),
@@ -207,7 +211,7 @@ where
     let mut x = width as i32 - 15;
     for (label, colour, filled) in entries.iter().rev() {
         let style =
-            TextStyle::from((FONT, 17).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+            TextStyle::from((FONT, 24).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
         let (w, _) = area.estimate_text_size(label, &style)?;
         area.draw_text(label, &style, (x, y))?;
         x -= w as i32 + 8;
@@ -236,15 +240,17 @@ where
         .margin_top(40)
         .margin_bottom(60)
         .margin_right(10)
-        .y_label_area_size(70)
-        .caption("capacity [N]", (FONT, 17))
-        .build_cartesian_2d(0.0..1.0, lo..hi)?;
+        .y_label_area_size(100)
+        .build_cartesian_2d(0.0..1.0, axis("capacity", lo, hi)?)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .disable_x_axis()
         .y_labels(8)
-        .label_style((FONT, 15))
+        .y_label_formatter(&|v| tick_label(*v, hi - lo))
+        .y_desc(COLOUR_BAR_LABEL)
+        .axis_desc_style((FONT, 24))
+        .label_style((FONT, 24))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     let steps = 200;
@@ -289,10 +295,10 @@ where
     let mut chart = ChartBuilder::on(area)
         .margin(8)
         .margin_right(20)
-        .caption(caption(s.plane), (FONT, 20))
-        .x_label_area_size(45)
-        .y_label_area_size(65)
-        .build_cartesian_2d(u0..u1, v0..v1)?;
+        .caption(caption(s.plane), (FONT, 26))
+        .x_label_area_size(70)
+        .y_label_area_size(100)
+        .build_cartesian_2d(axis("x", u0, u1)?, axis(v_name, v0, v1)?)?;
     let n_u = s.u_edges.len() - 1;
     chart.draw_series(
         s.capacity
@@ -314,8 +320,12 @@ where
         .configure_mesh()
         .x_desc("x [m]")
         .y_desc(v_name)
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 17))
+        .x_labels(6)
+        .y_labels(6)
+        .x_label_formatter(&|v| tick_label(*v, u1 - u0))
+        .y_label_formatter(&|v| tick_label(*v, v1 - v0))
+        .label_style((FONT, 24))
+        .axis_desc_style((FONT, 26))
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(BLACK.mix(0.12))
         .draw()?;

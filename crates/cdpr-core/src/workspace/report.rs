@@ -5,13 +5,21 @@
 use super::plot::{self, PlotError};
 use super::{
     BoxCheck, Grid, MinTensionReach, OrientationRange, Plane, VolumeEstimate, check_box,
-    default_region, feasible_set, min_tension_reach, slice,
+    default_region, feasible_set, min_tension_reach, slice, slice_cells,
 };
 use crate::robot::{Aabb, Robot, TensionBounds};
 use crate::statics::{StaticsError, tension_bounds};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
+
+/// Largest |coordinate| of a region, m (cable robots span metres to hundreds of metres).
+pub const REGION_LIMIT_M: f64 = 1e4;
+
+/// Largest number of pose checks (QPs, a plot cell counted as 21 for its LP) one request may
+/// ask for: about half a minute on two free cores at 1.5–4 µs a QP (measured on the shared
+/// machine under load: 7–16 µs). The README's `--grid 40 --orientation 10` example is 1.1e7.
+pub const MAX_POSE_CHECKS: f64 = 2e7;
 
 /// What to compute. `None` fields take the robot file's values.
 #[derive(Debug, Clone)]
@@ -51,10 +59,25 @@ impl Default for WorkspaceRequest {
 pub enum WorkspaceError {
     #[error("--grid must be between 2 and 400 cells per axis, got {0}")]
     Grid(usize),
-    #[error("--region: each min must be below its max, got {min:?} … {max:?}")]
+    #[error(
+        "--region: each min must be at least 1 mm below its max, every coordinate within ±{REGION_LIMIT_M} m, got {min:?} … {max:?}"
+    )]
     Region { min: [f64; 3], max: [f64; 3] },
     #[error("--orientation must be an angle in [0, 90) degrees, got {0}")]
     Orientation(f64),
+    #[error("--levels must be at least 2 (−θ and θ), got {0}")]
+    Levels(usize),
+    #[error(
+        "{options}: {checks:.1e} pose checks ({cells} grid cells and {plot_cells} plot cells × {orientations} orientations); at most {MAX_POSE_CHECKS:.0e} — {hint}"
+    )]
+    Budget {
+        options: String,
+        checks: f64,
+        cells: usize,
+        plot_cells: usize,
+        orientations: usize,
+        hint: String,
+    },
     #[error(transparent)]
     Bounds(#[from] StaticsError),
     #[error("creating {dir}")]
@@ -103,7 +126,10 @@ pub fn workspace_report(
         return Err(WorkspaceError::Grid(request.grid));
     }
     let region = request.region.unwrap_or_else(|| default_region(robot));
-    if (0..3).any(|k| region.min[k] >= region.max[k]) {
+    let inside = |v: f64| v.is_finite() && v.abs() <= REGION_LIMIT_M;
+    if (0..3).any(|k| {
+        !(inside(region.min[k]) && inside(region.max[k]) && region.max[k] - region.min[k] >= 1e-3)
+    }) {
         return Err(WorkspaceError::Region {
             min: region.min.into(),
             max: region.max.into(),
@@ -115,15 +141,72 @@ pub fn workspace_report(
     {
         return Err(WorkspaceError::Orientation(deg));
     }
+    if request.orientation_deg.is_some() && request.levels < 2 {
+        return Err(WorkspaceError::Levels(request.levels));
+    }
+    // The budget before any allocation: levels³ orientations at every cell.
+    let n_orient = match request.orientation_deg {
+        Some(_) if robot.dof == crate::robot::Dof::Six => (request.levels as f64).powi(3),
+        _ => 1.0,
+    };
+    let cells = request.grid.pow(3);
+    let ws = robot.workspace;
+    let n_u = (2 * request.grid).clamp(24, 120);
+    let c = ws.center();
+    let planes = [
+        Plane::Xy(ws.min.z),
+        Plane::Xy(c.z),
+        Plane::Xy(ws.max.z),
+        Plane::Xz(c.y),
+    ];
+    let plot_cells: usize = if request.plot.is_some() {
+        planes
+            .iter()
+            .map(|&p| {
+                let (u, v) = slice_cells(&region, p, n_u);
+                u * v
+            })
+            .sum()
+    } else {
+        0
+    };
+    let checks = n_orient * (cells as f64 + 21.0 * plot_cells as f64);
+    if checks > MAX_POSE_CHECKS {
+        return Err(WorkspaceError::Budget {
+            options: match request.orientation_deg {
+                Some(deg) => format!(
+                    "--grid {} with --orientation {deg} --levels {}",
+                    request.grid, request.levels
+                ),
+                None => format!("--grid {}", request.grid),
+            },
+            checks,
+            cells,
+            plot_cells,
+            orientations: n_orient as usize,
+            hint: format!(
+                "lower --grid{}{}",
+                if request.orientation_deg.is_some() {
+                    " or --levels"
+                } else {
+                    ""
+                },
+                if plot_cells > 0 {
+                    " (or --no-plot)"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
     let range = request.orientation_deg.map(|deg| OrientationRange {
         max_angle: deg.to_radians(),
-        levels: request.levels.max(2),
+        levels: request.levels,
     });
     let orientations = OrientationRange::samples(range.as_ref(), robot.dof);
     let started = Instant::now();
     let grid = Grid::cubic(region, request.grid);
     let set = feasible_set(robot, &grid, bounds, &orientations, progress);
-    let ws = robot.workspace;
     let workspace_box = check_box(robot, &ws, bounds, &orientations, 5);
     let min_tension = min_tension_reach(
         robot,
@@ -140,14 +223,6 @@ pub fn workspace_report(
             dir: dir.clone(),
             source,
         })?;
-        let c = ws.center();
-        let n_u = (2 * request.grid).clamp(24, 120);
-        let planes = [
-            Plane::Xy(ws.min.z),
-            Plane::Xy(c.z),
-            Plane::Xy(ws.max.z),
-            Plane::Xz(c.y),
-        ];
         let slices: Vec<_> = planes
             .iter()
             .map(|&plane| slice(robot, &region, plane, n_u, bounds, &orientations))
@@ -213,6 +288,22 @@ mod tests {
         assert!(r(|q| q.grid = 1).contains("--grid"));
         assert!(r(|q| q.grid = 401).contains("--grid"));
         assert!(r(|q| q.orientation_deg = Some(90.0)).contains("--orientation"));
+        let levels = |q: &mut WorkspaceRequest| {
+            q.orientation_deg = Some(10.0);
+            q.levels = 0;
+        };
+        assert!(r(levels).contains("--levels must be at least 2"));
+        let huge = |q: &mut WorkspaceRequest| {
+            q.grid = 400;
+            q.orientation_deg = Some(10.0);
+            q.levels = 21;
+        };
+        let message = r(huge);
+        assert!(
+            message.contains("--grid 400 with --orientation 10 --levels 21")
+                && message.contains("at most"),
+            "{message}"
+        );
         assert!(r(|q| q.f_min = Some(-1.0)).contains("--f-min"));
         let flat = Aabb {
             min: nalgebra::Vector3::new(0.0, 0.0, 0.5),
@@ -223,5 +314,17 @@ mod tests {
             ..WorkspaceRequest::default()
         });
         assert!(message.contains("--region"), "{message}");
+        // A region too far out to compute or draw (plotters' ticks never end on it).
+        for max in [1e300, f64::INFINITY, 2e4] {
+            let far = Aabb {
+                min: nalgebra::Vector3::new(0.0, 0.0, 0.0),
+                max: nalgebra::Vector3::new(max, 1.0, 1.0),
+            };
+            let message = run(WorkspaceRequest {
+                region: Some(far),
+                ..WorkspaceRequest::default()
+            });
+            assert!(message.contains("--region"), "{message}");
+        }
     }
 }
