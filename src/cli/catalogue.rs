@@ -3,7 +3,7 @@
 //! drift), `cdpr robots`, and shell completions.
 
 use super::output::{Table, json};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cdpr_core::robot::{BUILTIN_ROBOTS, Robot};
 use cdpr_core::trajectory::{BUILTINS, signals::SIGNALS};
 use clap::{Args, Command, ValueEnum};
@@ -125,23 +125,21 @@ impl Entry {
     }
 }
 
-/// `*.toml` in `dir` that declare a robot (a `name` and a `[platform]` or `kind` at least
-/// look like one); unreadable directories are skipped.
-fn robot_files(dir: &Path) -> Vec<PathBuf> {
+/// `*.toml` in `dir` that declare a robot (a `[platform]` or `[[cables]]` at least look like
+/// one), with their text, read once (and capped like every robot file); unreadable
+/// directories and files are skipped.
+fn robot_files(dir: &Path) -> Vec<(PathBuf, String)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut files: Vec<PathBuf> = entries
+    let mut files: Vec<(PathBuf, String)> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
-        .filter(|p| {
-            // Cargo.toml, rustfmt.toml, surrogate parameter files: not robots.
-            std::fs::read_to_string(p)
-                .map(|t| t.contains("[platform]") || t.contains("[[cables]]"))
-                .unwrap_or(false)
-        })
+        .filter_map(|p| Robot::read_file_text(&p).ok().map(|text| (p, text)))
+        // Cargo.toml, rustfmt.toml, surrogate parameter files: not robots.
+        .filter(|(_, text)| text.contains("[platform]") || text.contains("[[cables]]"))
         .collect();
-    files.sort();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
     files
 }
 
@@ -159,16 +157,15 @@ pub fn robots(a: RobotsArgs) -> Result<ExitCode> {
     dirs.extend(a.dir.iter().cloned());
     let mut seen = std::collections::BTreeSet::new();
     for dir in &dirs {
-        for file in robot_files(dir) {
+        for (file, text) in robot_files(dir) {
             let key = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
             // The shipped robots' own files (robots/ in the repository) are listed once.
-            let shipped = std::fs::read_to_string(&file)
-                .is_ok_and(|text| BUILTIN_ROBOTS.iter().any(|(_, t)| *t == text));
+            let shipped = BUILTIN_ROBOTS.iter().any(|(_, t)| *t == text);
             if shipped || !seen.insert(key) {
                 continue;
             }
             let shown = file.display().to_string();
-            let robot = Robot::from_file(&file).with_context(|| format!("reading {shown}"));
+            let robot = Robot::from_text(&text, &file).map_err(anyhow::Error::from);
             let stem = file
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())

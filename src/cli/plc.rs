@@ -53,8 +53,9 @@ pub struct PlcArgs {
     pub json: bool,
 }
 
-/// "10ms", "2 ms", "0.5s", "250us"; a bare number is seconds. Positive and at most a year.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+/// The number of seconds `text` says (`10ms`, `250us`/`250µs`, `5ns`, `0.5s` or bare seconds),
+/// unchecked: it may be negative, zero, huge or not finite.
+fn parse_seconds(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
         (n, 1e-3)
@@ -71,14 +72,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .trim()
         .parse()
         .map_err(|_| format!("`{text}` is not a duration (e.g. 10ms, 0.5s)"))?;
-    let seconds = value * scale;
-    if !seconds.is_finite() || seconds <= 0.0 {
-        return Err(format!("`{text}` must be a positive duration"));
-    }
-    if seconds > YEAR_S {
-        return Err(format!("`{text}` is longer than a year"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+    Ok(value * scale)
 }
 
 /// A year, s: the longest run or wait any option takes.
@@ -90,12 +84,12 @@ pub fn duration_within(
     max: Duration,
 ) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
     move |text: &str| {
-        let out_of_range = || format!("must be between {min:?} and {max:?}, got {text}");
-        match parse_duration(text) {
-            Ok(d) if (min..=max).contains(&d) => Ok(d),
-            Ok(_) => Err(out_of_range()),
-            Err(e) if e.contains("positive") || e.contains("year") => Err(out_of_range()),
-            Err(e) => Err(e),
+        let seconds = parse_seconds(text)?;
+        // NaN fails the range test as well.
+        if (min.as_secs_f64()..=max.as_secs_f64()).contains(&seconds) {
+            Ok(Duration::from_secs_f64(seconds))
+        } else {
+            Err(format!("must be between {min:?} and {max:?}, got {text}"))
         }
     }
 }
@@ -252,16 +246,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_parse_with_units() {
-        assert_eq!(parse_duration("10ms"), Ok(Duration::from_millis(10)));
-        assert_eq!(parse_duration("2 ms"), Ok(Duration::from_millis(2)));
-        assert_eq!(parse_duration("0.5s"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
-        assert!(parse_duration("-1ms").unwrap_err().contains("positive"));
-        assert!(
-            parse_duration("fast")
-                .unwrap_err()
-                .contains("not a duration")
-        );
+    fn durations_parse_with_units_within_their_range() {
+        let any = duration_within(Duration::from_nanos(1), Duration::from_secs(YEAR_S as u64));
+        assert_eq!(any("10ms"), Ok(Duration::from_millis(10)));
+        assert_eq!(any("2 ms"), Ok(Duration::from_millis(2)));
+        assert_eq!(any("0.5s"), Ok(Duration::from_millis(500)));
+        assert_eq!(any("0.5"), Ok(Duration::from_millis(500)));
+        assert_eq!(any("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(any("250µs"), Ok(Duration::from_micros(250)));
+        assert_eq!(any("5ns"), Ok(Duration::from_nanos(5)));
+        assert!(any("fast").unwrap_err().contains("not a duration"));
+        let short = duration_within(Duration::from_millis(10), Duration::from_secs(60));
+        for bad in ["-1ms", "0", "5ms", "61s", "1e300", "NaN", "inf", "-inf"] {
+            assert_eq!(
+                short(bad),
+                Err(format!("must be between 10ms and 60s, got {bad}")),
+                "{bad}"
+            );
+        }
+        assert_eq!(short("60s"), Ok(Duration::from_secs(60)));
+        assert_eq!(short("10ms"), Ok(Duration::from_millis(10)));
     }
 }

@@ -248,18 +248,27 @@ impl Robot {
     /// Reads and validates a robot file.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Robot, RobotFileError> {
         let path = path.as_ref();
+        let text = Robot::read_file_text(path)?;
+        Robot::from_text(&text, path)
+    }
+
+    /// The text of a robot file, refused past [`file::MAX_FILE_BYTES`] (a robot file is a
+    /// few kB: `/dev/zero` or a video is not read to the end).
+    pub fn read_file_text(path: &Path) -> Result<String, RobotFileError> {
         let file = path.display().to_string();
-        let text = read_capped(path, file::MAX_FILE_BYTES).map_err(|e| match e {
+        read_capped(path, file::MAX_FILE_BYTES).map_err(|e| match e {
             None => RobotFileError::TooLarge {
-                file: file.clone(),
+                file,
                 max: file::MAX_FILE_BYTES,
             },
-            Some(error) => RobotFileError::Io {
-                file: file.clone(),
-                error,
-            },
-        })?;
-        let mut robot = parse_robot(&text, &file)?;
+            Some(error) => RobotFileError::Io { file, error },
+        })
+    }
+
+    /// Parses and validates `text`, read from `path` (named in the errors, kept as the
+    /// robot's `path`).
+    pub fn from_text(text: &str, path: &Path) -> Result<Robot, RobotFileError> {
+        let mut robot = parse_robot(text, &path.display().to_string())?;
         robot.path = Some(path.to_path_buf());
         Ok(robot)
     }
