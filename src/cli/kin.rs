@@ -233,13 +233,16 @@ pub fn fk(a: FkArgs) -> Result<ExitCode> {
 
 // ---------------------------------------------------------------------------- tensions
 
+/// Largest tension bound, N: a robot file's `tension.max` range.
+const MAX_TENSION: f64 = 1e12;
+
 #[derive(Args, Debug, Clone, Copy)]
 pub struct BoundsArg {
-    /// Minimum tension in N (default: the robot file's).
-    #[arg(long, value_name = "N")]
+    /// Minimum tension in N (default: the robot file's; 0 to 1e12, a robot file's range).
+    #[arg(long, value_name = "N", value_parser = within(0.0, MAX_TENSION, "N"), allow_negative_numbers = true)]
     pub f_min: Option<f64>,
-    /// Maximum tension in N (default: the robot file's).
-    #[arg(long, value_name = "N")]
+    /// Maximum tension in N (default: the robot file's; 0 to 1e12).
+    #[arg(long, value_name = "N", value_parser = within(0.0, MAX_TENSION, "N"), allow_negative_numbers = true)]
     pub f_max: Option<f64>,
 }
 
