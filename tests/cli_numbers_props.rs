@@ -811,6 +811,8 @@ fn regressions() {
         // Periods each within range but not a whole multiple: the message named neither.
         ("plc", "task", "100µs"),
         ("plc", "nc", "1s"),
+        // Too few lengths: "1 lengths given but the robot has 4 cables" named no option.
+        ("fk", "lengths", "1"),
     ];
     let mut failures = Vec::new();
     for (path, long, value) in cases {
