@@ -623,6 +623,9 @@ fn threads() -> usize {
 fn the_catalogue_covers_every_subcommand_with_numbers() {
     let opts = catalogue();
     let files = files();
+    for o in opts {
+        eprintln!("{} --{} {:?}", o.path.join(" "), o.long, o.range);
+    }
     let mut missing: Vec<String> = opts
         .iter()
         .filter(|o| base(&o.path, files).is_none())
