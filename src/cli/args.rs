@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use cdpr_core::kinematics::{AngleUnit, Pose};
-use cdpr_core::robot::Robot;
+use cdpr_core::robot::{MASS_RANGE, Robot};
 use cdpr_core::sim::{ControlMode, ModelKind, SurrogateSetup};
 use cdpr_core::surrogate::SurrogateParams;
 use clap::Args;
@@ -112,8 +112,8 @@ pub struct RobotArg {
     #[arg(long, short = 'r', value_name = "ROBOT")]
     pub robot: String,
     /// Total moving mass in kg, replacing the file's (inertia scales with it); e.g. caroca's
-    /// 1 kg and 15 kg cases of seed 001.
-    #[arg(long, value_name = "KG")]
+    /// 1 kg and 15 kg cases of seed 001 (1e-6 to 1e6, a robot file's range).
+    #[arg(long, value_name = "KG", value_parser = within(MASS_RANGE.0, MASS_RANGE.1, "kg"))]
     pub payload: Option<f64>,
 }
 

@@ -166,7 +166,14 @@ const MAX_LENGTH: f64 = 1.0e4;
 
 /// Cable lengths from `option`: positive and at most [`MAX_LENGTH`] (the library checks the
 /// count and the rest against the robot).
-fn check_lengths(values: &[f64], option: &str) -> Result<()> {
+fn check_lengths(values: &[f64], option: &str, robot: &Robot) -> Result<()> {
+    if values.len() != robot.cables.len() {
+        bail!(
+            "{option}: {} lengths given but the robot has {} cables",
+            values.len(),
+            robot.cables.len()
+        );
+    }
     if let Some((k, v)) = values
         .iter()
         .enumerate()
@@ -203,7 +210,7 @@ pub struct FkArgs {
 
 pub fn fk(a: FkArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("fk")?;
-    check_lengths(&a.lengths, "--lengths")?;
+    check_lengths(&a.lengths, "--lengths", &robot)?;
     let options = FkOptions {
         guess: a.guess.as_ref().map(|g| a.angles.pose(g)),
         max_residual: a.max_residual,
@@ -233,13 +240,16 @@ pub fn fk(a: FkArgs) -> Result<ExitCode> {
 
 // ---------------------------------------------------------------------------- tensions
 
+/// Largest tension bound, N: a robot file's `tension.max` range.
+const MAX_TENSION: f64 = 1e12;
+
 #[derive(Args, Debug, Clone, Copy)]
 pub struct BoundsArg {
-    /// Minimum tension in N (default: the robot file's).
-    #[arg(long, value_name = "N")]
+    /// Minimum tension in N (default: the robot file's; 0 to 1e12, a robot file's range).
+    #[arg(long, value_name = "N", value_parser = within(0.0, MAX_TENSION, "N"), allow_negative_numbers = true)]
     pub f_min: Option<f64>,
-    /// Maximum tension in N (default: the robot file's).
-    #[arg(long, value_name = "N")]
+    /// Maximum tension in N (default: the robot file's; 0 to 1e12).
+    #[arg(long, value_name = "N", value_parser = within(0.0, MAX_TENSION, "N"), allow_negative_numbers = true)]
     pub f_max: Option<f64>,
 }
 
@@ -323,7 +333,7 @@ pub struct EquilibriumArgs {
 pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("equilibrium")?;
     let rest = if let Some(l0) = &a.rest_lengths {
-        check_lengths(l0, "--rest-lengths")?;
+        check_lengths(l0, "--rest-lengths", &robot)?;
         RestLengths::Given(l0.0.clone())
     } else if let Some(p) = &a.sag_at {
         RestLengths::SagAt(a.angles.pose(p))

@@ -2,7 +2,7 @@
 
 use super::args::{RobotArg, warn, within};
 use super::output::{StatusLine, Table, json};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use cdpr_ads::plc::{self, AmsNetId, DeviceIdentity, Runtime, ServerConfig, Timing};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
@@ -123,6 +123,15 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                 format!("the network of {}", a.listen.ip())
             }
         )]);
+    }
+    // The runtime refuses these too; here the message names the options.
+    let nc = a.nc.as_nanos();
+    if nc == 0 || a.task < a.nc || !a.task.as_nanos().is_multiple_of(nc) {
+        bail!(
+            "--task {:?} must be a whole multiple (≥ 1) of --nc {:?}",
+            a.task,
+            a.nc
+        );
     }
     let timing = Timing {
         task: a.task,
