@@ -197,3 +197,41 @@ fn report_titles_come_from_the_runs_and_commented_csvs_load_everywhere() {
         "{title}"
     );
 }
+
+#[test]
+fn surrogate_messages_name_the_model_and_round_the_bounds() {
+    let dir = scratch("report-titles-surrogate");
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    let run = dir.join("run.csv");
+    let o = cdpr(&with(
+        "simulate -r uvigo8 -t seed000 --speed 0.4 --model elastic --control ideal --compensate --out",
+        &[&s(&run)],
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A recorded run (with its description line) fits; the bounds it hits read plainly.
+    let o = cdpr(&with(
+        "surrogate fit --robot uvigo8 --reference",
+        &[&s(&run), "--out", &s(&dir.join("params.toml"))],
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("warning: z: f_n = 100 Hz sits on its search bound (0.1 … 100 Hz)"),
+        "{e}"
+    );
+    assert!(
+        e.contains("warning: z: ζ = 0.2 sits on its search bound (0.2 … 4);"),
+        "{e}"
+    );
+    // Generated runs: the model by its option name, not a Rust value.
+    let o = cdpr(&with(
+        "surrogate fit --robot uvigo8 --signals steps --dofs z --out",
+        &[&s(&dir.join("z.toml"))],
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("running 1 identification runs (steps on z, elastic model)"),
+        "{e}"
+    );
+}
