@@ -235,3 +235,28 @@ fn surrogate_messages_name_the_model_and_round_the_bounds() {
         "{e}"
     );
 }
+
+#[test]
+fn workspace_plots_keep_every_text_inside_and_the_legend_off_the_data() {
+    let dir = scratch("report-titles-workspace");
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    let ws = dir.join("ws.png");
+    let o = cdpr(&with("workspace -r uvigo8 --grid 6 --plot", &[&s(&ws)]));
+    assert!(o.status.code() == Some(0), "{}", stderr(&o));
+    assert_texts_inside(&dir.join("ws.svg"));
+    // keops' coverage plot: the legend on a header row, above the views (no text of it
+    // below the header), every text inside.
+    let keops = dir.join("keops.svg");
+    let o = cdpr(&with(
+        "workspace -r keops --step 0.02 --plot",
+        &[&s(&keops)],
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_texts_inside(&keops);
+    let svg = std::fs::read_to_string(&keops).expect("svg");
+    for (_, y, _, _, content) in texts(&svg) {
+        if content == "reachable" || content == "beyond the stroke" {
+            assert!(y < 96.0, "legend entry `{content}` at y {y}: inside a view");
+        }
+    }
+}
