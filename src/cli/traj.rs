@@ -424,7 +424,10 @@ pub fn report(a: ReportArgs) -> Result<ExitCode> {
             format!("{} vs {}", name(act), name(r))
         }
     });
-    let files = report::write_report(&a.out, &reference, &actual, &c, &title);
+    // Drawing: from 50 % to 100 % as the 6 plot files are written.
+    let files = report::write_report_with_progress(&a.out, &reference, &actual, &c, &title, &|f| {
+        stage(0.5 + 0.5 * f)
+    });
     if let Some(b) = &bar {
         b.finish_and_clear();
     }

@@ -448,12 +448,14 @@ fn plot_error(path: &Path, error: Box<dyn Error>) -> ReportError {
     }
 }
 
-/// Draws every plot as PNG and SVG into `dir`; returns the paths written.
+/// Draws every plot as PNG and SVG into `dir`, reporting the fraction of the 6 files written;
+/// returns the paths written.
 pub fn write_all(
     dir: &Path,
     aligned: &Alignment,
     comparison: &Comparison,
     title: &str,
+    progress: &dyn Fn(f64),
 ) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
     let sizes = [
@@ -476,6 +478,7 @@ pub fn write_all(
             };
             result.map_err(|e| plot_error(&path, e))?;
             written.push(path);
+            progress(written.len() as f64 / 6.0);
         }
     }
     Ok(written)
