@@ -140,6 +140,22 @@ fn report_titles_come_from_the_runs_and_commented_csvs_load_everywhere() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("samples"), "{}", stdout(&o));
 
+    // A perturbed copy says how it was perturbed.
+    let shadow = dir.join("shadow.csv");
+    let o = cdpr(&with(
+        "trajectory -r uvigo8 --delay 0.03 --lowpass 8 --offset 0,0,-0.0005 --resample 0.05 --name",
+        &[&s(&reference), "--out", &s(&shadow)],
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        first(&shadow),
+        format!(
+            "# cdpr trajectory: robot uvigo8, trajectory {}, perturbed copy (delay 0.03 s, \
+             low-pass 8 Hz, offset 0,0,-0.0005 m, resampled every 0.05 s)",
+            s(&reference)
+        )
+    );
+
     // The report's title: the runs' descriptions, not the file names.
     let o = cdpr(&with(
         "report --reference",

@@ -197,7 +197,25 @@ pub fn trajectory(a: TrajectoryArgs) -> Result<ExitCode> {
             } else {
                 ""
             },
-            if r.perturbed { ", perturbed copy" } else { "" },
+            if r.perturbed {
+                let mut how = Vec::new();
+                if let Some(d) = a.delay {
+                    how.push(format!("delay {d} s"));
+                }
+                if let Some(f) = a.lowpass {
+                    how.push(format!("low-pass {f} Hz"));
+                }
+                if let Some(o) = &a.offset {
+                    let o: Vec<String> = o.iter().map(|v| v.to_string()).collect();
+                    how.push(format!("offset {} m", o.join(",")));
+                }
+                if let Some(r) = a.resample {
+                    how.push(format!("resampled every {r} s"));
+                }
+                format!(", perturbed copy ({})", how.join(", "))
+            } else {
+                String::new()
+            },
         );
         trajectory::csv::write_described(out, &traj, Some(&description))
             .context("writing the trajectory")?;
