@@ -368,9 +368,13 @@ fn report_plots_are_readable_and_show_both_series() {
     for name in ["axes", "error", "paths"] {
         let path = dir.join("rep").join(format!("{name}.svg"));
         let texts = readable(&path, 19.0);
-        // The title names the run and what is compared, not file names.
+        // The title names the run (its description, on one or two lines) and what is
+        // compared, not file names.
         assert!(
-            texts.iter().any(|t| t == "run: platform vs commanded"),
+            texts.join(" ").contains(
+                "simulate: robot uvigo8, trajectory seed000, speed 0.4 m/s, model elastic, \
+                 control ideal, compensated, dt 0.001 s: platform vs commanded"
+            ),
             "{name}: {texts:?}"
         );
         assert!(

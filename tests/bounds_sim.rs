@@ -266,5 +266,5 @@ fn a_platform_that_falls_out_of_the_frame_is_an_error_and_slack_cables_are_named
         .expect("written")
         .lines()
         .count();
-    assert_eq!(rows, 1 + 3001);
+    assert_eq!(rows, 2 + 3001); // description, header, rows
 }

@@ -46,6 +46,12 @@ fn json_and_csv_outputs_follow_the_contract() {
 
     let text = std::fs::read_to_string(&csv_path).unwrap();
     let mut lines = text.lines();
+    // The run's description (a comment line), then the header.
+    let description = lines.next().unwrap();
+    assert!(
+        description.starts_with("# cdpr simulate: robot uvigo8"),
+        "{description}"
+    );
     let header = lines.next().unwrap();
     let mut expected =
         String::from("t,x_cmd,y_cmd,z_cmd,roll_cmd,pitch_cmd,yaw_cmd,x,y,z,roll,pitch,yaw");

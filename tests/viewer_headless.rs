@@ -22,7 +22,10 @@ fn simulate_csv(args: &[&str]) -> Vec<Vec<f64>> {
     all.extend(["--out", &out_s]);
     let o = cdpr(&all);
     assert!(o.status.success(), "cdpr {all:?}: {}", stderr(&o));
-    let mut reader = csv::Reader::from_path(&out).expect("csv");
+    let mut reader = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .from_path(&out)
+        .expect("csv");
     reader
         .records()
         .map(|r| {

@@ -9,10 +9,10 @@ use cdpr_core::sim::report::{
     self as sim_report, AngleErrors, CsvRecorder, RunDigest, SimulationReport, Tracking,
 };
 use cdpr_core::sim::run::{self, RunOptions};
-use cdpr_core::sim::{ChainConfig, ControlMode, SimConfig};
+use cdpr_core::sim::{ChainConfig, ControlMode, ModelKind, SimConfig};
 use cdpr_core::trajectory::{self, Trajectory};
-use clap::Args;
-use std::io::BufWriter;
+use clap::{Args, ValueEnum as _};
+use std::io::{BufWriter, Write as _};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -104,6 +104,23 @@ impl SimulateArgs {
     }
 }
 
+/// The run in words, for the first (comment) line of `--out`: what `report` titles it with.
+fn describe(a: &SimulateArgs, robot: &Robot, model: ModelKind, control: ControlMode) -> String {
+    let name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| {
+        v().map_or_else(|| "?".to_string(), |p| p.get_name().to_string())
+    };
+    format!(
+        "cdpr simulate: robot {}, trajectory {}, speed {} m/s, model {}, control {}{}, dt {} s",
+        robot.name,
+        a.trajectory,
+        a.speed,
+        name(&|| model.to_possible_value()),
+        name(&|| control.to_possible_value()),
+        if a.compensate { ", compensated" } else { "" },
+        a.dt
+    )
+}
+
 pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     // The wall time reported covers the whole command: loading, physics, writing, metrics.
     let started = Instant::now();
@@ -139,7 +156,12 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         Some(path) => {
             let file = std::fs::File::create(path)
                 .with_context(|| format!("creating {}", path.display()))?;
-            Some(CsvRecorder::new(BufWriter::new(file), &robot, &traj))
+            let mut out = BufWriter::new(file);
+            // The run describes itself on a first comment line (`report` titles come from it).
+            let line = trajectory::csv::description_line(&describe(&a, &robot, model, control));
+            out.write_all(line.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+            Some(CsvRecorder::new(out, &robot, &traj))
         }
         None => None,
     };

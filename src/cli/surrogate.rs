@@ -175,13 +175,17 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
         let total = kinds.len() * dofs.len();
         if !a.json {
             eprintln!(
-                "running {total} identification runs ({} on {}, {:?} model) …",
+                "running {total} identification runs ({} on {}, {} model) …",
                 a.signals.join(", "),
                 dofs.iter()
                     .map(|&d| DOF_NAMES[d])
                     .collect::<Vec<_>>()
                     .join(" "),
-                setup.model(&robot)
+                setup
+                    .model(&robot)
+                    .ok()
+                    .and_then(|m| clap::ValueEnum::to_possible_value(&m))
+                    .map_or_else(|| "?".to_string(), |p| p.get_name().to_string())
             );
         }
         let bar = progress_bar("identification runs");

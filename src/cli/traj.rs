@@ -183,7 +183,42 @@ pub fn trajectory(a: TrajectoryArgs) -> Result<ExitCode> {
     let (traj, mut r) = trajectory::report::prepare(&robot, &a.name, &a.options(), &preparation)?;
     warn(&r.warnings);
     if let Some(out) = &a.out {
-        trajectory::csv::write(out, &traj).context("writing the trajectory")?;
+        let description = format!(
+            "cdpr trajectory: robot {}, trajectory {}{}{}{}",
+            robot.name,
+            a.name,
+            if std::path::Path::new(&a.name).is_file() {
+                String::new()
+            } else {
+                format!(", speed {} m/s", a.speed)
+            },
+            if r.time_scale_factor.is_some() {
+                ", time-scaled"
+            } else {
+                ""
+            },
+            if r.perturbed {
+                let mut how = Vec::new();
+                if let Some(d) = a.delay {
+                    how.push(format!("delay {d} s"));
+                }
+                if let Some(f) = a.lowpass {
+                    how.push(format!("low-pass {f} Hz"));
+                }
+                if let Some(o) = &a.offset {
+                    let o: Vec<String> = o.iter().map(|v| v.to_string()).collect();
+                    how.push(format!("offset {} m", o.join(",")));
+                }
+                if let Some(r) = a.resample {
+                    how.push(format!("resampled every {r} s"));
+                }
+                format!(", perturbed copy ({})", how.join(", "))
+            } else {
+                String::new()
+            },
+        );
+        trajectory::csv::write_described(out, &traj, Some(&description))
+            .context("writing the trajectory")?;
         r.out = Some(out.clone());
     }
     if a.json {
@@ -359,7 +394,8 @@ pub struct ReportArgs {
     /// Directory to write metrics.json, report.md and the plots (PNG and SVG) into.
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: PathBuf,
-    /// Title of the report and its plots [default: "<actual> vs <reference>"].
+    /// Title of the report and its plots [default: "<actual> vs <reference>", each the run's
+    /// description from the CSV's first comment line, else the file's stem].
     #[arg(long)]
     pub title: Option<String>,
     /// Print one JSON object (the files written and the metrics) instead of text.
@@ -379,11 +415,13 @@ pub fn report(a: ReportArgs) -> Result<ExitCode> {
     stage(0.3);
     let c = a.inputs.compare(&reference, &actual)?;
     stage(0.5);
-    // The run's names (file stems, the CSVs carry no other), not file names; one run read
-    // twice (`--reference-columns _cmd`) is "run: platform vs commanded".
+    // The runs' descriptions (the CSV's first comment line, written by `simulate --out` and
+    // `trajectory --out`: "cdpr simulate: robot uvigo8, …"), else the file stems; one run
+    // read twice (`--reference-columns _cmd`) is "run: platform vs commanded".
     let name = |p: &PathBuf| {
-        p.file_stem()
-            .map(|n| n.to_string_lossy().into_owned())
+        trajectory::csv::read_description(p)
+            .map(|d| d.strip_prefix("cdpr ").map(str::to_string).unwrap_or(d))
+            .or_else(|| p.file_stem().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| p.display().to_string())
     };
     let (r, act) = (&a.inputs.reference, &a.inputs.actual);
@@ -404,7 +442,10 @@ pub fn report(a: ReportArgs) -> Result<ExitCode> {
             format!("{} vs {}", name(act), name(r))
         }
     });
-    let files = report::write_report(&a.out, &reference, &actual, &c, &title);
+    // Drawing: from 50 % to 100 % as the 6 plot files are written.
+    let files = report::write_report_with_progress(&a.out, &reference, &actual, &c, &title, &|f| {
+        stage(0.5 + 0.5 * f)
+    });
     if let Some(b) = &bar {
         b.finish_and_clear();
     }

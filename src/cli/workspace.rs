@@ -118,7 +118,16 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
         min_tension: a.min_tension,
         plot: (!a.no_plot).then(|| plot_target(&a, &robot)),
     };
-    let progress = progress_bar(&format!("feasibility of {}³ cells", a.grid));
+    // One bar over the whole job: the volume, the box and tension checks, the plotted slices.
+    let progress = progress_bar(&format!(
+        "workspace: {}³ cells{}",
+        a.grid,
+        if a.no_plot {
+            ""
+        } else {
+            " and 4 plotted slices"
+        }
+    ));
     let tick = |f: f64| {
         if let Some(b) = &progress {
             b.set_position((f * 1000.0) as u64);

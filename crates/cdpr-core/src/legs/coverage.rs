@@ -120,7 +120,7 @@ fn name(v: Option<Violation>) -> &'static str {
 /// Draws the check as a PNG (or SVG, by the file's extension): top view (x, y) and side view
 /// (x, z) of the cloud, failing points on top in their constraint's colour, in mm.
 pub fn plot(coverage: &Coverage, title: &str, path: &Path) -> Result<(), String> {
-    let size = (1400, 700);
+    let size = (1400, 760);
     let svg = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
@@ -149,7 +149,8 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let (top, body) = root.split_vertically(60);
+    // Header: the title, then the legend on its own row (outside the views: no point hidden).
+    let (top, body) = root.split_vertically(96);
     top.draw(&Text::new(
         format!(
             "{title}: {} of {} points reachable ({} mm cloud)",
@@ -157,9 +158,28 @@ where
             coverage.points,
             (coverage.step * 1e3).round()
         ),
-        (20, 18),
-        ("sans-serif", 24),
+        (20, 12),
+        ("sans-serif", 30),
     ))?;
+    let legend_style = TextStyle::from(("sans-serif", 22).into_font()).pos(
+        plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Left,
+            plotters::style::text_anchor::VPos::Center,
+        ),
+    );
+    let mut x = 30;
+    for v in [
+        None,
+        Some(Violation::Unreachable),
+        Some(Violation::Stroke),
+        Some(Violation::SphericalJoint),
+        Some(Violation::Clearance),
+    ] {
+        top.draw(&Circle::new((x, 70), 6, colour(v).filled()))?;
+        top.draw_text(name(v), &legend_style, (x + 14, 70))?;
+        let (w, _) = top.estimate_text_size(name(v), &legend_style)?;
+        x += 14 + w as i32 + 40;
+    }
     let c = &coverage.cylinder;
     let r = c.radius * 1e3 * 1.15;
     let (z_lo, z_hi) = ((c.z_top - c.height) * 1e3, c.z_top * 1e3);
@@ -180,19 +200,26 @@ where
         let mut chart = ChartBuilder::on(panel)
             .caption(
                 if k == 0 { "top view" } else { "side view" },
-                ("sans-serif", 20),
+                ("sans-serif", 26),
             )
             .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(65)
+            .margin_right(30)
+            .x_label_area_size(60)
+            .y_label_area_size(95)
             .build_cartesian_2d(
                 crate::report::plots::checked_axis("x", x_range.start, x_range.end)?,
                 crate::report::plots::checked_axis(y_desc, y_range.start, y_range.end)?,
             )?;
+        let tick = crate::report::plots::tick_label;
+        let (x_span, y_span) = (x_range.end - x_range.start, y_range.end - y_range.start);
         chart
             .configure_mesh()
             .x_desc(x_desc)
             .y_desc(y_desc)
+            .x_label_formatter(&|v| tick(*v, x_span))
+            .y_label_formatter(&|v| tick(*v, y_span))
+            .label_style(("sans-serif", 22))
+            .axis_desc_style(("sans-serif", 24))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         let project = |p: &Vector3<f64>| {
@@ -209,7 +236,7 @@ where
                 .filter(|p| !failing_at(p))
                 .map(|p| Circle::new(project(p), 2, colour(None).filled())),
         )?;
-        let kinds = [
+        let kinds: [Option<Violation>; 5] = [
             None,
             Some(Violation::Unreachable),
             Some(Violation::Stroke),
@@ -217,27 +244,14 @@ where
             Some(Violation::Clearance),
         ];
         for v in kinds.into_iter().skip(1) {
-            chart
-                .draw_series(
-                    coverage
-                        .failing
-                        .iter()
-                        .filter(|(_, w)| Some(*w) == v)
-                        .map(|(p, _)| Circle::new(project(p), 3, colour(v).filled())),
-                )?
-                .label(name(v))
-                .legend(move |(x, y)| Circle::new((x, y), 4, colour(v).filled()));
+            chart.draw_series(
+                coverage
+                    .failing
+                    .iter()
+                    .filter(|(_, w)| Some(*w) == v)
+                    .map(|(p, _)| Circle::new(project(p), 4, colour(v).filled())),
+            )?;
         }
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label(name(None))
-            .legend(|(x, y)| Circle::new((x, y), 4, colour(None).filled()));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()?;
     }
     root.present()?;
     Ok(())

@@ -97,6 +97,18 @@ pub fn write_report(
     comparison: &Comparison,
     title: &str,
 ) -> Result<ReportFiles, ReportError> {
+    write_report_with_progress(dir, reference, actual, comparison, title, &|_| {})
+}
+
+/// [`write_report`], reporting the fraction of the plot files written.
+pub fn write_report_with_progress(
+    dir: impl AsRef<Path>,
+    reference: &Trajectory,
+    actual: &Trajectory,
+    comparison: &Comparison,
+    title: &str,
+    progress: &dyn Fn(f64),
+) -> Result<ReportFiles, ReportError> {
     let dir = dir.as_ref();
     check_plottable("reference", reference)?;
     check_plottable("actual", actual)?;
@@ -115,7 +127,7 @@ pub fn write_report(
     })?;
     std::fs::write(&metrics_path, json + "\n").map_err(io_error(&metrics_path))?;
 
-    let plots = plots::write_all(dir, &aligned, comparison, title)?;
+    let plots = plots::write_all(dir, &aligned, comparison, title, progress)?;
 
     let markdown_path = dir.join("report.md");
     let text = markdown(comparison, &aligned, title);
@@ -236,4 +248,50 @@ pub fn markdown(comparison: &Comparison, aligned: &Alignment, title: &str) -> St
          SVG versions: `axes.svg`, `error.svg`, `paths.svg`; all numbers: `metrics.json` (SI, m)."
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinematics::Pose;
+    use crate::trajectory::Sample;
+
+    #[test]
+    fn writing_a_report_reports_each_plot_file_up_to_one() {
+        let track = |offset: f64| Trajectory {
+            samples: (0..200)
+                .map(|k| {
+                    let t = k as f64 * 0.01;
+                    Sample {
+                        t,
+                        pose: Pose::from_array([
+                            t.sin() * 0.1 + offset,
+                            t * 0.05,
+                            0.2,
+                            0.0,
+                            0.0,
+                            0.0,
+                        ]),
+                        velocity: [0.0; 6],
+                        acceleration: [0.0; 6],
+                        segment: None,
+                    }
+                })
+                .collect(),
+            segments: Vec::new(),
+        };
+        let (reference, actual) = (track(0.0), track(0.001));
+        let c = metrics::compare(&reference, &actual, &Default::default()).expect("compares");
+        let dir = std::env::temp_dir().join(format!("cdpr-report-progress-{}", std::process::id()));
+        let seen = std::cell::RefCell::new(Vec::new());
+        let files = write_report_with_progress(&dir, &reference, &actual, &c, "t", &|f| {
+            seen.borrow_mut().push(f)
+        })
+        .expect("written");
+        let seen = seen.into_inner();
+        assert_eq!(seen.len(), files.plots.len());
+        assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+        assert_eq!(seen.last().copied(), Some(1.0));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

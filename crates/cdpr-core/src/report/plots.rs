@@ -131,7 +131,10 @@ fn range(values: impl Iterator<Item = f64>, min_span: f64) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
-/// Header strip: title on the left, coloured legend entries on the right.
+/// Header strip: title on the left, coloured legend entries on the right. A title too long
+/// for the room the legend leaves is set smaller (down to 24 px), then on two lines (broken
+/// at " vs ", or after as many words as fit), the second shortened with "…" if it still does
+/// not fit: never drawn past the edge or under the legend.
 fn header<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     title: &str,
@@ -142,11 +145,6 @@ where
 {
     let (width, height) = area.dim_in_pixel();
     let y = height as i32 / 2;
-    area.draw_text(
-        title,
-        &TextStyle::from((FONT, 30).into_font()).pos(text_anchor(HPos::Left)),
-        (15, y),
-    )?;
     let mut x = width as i32 - 15;
     for (label, color) in entries.iter().rev() {
         let style = TextStyle::from((FONT, 24).into_font()).pos(text_anchor(HPos::Right));
@@ -158,6 +156,45 @@ where
             color.stroke_width(3),
         ))?;
         x -= 30 + 25;
+    }
+    // Room for the title: from the left margin to the legend, less a gap.
+    let room = (x - 15 - 20).max(100) as u32;
+    let style = |size: u32| TextStyle::from((FONT, size).into_font()).pos(text_anchor(HPos::Left));
+    let fits = |text: &str, size: u32| -> Result<bool, Box<dyn Error>> {
+        Ok(area.estimate_text_size(text, &style(size))?.0 <= room)
+    };
+    for size in [30, 26, 24] {
+        if fits(title, size)? {
+            area.draw_text(title, &style(size), (15, y))?;
+            return Ok(());
+        }
+    }
+    // Two lines at 24 px (the smallest text of the figures): at " vs " when both halves
+    // fit, else as many words as fit on the first.
+    let size = 24;
+    let lines = match title.find(" vs ") {
+        Some(k) if fits(&title[..k], size)? && fits(&title[k + 1..], size)? => {
+            vec![title[..k].to_string(), title[k + 1..].to_string()]
+        }
+        _ => {
+            let words: Vec<&str> = title.split(' ').collect();
+            let mut n = 1;
+            while n < words.len() && fits(&words[..n + 1].join(" "), size)? {
+                n += 1;
+            }
+            vec![words[..n].join(" "), words[n..].join(" ")]
+        }
+    };
+    for (k, line) in lines.iter().filter(|l| !l.is_empty()).enumerate() {
+        let mut text = line.to_string();
+        while !fits(&text, size)? && text.chars().count() > 1 {
+            text.pop();
+            text = text.trim_end().to_string();
+            text.pop();
+            text.push('…');
+        }
+        let line_y = y + (2 * k as i32 - 1) * 14;
+        area.draw_text(&text, &style(size), (15, line_y))?;
     }
     Ok(())
 }
@@ -411,12 +448,14 @@ fn plot_error(path: &Path, error: Box<dyn Error>) -> ReportError {
     }
 }
 
-/// Draws every plot as PNG and SVG into `dir`; returns the paths written.
+/// Draws every plot as PNG and SVG into `dir`, reporting the fraction of the 6 files written;
+/// returns the paths written.
 pub fn write_all(
     dir: &Path,
     aligned: &Alignment,
     comparison: &Comparison,
     title: &str,
+    progress: &dyn Fn(f64),
 ) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
     let sizes = [
@@ -439,6 +478,7 @@ pub fn write_all(
             };
             result.map_err(|e| plot_error(&path, e))?;
             written.push(path);
+            progress(written.len() as f64 / 6.0);
         }
     }
     Ok(written)

@@ -161,9 +161,20 @@ pub fn bound_warnings(reports: &[DofReport], options: &FitOptions, dt: f64) -> V
         let q = r.fit.params;
         let mut check = |name: &str, v: f64, (lo, hi): (f64, f64), unit: &str, both: bool| {
             if on(v, hi) || (both && on(v, lo)) {
+                // 4 significant digits (the optimiser lands a hair off a bound: 100.00000000000004)
+                // and no space before an empty unit.
+                let n = |x: f64| format!("{}", format!("{x:.3e}").parse::<f64>().unwrap_or(x));
+                let unit = if unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {unit}")
+                };
                 out.push(format!(
-                    "{}: {name} = {v} {unit} sits on its search bound ({lo} … {hi} {unit}); the best fit may lie beyond it",
-                    r.dof
+                    "{}: {name} = {}{unit} sits on its search bound ({} … {}{unit}); the best fit may lie beyond it",
+                    r.dof,
+                    n(v),
+                    n(lo),
+                    n(hi)
                 ));
             }
         };

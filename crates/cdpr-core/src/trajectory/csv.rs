@@ -10,6 +10,11 @@
 //!
 //! Writing produces all 20 columns with numbers in Rust's shortest round-trip form, so
 //! write∘read is the identity.
+//!
+//! Lines starting with `#` are comments, skipped wherever they are (pandas:
+//! `read_csv(path, comment="#")`). The files cdpr writes (`trajectory --out`, `simulate --out`)
+//! start with one: the run's description (`# cdpr simulate: robot uvigo8, trajectory seed000,
+//! …`), which [`read_description`] returns and `cdpr report` takes its titles from.
 
 use super::{Sample, Trajectory, TrajectoryError};
 use crate::kinematics::Pose;
@@ -27,6 +32,33 @@ pub struct CsvOptions {
     /// Appended to the pose and derivative column names (`_cmd` reads `x_cmd`, `vx_cmd`, …);
     /// `t` and `segment` are never suffixed.
     pub suffix: String,
+}
+
+/// The comment line that describes a run at the top of a CSV: `# ` and the description on
+/// one line (line breaks and other control characters become spaces), with its newline.
+pub fn description_line(description: &str) -> String {
+    let text: String = description
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("# {}\n", text.trim())
+}
+
+/// Longest description read back, bytes (the comment line of a run is ~100 bytes).
+const MAX_DESCRIPTION_BYTES: u64 = 4096;
+
+/// The run's description: the text of the file's first line when it is a comment (`# …`),
+/// trimmed; `None` when the file has none (or cannot be read: the reader reports that).
+pub fn read_description(path: impl AsRef<Path>) -> Option<String> {
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_DESCRIPTION_BYTES)
+        .read_to_end(&mut head)
+        .ok()?;
+    let line = head.split(|&b| b == b'\n').next()?;
+    let text = std::str::from_utf8(line.strip_prefix(b"#")?).ok()?.trim();
+    (!text.is_empty()).then(|| text.to_string())
 }
 
 /// Reads a trajectory from a CSV file.
@@ -158,12 +190,16 @@ pub fn from_reader<R: Read>(
         .has_headers(true)
         .trim(::csv::Trim::All)
         .flexible(false)
+        .comment(Some(b'#'))
         .from_reader(reader);
     let header = rdr.headers().map_err(|e| from_csv_crate(file, e))?.clone();
+    // The header's line, after any comment lines: the reader now stands past its newline. (A
+    // record's own position is where reading it began: before the comments it skipped.)
+    let header_line = rdr.position().line().saturating_sub(1).max(1);
     if header.is_empty() || header.iter().all(str::is_empty) {
         return Err(csv_error(
             file,
-            1,
+            header_line,
             "no header row: the first line must name the columns (t,x,y,z,…)",
         ));
     }
@@ -173,7 +209,7 @@ pub fn from_reader<R: Read>(
         if hits.next().is_some() {
             return Err(csv_error(
                 file,
-                1,
+                header_line,
                 format!("the column `{name}` appears more than once"),
             ));
         }
@@ -184,7 +220,7 @@ pub fn from_reader<R: Read>(
         find(&name)?.ok_or_else(|| {
             csv_error(
                 file,
-                1,
+                header_line,
                 format!(
                     "missing column `{name}` (the header has: {})",
                     header.iter().collect::<Vec<_>>().join(", ")
@@ -292,7 +328,7 @@ pub fn from_reader<R: Read>(
     if samples.is_empty() {
         return Err(csv_error(
             file,
-            1,
+            header_line,
             "no data rows after the header: a trajectory needs at least one sample",
         ));
     }
@@ -347,6 +383,16 @@ pub fn differentiate(t: &[f64], x: &[f64]) -> (Vec<f64>, Vec<f64>) {
 
 /// Writes a trajectory to a CSV file (creating or replacing it).
 pub fn write(path: impl AsRef<Path>, trajectory: &Trajectory) -> Result<(), TrajectoryError> {
+    write_described(path, trajectory, None)
+}
+
+/// Writes a trajectory to a CSV file (creating or replacing it), first the comment line of
+/// `description` when there is one (see [`description_line`]).
+pub fn write_described(
+    path: impl AsRef<Path>,
+    trajectory: &Trajectory,
+    description: Option<&str>,
+) -> Result<(), TrajectoryError> {
     let path = path.as_ref();
     let file = path.display().to_string();
     let io = |source| TrajectoryError::Io {
@@ -355,6 +401,14 @@ pub fn write(path: impl AsRef<Path>, trajectory: &Trajectory) -> Result<(), Traj
     };
     let out = std::fs::File::create(path).map_err(io)?;
     let mut buffered = std::io::BufWriter::new(out);
+    if let Some(d) = description {
+        buffered
+            .write_all(description_line(d).as_bytes())
+            .map_err(|source| TrajectoryError::Io {
+                file: file.clone(),
+                source,
+            })?;
+    }
     write_to(&mut buffered, trajectory, &file)?;
     buffered.flush().map_err(io)
 }
@@ -402,4 +456,47 @@ fn write_to<W: Write>(
         file: file.to_string(),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comment_lines_are_skipped_and_the_first_describes_the_run() {
+        let dir = std::env::temp_dir().join(format!("cdpr-csv-comment-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("run.csv");
+        let text = "# cdpr simulate: robot uvigo8, trajectory seed000\n\
+                    t,x,y,z\n0,1,2,3\n# a note between rows\n0.5,1.5,2,3\n";
+        std::fs::write(&path, text).expect("written");
+        let t = read(&path).expect("a commented CSV reads");
+        assert_eq!(t.samples.len(), 2);
+        assert_eq!(t.samples[1].t, 0.5);
+        assert_eq!(t.samples[1].pose.position.x, 1.5);
+        assert_eq!(
+            read_description(&path).as_deref(),
+            Some("cdpr simulate: robot uvigo8, trajectory seed000")
+        );
+        // Errors name the file's own line numbers, comments counted.
+        std::fs::write(&path, "# note\nt,x,y\n0,1,2\n").expect("written");
+        let e = read(&path).expect_err("no z").to_string();
+        assert!(e.contains("run.csv:2: missing column `z`"), "{e}");
+        std::fs::write(&path, "# note\nt,x,y,z\n0,1,2,3\n0.5,x,2,3\n").expect("written");
+        let e = read(&path).expect_err("not a number").to_string();
+        assert!(e.contains("run.csv:4: column `x`"), "{e}");
+        // Written with a description: read back identical, described.
+        let mut with = t.clone();
+        with.segments.clear();
+        write_described(&path, &with, Some("cdpr trajectory: seed000\non uvigo8")).expect("w");
+        let back = std::fs::read_to_string(&path).expect("read");
+        assert!(
+            back.starts_with("# cdpr trajectory: seed000 on uvigo8\nt,x,"),
+            "{back}"
+        );
+        assert_eq!(read(&path).expect("reads").samples, with.samples);
+        std::fs::write(&path, "t,x,y,z\n0,1,2,3\n").expect("written");
+        assert_eq!(read_description(&path), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

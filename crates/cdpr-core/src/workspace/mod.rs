@@ -286,6 +286,9 @@ pub(crate) fn parallel_map<T: Send>(
         .clamp(1, 8)
         .min(count.max(1));
     let done = AtomicUsize::new(0);
+    // About 500 reports a job (slices are only hundreds of expensive cells), at most every
+    // 256 cells.
+    let every = (count / 500).clamp(1, 256);
     let chunk = count.div_ceil(threads).max(1);
     let mut parts: Vec<Vec<T>> = Vec::new();
     std::thread::scope(|scope| {
@@ -298,7 +301,7 @@ pub(crate) fn parallel_map<T: Send>(
                     for index in range {
                         out.push(job(index));
                         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                        if n.is_multiple_of(256) {
+                        if n.is_multiple_of(every) {
                             progress(n as f64 / count as f64);
                         }
                     }
@@ -353,6 +356,7 @@ pub fn check_box(
     bounds: TensionBounds,
     orientations: &[Vector3<f64>],
     per_axis: usize,
+    progress: &(dyn Fn(f64) + Sync),
 ) -> BoxCheck {
     let n = per_axis.max(2);
     let at = |k: usize, lo: f64, hi: f64| lo + (hi - lo) * k as f64 / (n - 1) as f64;
@@ -370,7 +374,7 @@ pub fn check_box(
         let cap = capacity(robot, &Pose::from_position(p), bounds.max);
         (ok, cap)
     };
-    let results = parallel_map(n * n * n, &job, &|_| {});
+    let results = parallel_map(n * n * n, &job, progress);
     let infeasible = results.iter().filter(|(ok, _)| !ok).count();
     let (weakest, cap) = results
         .iter()
@@ -441,6 +445,19 @@ pub fn slice(
     bounds: TensionBounds,
     orientations: &[Vector3<f64>],
 ) -> Slice {
+    slice_with_progress(robot, region, plane, n_u, bounds, orientations, &|_| {})
+}
+
+/// [`slice`], reporting the fraction of its cells done.
+pub fn slice_with_progress(
+    robot: &Robot,
+    region: &Aabb,
+    plane: Plane,
+    n_u: usize,
+    bounds: TensionBounds,
+    orientations: &[Vector3<f64>],
+    progress: &(dyn Fn(f64) + Sync),
+) -> Slice {
     let (u_range, v_range) = match plane {
         Plane::Xy(_) => ((region.min.x, region.max.x), (region.min.y, region.max.y)),
         Plane::Xz(_) => ((region.min.x, region.max.x), (region.min.z, region.max.z)),
@@ -464,7 +481,7 @@ pub fn slice(
         let ok = pose_feasible(robot, &p, orientations, bounds);
         (cap, ok)
     };
-    let results = parallel_map(n_u * n_v, &job, &|_| {});
+    let results = parallel_map(n_u * n_v, &job, progress);
     Slice {
         plane,
         u_edges,

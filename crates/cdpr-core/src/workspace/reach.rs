@@ -97,7 +97,9 @@ fn intervals(ok: &dyn Fn(f64) -> bool, lo: f64, hi: f64, dz: f64) -> Vec<AxisInt
 }
 
 /// See the module comment. `axis_z` is the height range scanned on the central axis of `region`
-/// (x, y at its centre); `dz` the scan step before bisection.
+/// (x, y at its centre); `dz` the scan step before bisection; `progress` gets the fraction done.
+// The scan parameters are the analysis's knobs, each named at the one call in report.rs.
+#[allow(clippy::too_many_arguments)]
 pub fn min_tension_reach(
     robot: &Robot,
     region: &Aabb,
@@ -106,6 +108,7 @@ pub fn min_tension_reach(
     f_max: f64,
     columns: usize,
     dz: f64,
+    progress: &(dyn Fn(f64) + Sync),
 ) -> MinTensionReach {
     let c = region.center();
     let on_axis = |z: f64| cap_at(robot, c.x, c.y, z, f_max) >= f_min;
@@ -124,7 +127,10 @@ pub fn min_tension_reach(
             .map(|i| i.from_z);
         ([x, y], from)
     };
-    let column_from_z = parallel_map(n * n, &job, &|_| {});
+    progress(1.0 / (n * n + 1) as f64);
+    let column_from_z = parallel_map(n * n, &job, &|f| {
+        progress((1.0 + f * (n * n) as f64) / (n * n + 1) as f64)
+    });
     let everywhere_above_z = column_from_z
         .iter()
         .map(|(_, z)| *z)

@@ -5,7 +5,7 @@
 use super::plot::{self, PlotError};
 use super::{
     BoxCheck, Grid, MinTensionReach, OrientationRange, Plane, VolumeEstimate, check_box,
-    default_region, feasible_set, min_tension_reach, slice, slice_cells,
+    default_region, feasible_set, min_tension_reach, slice_cells, slice_with_progress,
 };
 use crate::robot::{Aabb, Robot, TensionBounds};
 use crate::statics::{StaticsError, tension_bounds};
@@ -116,7 +116,8 @@ pub struct WorkspaceReport {
     pub wall_s: f64,
 }
 
-/// Runs the analysis; `progress` gets the fraction of the volume's QPs done.
+/// Runs the analysis; `progress` gets the fraction of the whole job done (volume, box check,
+/// minimum-tension scans, slices and their drawing, weighted by their pose checks).
 pub fn workspace_report(
     robot: &Robot,
     request: &WorkspaceRequest,
@@ -206,8 +207,37 @@ pub fn workspace_report(
     let orientations = OrientationRange::samples(range.as_ref(), robot.dof);
     let started = Instant::now();
     let grid = Grid::cubic(region, request.grid);
-    let set = feasible_set(robot, &grid, bounds, &orientations, progress);
-    let workspace_box = check_box(robot, &ws, bounds, &orientations, 5);
+    // Progress over the whole job, each stage weighted by its pose checks (a capacity costs
+    // ~20 feasibility checks): the volume's cells, the box's 5³ points, the minimum-tension
+    // scans (5² columns and the axis, every 5 mm, then a bisection), the slices' cells, drawing.
+    const CAPACITY: f64 = 20.0;
+    let volume_work = cells as f64;
+    let box_work = 125.0 * (1.0 + CAPACITY);
+    let scan = |h: f64| (h / 0.005).clamp(1.0, 1e6) + 20.0;
+    let reach_work =
+        CAPACITY * (25.0 * scan(ws.max.z - ws.min.z) + scan(region.max.z - region.min.z));
+    let slice_work = (1.0 + CAPACITY) * plot_cells as f64;
+    let before = volume_work + box_work + reach_work + slice_work;
+    let drawing_work = 0.03 * before * (plot_cells > 0) as u8 as f64;
+    let total_work = before + drawing_work;
+    let stage = |done: f64, work: f64| {
+        move |f: f64| progress(((done + f.clamp(0.0, 1.0) * work) / total_work).min(0.999))
+    };
+    let set = feasible_set(
+        robot,
+        &grid,
+        bounds,
+        &orientations,
+        &stage(0.0, volume_work),
+    );
+    let workspace_box = check_box(
+        robot,
+        &ws,
+        bounds,
+        &orientations,
+        5,
+        &stage(volume_work, box_work),
+    );
     let min_tension = min_tension_reach(
         robot,
         &ws,
@@ -216,6 +246,7 @@ pub fn workspace_report(
         bounds.max,
         5,
         0.005,
+        &stage(volume_work + box_work, reach_work),
     );
     let mut plot_files = Vec::new();
     if let Some((dir, stem)) = &request.plot {
@@ -223,10 +254,23 @@ pub fn workspace_report(
             dir: dir.clone(),
             source,
         })?;
-        let slices: Vec<_> = planes
-            .iter()
-            .map(|&plane| slice(robot, &region, plane, n_u, bounds, &orientations))
-            .collect();
+        let mut done = volume_work + box_work + reach_work;
+        let mut slices = Vec::with_capacity(planes.len());
+        for &plane in &planes {
+            let (u, v) = slice_cells(&region, plane, n_u);
+            let work = (1.0 + CAPACITY) * (u * v) as f64;
+            let report = stage(done, work);
+            slices.push(slice_with_progress(
+                robot,
+                &region,
+                plane,
+                n_u,
+                bounds,
+                &orientations,
+                &report,
+            ));
+            done += work;
+        }
         let top = slices
             .iter()
             .flat_map(|s| s.capacity.iter().flatten())
@@ -249,6 +293,7 @@ pub fn workspace_report(
         };
         plot_files = plot::write_slices(dir, stem, &slices, &spec)?;
     }
+    progress(1.0);
     Ok(WorkspaceReport {
         robot: robot.name.clone(),
         region,
@@ -326,5 +371,50 @@ mod tests {
             });
             assert!(message.contains("--region"), "{message}");
         }
+    }
+
+    #[test]
+    fn progress_covers_the_slices_and_the_drawing_not_only_the_volume() {
+        let robot = crate::fixtures::uvigo8();
+        let dir = std::env::temp_dir().join(format!("cdpr-ws-progress-{}", std::process::id()));
+        let reports = std::sync::Mutex::new(Vec::new());
+        let started = Instant::now();
+        let request = WorkspaceRequest {
+            grid: 6,
+            plot: Some((dir.clone(), "ws".into())),
+            ..WorkspaceRequest::default()
+        };
+        let r = workspace_report(&robot, &request, &|f| {
+            if let Ok(mut v) = reports.lock() {
+                v.push((f, started.elapsed().as_secs_f64()));
+            }
+        })
+        .expect("runs");
+        let total = started.elapsed().as_secs_f64();
+        assert_eq!(r.plot.len(), 2);
+        let reports = reports.into_inner().expect("reports");
+        let (last, at) = *reports.last().expect("progress reported");
+        assert_eq!(last, 1.0, "ends at 100 %");
+        assert!(
+            reports[..reports.len() - 1]
+                .iter()
+                .all(|&(f, _)| (0.0..1.0).contains(&f))
+        );
+        // 100 % only when all is done: the slices (most of the pose checks at this grid)
+        // and the drawing come before it, and move the bar while they run.
+        assert!(
+            total - at < 0.1 * total + 0.05,
+            "100 % at {at:.2} s of {total:.2} s"
+        );
+        // And the bar moves all along: no stretch of a third of the run without a report.
+        let mut previous = 0.0;
+        for &(_, at) in &reports {
+            assert!(
+                at - previous < total / 3.0,
+                "no progress from {previous:.2} to {at:.2} s"
+            );
+            previous = at;
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

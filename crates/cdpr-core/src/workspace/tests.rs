@@ -89,7 +89,7 @@ fn feasibility_agrees_with_an_independent_statics_computation() {
 fn uvigo8_contains_seed000_test_box() {
     let robot = uvigo8();
     let zero = [Vector3::zeros()];
-    let check = check_box(&robot, &robot.workspace, robot.tension, &zero, 5);
+    let check = check_box(&robot, &robot.workspace, robot.tension, &zero, 5, &|_| {});
     assert!(check.contained, "{check:?}");
     assert_eq!(check.points, 125);
     // Independently, on the box's corners.
@@ -119,6 +119,7 @@ fn five_newton_threshold_is_where_the_independent_qp_switches() {
         robot.tension.max,
         3,
         0.01,
+        &|_| {},
     );
     // The box's bottom centre cannot keep 5 N (capacity ≈ 4.7 N), its top can.
     let bottom = reach.capacity_at_box_bottom_center.expect("capacity");
