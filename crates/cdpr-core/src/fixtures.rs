@@ -47,7 +47,10 @@ pub fn edited(text: &str, from: &str, to: &str) -> String {
 
 /// Header and rows (as text) of a CSV, e.g. a run's record.
 pub fn csv_rows(source: impl std::io::Read) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut r = csv::Reader::from_reader(source);
+    // `#` lines: the run's description `simulate`/`trajectory` write first.
+    let mut r = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .from_reader(source);
     let header = r
         .headers()
         .expect("a CSV header")
