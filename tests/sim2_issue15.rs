@@ -1,0 +1,54 @@
+//! Issue 15, the rest on simulate, trajectory, compare and number formats: the wall time and
+//! its split, one cause per error, one number format per quantity, bounded poses.
+
+mod common;
+use common::*;
+use std::time::Instant;
+
+/// The printed wall time is the whole command (loading, physics, output, metrics), and its
+/// split adds up to it.
+#[test]
+fn simulate_wall_time_covers_the_whole_process_and_its_split_adds_up() {
+    let dir = scratch("sim2_wall");
+    let out = dir.join("run.csv");
+    let started = Instant::now();
+    let v = json(&with(
+        "simulate -r uvigo8 -t seed000 --speed 0.4 --model elastic --json --out",
+        &[out.to_str().unwrap()],
+    ));
+    let process_s = started.elapsed().as_secs_f64();
+    let wall = v["wall_s"].as_f64().expect("wall_s");
+    // The process also starts up and exits (a few ms): the report covers all but that.
+    assert!(
+        wall <= process_s && wall >= 0.8 * process_s - 0.05,
+        "reported {wall} s, the process took {process_s} s"
+    );
+    let split = &v["wall_split"];
+    let parts: Vec<f64> = ["load_s", "physics_s", "output_s", "metrics_s", "other_s"]
+        .iter()
+        .map(|k| {
+            split[k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("wall_split.{k}: {split}"))
+        })
+        .collect();
+    assert!(parts.iter().all(|&p| p >= 0.0), "{split}");
+    let sum: f64 = parts.iter().sum();
+    assert!(
+        (sum - wall).abs() <= 1e-3 + 1e-3 * wall,
+        "{split} vs {wall}"
+    );
+    // The table says it too.
+    let o = cdpr(&words(
+        "simulate -r uvigo8 -t seed000 --speed 0.4 --model elastic",
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("wall time "))
+        .unwrap_or_else(|| panic!("no wall time line in\n{text}"));
+    for part in ["physics", "metrics", "output", "loading"] {
+        assert!(line.contains(part), "{line}");
+    }
+}
