@@ -93,6 +93,30 @@ fn short(x: f64) -> String {
     if exp.len() < plain.len() { exp } else { plain }
 }
 
+/// Wraps `error` in "`what` `name`" context, or just "`what`" when its message already names
+/// `name` (a file or a robot): every name and cause is printed once ("loading robot:
+/// no robot file `x.toml` …", not "loading robot `x.toml`: no robot file `x.toml` …").
+pub fn naming<E>(error: E, what: &str, name: &str) -> anyhow::Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let names_it = {
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+        let mut found = false;
+        while let Some(e) = cause {
+            found |= e.to_string().contains(name);
+            cause = e.source();
+        }
+        found
+    };
+    let e = anyhow::Error::new(error);
+    if names_it {
+        e.context(what.to_string())
+    } else {
+        e.context(format!("{what} `{name}`"))
+    }
+}
+
 /// Parses "x,y,z" or "x,y,z,roll,pitch,yaw".
 pub fn pose_list(text: &str) -> Result<Numbers, String> {
     let values = number_vec(text)?;
@@ -120,7 +144,7 @@ pub struct RobotArg {
 impl RobotArg {
     pub fn load(&self) -> Result<Robot> {
         let robot =
-            Robot::load(&self.robot).with_context(|| format!("loading robot `{}`", self.robot))?;
+            Robot::load(&self.robot).map_err(|e| naming(e, "loading robot", &self.robot))?;
         self.with_payload(robot)
     }
 

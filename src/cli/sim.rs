@@ -100,7 +100,7 @@ impl SimulateArgs {
     pub(super) fn load_trajectory(&self, robot: &Robot) -> Result<Trajectory> {
         let options = self.shape.options(self.speed, self.dt);
         trajectory::load(&self.trajectory, robot, &options)
-            .with_context(|| format!("loading trajectory `{}`", self.trajectory))
+            .map_err(|e| super::args::naming(e, "loading the trajectory", &self.trajectory))
     }
 }
 
