@@ -112,3 +112,19 @@ fn errors_print_each_cause_and_each_name_once() {
         );
     }
 }
+
+/// Issue 15: `--pose 1e300` is refused by the argument parser, the option and range named.
+#[test]
+fn huge_poses_are_refused_with_the_option_and_its_range() {
+    for cmd in ["ik -r uvigo8 --pose", "tensions -r uvigo8 --pose"] {
+        for pose in ["1e300,0,1", "0,0,1,0,0,1e300", "0,-2e3,1"] {
+            let o = cdpr(&with(cmd, &[pose]));
+            assert_eq!(o.status.code(), Some(2), "{cmd} {pose}: {}", stderr(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains("--pose") && err.contains("must be between"),
+                "{err}"
+            );
+        }
+    }
+}

@@ -112,7 +112,8 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
 pub struct IkArgs {
     #[command(flatten)]
     pub robot: RobotArg,
-    /// Platform pose x,y,z[,roll,pitch,yaw] (m, rad unless --degrees).
+    /// Platform pose x,y,z[,roll,pitch,yaw] (m, rad unless --degrees; positions within
+    /// ±1000 m, angles within ±360).
     #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
     pub pose: Numbers,
     #[command(flatten)]
@@ -253,7 +254,8 @@ impl BoundsArg {
 pub struct TensionsArgs {
     #[command(flatten)]
     pub robot: RobotArg,
-    /// Platform pose x,y,z[,roll,pitch,yaw].
+    /// Platform pose x,y,z[,roll,pitch,yaw] (m, rad; positions within ±1000 m, angles
+    /// within ±360).
     #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
     pub pose: Numbers,
     #[command(flatten)]
