@@ -128,3 +128,46 @@ fn huge_poses_are_refused_with_the_option_and_its_range() {
         }
     }
 }
+
+/// Issue 15: one number format per quantity — no `9.607e0`-style exponents for ordinary
+/// magnitudes and no Debug forms (`[0.0, …]`, enum names) in the text of these commands.
+#[test]
+fn ordinary_numbers_print_without_exponents_or_debug_forms() {
+    let runs = [
+        "trajectory -r uvigo8 --name seed000 --check --speed 2",
+        "simulate -r uvigo8 -t seed000 --speed 0.4 --model elastic",
+        "check robots/uvigo8.toml",
+        "equilibrium -r uvigo8 --sag-at 0,0,0.05",
+        "ik -r uvigo8 --pose 0,0,0.15",
+        "fk -r uvigo8 --lengths 0,1 --method lm",
+    ];
+    let exponent = |s: &str| {
+        // A mantissa, then e, then an exponent: 9.607e0, 2.1e-17, 1e3.
+        let b = s.as_bytes();
+        (1..b.len()).any(|k| {
+            b[k] == b'e'
+                && b[k - 1].is_ascii_digit()
+                && b.get(k + 1)
+                    .is_some_and(|c| c.is_ascii_digit() || *c == b'-')
+                && b.get(k + 2).is_some_and(|c| c.is_ascii_digit())
+        })
+    };
+    for run in runs {
+        let o = cdpr(&words(run));
+        let text = format!("{}{}", stdout(&o), stderr(&o));
+        for line in text.lines() {
+            // Residuals are tiny quantities, shown in scientific notation on purpose.
+            if line.starts_with("residual") || line.contains("‖W f + w_g‖") {
+                continue;
+            }
+            assert!(!exponent(line), "{run}: exponent in `{line}`");
+            assert!(
+                !line.contains("[0.0, ") && !line.contains(", 0.0]"),
+                "{run}: Debug array in `{line}`"
+            );
+            for debug in ["Lm", "Elastic", "Length,", "Some(", "None"] {
+                assert!(!line.contains(debug), "{run}: `{debug}` in `{line}`");
+            }
+        }
+    }
+}

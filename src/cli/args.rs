@@ -87,7 +87,7 @@ pub fn count_within(
 }
 
 /// A limit as people write it: 0.001, 1e-5, 3600.
-fn short(x: f64) -> String {
+pub fn short(x: f64) -> String {
     let plain = format!("{x}");
     let exp = format!("{x:e}");
     if exp.len() < plain.len() { exp } else { plain }

@@ -155,7 +155,7 @@ fn print_check(robot: &Robot, check: &LimitCheck) {
         table.row(vec![
             format!("{name} [{unit}]"),
             format!("{:.4}", p.value),
-            format!("{}", p.limit),
+            format!("{:.4}", p.limit),
             format!("{:.3}", p.ratio),
             p.cable.clone(),
             format!("{:.3}", p.t),
