@@ -87,13 +87,44 @@ pub fn count_within(
 }
 
 /// A limit as people write it: 0.001, 1e-5, 3600.
-fn short(x: f64) -> String {
+pub fn short(x: f64) -> String {
     let plain = format!("{x}");
     let exp = format!("{x:e}");
     if exp.len() < plain.len() { exp } else { plain }
 }
 
-/// Parses "x,y,z" or "x,y,z,roll,pitch,yaw".
+/// Wraps `error` in "`what` `name`" context, or just "`what`" when its message already names
+/// `name` (a file or a robot): every name and cause is printed once ("loading robot:
+/// no robot file `x.toml` …", not "loading robot `x.toml`: no robot file `x.toml` …").
+pub fn naming<E>(error: E, what: &str, name: &str) -> anyhow::Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let names_it = {
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+        let mut found = false;
+        while let Some(e) = cause {
+            found |= e.to_string().contains(name);
+            cause = e.source();
+        }
+        found
+    };
+    let e = anyhow::Error::new(error);
+    if names_it {
+        e.context(what.to_string())
+    } else {
+        e.context(format!("{what} `{name}`"))
+    }
+}
+
+/// Largest |x|, |y|, |z| of a pose on the command line, m (no robot is a kilometre wide).
+pub const POSE_POSITION_LIMIT_M: f64 = 1e3;
+/// Largest |roll|, |pitch|, |yaw| of a pose on the command line: 360, in degrees or radians
+/// (`--degrees`); one turn either way in degrees, and more than enough in radians.
+pub const POSE_ANGLE_LIMIT: f64 = 360.0;
+
+/// Parses "x,y,z" or "x,y,z,roll,pitch,yaw", positions within ±1000 m and angles within
+/// ±360 (degrees or radians), naming the offending item.
 pub fn pose_list(text: &str) -> Result<Numbers, String> {
     let values = number_vec(text)?;
     if values.len() != 3 && values.len() != 6 {
@@ -101,6 +132,21 @@ pub fn pose_list(text: &str) -> Result<Numbers, String> {
             "expected 3 (x,y,z) or 6 (x,y,z,roll,pitch,yaw) comma-separated numbers, got {}",
             values.len()
         ));
+    }
+    const NAMES: [&str; 6] = ["x", "y", "z", "roll", "pitch", "yaw"];
+    for (k, &v) in values.iter().enumerate() {
+        let (limit, unit) = if k < 3 {
+            (POSE_POSITION_LIMIT_M, " m")
+        } else {
+            (POSE_ANGLE_LIMIT, " (degrees or radians)")
+        };
+        if v.abs() > limit {
+            return Err(format!(
+                "{} must be between -{limit} and {limit}{unit}, got {}",
+                NAMES[k],
+                text.split(',').nth(k).unwrap_or("").trim()
+            ));
+        }
     }
     Ok(Numbers(values))
 }
@@ -120,7 +166,7 @@ pub struct RobotArg {
 impl RobotArg {
     pub fn load(&self) -> Result<Robot> {
         let robot =
-            Robot::load(&self.robot).with_context(|| format!("loading robot `{}`", self.robot))?;
+            Robot::load(&self.robot).map_err(|e| naming(e, "loading robot", &self.robot))?;
         self.with_payload(robot)
     }
 
@@ -261,5 +307,14 @@ mod tests {
         assert!(pose_list("0,x,2").unwrap_err().contains("item 2 `x`"));
         assert!(pose_list("0,1").unwrap_err().contains("got 2"));
         assert!(pose_list("0,1,nan").unwrap_err().contains("not a finite"));
+        // Issue 15: out-of-range poses are refused with the coordinate and its range.
+        let e = pose_list("1e300,0,1").unwrap_err();
+        assert!(
+            e.contains("x must be between -1000 and 1000 m, got 1e300"),
+            "{e}"
+        );
+        let e = pose_list("0,0,1,0,0,-1e9").unwrap_err();
+        assert!(e.contains("yaw must be between -360 and 360"), "{e}");
+        assert!(pose_list("-999,0,1,0,0,359").is_ok());
     }
 }

@@ -93,14 +93,14 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     t.print();
     if let Some(tensions) = &home.tensions {
         println!(
-            "home pose {:?}: tensions {} N",
-            robot.home,
+            "home pose ({}): tensions {} N",
+            list(&robot.home, 4),
             list(tensions, 3)
         );
     } else {
         println!(
-            "warning: the tension distribution is infeasible at the home pose {:?}",
-            robot.home
+            "warning: the tension distribution is infeasible at the home pose ({})",
+            list(&robot.home, 4)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -112,7 +112,8 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
 pub struct IkArgs {
     #[command(flatten)]
     pub robot: RobotArg,
-    /// Platform pose x,y,z[,roll,pitch,yaw] (m, rad unless --degrees).
+    /// Platform pose x,y,z[,roll,pitch,yaw] (m, rad unless --degrees; positions within
+    /// ±1000 m, angles within ±360).
     #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
     pub pose: Numbers,
     #[command(flatten)]
@@ -180,8 +181,10 @@ fn check_lengths(values: &[f64], option: &str, robot: &Robot) -> Result<()> {
         .find(|(_, v)| !(**v > 0.0 && **v <= MAX_LENGTH))
     {
         bail!(
-            "{option}: item {} must be a length in (0, {MAX_LENGTH:e}] m, got {v:e}",
-            k + 1
+            "{option}: item {} must be a length in (0, {}] m, got {}",
+            k + 1,
+            super::args::short(MAX_LENGTH),
+            super::args::short(*v)
         );
     }
     Ok(())
@@ -263,7 +266,8 @@ impl BoundsArg {
 pub struct TensionsArgs {
     #[command(flatten)]
     pub robot: RobotArg,
-    /// Platform pose x,y,z[,roll,pitch,yaw].
+    /// Platform pose x,y,z[,roll,pitch,yaw] (m, rad; positions within ±1000 m, angles
+    /// within ±360).
     #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
     pub pose: Numbers,
     #[command(flatten)]
@@ -352,7 +356,7 @@ pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
     }
     let (p, u) = (r.pose, a.angles.unit().name());
     println!(
-        "equilibrium x {:.7} y {:.7} z {:.7} m, roll {:.3e} pitch {:.3e} yaw {:.3e} {u}",
+        "equilibrium x {:.7} y {:.7} z {:.7} m, roll {:.6} pitch {:.6} yaw {:.6} {u}",
         p[0], p[1], p[2], p[3], p[4], p[5]
     );
     if let Some(d) = r.displacement {

@@ -105,7 +105,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                 ..BuiltinOptions::default()
             };
             trajectory::load(spec, &robot, &options)
-                .with_context(|| format!("loading trajectory `{spec}`"))?
+                .map_err(|e| super::args::naming(e, "loading the trajectory", spec))?
         }
     };
     let played = trajectory.duration();

@@ -163,7 +163,7 @@ impl LinkArgs {
     pub fn setup(&self, plc: &str, choice: &ModelChoice) -> Result<ShadowSetup> {
         let robot = choice
             .robot
-            .map(|r| Robot::load(r).with_context(|| format!("loading robot `{r}`")))
+            .map(|r| Robot::load(r).map_err(|e| super::args::naming(e, "loading robot", r)))
             .transpose()?;
         let surrogate = choice
             .physics

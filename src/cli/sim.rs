@@ -6,7 +6,7 @@ use super::traj::{ShapeArgs, print_comparison};
 use anyhow::{Context, Result, bail};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::report::{
-    self as sim_report, AngleErrors, CsvRecorder, RunDigest, SimulationReport, Tracking,
+    self as sim_report, AngleErrors, CsvRecorder, RunDigest, SimulationReport, Tracking, WallSplit,
 };
 use cdpr_core::sim::run::{self, RunOptions};
 use cdpr_core::sim::{ChainConfig, ControlMode, ModelKind, SimConfig};
@@ -100,7 +100,7 @@ impl SimulateArgs {
     pub(super) fn load_trajectory(&self, robot: &Robot) -> Result<Trajectory> {
         let options = self.shape.options(self.speed, self.dt);
         trajectory::load(&self.trajectory, robot, &options)
-            .with_context(|| format!("loading trajectory `{}`", self.trajectory))
+            .map_err(|e| super::args::naming(e, "loading the trajectory", &self.trajectory))
     }
 }
 
@@ -129,6 +129,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let surrogate = a.physics.surrogate(Some(&robot.name), !a.no_combine)?;
     let control = a.physics.control(a.control, ControlMode::Length);
     let traj = a.load_trajectory(&robot)?;
+    let loaded_s = started.elapsed().as_secs_f64();
     let run_options = RunOptions {
         config: SimConfig {
             dt: a.dt,
@@ -167,7 +168,15 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     };
     let mut digest = RunDigest::new(&robot, &traj, &run_options);
     let mut write_error = None;
-    let bar = progress_bar(&format!("simulating {:.1} s", traj.duration() + a.settle));
+    // Time spent writing rows, s (the rest of the stepping loop is the physics).
+    let mut output_s = 0.0;
+    let bar = progress_bar(&format!(
+        "simulating {:.1} s: {{msg}}",
+        traj.duration() + a.settle
+    ));
+    if let Some(b) = &bar {
+        b.set_message("physics");
+    }
     let mut tick = |fraction: f64| {
         if let Some(b) = &bar {
             b.set_position((fraction * 990.0) as u64);
@@ -175,29 +184,49 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     };
     let summary = run::run_with(&robot, traj, &run_options, &mut tick, &mut |r| {
         digest.push(r);
-        if let Some(w) = &mut writer
-            && let Err(e) = w.write(r)
-        {
-            write_error = Some(e);
-            return ControlFlow::Break(());
+        if let Some(w) = &mut writer {
+            let writing = Instant::now();
+            let written = w.write(r);
+            output_s += writing.elapsed().as_secs_f64();
+            if let Err(e) = written {
+                write_error = Some(e);
+                return ControlFlow::Break(());
+            }
         }
         ControlFlow::Continue(())
     })
     .context("starting the simulation")?;
     // Write what was computed before reporting anything else, even after a blow-up.
     if let (Some(path), Some(w)) = (&a.out, writer) {
+        let flushing = Instant::now();
         let finished = match write_error {
             Some(e) => Err(e),
             None => w.finish().map(|_| ()),
         };
+        output_s += flushing.elapsed().as_secs_f64();
         finished.with_context(|| format!("writing {}", path.display()))?;
     }
+    // The physics is done: the bar says so while the metrics are computed (long runs).
+    if let Some(b) = &bar {
+        b.set_position(1000);
+        b.set_message("metrics");
+    }
+    let measuring = Instant::now();
     let mut report = digest.report(&summary, !a.no_lag);
+    let metrics_s = measuring.elapsed().as_secs_f64();
     if let Some(b) = bar {
         b.finish_and_clear();
     }
     report.wall_s = started.elapsed().as_secs_f64();
     report.rtf = sim_report::rtf(summary.simulated_s, report.wall_s);
+    let physics_s = (summary.wall_s - output_s).max(0.0);
+    report.wall_split = Some(WallSplit {
+        load_s: loaded_s,
+        physics_s,
+        output_s,
+        metrics_s,
+        other_s: (report.wall_s - loaded_s - physics_s - output_s - metrics_s).max(0.0),
+    });
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
@@ -279,6 +308,12 @@ fn print_report(a: &SimulateArgs, robot: &Robot, r: &SimulationReport) {
         println!(
             "combination step: {} demands scaled back into the robot's reach",
             r.limited_steps
+        );
+    }
+    if let Some(w) = &r.wall_split {
+        println!(
+            "wall time {:.2} s: physics {:.2} s, metrics {:.2} s, output {:.2} s, loading {:.2} s, other {:.2} s",
+            r.wall_s, w.physics_s, w.metrics_s, w.output_s, w.load_s, w.other_s
         );
     }
     if let Some(path) = &a.out {

@@ -155,7 +155,7 @@ fn print_check(robot: &Robot, check: &LimitCheck) {
         table.row(vec![
             format!("{name} [{unit}]"),
             format!("{:.4}", p.value),
-            format!("{}", p.limit),
+            format!("{:.4}", p.limit),
             format!("{:.3}", p.ratio),
             p.cable.clone(),
             format!("{:.3}", p.t),
@@ -369,8 +369,22 @@ pub(crate) fn print_comparison(c: &Comparison) {
 }
 
 pub fn compare(a: CompareArgs) -> Result<ExitCode> {
+    // Long CSVs take seconds to read and compare: the bar names the phase.
+    let bar = super::output::progress_bar("compare: {msg}");
+    let phase = |fraction: f64, what: &'static str| {
+        if let Some(b) = &bar {
+            b.set_position((fraction * 1000.0) as u64);
+            b.set_message(what);
+        }
+    };
+    phase(0.0, "reading");
     let (reference, actual) = a.inputs.load()?;
-    let c = a.inputs.compare(&reference, &actual)?;
+    phase(0.5, "metrics");
+    let c = a.inputs.compare(&reference, &actual);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let c = c?;
     if c.reference_outside_actual > 0 {
         eprintln!(
             "warning: {} reference samples lie outside the actual trajectory's time span and are not compared",

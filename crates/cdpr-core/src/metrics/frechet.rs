@@ -89,6 +89,109 @@ fn lower_bound2(p: &[Point], q: &[Point]) -> f64 {
     ends.max(hull * hull)
 }
 
+/// Cells j ∈ [lo+1, hi] of a row, both of whose upper neighbours are valid: cell j is
+/// f_j(left) with f_j(x) = max(a_j, min(b_j, x)), a_j its distance (+∞ when blocked by the
+/// bound) and b_j = min(prev[j−1], prev[j]). Done one cell after the other, every cell waits
+/// for its left neighbour (a chain of min and max); instead four cells at a time use
+/// f_{j+1}∘f_j(x) = max(A, min(B, x)) with A = max(a_{j+1}, min(b_{j+1}, a_j)) and
+/// B = min(b_j, b_{j+1}) (min and max distribute over each other), so each cell of a block
+/// depends on the block's `left` only. Only min and max of the same numbers: bit for bit the
+/// cell-by-cell values. Returns the last cell's value (the new `left`).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn row_span(
+    pi: &Point,
+    q: &[Point],
+    prev: &[f64],
+    cur: &mut [f64],
+    lo: usize,
+    hi: usize,
+    bound: f64,
+    mut left: f64,
+) -> f64 {
+    // Plain comparisons (one instruction each): no NaN can arise here (finite points, and
+    // +∞ only ever meets finite numbers or +∞ in min and max), so f64::min/max's NaN rules,
+    // which cost several instructions each, are not needed.
+    #[inline(always)]
+    fn mn(a: f64, b: f64) -> f64 {
+        if a < b { a } else { b }
+    }
+    #[inline(always)]
+    fn mx(a: f64, b: f64) -> f64 {
+        if a > b { a } else { b }
+    }
+    let cell = |j: usize| {
+        let d = dist2(pi, &q[j]);
+        let a = if d > bound { f64::INFINITY } else { d };
+        (a, mn(prev[j - 1], prev[j]))
+    };
+    let mut j = lo + 1;
+    while j + 3 <= hi {
+        let (a0, b0) = cell(j);
+        let (a1, b1) = cell(j + 1);
+        let (a2, b2) = cell(j + 2);
+        let (a3, b3) = cell(j + 3);
+        // Prefix compositions (A_k, B_k) = f_{j+k}∘…∘f_j, independent of `left`.
+        let (c1, e1) = (mx(a1, mn(b1, a0)), mn(b0, b1));
+        let (c2, e2) = (mx(a2, mn(b2, c1)), mn(e1, b2));
+        let (c3, e3) = (mx(a3, mn(b3, c2)), mn(e2, b3));
+        cur[j] = mx(a0, mn(b0, left));
+        cur[j + 1] = mx(c1, mn(e1, left));
+        cur[j + 2] = mx(c2, mn(e2, left));
+        left = mx(c3, mn(e3, left));
+        cur[j + 3] = left;
+        j += 4;
+    }
+    while j <= hi {
+        let (a, b) = cell(j);
+        left = mx(a, mn(b, left));
+        cur[j] = left;
+        j += 1;
+    }
+    left
+}
+
+/// The hot loop as it was, cell by cell (the oracle of [`row_span`]'s tests).
+#[cfg(test)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn row_span_reference(
+    pi: &Point,
+    q: &[Point],
+    prev: &[f64],
+    cur: &mut [f64],
+    lo: usize,
+    hi: usize,
+    bound: f64,
+    mut left: f64,
+) -> f64 {
+    let first = |d: f64, best: f64| {
+        if d > bound {
+            f64::INFINITY
+        } else {
+            d.max(best)
+        }
+    };
+    for j in lo + 1..=hi {
+        let v = first(dist2(pi, &q[j]), prev[j - 1].min(prev[j]).min(left));
+        cur[j] = v;
+        left = v;
+    }
+    left
+}
+
+#[cfg(test)]
+pub(crate) fn row_span_fast(
+    pi: &Point,
+    q: &[Point],
+    prev: &[f64],
+    cur: &mut [f64],
+    span: (usize, usize),
+    bound: f64,
+    left: f64,
+) -> f64 {
+    row_span(pi, q, prev, cur, span.0, span.1, bound, left)
+}
+
 /// Bounds closer than this (m) end the search: the result is then exact to 1 nm.
 const RESOLUTION: f64 = 1e-9;
 
@@ -130,16 +233,7 @@ pub fn frechet(p: &[Point], q: &[Point]) -> f64 {
         cur[lo] = first(dist2(pi, &q[lo]), prev[lo]);
         left = left.min(cur[lo]);
         // Hot loop: both predecessors in the previous row are valid here.
-        let above = &prev[lo..=hi];
-        for ((out, pair), qj) in cur[lo + 1..=hi]
-            .iter_mut()
-            .zip(above.windows(2))
-            .zip(&q[lo + 1..=hi])
-        {
-            let v = first(dist2(pi, qj), pair[0].min(pair[1]).min(left));
-            *out = v;
-            left = v;
-        }
+        left = row_span(pi, q, &prev, &mut cur, lo, hi, bound, left);
         // Past the previous row's span: the diagonal from (i−1, hi), then only from the left.
         let mut end = hi;
         if hi + 1 < m {

@@ -263,10 +263,22 @@ fn metrics_of(reference: &[Point], actual: &[Point]) -> Metrics {
 
 impl Alignment {
     /// Metrics of all pairs and of each tagged segment.
+    /// The total and the segments are computed on two threads (each is one Fréchet
+    /// programme over every pair: on a long run they dominate the metrics' cost).
     pub fn metrics(&self) -> (Metrics, Vec<SegmentMetrics>) {
-        let total = metrics_of(&self.reference, &self.actual);
-        let segments = self
-            .segment_names
+        std::thread::scope(|scope| {
+            let total = scope.spawn(|| metrics_of(&self.reference, &self.actual));
+            let segments = self.segment_metrics();
+            let total = match total.join() {
+                Ok(total) => total,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            (total, segments)
+        })
+    }
+
+    fn segment_metrics(&self) -> Vec<SegmentMetrics> {
+        self.segment_names
             .iter()
             .enumerate()
             .filter_map(|(index, name)| {
@@ -282,8 +294,7 @@ impl Alignment {
                     metrics: metrics_of(&r, &a),
                 })
             })
-            .collect();
-        (total, segments)
+            .collect()
     }
 }
 

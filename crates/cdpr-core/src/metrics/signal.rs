@@ -60,6 +60,39 @@ fn mean(x: &[Point]) -> Point {
 /// the same at every shift (a shift is an offset once the means are removed), and no lag is
 /// the honest answer there; real peaks are sharper than that by orders of magnitude.
 pub fn lag(reference: &[Point], actual: &[Point], max_lag: usize) -> usize {
+    lag_by(reference, actual, max_lag, split_dots)
+}
+
+/// [`tiled_dots`] with the lags shared between two threads when there is much to do (each
+/// lag's sum is computed exactly as on one thread).
+fn split_dots(r: &[Point], a: &[Point], lags: usize) -> Vec<f64> {
+    if (lags as u64 + 1) * (r.len() as u64) < 20_000_000 {
+        return tiled_dots(r, a, lags);
+    }
+    let half = lags / 2;
+    std::thread::scope(|scope| {
+        let upper = scope.spawn(|| dots_from(r, a, half + 1, lags));
+        let mut sums = dots_from(r, a, 0, half);
+        match upper.join() {
+            Ok(upper) => sums.extend(upper),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        sums
+    })
+}
+
+/// [`lag`] computed with the textbook loop (the oracle of its tests).
+#[cfg(test)]
+pub(crate) fn lag_reference(reference: &[Point], actual: &[Point], max_lag: usize) -> usize {
+    lag_by(reference, actual, max_lag, straight_dots)
+}
+
+fn lag_by(
+    reference: &[Point],
+    actual: &[Point],
+    max_lag: usize,
+    dots: fn(&[Point], &[Point], usize) -> Vec<f64>,
+) -> usize {
     let n = reference.len().min(actual.len());
     if n < 3 {
         return 0;
@@ -86,15 +119,12 @@ pub fn lag(reference: &[Point], actual: &[Point], max_lag: usize) -> usize {
         (sum, sq)
     };
     let ((r_sum, r_sq), (a_sum, a_sq)) = (prefix(&r), prefix(&a));
-    let mut rhos = Vec::with_capacity(max_lag.min(n - 2) + 1);
-    for k in 0..=max_lag.min(n - 2) {
+    let lags = max_lag.min(n - 2);
+    let dots = dots(&r, &a, lags);
+    let mut rhos = Vec::with_capacity(lags + 1);
+    for (k, &dot) in dots.iter().enumerate() {
         let m = n - k;
         let count = m as f64;
-        let dot: f64 = r[..m]
-            .iter()
-            .zip(&a[k..])
-            .map(|(x, y)| x[0] * y[0] + x[1] * y[1] + x[2] * y[2])
-            .sum();
         // Overlap sums: reference over [0, m), actual over [k, n).
         let (mut cross, mut r_var, mut a_var) = (dot, r_sq[m], a_sq[n] - a_sq[k]);
         for c in 0..3 {
@@ -113,6 +143,83 @@ pub fn lag(reference: &[Point], actual: &[Point], max_lag: usize) -> usize {
     }
     let best = rhos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     rhos.iter().position(|&r| r >= best - 1e-9).unwrap_or(0)
+}
+
+#[inline]
+fn dot3(x: &Point, y: &Point) -> f64 {
+    x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+}
+
+/// Σᵢ rᵢ·aᵢ₊ₖ over i ∈ [0, n−k) for every k ∈ [0, lags], each sum taken in order of i: the
+/// textbook loop, one lag after the other (the test oracle of [`tiled_dots`]).
+#[cfg(test)]
+pub(crate) fn straight_dots(r: &[Point], a: &[Point], lags: usize) -> Vec<f64> {
+    let n = r.len();
+    (0..=lags)
+        .map(|k| {
+            r[..n - k]
+                .iter()
+                .zip(&a[k..])
+                .map(|(x, y)| dot3(x, y))
+                .sum()
+        })
+        .collect()
+}
+
+/// [`straight_dots`], bit for bit, fast on long runs: the samples are walked in tiles that
+/// stay in cache while every lag takes its share (one pass over the data instead of one per
+/// lag), four lags at a time (independent sums the processor overlaps). Each lag's sum still
+/// adds its terms one by one in order of i, so every sum is the same floating-point number.
+pub(crate) fn tiled_dots(r: &[Point], a: &[Point], lags: usize) -> Vec<f64> {
+    dots_from(r, a, 0, lags)
+}
+
+/// [`tiled_dots`] for the lags `first..=lags` only (sums in that order).
+fn dots_from(r: &[Point], a: &[Point], first: usize, lags: usize) -> Vec<f64> {
+    const TILE: usize = 2048;
+    let n = r.len();
+    let mut sums = vec![0.0f64; lags + 1];
+    let mut start = 0;
+    while start < n {
+        let end = (start + TILE).min(n);
+        let mut k = first;
+        while k <= lags {
+            if k + 3 <= lags {
+                // Lags k … k+3: i runs to n−k−3 for all four, then the lower lags finish.
+                let common = end.min(n - k - 3);
+                let [mut s0, mut s1, mut s2, mut s3] =
+                    [sums[k], sums[k + 1], sums[k + 2], sums[k + 3]];
+                for i in start..common.max(start) {
+                    let x = &r[i];
+                    s0 += dot3(x, &a[i + k]);
+                    s1 += dot3(x, &a[i + k + 1]);
+                    s2 += dot3(x, &a[i + k + 2]);
+                    s3 += dot3(x, &a[i + k + 3]);
+                }
+                let from = common.max(start);
+                for i in from..end.min(n - k) {
+                    s0 += dot3(&r[i], &a[i + k]);
+                }
+                for i in from..end.min(n - k - 1) {
+                    s1 += dot3(&r[i], &a[i + k + 1]);
+                }
+                for i in from..end.min(n - k - 2) {
+                    s2 += dot3(&r[i], &a[i + k + 2]);
+                }
+                [sums[k], sums[k + 1], sums[k + 2], sums[k + 3]] = [s0, s1, s2, s3];
+                k += 4;
+            } else {
+                let mut s = sums[k];
+                for i in start..end.min(n - k) {
+                    s += dot3(&r[i], &a[i + k]);
+                }
+                sums[k] = s;
+                k += 1;
+            }
+        }
+        start = end;
+    }
+    sums.split_off(first)
 }
 
 /// Error statistics of paired samples, m.

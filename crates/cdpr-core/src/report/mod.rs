@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 /// Why a report could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("{file}: {source}")]
+    #[error("{file}: {cause}")]
     Io {
         file: String,
-        source: std::io::Error,
+        /// In the message, not also a `source`: an error chain prints each cause once.
+        cause: std::io::Error,
     },
     #[error("{file}: drawing the plot failed: {message}")]
     Plot { file: String, message: String },
@@ -83,9 +84,9 @@ pub struct ReportFiles {
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
-    move |source| ReportError::Io {
+    move |cause| ReportError::Io {
         file: path.display().to_string(),
-        source,
+        cause,
     }
 }
 
@@ -123,7 +124,7 @@ pub fn write_report_with_progress(
     let metrics_path = dir.join("metrics.json");
     let json = serde_json::to_string_pretty(comparison).map_err(|e| ReportError::Io {
         file: metrics_path.display().to_string(),
-        source: e.into(),
+        cause: e.into(),
     })?;
     std::fs::write(&metrics_path, json + "\n").map_err(io_error(&metrics_path))?;
 

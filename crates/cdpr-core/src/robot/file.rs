@@ -372,7 +372,11 @@ pub(super) fn positive(
         Err(ctx.err(
             span_of(s),
             field,
-            format!("must be at most {max:e} {unit}, got {v:e} {unit}"),
+            format!(
+                "must be at most {} {unit}, got {} {unit}",
+                Short(max),
+                Short(v)
+            ),
         ))
     } else {
         Ok(v)
@@ -394,7 +398,12 @@ fn within(
         Err(ctx.err(
             span_of(s),
             field,
-            format!("must be between {lo:e} and {hi:e} {unit}, got {v:e} {unit}"),
+            format!(
+                "must be between {} and {} {unit}, got {} {unit}",
+                Short(lo),
+                Short(hi),
+                Short(v)
+            ),
         ))
     }
 }
@@ -438,7 +447,10 @@ pub(super) fn vec3(
             return Err(ctx.err(
                 span_of(s),
                 field,
-                format!("component {axis} must be within ±{MAX_COORDINATE} m, got {x:e}"),
+                format!(
+                    "component {axis} must be within ±{MAX_COORDINATE} m, got {}",
+                    Short(*x)
+                ),
             ));
         }
     }
@@ -481,8 +493,10 @@ fn per_cable(
             span_of(s),
             field,
             format!(
-                "value for cable {} must be at most {max:e}, got {v:e}",
-                k + 1
+                "value for cable {} must be at most {}, got {}",
+                k + 1,
+                Short(max),
+                Short(*v)
             ),
         ));
     }
@@ -693,7 +707,11 @@ fn home_pose(ctx: &Ctx, h: &Spanned<Vec<f64>>) -> Result<[f64; 6], RobotFileErro
             return Err(ctx.err(
                 span_of(h),
                 "home",
-                format!("{} must be within ±{max} {unit}, got {x:e}", names[k]),
+                format!(
+                    "{} must be within ±{max} {unit}, got {}",
+                    names[k],
+                    Short(*x)
+                ),
             ));
         }
     }
@@ -763,11 +781,17 @@ fn cables_have_length(
             raw.frame_anchors.get_ref().get(k).and_then(span_of),
             &format!("cables.frame_anchors[{k}]"),
             format!(
-                "cable {} ({}) has zero length ({length:e} m) at the home pose {:?}, {where_home}: \
+                "cable {} ({}) has zero length ({} m) at the home pose ({}), {where_home}: \
                  its frame anchor is on its platform anchor",
                 k + 1,
                 robot.cables[k].name,
-                robot.home
+                Short(*length),
+                robot
+                    .home
+                    .iter()
+                    .map(|v| format!("{v:.4}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ));
     }
@@ -844,8 +868,10 @@ pub(super) fn build_platform(ctx: &Ctx, p: &RawPlatform) -> Result<Platform, Rob
                     span_of(list),
                     "platform.payload_options",
                     format!(
-                        "every option must be a mass between {:e} and {:e} kg, got {v}",
-                        MASS_RANGE.0, MASS_RANGE.1
+                        "every option must be a mass between {} and {} kg, got {}",
+                        Short(MASS_RANGE.0),
+                        Short(MASS_RANGE.1),
+                        Short(*v)
                     ),
                 ));
             }
@@ -913,8 +939,9 @@ fn check_inertia(
             span_of(s),
             field,
             format!(
-                "entries must be at most {hi:e} kg·m², got {:e}",
-                inertia.amax()
+                "entries must be at most {} kg·m², got {}",
+                Short(hi),
+                Short(inertia.amax())
             ),
         ));
     }
@@ -936,7 +963,11 @@ fn check_inertia(
         return Err(ctx.err(
             span_of(s),
             field,
-            format!("principal moment {e:.3e} kg·m² is below {lo:e} kg·m²: not a physical body"),
+            format!(
+                "principal moment {} kg·m² is below {} kg·m²: not a physical body",
+                Short(*e),
+                Short(lo)
+            ),
         ));
     }
     // A rigid body's principal moments obey the triangle inequality.
@@ -1137,4 +1168,39 @@ pub(super) fn build_plc(ctx: &Ctx, raw: RawPlc) -> Result<PlcSymbols, RobotFileE
         shadow_cycle: pick(raw.shadow_cycle, "shadow_cycle", d.shadow_cycle)?,
         writable,
     })
+}
+
+/// A number as people write it in a message: plain from 0.001 to 1e5 (9.607, 0.001, 250),
+/// elsewhere the shorter of plain and scientific notation (1e-6, 1e300); never 9.607e0.
+pub(crate) struct Short(pub(crate) f64);
+
+impl std::fmt::Display for Short {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (plain, exp) = (format!("{}", self.0), format!("{:e}", self.0));
+        let ordinary = (1e-3..1e5).contains(&self.0.abs());
+        f.write_str(if !ordinary && exp.len() < plain.len() {
+            &exp
+        } else {
+            &plain
+        })
+    }
+}
+
+#[cfg(test)]
+mod short_tests {
+    use super::Short;
+
+    /// Issue 15: numbers in robot-file messages as people write them, never `9.607e0`.
+    #[test]
+    fn numbers_in_messages_take_the_shorter_notation() {
+        let s = |x: f64| Short(x).to_string();
+        assert_eq!(s(9.607), "9.607");
+        assert_eq!(s(-9.607), "-9.607");
+        assert_eq!(s(0.001), "0.001");
+        assert_eq!(s(1e-6), "1e-6");
+        assert_eq!(s(1e6), "1e6");
+        assert_eq!(s(1e300), "1e300");
+        assert_eq!(s(250.0), "250");
+        assert_eq!(s(0.0), "0");
+    }
 }

@@ -57,8 +57,10 @@ fn range(ctx: &Ctx, s: &Spanned<Vec<f64>>, field: &str) -> Result<[f64; 2], Robo
             Some(s.span()),
             field,
             format!(
-                "must be within ±{} (m or rad), got [{lo:e}, {hi:e}]",
-                super::file::MAX_COORDINATE
+                "must be within ±{} (m or rad), got [{}, {}]",
+                super::file::MAX_COORDINATE,
+                super::file::Short(lo),
+                super::file::Short(hi)
             ),
         ));
     }

@@ -30,6 +30,9 @@ pub struct SimulationReport {
     pub rtf: f64,
     pub steps: u64,
     pub wall_s: f64,
+    /// How the wall time splits (filled in by the command that times the phases).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_split: Option<WallSplit>,
     /// Simulated time of the last recorded step (None: nothing recorded).
     pub simulated_s: Option<f64>,
     pub model: ModelKind,
@@ -54,6 +57,19 @@ pub struct SimulationReport {
     /// Things the user should know about the run (printed as warnings, not errors).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+/// Where the wall time of a run went, s: loading the robot and trajectory, stepping the
+/// physics (with the per-step bookkeeping), writing the CSV, computing the metrics. The four
+/// add up to the reported wall time (`other_s` takes the rest: printing, the output file's
+/// creation).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WallSplit {
+    pub load_s: f64,
+    pub physics_s: f64,
+    pub output_s: f64,
+    pub metrics_s: f64,
+    pub other_s: f64,
 }
 
 /// Tracking metrics of `outcome` (a run of `trajectory` with `options`) against its command.
@@ -281,6 +297,7 @@ impl RunDigest {
             rtf: rtf(summary.simulated_s, summary.wall_s),
             steps: summary.steps,
             wall_s: summary.wall_s,
+            wall_split: None,
             simulated_s: summary.simulated_s,
             model,
             control,
@@ -436,7 +453,7 @@ pub struct CsvRecorder<W: Write> {
     header_done: bool,
     actuators: usize,
     legs: usize,
-    row: Vec<String>,
+    buf: String,
 }
 
 impl<W: Write> CsvRecorder<W> {
@@ -450,7 +467,7 @@ impl<W: Write> CsvRecorder<W> {
             header_done: false,
             actuators: 0,
             legs: 0,
-            row: Vec::new(),
+            buf: String::with_capacity(32),
         }
     }
 
@@ -473,28 +490,40 @@ impl<W: Write> CsvRecorder<W> {
         self.w.write_record(&header)
     }
 
-    /// Writes one record (the header first, on the first call).
+    /// Writes one record (the header first, on the first call). Each number is formatted
+    /// into one reused buffer and handed to the CSV writer as a field: no allocation per
+    /// number (the bytes are those of `format!("{v}")`).
     pub fn write(&mut self, r: &Record) -> Result<(), csv::Error> {
+        use std::fmt::Write as _;
         if !self.header_done {
             self.header(Some(r))?;
         }
-        let row = &mut self.row;
-        row.clear();
-        row.push(format!("{}", r.state.time));
-        row.extend(r.commanded.pose.to_array().iter().map(|v| format!("{v}")));
-        row.extend(r.state.pose.to_array().iter().map(|v| format!("{v}")));
+        let (w, buf) = (&mut self.w, &mut self.buf);
+        let mut field = |v: f64| -> Result<(), csv::Error> {
+            buf.clear();
+            // Writing to a String cannot fail.
+            let _ = write!(buf, "{v}");
+            w.write_field(buf.as_bytes())
+        };
+        field(r.state.time)?;
+        for v in r.commanded.pose.to_array() {
+            field(v)?;
+        }
+        for v in r.state.pose.to_array() {
+            field(v)?;
+        }
         for i in 0..self.cables {
-            row.push(format!("{}", r.length_command[i]));
-            row.push(format!("{}", r.state.lengths[i]));
-            row.push(format!("{}", r.state.tensions[i]));
+            field(r.length_command[i])?;
+            field(r.state.lengths[i])?;
+            field(r.state.tensions[i])?;
         }
         for i in 0..self.actuators {
-            row.push(format!("{}", r.length_command[i]));
-            row.push(format!("{}", r.state.winch[i]));
+            field(r.length_command[i])?;
+            field(r.state.winch[i])?;
         }
         for i in 0..self.legs {
-            row.push(format!("{}", r.state.lengths[i]));
-            row.push(format!("{}", r.state.tensions[i]));
+            field(r.state.lengths[i])?;
+            field(r.state.tensions[i])?;
         }
         let segment = r
             .commanded
@@ -502,8 +531,8 @@ impl<W: Write> CsvRecorder<W> {
             .and_then(|k| self.segment_names.get(k))
             .map(String::as_str)
             .unwrap_or("");
-        row.push(segment.to_string());
-        self.w.write_record(&*row)
+        self.w.write_field(segment)?;
+        self.w.write_record(None::<&[u8]>)
     }
 
     /// Flushes (writing the header if no record came) and returns the writer.

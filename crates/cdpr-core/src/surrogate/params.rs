@@ -28,11 +28,11 @@ use toml::Spanned;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ParamsError {
-    #[error("{file}: {source}")]
+    #[error("{file}: {cause}")]
     Io {
         file: String,
-        #[source]
-        source: std::io::Error,
+        /// In the message, not also a `source`: an error chain prints each cause once.
+        cause: std::io::Error,
     },
     #[error("{file}:{line}: {field}: {message}")]
     Invalid {
@@ -157,18 +157,18 @@ impl SurrogateParams {
 
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), ParamsError> {
         let path = path.as_ref();
-        std::fs::write(path, self.to_toml()).map_err(|source| ParamsError::Io {
+        std::fs::write(path, self.to_toml()).map_err(|cause| ParamsError::Io {
             file: path.display().to_string(),
-            source,
+            cause,
         })
     }
 
     pub fn read(path: impl AsRef<Path>) -> Result<SurrogateParams, ParamsError> {
         let path = path.as_ref();
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ParamsError::Io {
+        let text = std::fs::read_to_string(path).map_err(|cause| ParamsError::Io {
             file: file.clone(),
-            source,
+            cause,
         })?;
         SurrogateParams::parse(&text, &file)
     }

@@ -20,8 +20,9 @@ pub enum SurrogateError {
     Trajectory(#[from] TrajectoryError),
     #[error("{name}: {message}")]
     Reference { name: String, message: String },
-    #[error("physics run `{name}`: {source}")]
-    Sim { name: String, source: SimError },
+    /// The cause is in the message, not also a `source` (chains print each cause once).
+    #[error("physics run `{name}`: {cause}")]
+    Sim { name: String, cause: SimError },
     #[error("DOF {dof}")]
     Fit { dof: &'static str, source: FitError },
     #[error(transparent)]
@@ -167,9 +168,9 @@ pub fn physics_run(
     name: &str,
     progress: &mut dyn FnMut(f64),
 ) -> Result<ReferenceRun, SurrogateError> {
-    let sim = |source| SurrogateError::Sim {
+    let sim = |cause| SurrogateError::Sim {
         name: name.to_string(),
-        source,
+        cause,
     };
     let outcome = run::run(robot, traj, options, progress).map_err(sim)?;
     match outcome.error.clone() {

@@ -73,9 +73,9 @@ pub fn read_with(
 ) -> Result<Trajectory, TrajectoryError> {
     let path = path.as_ref();
     let file = path.display().to_string();
-    let reader = std::fs::File::open(path).map_err(|source| TrajectoryError::Io {
+    let reader = std::fs::File::open(path).map_err(|cause| TrajectoryError::Io {
         file: file.clone(),
-        source,
+        cause,
     })?;
     from_reader(reader, &file, options)
 }
@@ -107,7 +107,7 @@ fn from_csv_crate(file: &str, error: ::csv::Error) -> TrajectoryError {
         }
         ::csv::ErrorKind::Io(e) => TrajectoryError::Io {
             file: file.to_string(),
-            source: std::io::Error::new(e.kind(), e.to_string()),
+            cause: std::io::Error::new(e.kind(), e.to_string()),
         },
         _ => csv_error(file, line, message),
     }
@@ -395,9 +395,9 @@ pub fn write_described(
 ) -> Result<(), TrajectoryError> {
     let path = path.as_ref();
     let file = path.display().to_string();
-    let io = |source| TrajectoryError::Io {
+    let io = |cause| TrajectoryError::Io {
         file: file.clone(),
-        source,
+        cause,
     };
     let out = std::fs::File::create(path).map_err(io)?;
     let mut buffered = std::io::BufWriter::new(out);
@@ -452,9 +452,9 @@ fn write_to<W: Write>(
         row.push(trajectory.segment_name(s).unwrap_or("").to_string());
         w.write_record(&row).map_err(err)?;
     }
-    w.flush().map_err(|source| TrajectoryError::Io {
+    w.flush().map_err(|cause| TrajectoryError::Io {
         file: file.to_string(),
-        source,
+        cause,
     })
 }
 

@@ -38,10 +38,11 @@ use std::path::Path;
 /// or option at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum TrajectoryError {
-    #[error("{file}: {source}")]
+    #[error("{file}: {cause}")]
     Io {
         file: String,
-        source: std::io::Error,
+        /// In the message, not also a `source`: an error chain prints each cause once.
+        cause: std::io::Error,
     },
     /// A CSV problem at a line (1 = the header row).
     #[error("{file}:{line}: {message}")]

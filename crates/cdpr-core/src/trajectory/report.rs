@@ -24,7 +24,12 @@ pub struct Preparation {
 /// Which step failed, and why.
 #[derive(Debug, thiserror::Error)]
 pub enum PrepareError {
-    #[error("trajectory `{name}` for {robot}")]
+    /// Names the trajectory unless its cause does already (each name printed once).
+    #[error("{}", if source.to_string().contains(name.as_str()) {
+        format!("trajectory for {robot}")
+    } else {
+        format!("trajectory `{name}` for {robot}")
+    })]
     Load {
         name: String,
         robot: String,
@@ -247,6 +252,11 @@ mod tests {
         )
         .expect_err("unknown");
         assert!(matches!(err, PrepareError::Load { .. }));
-        assert_eq!(err.to_string(), "trajectory `no-such` for uvigo8");
+        // The cause names the trajectory: the context does not repeat it.
+        assert_eq!(err.to_string(), "trajectory for uvigo8");
+        let cause = std::error::Error::source(&err)
+            .expect("a cause")
+            .to_string();
+        assert!(cause.contains("`no-such`"), "{cause}");
     }
 }
