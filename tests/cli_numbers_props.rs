@@ -523,11 +523,6 @@ fn seconds(text: &str) -> Option<f64> {
     Some(x * scale)
 }
 
-/// Options whose absurd items are refused on another branch, not merged here yet.
-/// TODO(issue 15): i15-sim2 58b7693 bounds the pose parser (±1000 m, ±360): drop this list
-/// when it is merged.
-const KNOWN_OPEN: &[&str] = &["pose", "guess", "sag-at", "pretensioned-at"];
-
 /// Whether `value` must be refused for `opt`: not a number (an item of a list that is not),
 /// not finite, outside the option's stated range, or (no stated range) absurdly large.
 fn must_refuse(opt: &Opt, value: &str) -> bool {
@@ -542,10 +537,7 @@ fn must_refuse(opt: &Opt, value: &str) -> bool {
     match (range, items.as_slice()) {
         (Some((lo, hi)), [Some(x)]) => !(lo..=hi).contains(x),
         (Some(_), _) => true,
-        (None, _) => {
-            !KNOWN_OPEN.contains(&opt.long.as_str())
-                && items.iter().flatten().any(|x| x.abs() >= 1e100)
-        }
+        (None, _) => items.iter().flatten().any(|x| x.abs() >= 1e100),
     }
 }
 

@@ -366,6 +366,20 @@ pub(crate) fn print_comparison(c: &Comparison) {
     println!(
         "NRMSE = 1 − ‖x_ref − x‖/‖x_ref − mean(x_ref)‖ (seed 004; 1 is perfect, – = constant reference)"
     );
+    let thinned = c
+        .segments
+        .iter()
+        .map(|s| &s.metrics)
+        .chain([&c.total])
+        .map(|m| m.frechet_tolerance)
+        .fold(0.0, f64::max);
+    if thinned > 0.0 {
+        println!(
+            "Fréchet within ±{:.3} mm of the full paths' (too many samples for the exact programme: \
+             computed on the paths thinned to points a few µm apart)",
+            thinned * 1e3
+        );
+    }
 }
 
 pub fn compare(a: CompareArgs) -> Result<ExitCode> {

@@ -13,7 +13,7 @@
 mod frechet;
 mod signal;
 
-pub use frechet::{Point, frechet};
+pub use frechet::{FrechetEstimate, Point, frechet, frechet_within};
 pub use signal::{ErrorStats, NRMSE_MIN_SPREAD, error_stats, lag, resample};
 
 use crate::trajectory::Trajectory;
@@ -73,6 +73,9 @@ pub struct Metrics {
     pub max_3d: f64,
     /// Discrete Fréchet distance of the two 3D paths.
     pub frechet: f64,
+    /// The full paths' discrete Fréchet distance lies within ±this of `frechet` (0: exact;
+    /// above [`FRECHET_CELLS_PER_SAMPLE`] the paths are thinned, see [`frechet_within`]).
+    pub frechet_tolerance: f64,
     /// Seed 004's NRMSE per axis (see `nrmse_definition`); null where the reference is constant.
     pub nrmse: [Option<f64>; 3],
 }
@@ -249,14 +252,25 @@ pub fn align_tracks(
     })
 }
 
+/// The Fréchet programme's budget, cells per sample pair (at least [`FRECHET_MIN_CELLS`]):
+/// about 0.2–0.4 µs per sample, a tenth of an elastic-model physics step, so the metrics never
+/// cost more than the run they judge. Every README run fits (a band of ~200 cells); a slow run
+/// sampled every few µm of path does not, and is thinned.
+pub const FRECHET_CELLS_PER_SAMPLE: usize = 200;
+/// See [`FRECHET_CELLS_PER_SAMPLE`].
+pub const FRECHET_MIN_CELLS: usize = 20_000_000;
+
 fn metrics_of(reference: &[Point], actual: &[Point]) -> Metrics {
     let stats = error_stats(reference, actual);
+    let budget = (FRECHET_CELLS_PER_SAMPLE.saturating_mul(reference.len())).max(FRECHET_MIN_CELLS);
+    let f = frechet_within(reference, actual, budget);
     Metrics {
         samples: reference.len(),
         rms: stats.rms,
         rms_3d: stats.rms_3d,
         max_3d: stats.max_3d,
-        frechet: frechet(reference, actual),
+        frechet: f.distance,
+        frechet_tolerance: f.tolerance,
         nrmse: stats.nrmse,
     }
 }

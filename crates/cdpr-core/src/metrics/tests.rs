@@ -34,6 +34,82 @@ proptest! {
     }
 }
 
+/// A dense wandering path (a random walk of small steps) and a noisy, lagging copy: what a
+/// slow run and its tracking look like.
+fn dense_pair(steps: &[Point], noise: &[Point], lag: usize) -> (Vec<Point>, Vec<Point>) {
+    let mut p = vec![[0.0; 3]];
+    for s in steps {
+        let last = p[p.len() - 1];
+        p.push([last[0] + s[0], last[1] + s[1], last[2] + s[2]]);
+    }
+    let q = (0..p.len())
+        .map(|k| {
+            let src = p[k.saturating_sub(lag)];
+            let e = noise[k % noise.len()];
+            [src[0] + e[0], src[1] + e[1], src[2] + e[2]]
+        })
+        .collect();
+    (p, q)
+}
+
+proptest! {
+    /// The thinned estimate brackets the exact distance: |estimate − exact| ≤ tolerance
+    /// (the bound proved in `frechet_within`'s doc), and the budget is what forces it.
+    #[test]
+    fn thinned_frechet_brackets_the_exact_one(
+        steps in prop::collection::vec(prop::array::uniform3(-0.01f64..0.01), 50..400),
+        noise in prop::collection::vec(prop::array::uniform3(-0.03f64..0.03), 1..50),
+        lag in 0usize..20,
+        budget in 50usize..2000,
+    ) {
+        let (p, q) = dense_pair(&steps, &noise, lag);
+        let exact = frechet_reference(&p, &q);
+        let est = frechet_within(&p, &q, budget);
+        prop_assert!(
+            (est.distance - exact).abs() <= est.tolerance + 1e-12,
+            "estimate {} ± {} vs exact {}", est.distance, est.tolerance, exact
+        );
+        // With room for the whole programme: exact, bit for bit.
+        let full = frechet_within(&p, &q, usize::MAX);
+        prop_assert_eq!((full.distance, full.tolerance), (exact, 0.0));
+    }
+}
+
+/// Issue 15: a slow run (600 s, a point every 5 µm of path, 3 mm of error) made the Fréchet
+/// programme cost several times the physics. Within a budget it thins the paths; the
+/// tolerance it reports is small against the distance, and honest (checked against the exact
+/// programme on a shorter piece of the same kind of path below and by the property above).
+#[test]
+fn a_dense_slow_path_is_thinned_to_its_budget_with_a_small_tolerance() {
+    // 60 000 samples along a helix, 5 µm apart, the copy 3 mm off and lagging 200 samples.
+    let n: usize = 60_000;
+    let p: Vec<Point> = (0..n)
+        .map(|k| {
+            let s = k as f64 * 5e-6;
+            [0.2 * (s / 0.2).cos(), 0.2 * (s / 0.2).sin(), 0.01 * s]
+        })
+        .collect();
+    let q: Vec<Point> = (0..n)
+        .map(|k| {
+            let src = p[k.saturating_sub(200)];
+            [
+                src[0] + 0.003 * (k as f64 / 900.0).sin(),
+                src[1],
+                src[2] + 0.001,
+            ]
+        })
+        .collect();
+    let budget = 200 * n;
+    let est = frechet_within(&p, &q, budget);
+    assert!(est.tolerance > 0.0, "thinned: {est:?}");
+    assert!(est.tolerance < 0.02 * est.distance, "{est:?}");
+    let exact = frechet(&p, &q);
+    assert!(
+        (est.distance - exact).abs() <= est.tolerance,
+        "{est:?} vs {exact}"
+    );
+}
+
 #[test]
 fn resample_interpolates_linearly_and_holds_outside() {
     let t_src = [0.0, 1.0, 3.0];

@@ -404,10 +404,7 @@ pub fn write_described(
     if let Some(d) = description {
         buffered
             .write_all(description_line(d).as_bytes())
-            .map_err(|source| TrajectoryError::Io {
-                file: file.clone(),
-                source,
-            })?;
+            .map_err(io)?;
     }
     write_to(&mut buffered, trajectory, &file)?;
     buffered.flush().map_err(io)
