@@ -140,6 +140,9 @@ fn ordinary_numbers_print_without_exponents_or_debug_forms() {
         "equilibrium -r uvigo8 --sag-at 0,0,0.05",
         "ik -r uvigo8 --pose 0,0,0.15",
         "fk -r uvigo8 --lengths 0,1 --method lm",
+        "ik -r keops --pose 0,0,5",
+        "ik -r rssu2 --pose 0,0,0,80,0,0",
+        "workspace -r uvigo8 --grid 10",
     ];
     let exponent = |s: &str| {
         // A mantissa, then e, then an exponent: 9.607e0, 2.1e-17, 1e3.
@@ -165,7 +168,20 @@ fn ordinary_numbers_print_without_exponents_or_debug_forms() {
                 !line.contains("[0.0, ") && !line.contains(", 0.0]"),
                 "{run}: Debug array in `{line}`"
             );
-            for debug in ["Lm", "Elastic", "Length,", "Some(", "None"] {
+            assert!(
+                !line.contains("[\"") && !line.contains(".1, -0.1"),
+                "{run}: Debug list in `{line}`"
+            );
+            for debug in [
+                "Lm",
+                "Elastic",
+                "Length,",
+                "Some(",
+                "None",
+                "Unreachable",
+                "Stroke",
+                "CrankLimit",
+            ] {
                 assert!(!line.contains(debug), "{run}: `{debug}` in `{line}`");
             }
         }

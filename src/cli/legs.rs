@@ -129,7 +129,7 @@ pub fn workspace(robot: &Robot, step: f64, plot: Option<&Path>, as_json: bool) -
             ]);
             for f in &c.failures {
                 t.row(vec![
-                    format!("{:?}", f.violation),
+                    f.violation.to_string(),
                     f.count.to_string(),
                     format!("{:.0}", 1e3 * f.z_min),
                     format!("{:.0}", 1e3 * f.z_max),

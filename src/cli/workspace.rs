@@ -172,11 +172,15 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
         let open: Vec<_> = r.touched_faces.iter().filter(|f| **f != "z_min").collect();
         if !open.is_empty() {
             println!(
-                "  feasible cells touch the region's faces {open:?}: the workspace may extend beyond it"
+                "  feasible cells touch the region's faces {}: the workspace may extend beyond it",
+                open.iter()
+                    .map(|f| f.as_ref())
+                    .collect::<Vec<&str>>()
+                    .join(", ")
             );
         }
         println!(
-            "[workspace] box [{:.3}, {:.3}, {:.3}] … [{:.3}, {:.3}, {:.3}] m: {} ({} of {} points infeasible; weakest point {:?} with largest minimum tension {})",
+            "[workspace] box [{:.3}, {:.3}, {:.3}] … [{:.3}, {:.3}, {:.3}] m: {} ({} of {} points infeasible; weakest point [{}] m with largest minimum tension {})",
             ws.min.x,
             ws.min.y,
             ws.min.z,
@@ -190,7 +194,12 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
             },
             box_check.infeasible_points,
             box_check.points,
-            box_check.weakest_point,
+            box_check
+                .weakest_point
+                .iter()
+                .map(|c| format!("{c:.3}"))
+                .collect::<Vec<_>>()
+                .join(", "),
             box_check
                 .weakest_capacity
                 .map(|c| format!("{c:.2} N"))

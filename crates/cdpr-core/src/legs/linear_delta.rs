@@ -59,6 +59,17 @@ pub enum Violation {
     Clearance,
 }
 
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Violation::Unreachable => "an arm cannot reach its rail",
+            Violation::Stroke => "a carriage outside its stroke",
+            Violation::SphericalJoint => "a spherical joint beyond its limit",
+            Violation::Clearance => "arms of two legs too close",
+        })
+    }
+}
+
 /// Inverse kinematics of one position: actuator coordinates, carriage points and arm
 /// directions, or the first violated constraint.
 #[derive(Debug, Clone, Copy, PartialEq)]

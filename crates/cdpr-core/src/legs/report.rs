@@ -53,7 +53,7 @@ pub fn legs_ik(robot: &Robot, pose: &Pose, unit: AngleUnit) -> LegsIk {
             Ok(ik) => (Some(ik.actuators.to_vec()), None, "m"),
             Err(v) => (
                 delta.actuators(&pose.position).map(|d| d.to_vec()),
-                Some(format!("{v:?}")),
+                Some(v.to_string()),
                 "m",
             ),
         },
@@ -63,7 +63,7 @@ pub fn legs_ik(robot: &Robot, pose: &Pose, unit: AngleUnit) -> LegsIk {
                 None,
                 unit.name(),
             ),
-            Err(v) => (None, Some(format!("{v:?}")), unit.name()),
+            Err(v) => (None, Some(v.to_string()), unit.name()),
         },
         Mechanism::Cables => (None, None, ""),
     };

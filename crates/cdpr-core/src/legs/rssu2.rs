@@ -38,6 +38,15 @@ pub enum Rssu2Violation {
     CrankLimit,
 }
 
+impl std::fmt::Display for Rssu2Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Rssu2Violation::Unreachable => "a rod cannot reach its crank circle",
+            Rssu2Violation::CrankLimit => "a crank angle beyond its limits",
+        })
+    }
+}
+
 impl Rssu2 {
     fn side(i: usize) -> f64 {
         if i == 0 { 1.0 } else { -1.0 }

@@ -198,11 +198,8 @@ const RESOLUTION: f64 = 1e-9;
 /// Discrete Fréchet distance between two polylines, m (exact, or within 1 nm of it when a
 /// cheap lower bound meets the upper one). NaN if either is empty.
 pub fn frechet(p: &[Point], q: &[Point]) -> f64 {
-    match pruned(p, q, usize::MAX) {
-        Ok(d) => d,
-        // Unreachable: no budget to exceed.
-        Err(_) => f64::NAN,
-    }
+    // No budget to exceed: never `Err`.
+    pruned(p, q, usize::MAX).unwrap_or(f64::NAN)
 }
 
 /// A Fréchet distance computed within a work budget (see [`frechet_within`]).
