@@ -175,3 +175,29 @@ fn the_library_run_and_the_viewer_agree_on_every_record() {
         outcome.records[2000]
     );
 }
+
+/// Issue 15: the viewer's loading errors say their cause once (in the message, not again as
+/// the error's source, which an error chain would print a second time).
+#[test]
+fn the_viewers_loading_errors_say_their_cause_once() {
+    let mut scenario = Scenario::for_robot("uvigo8");
+    scenario.robot = "/nonexistent/robot.toml".into();
+    let e = scenario.build().expect_err("no such robot");
+    let chain = format!("{:#}", anyhow::Error::new(e));
+    assert_eq!(chain.matches("no robot file").count(), 1, "{chain}");
+    assert_eq!(
+        chain.matches("/nonexistent/robot.toml").count(),
+        1,
+        "{chain}"
+    );
+    let mut scenario = Scenario::for_robot("uvigo8");
+    scenario.trajectory = "/nonexistent/run.csv".into();
+    let e = scenario.build().expect_err("no such trajectory");
+    let chain = format!("{:#}", anyhow::Error::new(e));
+    assert_eq!(
+        chain.matches("/nonexistent/run.csv").count(),
+        1,
+        "the file named once: {chain}"
+    );
+    assert_eq!(chain.matches("/nonexistent/robot.toml").count(), 0);
+}

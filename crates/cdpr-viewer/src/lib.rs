@@ -44,15 +44,14 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewerError {
-    #[error("loading robot `{spec}`: {source}")]
-    Robot {
-        spec: String,
-        source: RobotFileError,
-    },
-    #[error("loading trajectory `{spec}`: {source}")]
+    // The cause is in the message, not also a `source`: an error chain prints each cause once;
+    // and every cause names the file or name (`spec`), so the message does not repeat it.
+    #[error("loading the robot: {cause}")]
+    Robot { spec: String, cause: RobotFileError },
+    #[error("loading the trajectory: {cause}")]
     Trajectory {
         spec: String,
-        source: TrajectoryError,
+        cause: TrajectoryError,
     },
     #[error("physics: {0}")]
     Sim(#[from] SimError),

@@ -69,9 +69,9 @@ impl Scenario {
     }
 
     pub fn load_robot(&self) -> Result<Robot, ViewerError> {
-        Robot::load(&self.robot).map_err(|source| ViewerError::Robot {
+        Robot::load(&self.robot).map_err(|cause| ViewerError::Robot {
             spec: self.robot.clone(),
-            source,
+            cause,
         })
     }
 
@@ -79,9 +79,9 @@ impl Scenario {
     pub fn build(&self) -> Result<Driver, ViewerError> {
         let robot = self.load_robot()?;
         let traj = trajectory::load(&self.trajectory, &robot, &self.builtin_options()).map_err(
-            |source| ViewerError::Trajectory {
+            |cause| ViewerError::Trajectory {
                 spec: self.trajectory.clone(),
-                source,
+                cause,
             },
         )?;
         Driver::new(&robot, traj, &self.run_options()).map_err(ViewerError::Sim)
