@@ -168,9 +168,20 @@ pub fn align(
     lag_samples: Option<usize>,
     max_lag_s: f64,
 ) -> Result<Alignment, MetricsError> {
+    with_tracks(reference, actual, |r, a| {
+        align_tracks(r, a, lag_samples, max_lag_s)
+    })
+}
+
+/// Calls `f` with the position tracks of `reference` (with its segments) and `actual`.
+fn with_tracks<T>(
+    reference: &Trajectory,
+    actual: &Trajectory,
+    f: impl FnOnce(&Track, &Track) -> T,
+) -> T {
     let (t_ref, p_ref, s_ref) = positions(reference);
     let (t_act, p_act, _) = positions(actual);
-    align_tracks(
+    f(
         &Track {
             t: &t_ref,
             points: &p_ref,
@@ -183,8 +194,6 @@ pub fn align(
             segment: &[],
             segment_names: &[],
         },
-        lag_samples,
-        max_lag_s,
     )
 }
 
@@ -318,23 +327,7 @@ pub fn compare(
     actual: &Trajectory,
     options: &CompareOptions,
 ) -> Result<Comparison, MetricsError> {
-    let (t_ref, p_ref, s_ref) = positions(reference);
-    let (t_act, p_act, _) = positions(actual);
-    compare_tracks(
-        &Track {
-            t: &t_ref,
-            points: &p_ref,
-            segment: &s_ref,
-            segment_names: &reference.segments,
-        },
-        &Track {
-            t: &t_act,
-            points: &p_act,
-            segment: &[],
-            segment_names: &[],
-        },
-        options,
-    )
+    with_tracks(reference, actual, |r, a| compare_tracks(r, a, options))
 }
 
 /// [`compare`] on tracks (positions only: what a long run keeps of its steps).

@@ -241,11 +241,17 @@ pub fn largest_min_tension(
         b.push(0.0);
     }
     let a = CscMatrix::from(&rows);
+    maximise_t(&a, &b, r, m)
+}
+
+/// Solves the largest-minimum-tension LP over x = (f_1..f_m, t): maximise t subject to
+/// A x + s = b with the first `r` rows equalities (the wrench) and the 3m others s ≥ 0.
+fn maximise_t(a: &CscMatrix<f64>, b: &[f64], r: usize, m: usize) -> Option<(f64, Vec<f64>)> {
     let p = CscMatrix::zeros((m + 1, m + 1));
     let mut q = vec![0.0; m + 1];
     q[m] = -1.0;
     let cones = [ZeroConeT(r), NonnegativeConeT(3 * m)];
-    let mut solver = quiet_solver(&p, &q, &a, &b, &cones)?;
+    let mut solver = quiet_solver(&p, &q, a, b, &cones)?;
     solver.solve();
     match solver.solution.status {
         SolverStatus::Solved | SolverStatus::AlmostSolved => {
@@ -276,19 +282,7 @@ fn largest_min_tension_sparse(
     for _ in 0..m {
         b.extend([0.0, f_max, 0.0]);
     }
-    let p = CscMatrix::zeros((m + 1, m + 1));
-    let mut q = vec![0.0; m + 1];
-    q[m] = -1.0;
-    let cones = [ZeroConeT(r), NonnegativeConeT(3 * m)];
-    let mut solver = quiet_solver(&p, &q, &a, &b, &cones)?;
-    solver.solve();
-    match solver.solution.status {
-        SolverStatus::Solved | SolverStatus::AlmostSolved => {
-            let x = &solver.solution.x;
-            Some((x[m], x[..m].to_vec()))
-        }
-        _ => None,
-    }
+    maximise_t(&a, &b, r, m)
 }
 
 /// min ‖W f − wrench‖² with 0 ≤ f ≤ f_max (clarabel): the best a robot can do when it cannot
