@@ -182,7 +182,9 @@ fn the_library_run_and_the_viewer_agree_on_every_record() {
 fn the_viewers_loading_errors_say_their_cause_once() {
     let mut scenario = Scenario::for_robot("uvigo8");
     scenario.robot = "/nonexistent/robot.toml".into();
-    let e = scenario.build().expect_err("no such robot");
+    let Err(e) = scenario.build() else {
+        panic!("a robot file that does not exist is refused");
+    };
     let chain = format!("{:#}", anyhow::Error::new(e));
     assert_eq!(chain.matches("no robot file").count(), 1, "{chain}");
     assert_eq!(
@@ -192,7 +194,9 @@ fn the_viewers_loading_errors_say_their_cause_once() {
     );
     let mut scenario = Scenario::for_robot("uvigo8");
     scenario.trajectory = "/nonexistent/run.csv".into();
-    let e = scenario.build().expect_err("no such trajectory");
+    let Err(e) = scenario.build() else {
+        panic!("a trajectory file that does not exist is refused");
+    };
     let chain = format!("{:#}", anyhow::Error::new(e));
     assert_eq!(
         chain.matches("/nonexistent/run.csv").count(),
