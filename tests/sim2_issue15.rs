@@ -142,7 +142,7 @@ fn ordinary_numbers_print_without_exponents_or_debug_forms() {
         "fk -r uvigo8 --lengths 0,1 --method lm",
         "ik -r keops --pose 0,0,5",
         "ik -r rssu2 --pose 0,0,0,80,0,0",
-        "workspace -r uvigo8 --grid 10",
+        "workspace -r uvigo8 --grid 10 --no-plot",
     ];
     let exponent = |s: &str| {
         // A mantissa, then e, then an exponent: 9.607e0, 2.1e-17, 1e3.

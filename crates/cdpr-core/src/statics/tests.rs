@@ -73,7 +73,17 @@ proptest! {
             Ok(sol) => {
                 assert_kkt(&w, &b, &lo, &hi, &sol);
                 let reference = min_norm_qp_clarabel(&w, &b, &lo, &hi).expect("clarabel solves it too");
-                prop_assert!((&sol.x - &reference).amax() < 1e-6 * (1.0 + sol.x.amax()));
+                // Clarabel stops at a relative gap of 1e-10 on ½‖f‖²; the objective is strongly
+                // convex (Hessian I), so a point whose objective is within ε of the optimum lies
+                // within √(2ε) of it: near an active bound the interior-point answer is that far
+                // off, not closer (CI: 9e-6 N on caroca with f_min on one cable). Ours is checked
+                // exactly by the KKT conditions above.
+                let objective = 0.5 * sol.x.norm_squared();
+                let tolerance = (2.0 * 1e-9 * (1.0 + objective)).sqrt();
+                prop_assert!(
+                    (&sol.x - &reference).amax() < tolerance,
+                    "{} apart, tolerance {}", (&sol.x - &reference).amax(), tolerance
+                );
             }
             Err(QpInfeasible) => {
                 // Then no feasible point may exist: the LP's best minimum is below f_min.
