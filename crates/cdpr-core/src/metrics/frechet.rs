@@ -290,18 +290,56 @@ fn thin(x: &[Point], spacing: f64) -> (Vec<Point>, f64) {
     (kept, worst2.sqrt())
 }
 
+/// `x` without consecutive repeats of a point (borrowed when there are none).
+fn dedup(x: &[Point]) -> std::borrow::Cow<'_, [Point]> {
+    if x.windows(2).all(|w| w[0] != w[1]) {
+        return std::borrow::Cow::Borrowed(x);
+    }
+    let mut out = x.to_vec();
+    out.dedup();
+    std::borrow::Cow::Owned(out)
+}
+
 /// The pruned programme; `Err(projected cells)` as soon as it is seen to need more than
 /// `max_cells` cells (checked every 256 rows from the cells done so far).
 fn pruned(p: &[Point], q: &[Point], max_cells: usize) -> Result<f64, usize> {
     if p.is_empty() || q.is_empty() {
         return Ok(f64::NAN);
     }
+    // A point repeated at once adds nothing (a coupling can stay on it): a held reference,
+    // thousands of equal samples, shrinks to one, and its block of cells to a row.
+    let (p, q) = (dedup(p), dedup(q));
     // Outer loop over the longer path, rows (the memory) over the shorter one.
-    let (p, q) = if p.len() >= q.len() { (p, q) } else { (q, p) };
-    let bound = greedy_bound2(p, q).min(diagonal_bound2(p, q));
-    if bound.sqrt() - lower_bound2(p, q).sqrt() <= RESOLUTION {
-        return Ok(bound.sqrt());
+    let (p, q) = if p.len() >= q.len() {
+        (&p[..], &q[..])
+    } else {
+        (&q[..], &p[..])
+    };
+    let upper = greedy_bound2(p, q).min(diagonal_bound2(p, q));
+    let lower = lower_bound2(p, q);
+    if upper.sqrt() - lower.sqrt() <= RESOLUTION {
+        return Ok(upper.sqrt());
     }
+    // Search the pruning bound upwards from well below the coupling's: a programme pruned at
+    // ε < F cannot reach the end (so F > ε), and costs only the cells within ε; doubling ε,
+    // the whole search costs about twice its last programme, whose band is that of ≤ 2F
+    // instead of that of the coupling's bound (which, for a run that follows its reference
+    // within tens of µm but is sampled every µm, can be a hundred times wider).
+    let mut eps = lower.sqrt().max(upper.sqrt() / 64.0);
+    loop {
+        let bound = (eps * eps).min(upper);
+        match decide(p, q, bound, max_cells)? {
+            Some(d) => return Ok(d),
+            // Cannot happen at the coupling's own bound (it is reachable); stay safe.
+            None if bound >= upper => return Ok(upper.sqrt()),
+            None => eps *= 2.0,
+        }
+    }
+}
+
+/// The programme pruned at `bound` (squared): `Some(F)` when the end is reachable through
+/// cells within the bound (then exact), `None` when not (then F exceeds it).
+fn decide(p: &[Point], q: &[Point], bound: f64, max_cells: usize) -> Result<Option<f64>, usize> {
     let n = p.len();
     let mut cells = 0usize;
     let m = q.len();
@@ -356,8 +394,8 @@ fn pruned(p: &[Point], q: &[Point], max_cells: usize) -> Result<f64, usize> {
         }
         // The new span: first and last reachable cells.
         let Some(row_lo) = (lo..=end).find(|&j| cur[j] < inf) else {
-            // Cannot happen (the bounding coupling is always reachable); stay safe.
-            return Ok(bound.sqrt());
+            // Nothing reachable in this row: the end is not either.
+            return Ok(None);
         };
         let row_hi = (row_lo..=end)
             .rev()
@@ -368,11 +406,7 @@ fn pruned(p: &[Point], q: &[Point], max_cells: usize) -> Result<f64, usize> {
         lo = row_lo;
         hi = row_hi;
     }
-    Ok(if hi == m - 1 {
-        prev[m - 1].sqrt()
-    } else {
-        bound.sqrt()
-    })
+    Ok((hi == m - 1).then(|| prev[m - 1].sqrt()))
 }
 
 /// The textbook O(n·m)-memory recursion, for tests of [`frechet`] on small inputs.

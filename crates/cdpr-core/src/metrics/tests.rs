@@ -75,6 +75,23 @@ proptest! {
     }
 }
 
+proptest! {
+    /// Held points (a reference standing still for thousands of samples) are collapsed
+    /// before the programme: the distance is that of the paths with every repeat.
+    #[test]
+    fn repeated_points_leave_the_distance_unchanged(
+        p in points(20), q in points(20),
+        repeats in prop::collection::vec(0usize..6, 20),
+    ) {
+        let hold = |x: &[Point]| -> Vec<Point> {
+            x.iter().zip(repeats.iter().cycle()).flat_map(|(v, r)| std::iter::repeat_n(*v, r + 1)).collect()
+        };
+        let (hp, hq) = (hold(&p), hold(&q));
+        prop_assert_eq!(frechet(&hp, &hq), frechet_reference(&hp, &hq));
+        prop_assert_eq!(frechet(&hp, &q), frechet_reference(&hp, &q));
+    }
+}
+
 /// Issue 15: a slow run (600 s, a point every 5 µm of path, 3 mm of error) made the Fréchet
 /// programme cost several times the physics. Within a budget it thins the paths; the
 /// tolerance it reports is small against the distance, and honest (checked against the exact
