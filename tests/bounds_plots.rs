@@ -5,36 +5,29 @@ mod common;
 
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 /// Runs `cdpr ARGS` under a 4 GB address-space limit, killed after `limit`: a hang or a
 /// runaway fails the test instead of eating the machine.
 fn bounded(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(r#"ulimit -v 4000000; exec "$0" "$@""#)
-        .arg(env!("CARGO_BIN_EXE_cdpr"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cdpr runs");
-    let started = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let o = child.wait_with_output().expect("output");
-            panic!(
-                "cdpr {args:?} still running after {limit:?} (killed); stderr: {}",
-                stderr(&o)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    use std::os::unix::process::ExitStatusExt;
+    let run = common::bounded(
+        args,
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        4_000_000,
+        limit,
+    );
+    assert!(
+        !run.timed_out,
+        "cdpr {args:?} still running after {limit:?} (killed); stderr: {}",
+        run.stderr
+    );
+    Output {
+        // A wait status holds the exit code in its second byte.
+        status: std::process::ExitStatus::from_raw(run.code.expect("exited") << 8),
+        stdout: run.stdout.into_bytes(),
+        stderr: run.stderr.into_bytes(),
     }
 }
 

@@ -6,69 +6,23 @@
 mod common;
 
 use common::scratch;
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Virtual memory cap of every run, KB (the debug binary maps ~1 GB before it allocates).
 const MEMORY_KB: u64 = 3_000_000;
 /// Deadline of every run: well above a normal error exit, well below a runaway.
 const DEADLINE: Duration = Duration::from_secs(20);
 
-struct Run {
-    /// Exit code (None: killed by a signal, or by the deadline).
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
+type Run = common::Bounded;
 
 /// `cdpr ARGS` under the memory cap, killed at the deadline.
 fn bounded(args: &[&str]) -> Run {
-    let started = Instant::now();
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -v {MEMORY_KB}; exec \"$0\" \"$@\""))
-        .arg(env!("CARGO_BIN_EXE_cdpr"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sh runs");
-    let (mut out, mut err) = (
-        child.stdout.take().expect("out"),
-        child.stderr.take().expect("err"),
-    );
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break Some(status);
-        }
-        if started.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let elapsed = started.elapsed();
-    Run {
-        code: status.and_then(|s| s.code()),
-        stdout: reader.join().unwrap_or_default(),
-        stderr: err_reader.join().unwrap_or_default(),
-        elapsed,
-    }
+    common::bounded(
+        args,
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        MEMORY_KB,
+        DEADLINE,
+    )
 }
 
 /// The run failed with `code` within the deadline, and its first stderr line names `needle`.

@@ -22,9 +22,7 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -57,14 +55,7 @@ const HOSTILE: &[&str] = &[
 const ACCEPTED_DEADLINE: Duration = Duration::from_secs(5);
 
 /// One finished (or killed) run.
-#[derive(Debug, Clone)]
-struct Run {
-    code: Option<i32>,
-    timed_out: bool,
-    elapsed: Duration,
-    stdout: String,
-    stderr: String,
-}
+type Run = common::Bounded;
 
 /// Runs `cdpr ARGS` in `dir` under a 4 GB address-space limit, killed after `DEADLINE`.
 fn bounded(args: &[String], dir: &Path) -> Run {
@@ -72,60 +63,7 @@ fn bounded(args: &[String], dir: &Path) -> Run {
 }
 
 fn bounded_for(args: &[String], dir: &Path, deadline: Duration) -> Run {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 4000000; exec \"$0\" \"$@\"")
-        .arg(env!("CARGO_BIN_EXE_cdpr"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cdpr runs");
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut p) = pipe {
-                // Enough to see a message; a runaway stdout is not kept.
-                let _ = p.by_ref().take(1 << 20).read_to_end(&mut bytes);
-                let _ = std::io::copy(&mut p, &mut std::io::sink());
-            }
-            String::from_utf8_lossy(&bytes).into_owned()
-        })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let start = Instant::now();
-    let (code, timed_out) = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break (status.code(), false);
-        }
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break (None, true);
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let elapsed = start.elapsed();
-    Run {
-        code,
-        timed_out,
-        elapsed,
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-    }
+    common::bounded(args, dir, 4_000_000, deadline)
 }
 
 fn strings(words: &[&str]) -> Vec<String> {

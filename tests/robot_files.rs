@@ -5,40 +5,20 @@ mod common;
 
 use common::{cdpr, scratch, stderr};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SILVA4: &str = include_str!("../robots/silva4.toml");
 
 /// Runs `cdpr ARGS` under a 4 GB address-space limit, killed after 10 s: (exit code, stderr).
 fn bounded(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 4000000; exec \"$0\" \"$@\"")
-        .arg(env!("CARGO_BIN_EXE_cdpr"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cdpr runs");
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            let mut err = String::new();
-            use std::io::Read;
-            if let Some(mut e) = child.stderr.take() {
-                let _ = e.read_to_string(&mut err);
-            }
-            return (status.code(), err);
-        }
-        if start.elapsed() > Duration::from_secs(10) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("cdpr {args:?} ran for more than 10 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let run = common::bounded(
+        args,
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        4_000_000,
+        Duration::from_secs(10),
+    );
+    assert!(!run.timed_out, "cdpr {args:?} ran for more than 10 s");
+    (run.code, run.stderr)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

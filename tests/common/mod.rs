@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The words of `line` (split at blanks) followed by `tail`: a command line written as one
 /// string, with the arguments that are not literals (paths) appended.
@@ -151,4 +151,80 @@ pub fn plc(args: &[&str]) -> (Proc, String) {
         .unwrap_or_else(|| panic!("no address in {:?}", p.first_line))
         .to_string();
     (p, addr)
+}
+
+/// What a [`bounded`] run of `cdpr` did.
+#[derive(Debug, Clone)]
+pub struct Bounded {
+    /// Exit code (None: killed by a signal, or at the deadline).
+    pub code: Option<i32>,
+    /// Killed at the deadline.
+    pub timed_out: bool,
+    pub elapsed: Duration,
+    /// The first MiB of each stream (a runaway output is drained, not kept).
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `cdpr ARGS` in `dir` under a `memory_kb` address-space limit (`ulimit -v`), killed
+/// after `deadline`: a hang or a runaway fails the caller's assertions instead of eating the
+/// machine. Both pipes are drained while it runs, so a full pipe cannot stall it.
+pub fn bounded<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    dir: &std::path::Path,
+    memory_kb: u64,
+    deadline: Duration,
+) -> Bounded {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {memory_kb}; exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_cdpr"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cdpr runs");
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.by_ref().take(1 << 20).read_to_end(&mut bytes);
+                let _ = std::io::copy(&mut p, &mut std::io::sink());
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let (code, timed_out) = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break (status.code(), false);
+        }
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break (None, true);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Bounded {
+        code,
+        timed_out,
+        elapsed: start.elapsed(),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
 }
