@@ -443,41 +443,36 @@ pub fn tension_range(outcome: &RunOutcome) -> Option<(f64, f64)> {
         })
 }
 
-/// Writes a run as CSV record by record (see [`write_csv`] for the columns): memory does not
-/// grow with the run. The header is written with the first record (whose sizes it takes).
-pub struct CsvRecorder<W: Write> {
-    w: csv::Writer<W>,
+/// The numeric columns of a run's record, in the CSV's order (see [`write_csv`]): shared by
+/// the CSV writer and the faces that hand a run over as arrays (the Python package), so both
+/// give the same columns with the same numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordLayout {
     cable_robot: bool,
     cables: usize,
-    segment_names: Vec<String>,
-    header_done: bool,
     actuators: usize,
     legs: usize,
-    buf: String,
 }
 
-impl<W: Write> CsvRecorder<W> {
-    /// A recorder of a run of `source` (for its segment names) on `robot`.
-    pub fn new(out: W, robot: &Robot, source: &Trajectory) -> CsvRecorder<W> {
-        CsvRecorder {
-            w: csv::Writer::from_writer(out),
-            cable_robot: robot.is_cable_robot(),
+impl RecordLayout {
+    /// The layout of a run on `robot` whose first record is `first` (robots with legs take
+    /// their actuator and leg counts from it; None: no record, no such columns).
+    pub fn new(robot: &Robot, first: Option<&Record>) -> RecordLayout {
+        let cable_robot = robot.is_cable_robot();
+        let (actuators, legs) = match first {
+            Some(r) if !cable_robot => (r.length_command.len(), r.state.lengths.len()),
+            _ => (0, 0),
+        };
+        RecordLayout {
+            cable_robot,
             cables: robot.cable_count(),
-            segment_names: source.segments.clone(),
-            header_done: false,
-            actuators: 0,
-            legs: 0,
-            buf: String::with_capacity(32),
+            actuators,
+            legs,
         }
     }
 
-    fn header(&mut self, first: Option<&Record>) -> Result<(), csv::Error> {
-        if let Some(r) = first
-            && !self.cable_robot
-        {
-            self.actuators = r.length_command.len();
-            self.legs = r.state.lengths.len();
-        }
+    /// Names of the numeric columns (the CSV's header without the trailing `segment`).
+    pub fn columns(&self) -> Vec<String> {
         let mut header = csv_columns(self.cables);
         for i in 1..=self.actuators {
             header.extend([format!("actuator_cmd_{i}"), format!("actuator_{i}")]);
@@ -485,26 +480,16 @@ impl<W: Write> CsvRecorder<W> {
         for i in 1..=self.legs {
             header.extend([format!("leg_length_{i}"), format!("leg_force_{i}")]);
         }
-        header.push("segment".into());
-        self.header_done = true;
-        self.w.write_record(&header)
+        header
     }
 
-    /// Writes one record (the header first, on the first call). Each number is formatted
-    /// into one reused buffer and handed to the CSV writer as a field: no allocation per
-    /// number (the bytes are those of `format!("{v}")`).
-    pub fn write(&mut self, r: &Record) -> Result<(), csv::Error> {
-        use std::fmt::Write as _;
-        if !self.header_done {
-            self.header(Some(r))?;
-        }
-        let (w, buf) = (&mut self.w, &mut self.buf);
-        let mut field = |v: f64| -> Result<(), csv::Error> {
-            buf.clear();
-            // Writing to a String cannot fail.
-            let _ = write!(buf, "{v}");
-            w.write_field(buf.as_bytes())
-        };
+    /// Hands the numbers of `r` to `field`, in [`columns`](Self::columns)' order; stops at
+    /// the first error `field` returns.
+    pub fn numbers<E>(
+        &self,
+        r: &Record,
+        field: &mut impl FnMut(f64) -> Result<(), E>,
+    ) -> Result<(), E> {
         field(r.state.time)?;
         for v in r.commanded.pose.to_array() {
             field(v)?;
@@ -525,6 +510,62 @@ impl<W: Write> CsvRecorder<W> {
             field(r.state.lengths[i])?;
             field(r.state.tensions[i])?;
         }
+        Ok(())
+    }
+
+    /// Whether the robot has cables (else legs).
+    pub fn cable_robot(&self) -> bool {
+        self.cable_robot
+    }
+}
+
+/// Writes a run as CSV record by record (see [`write_csv`] for the columns): memory does not
+/// grow with the run. The header is written with the first record (whose sizes it takes).
+pub struct CsvRecorder<W: Write> {
+    w: csv::Writer<W>,
+    robot: Robot,
+    layout: Option<RecordLayout>,
+    segment_names: Vec<String>,
+    buf: String,
+}
+
+impl<W: Write> CsvRecorder<W> {
+    /// A recorder of a run of `source` (for its segment names) on `robot`.
+    pub fn new(out: W, robot: &Robot, source: &Trajectory) -> CsvRecorder<W> {
+        CsvRecorder {
+            w: csv::Writer::from_writer(out),
+            robot: robot.clone(),
+            layout: None,
+            segment_names: source.segments.clone(),
+            buf: String::with_capacity(32),
+        }
+    }
+
+    fn header(&mut self, first: Option<&Record>) -> Result<RecordLayout, csv::Error> {
+        let layout = RecordLayout::new(&self.robot, first);
+        let mut header = layout.columns();
+        header.push("segment".into());
+        self.w.write_record(&header)?;
+        self.layout = Some(layout);
+        Ok(layout)
+    }
+
+    /// Writes one record (the header first, on the first call). Each number is formatted
+    /// into one reused buffer and handed to the CSV writer as a field: no allocation per
+    /// number (the bytes are those of `format!("{v}")`).
+    pub fn write(&mut self, r: &Record) -> Result<(), csv::Error> {
+        use std::fmt::Write as _;
+        let layout = match &self.layout {
+            Some(l) => *l,
+            None => self.header(Some(r))?,
+        };
+        let (w, buf) = (&mut self.w, &mut self.buf);
+        layout.numbers(r, &mut |v: f64| -> Result<(), csv::Error> {
+            buf.clear();
+            // Writing to a String cannot fail.
+            let _ = write!(buf, "{v}");
+            w.write_field(buf.as_bytes())
+        })?;
         let segment = r
             .commanded
             .segment
@@ -537,7 +578,7 @@ impl<W: Write> CsvRecorder<W> {
 
     /// Flushes (writing the header if no record came) and returns the writer.
     pub fn finish(mut self) -> Result<W, csv::Error> {
-        if !self.header_done {
+        if self.layout.is_none() {
             self.header(None)?;
         }
         self.w.flush()?;

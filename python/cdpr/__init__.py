@@ -1,0 +1,279 @@
+"""cdpr: the open digital shadow for cable-driven parallel robots, from Python.
+
+The same Rust core as the ``cdpr`` command line (``cdpr._cdpr``, built by maturin): every
+result here equals the CLI's bit for bit.
+
+>>> import cdpr
+>>> robot = cdpr.Robot.load("uvigo8")                  # a shipped robot, or a TOML path
+>>> robot.ik([0, 0, 0.15])["lengths"][:2]              # cdpr ik --json
+>>> run = cdpr.simulate("uvigo8", "seed000", speed=0.1)
+>>> run["rms_3d"], run.data                            # metrics; the run (DataFrame/arrays)
+
+Errors are :class:`CdprError` carrying the CLI's message; out-of-range arguments are
+``ValueError`` worded like the CLI's. Long computations release the GIL, so threads run in
+parallel. Sweeps: :func:`sweep` (all cores), :func:`sweep_plan` and :func:`sweep_run` (one run
+of a spec, for Dask/Ray/Slurm; see ``python/examples/dask_sweep.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _cdpr
+from ._cdpr import CdprError, Robot, Sim, __version__, robot_names
+
+__all__ = [
+    "CdprError",
+    "Robot",
+    "Sim",
+    "Run",
+    "Trajectory",
+    "robot_names",
+    "load",
+    "trajectory",
+    "simulate",
+    "compare",
+    "__version__",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+RobotLike = Union[Robot, PathLike]
+
+POSE_COLUMNS = ["x", "y", "z", "roll", "pitch", "yaw"]
+
+
+def load(robot: RobotLike) -> Robot:
+    """A :class:`Robot`: returned as is, or loaded from a shipped name or a TOML path."""
+    if isinstance(robot, Robot):
+        return robot
+    return Robot.load(os.fspath(robot))
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError:  # pandas is optional
+        return None
+    return pandas
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A trajectory's samples: ``t`` (n,), ``pose`` (n, 6: x, y, z, roll, pitch, yaw),
+    ``segment`` (n,; index into ``segment_names``, −1 untagged)."""
+
+    t: np.ndarray
+    pose: np.ndarray
+    segment: np.ndarray
+    segment_names: List[str]
+
+    def to_array(self) -> np.ndarray:
+        """(n, 7): t, x, y, z, roll, pitch, yaw — what :func:`simulate` takes."""
+        return np.column_stack([self.t, self.pose])
+
+    def to_dataframe(self):
+        """A pandas DataFrame with columns t, x, …, yaw, segment (needs pandas)."""
+        pandas = _pandas()
+        if pandas is None:
+            raise ImportError("to_dataframe needs pandas (pip install pandas)")
+        frame = pandas.DataFrame(self.to_array(), columns=["t"] + POSE_COLUMNS)
+        names = np.array([""] + list(self.segment_names), dtype=object)
+        frame["segment"] = names[self.segment + 1]
+        return frame
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+
+def trajectory(
+    robot: RobotLike,
+    name: PathLike,
+    speed: float = 0.1,
+    dt: float = 0.001,
+    profile: Optional[str] = None,
+    accel: Optional[float] = None,
+    jerk: Optional[float] = None,
+    transition: Optional[str] = None,
+) -> Trajectory:
+    """A built-in trajectory (``seed000``, ``pickplace``, ``poly5``, ``tilt``, …) at cruise
+    ``speed`` (m/s) sampled every ``dt`` (s), or a CSV file — as ``cdpr trajectory``."""
+    t, pose, segment, names = _cdpr.trajectory(
+        load(robot), os.fspath(name), speed, dt, profile, accel, jerk, transition
+    )
+    return Trajectory(t, pose, segment, list(names))
+
+
+def _source(trajectory: Any, columns: Optional[Sequence[str]]):
+    """(what the native module takes, column names) for a trajectory given as a name or
+    path, a :class:`Trajectory`, a :class:`Run` (its actual path), a DataFrame or an array."""
+    if isinstance(trajectory, (str, os.PathLike)):
+        return os.fspath(trajectory), None
+    if isinstance(trajectory, Trajectory):
+        return np.ascontiguousarray(trajectory.to_array()), ["t"] + POSE_COLUMNS
+    if isinstance(trajectory, Run):
+        return np.ascontiguousarray(trajectory.actual()), ["t"] + POSE_COLUMNS
+    pandas = _pandas()
+    if pandas is not None and isinstance(trajectory, pandas.DataFrame):
+        numeric = trajectory.select_dtypes("number")
+        return np.ascontiguousarray(numeric.to_numpy(dtype=np.float64)), list(numeric.columns)
+    values = np.ascontiguousarray(np.asarray(trajectory, dtype=np.float64))
+    if values.ndim != 2:
+        raise ValueError(
+            f"trajectory: an array must be 2-D (rows of t, x, y, z[, roll, pitch, yaw]), got {values.ndim}-D"
+        )
+    return values, (list(columns) if columns is not None else None)
+
+
+class Run(Mapping):
+    """A simulated run. As a mapping it holds the metrics: ``run["rms_3d"]`` (m), ``rms``
+    (x, y, z), ``max_3d``, ``frechet``, ``lag_s``, ``tension_min``/``tension_max``, ``steps``,
+    … (the totals of ``cdpr simulate --json`` and its run-level keys).
+
+    ``report`` is the whole ``cdpr simulate --json`` object (per-segment metrics included);
+    ``values`` the recorded steps as one (n, k) float64 array named by ``columns`` (those of
+    ``cdpr simulate --out``); ``segment`` each row's segment name; ``data`` a pandas DataFrame
+    of it when pandas is installed, else a dict of column views.
+    """
+
+    def __init__(self, report: Dict[str, Any], columns: List[str], values: np.ndarray, segment: List[str]):
+        self.report = report
+        self.columns = list(columns)
+        self.values = values
+        self.segment = segment
+        metrics = {k: v for k, v in report.items() if k not in ("segments", "total")}
+        total = report.get("total")
+        if isinstance(total, dict):
+            metrics.update(total)
+        self.metrics = metrics
+
+    def __getitem__(self, key: str) -> Any:
+        return self.metrics[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.metrics)
+
+    def __len__(self) -> int:
+        return len(self.metrics)
+
+    def column(self, name: str) -> np.ndarray:
+        """One recorded column (a view, no copy)."""
+        try:
+            return self.values[:, self.columns.index(name)]
+        except ValueError:
+            raise KeyError(f"no column {name!r}; the run has {', '.join(self.columns)}") from None
+
+    def actual(self) -> np.ndarray:
+        """(n, 7): t and the simulated pose."""
+        return self.values[:, [self.columns.index(c) for c in ["t"] + POSE_COLUMNS]]
+
+    def commanded(self) -> np.ndarray:
+        """(n, 7): t and the commanded pose."""
+        return self.values[:, [self.columns.index(c) for c in ["t"] + [p + "_cmd" for p in POSE_COLUMNS]]]
+
+    @property
+    def data(self):
+        pandas = _pandas()
+        if pandas is None:
+            return {name: self.values[:, k] for k, name in enumerate(self.columns)}
+        frame = pandas.DataFrame(self.values, columns=self.columns, copy=False)
+        frame["segment"] = self.segment
+        return frame
+
+    def __repr__(self) -> str:
+        rms = self.metrics.get("rms_3d")
+        shown = f"rms_3d {rms * 1e3:.3f} mm, " if isinstance(rms, float) else ""
+        return f"<cdpr.Run {len(self.values)} steps, {shown}model {self.metrics.get('model')}>"
+
+
+def simulate(
+    robot: RobotLike,
+    trajectory: Any,
+    speed: float = 0.1,
+    dt: float = 0.001,
+    model: str = "chain",
+    control: Optional[str] = None,
+    compensate: bool = False,
+    kp: float = 1500.0,
+    kd: float = 1500.0,
+    settle: float = 0.0,
+    substeps: Optional[int] = None,
+    pgs: Optional[int] = None,
+    link_mass: Optional[float] = None,
+    profile: Optional[str] = None,
+    accel: Optional[float] = None,
+    jerk: Optional[float] = None,
+    transition: Optional[str] = None,
+    remove_lag: bool = True,
+    surrogate: Optional[PathLike] = None,
+    combine: bool = True,
+    columns: Optional[Sequence[str]] = None,
+) -> Run:
+    """Runs a trajectory through the physics core, as ``cdpr simulate`` (same options and
+    defaults: the ``chain`` model, ``length`` winches, dt 1 ms).
+
+    ``trajectory`` is a built-in's name (``seed000``, …), a CSV path, a :class:`Trajectory`,
+    a DataFrame or an (n, k) array whose columns are ``columns`` (default t, x, y, z[, roll,
+    pitch, yaw]). Raises :class:`CdprError` as the CLI fails; a run that stops early raises
+    with what was computed in ``error.run``.
+    """
+    source, names = _source(trajectory, columns)
+    report, cols, values, segment = _cdpr.simulate(
+        load(robot),
+        source,
+        names,
+        speed,
+        dt,
+        model,
+        control,
+        compensate,
+        kp,
+        kd,
+        settle,
+        substeps,
+        pgs,
+        link_mass,
+        profile,
+        accel,
+        jerk,
+        transition,
+        remove_lag,
+        None if surrogate is None else os.fspath(surrogate),
+        combine,
+    )
+    run = Run(report, cols, values, segment)
+    failure = report.get("error")
+    if failure is None and "escape_message" in report:
+        failure = report["escape_message"]
+    elif failure is not None:
+        failure = f"the run stopped early; the {max(len(values) - 1, 0)} steps before are kept: {failure}"
+    if failure is not None:
+        error = CdprError(failure)
+        error.run = run
+        raise error
+    return run
+
+
+def compare(
+    reference: Any,
+    actual: Any,
+    remove_lag: bool = True,
+    max_lag: float = 1.0,
+    reference_columns: Optional[Sequence[str]] = None,
+    actual_columns: Optional[Sequence[str]] = None,
+    reference_suffix: str = "",
+    actual_suffix: str = "",
+) -> Dict[str, Any]:
+    """Seed 000's metrics of ``actual`` against ``reference`` (``cdpr compare --json``): lag
+    by cross-correlation, RMS per axis and 3D, Fréchet, per segment and in total. Each is a
+    CSV path (``*_suffix="_cmd"`` reads a run's commanded pose), a :class:`Trajectory`, a
+    :class:`Run` (its simulated path), a DataFrame or an array."""
+    ref, ref_names = _source(reference, reference_columns)
+    act, act_names = _source(actual, actual_columns)
+    return _cdpr.compare(
+        ref, act, ref_names, act_names, reference_suffix, actual_suffix, remove_lag, max_lag
+    )
