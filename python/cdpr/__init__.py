@@ -145,11 +145,8 @@ class Run(Mapping):
         self.columns = list(columns)
         self.values = values
         self.segment = segment
-        metrics = {k: v for k, v in report.items() if k not in ("segments", "total")}
-        total = report.get("total")
-        if isinstance(total, dict):
-            metrics.update(total)
-        self.metrics = metrics
+        # The totals are the report's top-level keys (the CLI's JSON flattens them).
+        self.metrics = {k: v for k, v in report.items() if k != "segments"}
 
     def __getitem__(self, key: str) -> Any:
         return self.metrics[key]

@@ -142,7 +142,11 @@ fn pose_of(option: &str, values: &[f64], degrees: bool) -> PyResult<Pose> {
                 short(limit)
             )));
         }
-        a[k] = if k >= 3 && degrees { v.to_radians() } else { *v };
+        a[k] = if k >= 3 && degrees {
+            v.to_radians()
+        } else {
+            *v
+        };
     }
     Ok(Pose::from_array(a))
 }
@@ -310,10 +314,18 @@ impl Robot {
     /// Inverse kinematics at `pose` (x,y,z[,roll,pitch,yaw]): `cdpr ik --json`'s object
     /// (cable robots: lengths, directions, seed 000's angles; legs: actuator positions).
     #[pyo3(signature = (pose, degrees = false))]
-    fn ik<'py>(&self, py: Python<'py>, pose: Vec<f64>, degrees: bool) -> PyResult<Bound<'py, PyAny>> {
+    fn ik<'py>(
+        &self,
+        py: Python<'py>,
+        pose: Vec<f64>,
+        degrees: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let pose = pose_of("pose", &pose, degrees)?;
         if self.inner.is_cable_robot() {
-            to_py(py, &kinematics::ik_report(&self.inner, &pose, unit(degrees)))
+            to_py(
+                py,
+                &kinematics::ik_report(&self.inner, &pose, unit(degrees)),
+            )
         } else {
             to_py(
                 py,
@@ -343,7 +355,8 @@ impl Robot {
             max_residual,
             ..FkOptions::default()
         };
-        let r = py.detach(|| kinematics::fk_report(robot, &lengths, method, &options, unit(degrees)));
+        let r =
+            py.detach(|| kinematics::fk_report(robot, &lengths, method, &options, unit(degrees)));
         let r = r.map_err(|e| cdpr_err(&format!("forward kinematics of {}", robot.name), &e))?;
         to_py(py, &r)
     }
@@ -362,7 +375,10 @@ impl Robot {
         let robot = self.cable_robot("tensions")?;
         let bounds = self.bounds(f_min, f_max)?;
         let pose = pose_of("pose", &pose, degrees)?;
-        to_py(py, &statics::tensions_report(robot, &pose, bounds, unit(degrees)))
+        to_py(
+            py,
+            &statics::tensions_report(robot, &pose, bounds, unit(degrees)),
+        )
     }
 
     /// Where elastic unilateral cables hold the platform: exactly one of `rest_lengths`
@@ -570,7 +586,9 @@ impl Shape {
             accel: accel
                 .map(|a| within("accel", a, 1e-2, 1e3, "m/s²"))
                 .transpose()?,
-            jerk: jerk.map(|j| within("jerk", j, 1e-2, 1e5, "m/s³")).transpose()?,
+            jerk: jerk
+                .map(|j| within("jerk", j, 1e-2, 1e5, "m/s³"))
+                .transpose()?,
             transition: transition.map(|t| choice("transition", t)).transpose()?,
         })
     }
@@ -794,9 +812,10 @@ fn simulate<'py>(
     let table = array(py, data).reshape([rows, columns.len()])?.into_any();
     let names = PyList::new(
         py,
-        segment
-            .iter()
-            .map(|s| s.and_then(|k| segment_names.get(k)).map_or("", String::as_str)),
+        segment.iter().map(|s| {
+            s.and_then(|k| segment_names.get(k))
+                .map_or("", String::as_str)
+        }),
     )?;
     let report_py = to_py(py, &report)?;
     if let Some(e) = escape {
