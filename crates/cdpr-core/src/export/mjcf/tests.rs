@@ -313,3 +313,18 @@ fn every_shipped_cable_robot_exports() {
         }
     }
 }
+
+#[test]
+fn a_robot_that_cannot_hang_at_home_is_refused_by_name() {
+    // Eight cables of at most 1 N cannot hold a 1 kg platform (9.81 N).
+    let text = edited(robot_text("uvigo8"), "min = 1.0 ", "min = 0.1 ");
+    let text = edited(&text, "max = 100.0 ", "max = 1.0 ");
+    let robot = Robot::from_text(&text, Path::new("weak.toml")).expect("parses");
+    let e = mjcf(&robot, &MjcfOptions::default()).expect_err("infeasible at home");
+    assert!(matches!(e, ExportError::HomeInfeasible { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("uvigo8") && text.contains("[0.1, 1] N") && text.contains("home pose"),
+        "{text}"
+    );
+}
