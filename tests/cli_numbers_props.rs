@@ -237,6 +237,7 @@ fn base(path: &[String], files: &Files) -> Option<Vec<String>> {
             "--no-combine".into(),
         ],
         "workspace" => strings(&["workspace", "--robot", "silva4", "--grid", "4", "--no-plot"]),
+        "export" => strings(&["export", "--robot", "silva4", "--mjcf", "export-@.xml"]),
         "robots" => strings(&["robots"]),
         _ => return None,
     };

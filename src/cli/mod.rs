@@ -4,6 +4,7 @@
 
 mod args;
 mod catalogue;
+mod export;
 mod kin;
 mod legs;
 mod output;
@@ -36,6 +37,7 @@ use std::process::ExitCode;
     cdpr equilibrium --robot uvigo8 --sag-at 0,0,0.05\n  \
     cdpr trajectory --robot uvigo8 --name seed000 --speed 0.1 --out seed000.csv\n  \
     cdpr compare --reference seed000.csv --actual shadow.csv\n  \
+    cdpr export --robot uvigo8 --mjcf uvigo8.xml\n  \
     cdpr report --reference seed000.csv --actual shadow.csv --out report/\n  \
     cdpr plc --robot uvigo8 --trajectory seed000\n  \
     cdpr shadow --plc 127.0.0.1 --ams-net-id 127.0.0.1.1.1 --robot uvigo8 --write --record run.csv")]
@@ -81,6 +83,9 @@ pub enum Command {
     /// Simulate a trajectory headless (chain or elastic model; length, ideal or tension
     /// winches), print seed-000-style tracking metrics and the real-time factor.
     Simulate(sim::SimulateArgs),
+    /// Export the robot as a MuJoCo model (MJCF: cables as spatial tendons with the file's
+    /// stiffness, damping and one-sided springs), to cross-check it in MuJoCo.
+    Export(export::ExportArgs),
     /// Virtual PLC: a TwinCAT stand-in serving the robot's ADS symbols on loopback while its
     /// NC task plays a trajectory.
     Plc(plc::PlcArgs),
@@ -209,6 +214,7 @@ fn run(command: Command, started: std::time::Instant) -> Result<ExitCode> {
         Command::Compare(a) => traj::compare(a),
         Command::Report(a) => traj::report(a),
         Command::Simulate(a) => sim::simulate(a),
+        Command::Export(a) => export::run(a),
         Command::Plc(a) => plc::run(a),
         Command::Shadow(a) => shadow::run(a),
         Command::Surrogate(a) => surrogate::run(a),

@@ -1,0 +1,66 @@
+//! `export`: the robot as a model for another simulator (MuJoCo's MJCF), to cross-check ours.
+
+use super::args::{RobotArg, naming, within};
+use anyhow::{Context, Result};
+use cdpr_core::export::{self, MJCF_DT_RANGE, MjcfIntegrator, MjcfOptions};
+use clap::Args;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "The MJCF document: the frame anchors as world sites, the platform as a \
+body on a free joint at the robot's home pose with the file's mass, centre of mass and inertia, and \
+each cable as a spatial tendon (frame site → platform site) with the file's stiffness and damping and \
+a one-sided spring (springlength=\"0 L0\": no force while the cable is shorter than its rest length). \
+The rest lengths are the pre-tensioned ones of `cdpr equilibrium --pretensioned-at HOME`, so the \
+model hangs at home; comments in the file say where each number comes from. Robots with rigid legs \
+(keops, rssu2) have no cables and are refused.\n\n\
+Example: cdpr export --robot uvigo8 --mjcf uvigo8.xml\n\
+Open it: python -m mujoco.viewer --mjcf=uvigo8.xml  (pip install mujoco)"
+)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub robot: RobotArg,
+    /// Write the robot as a MuJoCo MJCF document to this file (`-`: standard output).
+    #[arg(long, value_name = "XML")]
+    pub mjcf: PathBuf,
+    /// MuJoCo's time step `<option timestep>`, s (1e-6 to 0.1).
+    #[arg(long, default_value_t = 0.001, value_name = "S",
+          value_parser = within(MJCF_DT_RANGE.0, MJCF_DT_RANGE.1, "s"))]
+    pub dt: f64,
+    /// MuJoCo's integrator: implicitfast treats the tendon dampers implicitly, as cdpr's
+    /// elastic model does.
+    #[arg(long, value_enum, default_value = "implicitfast")]
+    pub integrator: MjcfIntegrator,
+}
+
+pub fn run(a: ExportArgs) -> Result<ExitCode> {
+    let robot = a.robot.load()?;
+    let options = MjcfOptions {
+        dt: a.dt,
+        integrator: a.integrator,
+    };
+    let doc =
+        export::mjcf(&robot, &options).map_err(|e| naming(e, "exporting robot", &a.robot.robot))?;
+    if a.mjcf.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(doc.as_bytes())
+            .and_then(|()| out.flush())
+            .context("writing the MJCF document to standard output")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let path = &a.mjcf;
+    std::fs::write(path, &doc).with_context(|| format!("writing {}", path.display()))?;
+    println!(
+        "wrote {}: {} as a MuJoCo model, {} cables as spatial tendons, timestep {} s, {}",
+        path.display(),
+        robot.name,
+        robot.cable_count(),
+        a.dt,
+        a.integrator.mjcf_name()
+    );
+    println!("open it: python -m mujoco.viewer --mjcf={}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
