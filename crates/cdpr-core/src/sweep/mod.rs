@@ -82,3 +82,6 @@ pub enum SweepError {
     #[error("cannot start {jobs} worker threads: {message}")]
     Pool { jobs: usize, message: String },
 }
+
+#[cfg(test)]
+mod tests;

@@ -252,7 +252,18 @@ fn out_of_range(x: f64, min: f64, max: f64, unit: &str) -> String {
     } else {
         format!(" {unit}")
     };
-    format!("must be between {min} and {max}{unit}, got {x}")
+    format!(
+        "must be between {} and {}{unit}, got {x}",
+        short(min),
+        short(max)
+    )
+}
+
+/// A limit as people write it: 0.001, 1e-5, 3600.
+fn short(x: f64) -> String {
+    let plain = format!("{x}");
+    let exp = format!("{x:e}");
+    if exp.len() < plain.len() { exp } else { plain }
 }
 
 impl Spec {
