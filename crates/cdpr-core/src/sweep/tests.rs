@@ -140,9 +140,7 @@ fn bad_specs_are_refused_with_file_line_and_field() {
         "robots = [\"uvigo8\"]\ntrajectories = [\"poly5\"]\n\n[parameters]\nstiffness_scale = [1.0, -2.0]\n",
     );
     assert!(
-        e.contains(
-            "spec.toml:5: parameters.stiffness_scale: must be between 1e-3 and 1e3, got -2"
-        ),
+        e.contains("spec.toml:5: parameters.stiffness_scale: must be between 1e-3 and 1e3, got -2"),
         "{e}"
     );
     let e = error("robots = [\"uvigo8\"]\ntrajectories = [\"poly5\"]\ndt = 1.0\n");
