@@ -12,6 +12,7 @@ mod plc;
 mod shadow;
 mod sim;
 mod surrogate;
+mod sweep;
 mod traj;
 #[cfg(feature = "viewer")]
 mod view;
@@ -94,6 +95,10 @@ pub enum Command {
     Shadow(shadow::ShadowArgs),
     /// Seed 004's digital-filter surrogate: fit it to reference runs, validate it.
     Surrogate(surrogate::SurrogateArgs),
+    /// Parameter sweep: a grid or random sample of robots, trajectories, speeds and robot
+    /// parameters (stiffness, payload, anchor offsets, winch limits, gains), simulated in
+    /// parallel, one CSV row of metrics per run; resumable, shardable (--shard I/N).
+    Sweep(sweep::SweepArgs),
     /// Wrench-feasible workspace: volume, containment of the robot's `[workspace]` box, where
     /// a minimum tension stops being reachable, and a plot of slices.
     Workspace(workspace::WorkspaceArgs),
@@ -218,6 +223,7 @@ fn run(command: Command, started: std::time::Instant) -> Result<ExitCode> {
         Command::Plc(a) => plc::run(a),
         Command::Shadow(a) => shadow::run(a),
         Command::Surrogate(a) => surrogate::run(a),
+        Command::Sweep(a) => sweep::run(a),
         Command::Workspace(a) => workspace::run(a),
         #[cfg(feature = "viewer")]
         Command::View(a) => view::view(a, started),

@@ -6,7 +6,7 @@ use super::traj::{ShapeArgs, print_comparison};
 use anyhow::{Context, Result, bail};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::report::{
-    self as sim_report, AngleErrors, CsvRecorder, RunDigest, SimulationReport, Tracking, WallSplit,
+    self as sim_report, AngleErrors, CsvRecorder, SimulationReport, Tracking, WallSplit,
 };
 use cdpr_core::sim::run::{self, RunOptions};
 use cdpr_core::sim::{ChainConfig, ControlMode, ModelKind, SimConfig};
@@ -166,7 +166,6 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         }
         None => None,
     };
-    let mut digest = RunDigest::new(&robot, &traj, &run_options);
     let mut write_error = None;
     // Time spent writing rows, s (the rest of the stepping loop is the physics).
     let mut output_s = 0.0;
@@ -180,10 +179,14 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let mut tick = |fraction: f64| {
         if let Some(b) = &bar {
             b.set_position((fraction * 990.0) as u64);
+            // The physics is done: the bar says so while the metrics are computed.
+            if fraction >= 1.0 {
+                b.set_position(1000);
+                b.set_message("metrics");
+            }
         }
     };
-    let summary = run::run_with(&robot, traj, &run_options, &mut tick, &mut |r| {
-        digest.push(r);
+    let run = sim_report::simulate(&robot, traj, &run_options, !a.no_lag, &mut tick, &mut |r| {
         if let Some(w) = &mut writer {
             let writing = Instant::now();
             let written = w.write(r);
@@ -206,14 +209,11 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         output_s += flushing.elapsed().as_secs_f64();
         finished.with_context(|| format!("writing {}", path.display()))?;
     }
-    // The physics is done: the bar says so while the metrics are computed (long runs).
-    if let Some(b) = &bar {
-        b.set_position(1000);
-        b.set_message("metrics");
-    }
-    let measuring = Instant::now();
-    let mut report = digest.report(&summary, !a.no_lag);
-    let metrics_s = measuring.elapsed().as_secs_f64();
+    let sim_report::SimulatedRun {
+        mut report,
+        summary,
+        metrics_s,
+    } = run;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -248,7 +248,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     if let Some(e) = summary.error {
         return Err(anyhow::Error::new(e).context(kept("the run stopped early")));
     }
-    if let Some(e) = digest.escape() {
+    if let Some(e) = &report.escape {
         bail!(
             "{}{}",
             format_args!(

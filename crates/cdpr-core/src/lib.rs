@@ -18,6 +18,7 @@ pub mod robot;
 pub mod sim;
 pub mod statics;
 pub mod surrogate;
+pub mod sweep;
 pub mod toml_location;
 pub mod trajectory;
 pub mod workspace;

@@ -10,6 +10,7 @@ use crate::trajectory::Trajectory;
 use nalgebra::Vector3;
 use serde::Serialize;
 use std::io::Write;
+use std::ops::ControlFlow;
 
 /// How tracking is judged: seed 000's metrics on positions, or angle errors for a platform
 /// that only turns; the reason when the metrics cannot be computed.
@@ -98,6 +99,46 @@ pub fn simulation_report(
     let mut report = digest.report(&summary, remove_lag);
     report.error = outcome.error.as_ref().map(|e| e.to_string());
     report
+}
+
+/// A headless run and its report: what [`simulate`] returns.
+#[derive(Debug)]
+pub struct SimulatedRun {
+    /// The report (its `wall_s` and `rtf` cover the stepping loop; a command timing more
+    /// than that overwrites them).
+    pub report: SimulationReport,
+    /// How the run went (steps, records handed out, why it stopped early).
+    pub summary: RunSummary,
+    /// Wall-clock time of the metrics, s.
+    pub metrics_s: f64,
+}
+
+/// Runs `trajectory` on `robot` with `options` and reports it — `cdpr simulate` and `cdpr
+/// sweep` share this path, so that the same settings give the same numbers. Each record
+/// (the start, then every good step) is handed to `on_record` as it is computed (e.g. to
+/// write it; [`ControlFlow::Break`] stops the run), `progress` gets the fraction done. The
+/// number of steps is checked against [`super::run::MAX_STEPS`] before anything runs.
+/// `remove_lag`: metrics after removing the lag (seed 000's Table 1) or at equal instants.
+pub fn simulate(
+    robot: &Robot,
+    trajectory: Trajectory,
+    options: &RunOptions,
+    remove_lag: bool,
+    progress: &mut dyn FnMut(f64),
+    on_record: &mut dyn FnMut(&Record) -> ControlFlow<()>,
+) -> Result<SimulatedRun, super::SimError> {
+    let mut digest = RunDigest::new(robot, &trajectory, options);
+    let summary = super::run::run_with(robot, trajectory, options, progress, &mut |r| {
+        digest.push(r);
+        on_record(r)
+    })?;
+    let measuring = std::time::Instant::now();
+    let report = digest.report(&summary, remove_lag);
+    Ok(SimulatedRun {
+        report,
+        summary,
+        metrics_s: measuring.elapsed().as_secs_f64(),
+    })
 }
 
 /// Time a cable spent below the robot's minimum tension.
