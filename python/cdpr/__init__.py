@@ -25,7 +25,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _cdpr
-from ._cdpr import CdprError, Robot, Sim, __version__, robot_names
+from ._cdpr import CdprError, Robot, Sim, SweepSpec, __version__, robot_names
 
 __all__ = [
     "CdprError",
@@ -38,6 +38,10 @@ __all__ = [
     "trajectory",
     "simulate",
     "compare",
+    "SweepSpec",
+    "sweep",
+    "sweep_spec",
+    "sweep_run",
     "__version__",
 ]
 
@@ -274,3 +278,55 @@ def compare(
     return _cdpr.compare(
         ref, act, ref_names, act_names, reference_suffix, actual_suffix, remove_lag, max_lag
     )
+
+
+# ---------------------------------------------------------------------------- sweeps
+
+
+def sweep_spec(spec: Union[SweepSpec, PathLike]) -> SweepSpec:
+    """A :class:`SweepSpec`: returned as is, or read from a TOML file (``cdpr sweep``'s)."""
+    if isinstance(spec, SweepSpec):
+        return spec
+    return SweepSpec.load(os.fspath(spec))
+
+
+def _rows(columns: List[str], rows: List[list]):
+    pandas = _pandas()
+    if pandas is not None:
+        return pandas.DataFrame(rows, columns=columns)
+    return [dict(zip(columns, r)) for r in rows]
+
+
+def sweep(
+    spec: Union[SweepSpec, PathLike],
+    out: Optional[PathLike] = None,
+    jobs: int = 0,
+    shard: Optional[Sequence[int]] = None,
+    resume: bool = True,
+):
+    """Runs a sweep as ``cdpr sweep SPEC --out OUT`` does: on ``jobs`` threads (0: every
+    core), only shard ``(i, n)`` if given, appending to ``out`` (resumed: runs already there
+    are skipped). Returns the rows done by this call, by index — a DataFrame with pandas,
+    else a list of dicts; ``sweep.last_summary`` holds the counts and runs per second."""
+    s = sweep_spec(spec)
+    rows, summary = s.execute(
+        None if out is None else os.fspath(out), jobs, None if shard is None else tuple(shard), resume
+    )
+    sweep.last_summary = summary
+    return _rows(s.columns(), rows)
+
+
+sweep.last_summary = None
+
+
+_SPECS: Dict[str, SweepSpec] = {}
+
+
+def sweep_run(spec_path: PathLike, index: int) -> Dict[str, Any]:
+    """Run ``index`` of the spec file as a dict (one CSV row of ``cdpr sweep``): the unit of
+    work to hand to Dask, Ray or any scheduler. The spec is read once per process."""
+    key = os.fspath(spec_path)
+    s = _SPECS.get(key)
+    if s is None:
+        s = _SPECS[key] = SweepSpec.load(key)
+    return dict(zip(s.columns(), s.run(index)))

@@ -167,3 +167,23 @@ def compare(
     max_lag: float = 1.0,
 ) -> Dict[str, Any]:
     """`cdpr compare --json`: seed 000's metrics of `actual` against `reference`."""
+
+class SweepSpec:
+    """A sweep's spec (`cdpr sweep SPEC.toml`): its runs one at a time or on a thread pool."""
+
+    @staticmethod
+    def load(path: Union[str, PathLike[str]]) -> SweepSpec: ...
+    @staticmethod
+    def from_toml(text: str, origin: str = "<string>") -> SweepSpec: ...
+    def count(self) -> int: ...
+    def columns(self) -> List[str]: ...
+    def run(self, index: int) -> List[Any]:
+        """Run `index`'s row (GIL released); a failed run has status "error"."""
+    def execute(
+        self,
+        out: Optional[Union[str, PathLike[str]]] = None,
+        jobs: int = 0,
+        shard: Optional[Tuple[int, int]] = None,
+        resume: bool = True,
+    ) -> Tuple[List[List[Any]], Dict[str, Any]]:
+        """(rows done now, summary) of the sweep on `jobs` threads."""

@@ -16,6 +16,7 @@ use cdpr_core::sim::report::{RecordLayout, RunDigest, SimulationReport};
 use cdpr_core::sim::run::{self, Record, RunOptions};
 use cdpr_core::sim::{ChainConfig, Command, ControlMode, ModelKind, Sim as CoreSim, SimConfig};
 use cdpr_core::statics::{self, RestLengths};
+use cdpr_core::sweep;
 use cdpr_core::trajectory::csv::CsvOptions;
 use cdpr_core::trajectory::{self, BuiltinOptions, ProfileKind, Trajectory, Transition};
 use cdpr_core::workspace::report::{WorkspaceRequest, workspace_report};
@@ -991,11 +992,145 @@ impl Sim {
     }
 }
 
+// ------------------------------------------------------------------------------ sweeps
+
+/// A sweep's spec (`cdpr sweep SPEC.toml`): its runs, one at a time (for Dask, Ray, Slurm)
+/// or all on a thread pool.
+#[pyclass(module = "cdpr._cdpr", frozen)]
+struct SweepSpec {
+    inner: sweep::Spec,
+}
+
+fn cell<'py>(py: Python<'py>, c: &sweep::Cell) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match c {
+        sweep::Cell::Int(i) => i.into_pyobject(py)?.into_any(),
+        sweep::Cell::Num(x) => x.into_pyobject(py)?.into_any(),
+        sweep::Cell::Text(t) => t.into_pyobject(py)?.into_any(),
+        sweep::Cell::Empty => py.None().into_bound(py),
+    })
+}
+
+fn row<'py>(py: Python<'py>, r: &sweep::Row) -> PyResult<Bound<'py, PyList>> {
+    let cells: PyResult<Vec<_>> = r.cells.iter().map(|c| cell(py, c)).collect();
+    PyList::new(py, cells?)
+}
+
+#[pymethods]
+impl SweepSpec {
+    /// Reads a spec file (TOML), checked as `cdpr sweep` does.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<SweepSpec> {
+        let loaded = py.detach(|| sweep::Spec::from_file(&path));
+        loaded
+            .map(|inner| SweepSpec { inner })
+            .map_err(|e| CdprError::new_err(chain(None, &e)))
+    }
+
+    /// Parses a spec's text; `origin` names it in messages (and resolves relative paths).
+    #[staticmethod]
+    #[pyo3(signature = (text, origin = "<string>"))]
+    fn from_toml(py: Python<'_>, text: &str, origin: &str) -> PyResult<SweepSpec> {
+        let parsed = py.detach(|| sweep::Spec::from_text(text, origin));
+        parsed
+            .map(|inner| SweepSpec { inner })
+            .map_err(|e| CdprError::new_err(chain(None, &e)))
+    }
+
+    /// Number of runs.
+    fn count(&self) -> PyResult<u64> {
+        self.inner
+            .count()
+            .map_err(|e| CdprError::new_err(chain(None, &e)))
+    }
+
+    /// The row's column names (the CSV header of `cdpr sweep`).
+    fn columns(&self) -> Vec<String> {
+        self.inner.columns()
+    }
+
+    /// Run `index`: its row, as `cdpr sweep` writes it (a failed run is a row with status
+    /// "error", not an exception). The GIL is released while it runs.
+    fn run<'py>(&self, py: Python<'py>, index: u64) -> PyResult<Bound<'py, PyList>> {
+        let total = self.count()?;
+        if index >= total {
+            return Err(PyValueError::new_err(format!(
+                "index: the spec has {total} runs (0 … {}), got {index}",
+                total.saturating_sub(1)
+            )));
+        }
+        let spec = &self.inner;
+        let r = py.detach(|| sweep::run_one(spec, &spec.plan(index)));
+        row(py, &r)
+    }
+
+    /// Runs the sweep on `jobs` threads (0: every core), only shard `(i, n)` if given, the
+    /// rows appended to `out` (a CSV, resumed unless `resume` is false) when given; returns
+    /// (the rows done now, the summary).
+    #[pyo3(signature = (out = None, jobs = 0, shard = None, resume = true))]
+    fn execute<'py>(
+        &self,
+        py: Python<'py>,
+        out: Option<PathBuf>,
+        jobs: usize,
+        shard: Option<(u64, u64)>,
+        resume: bool,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
+        whole_within("jobs", jobs, 0, 4096)?;
+        let spec = &self.inner;
+        let outcome = py.detach(|| -> Result<_, sweep::SweepError> {
+            let (mut output, resumed) = match &out {
+                Some(path) => {
+                    let (o, r) = sweep::csv::open(path, &spec.columns(), resume)?;
+                    (Some(o), r)
+                }
+                None => (None, sweep::csv::Resumed::default()),
+            };
+            let options = sweep::ExecuteOptions {
+                shard,
+                jobs,
+                resume_skip: resumed.done,
+            };
+            let mut rows = Vec::new();
+            let mut failure = None;
+            let summary = sweep::execute(spec, &options, |r| {
+                if let Some(o) = &mut output
+                    && let Err(e) = o.write(&r)
+                {
+                    failure = Some(e);
+                    return ControlFlow::Break(());
+                }
+                rows.push(r);
+                ControlFlow::Continue(())
+            })?;
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            rows.sort_by_key(|r| r.index);
+            Ok((rows, summary))
+        });
+        let (rows, summary) = outcome.map_err(|e| CdprError::new_err(chain(None, &e)))?;
+        let list = PyList::empty(py);
+        for r in &rows {
+            list.append(row(py, r)?)?;
+        }
+        let d = PyDict::new(py);
+        d.set_item("total", summary.total)?;
+        d.set_item("selected", summary.selected)?;
+        d.set_item("skipped", summary.skipped)?;
+        d.set_item("done", summary.done)?;
+        d.set_item("failed", summary.failed)?;
+        d.set_item("wall_s", summary.wall_s)?;
+        d.set_item("runs_per_s", summary.runs_per_s())?;
+        Ok((list, d))
+    }
+}
+
 #[pymodule]
 fn _cdpr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CdprError", m.py().get_type::<CdprError>())?;
     m.add_class::<Robot>()?;
     m.add_class::<Sim>()?;
+    m.add_class::<SweepSpec>()?;
     m.add_function(wrap_pyfunction!(robot_names, m)?)?;
     m.add_function(wrap_pyfunction!(load_trajectory, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
