@@ -1,6 +1,6 @@
 """Runs per second of a sweep on 1 thread, all threads and a 2-worker Dask LocalCluster (README table)."""
 import time, sys, os, tempfile
-sys.path.insert(0, "os.path.dirname(os.path.abspath(__file__))")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdpr, dask_sweep
 from dask.distributed import LocalCluster, Client
 base = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../robots/sweeps/uvigo8-stiffness.toml")).read()
