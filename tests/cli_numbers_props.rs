@@ -239,6 +239,16 @@ fn base(path: &[String], files: &Files) -> Option<Vec<String>> {
         "workspace" => strings(&["workspace", "--robot", "silva4", "--grid", "4", "--no-plot"]),
         "export" => strings(&["export", "--robot", "silva4", "--mjcf", "export-@.xml"]),
         "robots" => strings(&["robots"]),
+        // The shipped 12-run example (a few milliseconds a run).
+        "sweep" => vec![
+            "sweep".into(),
+            format!(
+                "{}/robots/sweeps/uvigo8-stiffness.toml",
+                env!("CARGO_MANIFEST_DIR")
+            ),
+            "--out".into(),
+            "sweep-@.csv".into(),
+        ],
         _ => return None,
     };
     Some(line)

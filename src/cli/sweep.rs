@@ -24,7 +24,7 @@ use std::process::ExitCode;
   stiffness_scale = [0.5, 1.0]   # × every cable's stiffness (0.001 to 1000)\n\
   damping_scale = [1.0]          # × every cable's damping (0 to 1000)\n\
   payload = [0.0, 0.5]           # kg added to the moving mass (0 to 1e4)\n\
-  anchor_offset = [0.0, 0.002]   # m, std-dev of a seeded random offset of every frame anchor (0 to 0.1)\n\
+  anchor_offset = [0.0, 0.002]   # m, std-dev of a seeded offset of each frame anchor (0 to 0.1)\n\
   winch_speed_scale = [1.0]      # × the winches' velocity limit (0.01 to 100)\n\
   winch_accel_scale = [1.0]      # × their acceleration and jerk limits (0.01 to 100)\n\
   kp = [1500.0]                  # tension controller gains, as --kp (0 to 1e6) and --kd (0 to 1e5)\n\
@@ -33,7 +33,8 @@ Each row: index, seed, robot, trajectory, speed, the swept parameters, status (o
 steps, simulated_s, wall_s, rms_3d, rms_x, rms_y, rms_z, max_3d, frechet (m), lag_s, tension_min, \
 tension_max (N), low_tension_cables, warnings — the numbers of `cdpr simulate --json` for the same run. \
 Rows are appended in the order runs finish (sort by index); an existing --out is resumed: the runs \
-in it are skipped, a partial last line is cut off.\n\n\
+in it are skipped, a partial last line is cut off. A failed run is a row (status error, the message \
+in error), not a failure of the sweep: the exit status is 0 once every run has a row.\n\n\
 Example (the 12 runs of the shipped spec, then the same split in three, e.g. a Slurm array's \
 --shard $SLURM_ARRAY_TASK_ID/3):\n  \
 cdpr sweep robots/sweeps/uvigo8-stiffness.toml --out runs.csv\n  \

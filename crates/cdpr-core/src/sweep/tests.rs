@@ -295,3 +295,76 @@ fn execute_gives_the_same_rows_whatever_the_threads_and_shards() {
         "{summary:?}"
     );
 }
+
+#[test]
+fn the_output_resumes_drops_a_partial_row_and_refuses_other_files() {
+    let dir = std::env::temp_dir().join(format!("cdpr-sweep-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("runs.csv");
+    let columns: Vec<String> = ["index", "x", "note"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let row = |index: u64, note: &str| Row {
+        index,
+        ok: true,
+        cells: vec![Cell::Int(index), Cell::Num(0.1), Cell::Text(note.into())],
+    };
+    // New: the header; each row flushed as written (readable before the writer is dropped).
+    let (mut out, resumed) = csv::open(&path, &columns, true).expect("open");
+    assert_eq!(resumed, csv::Resumed::default());
+    out.write(&row(3, "a, \"quoted\"\nnote")).expect("row");
+    out.write(&row(1, "")).expect("row");
+    let text = std::fs::read_to_string(&path).expect("text");
+    assert_eq!(
+        text,
+        "index,x,note\n3,0.1,\"a, \"\"quoted\"\" note\"\n1,0.1,\n"
+    );
+    drop(out);
+    // Killed mid-row: the partial line is cut off, the rows before are done.
+    std::fs::write(&path, format!("{text}7,0.")).expect("write");
+    let (mut out, resumed) = csv::open(&path, &columns, true).expect("open");
+    assert!(resumed.dropped_partial);
+    assert_eq!(resumed.done, [1, 3].into_iter().collect());
+    out.write(&row(7, "")).expect("row");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("text"),
+        format!("{text}7,0.1,\n")
+    );
+    // Another spec's file, or a row that is not one, is refused and left alone.
+    let other: Vec<String> = ["index", "y", "note"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let e = csv::open(&path, &other, true)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("was written by a different spec (its columns: index,x,note"),
+        "{e}"
+    );
+    std::fs::write(&path, "index,x,note\n1,0.1,\nnine,0.1,\n").expect("write");
+    let e = csv::open(&path, &columns, true)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("line 3: index `nine` is not a run number"),
+        "{e}"
+    );
+    std::fs::write(&path, "index,x,note\n1,0.1\n").expect("write");
+    let e = csv::open(&path, &columns, true)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("line 2: 2 fields, expected 3"), "{e}");
+    // Not resuming: overwritten.
+    let (_, resumed) = csv::open(&path, &columns, false).expect("open");
+    assert!(resumed.done.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("text"),
+        "index,x,note\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
