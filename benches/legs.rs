@@ -39,11 +39,7 @@ fn kinematics(c: &mut Criterion) {
 }
 
 fn steps(c: &mut Criterion) {
-    let config = SimConfig {
-        model: ModelKind::Chain,
-        control: ControlMode::Ideal,
-        ..Default::default()
-    };
+    let config = SimConfig::new(ModelKind::CHAIN, ControlMode::Ideal, 1e-3);
     let keops = load("keops");
     let Mechanism::LinearDelta { delta, cylinder } = keops.mechanism.clone() else {
         panic!("keops is a linear delta")

@@ -62,7 +62,7 @@ fn print(name: &str, s: &Summary) {
 
 fn benches(c: &mut Criterion) {
     let robot = cdpr_core::fixtures::uvigo8();
-    for model in [ModelKind::Chain, ModelKind::Elastic] {
+    for model in [ModelKind::CHAIN, ModelKind::ELASTIC] {
         let name = format!("{model:?}").to_lowercase();
         let rt = runtime(&robot, Duration::from_millis(20));
         let mut s = shadow(&rt, &robot, model);
@@ -90,7 +90,7 @@ fn benches(c: &mut Criterion) {
     // Real time, the default model, as `cdpr shadow --cycle 2ms` runs it; the PLC holds its
     // start pose until the shadow answers, so that it can time the first motion too.
     let rt = runtime(&robot, Duration::from_millis(500));
-    let mut s = shadow(&rt, &robot, ModelKind::Chain);
+    let mut s = shadow(&rt, &robot, ModelKind::CHAIN);
     let stop = AtomicBool::new(false);
     let started = Instant::now();
     shadow::run(&mut s, Some(Duration::from_millis(2 * CYCLES)), &stop).expect("runs");

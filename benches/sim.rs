@@ -37,17 +37,9 @@ fn bench_model(c: &mut Criterion, name: &str, config: SimConfig) {
 }
 
 fn benches(c: &mut Criterion) {
-    let elastic = SimConfig {
-        model: ModelKind::Elastic,
-        control: ControlMode::Ideal,
-        ..Default::default()
-    };
+    let elastic = SimConfig::new(ModelKind::ELASTIC, ControlMode::Ideal, 1e-3);
     bench_model(c, "step_elastic_uvigo8", elastic);
-    let chain = SimConfig {
-        model: ModelKind::Chain,
-        control: ControlMode::Ideal,
-        ..Default::default()
-    };
+    let chain = SimConfig::new(ModelKind::CHAIN, ControlMode::Ideal, 1e-3);
     bench_model(c, "step_chain_uvigo8", chain.clone());
     let chain4 = SimConfig {
         chain: ChainConfig {

@@ -5,7 +5,7 @@
 
 mod common;
 
-use cdpr_core::sim::run::{self, RunOptions};
+use cdpr_core::run::{self, RunOptions};
 use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
 use cdpr_viewer::{Playback, Scenario, headless_app};
 use common::*;
@@ -113,12 +113,11 @@ fn slow_and_irregular_frames_change_nothing_but_the_steps_per_frame() {
     let rows = simulate_csv(&common::words(
         "-r silva4 -t pickplace --speed 0.5 --model elastic --control tension",
     ));
-    let scenario = Scenario {
-        speed: 0.5,
-        model: ModelKind::Elastic,
-        control: ControlMode::Tension,
-        ..Scenario::for_robot("silva4")
-    };
+    let scenario = Scenario::for_robot("silva4").with(|r| {
+        r.speed = 0.5;
+        r.model = ModelKind::ELASTIC;
+        r.control = Some(ControlMode::Tension);
+    });
     let mut x: u64 = 12345;
     let frames: Vec<Duration> = (0..40)
         .map(|_| {
@@ -141,24 +140,19 @@ fn slow_and_irregular_frames_change_nothing_but_the_steps_per_frame() {
 #[test]
 fn the_library_run_and_the_viewer_agree_on_every_record() {
     // In-process cross-check without the binary: the viewer's driver against run::run.
-    let scenario = Scenario {
-        model: ModelKind::Elastic,
-        control: ControlMode::Ideal,
-        compensate: true,
-        ..Scenario::for_robot("caroca")
-    };
+    let scenario = Scenario::for_robot("caroca").with(|r| {
+        r.model = ModelKind::ELASTIC;
+        r.control = Some(ControlMode::Ideal);
+        r.compensate = true;
+    });
     let robot = scenario.load_robot().expect("robot");
-    let traj =
-        cdpr_core::trajectory::load(&scenario.trajectory, &robot, &scenario.builtin_options())
-            .expect("trajectory");
+    let traj = scenario
+        .request()
+        .load_trajectory(&robot)
+        .expect("trajectory");
     let options = RunOptions {
-        config: SimConfig {
-            model: ModelKind::Elastic,
-            control: ControlMode::Ideal,
-            ..SimConfig::default()
-        },
         compensate: true,
-        ..RunOptions::default()
+        ..RunOptions::new(SimConfig::new(ModelKind::ELASTIC, ControlMode::Ideal, 1e-3))
     };
     let outcome = run::run(&robot, &traj, &options, &mut |_| {}).expect("runs");
     let mut app = headless_app(
@@ -172,7 +166,7 @@ fn the_library_run_and_the_viewer_agree_on_every_record() {
     assert_eq!(playback.driver().expect("a run").steps(), 2000);
     assert_eq!(
         playback.driver().expect("a run").record(),
-        outcome.records[2000]
+        outcome.records[2000].as_record()
     );
 }
 
@@ -180,8 +174,8 @@ fn the_library_run_and_the_viewer_agree_on_every_record() {
 /// the error's source, which an error chain would print a second time).
 #[test]
 fn the_viewers_loading_errors_say_their_cause_once() {
-    let mut scenario = Scenario::for_robot("uvigo8");
-    scenario.robot = "/nonexistent/robot.toml".into();
+    let scenario =
+        Scenario::for_robot("uvigo8").with(|r| r.robot = Some("/nonexistent/robot.toml".into()));
     let Err(e) = scenario.build() else {
         panic!("a robot file that does not exist is refused");
     };
@@ -192,8 +186,8 @@ fn the_viewers_loading_errors_say_their_cause_once() {
         1,
         "{chain}"
     );
-    let mut scenario = Scenario::for_robot("uvigo8");
-    scenario.trajectory = "/nonexistent/run.csv".into();
+    let scenario =
+        Scenario::for_robot("uvigo8").with(|r| r.trajectory = Some("/nonexistent/run.csv".into()));
     let Err(e) = scenario.build() else {
         panic!("a trajectory file that does not exist is refused");
     };

@@ -1,12 +1,12 @@
 //! Argument types shared by the subcommands: robots, poses, number lists.
 
+use super::options::{RobotOnly, RunArgs, Selection};
 use anyhow::{Context, Result, bail};
 use cdpr_core::kinematics::{AngleUnit, Pose};
-use cdpr_core::robot::{MASS_RANGE, Robot};
-use cdpr_core::sim::{ControlMode, ModelKind, SurrogateSetup};
+use cdpr_core::robot::Robot;
 use cdpr_core::surrogate::SurrogateParams;
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A comma-separated list of numbers from the command line (a newtype so that clap treats
 /// it as one value).
@@ -86,12 +86,7 @@ pub fn count_within(
     }
 }
 
-/// A limit as people write it: 0.001, 1e-5, 3600.
-pub fn short(x: f64) -> String {
-    let plain = format!("{x}");
-    let exp = format!("{x:e}");
-    if exp.len() < plain.len() { exp } else { plain }
-}
+pub use cdpr_core::text::short;
 
 /// Wraps `error` in "`what` `name`" context, or just "`what`" when its message already names
 /// `name` (a file or a robot): every name and cause is printed once ("loading robot:
@@ -117,57 +112,21 @@ where
     }
 }
 
-/// Largest |x|, |y|, |z| of a pose on the command line, m (no robot is a kilometre wide).
-pub const POSE_POSITION_LIMIT_M: f64 = 1e3;
-/// Largest |roll|, |pitch|, |yaw| of a pose on the command line: 360, in degrees or radians
-/// (`--degrees`); one turn either way in degrees, and more than enough in radians.
-pub const POSE_ANGLE_LIMIT: f64 = 360.0;
-
-/// Parses "x,y,z" or "x,y,z,roll,pitch,yaw", positions within ±1000 m and angles within
-/// ±360 (degrees or radians), naming the offending item.
+/// Parses "x,y,z" or "x,y,z,roll,pitch,yaw", naming the offending item; the pose's rules
+/// (how many numbers, their ranges) are core's ([`Pose::from_user`]).
 pub fn pose_list(text: &str) -> Result<Numbers, String> {
     let values = number_vec(text)?;
-    if values.len() != 3 && values.len() != 6 {
-        return Err(format!(
-            "expected 3 (x,y,z) or 6 (x,y,z,roll,pitch,yaw) comma-separated numbers, got {}",
-            values.len()
-        ));
-    }
-    const NAMES: [&str; 6] = ["x", "y", "z", "roll", "pitch", "yaw"];
-    for (k, &v) in values.iter().enumerate() {
-        let (limit, unit) = if k < 3 {
-            (POSE_POSITION_LIMIT_M, " m")
-        } else {
-            (POSE_ANGLE_LIMIT, " (degrees or radians)")
-        };
-        if v.abs() > limit {
-            return Err(format!(
-                "{} must be between -{limit} and {limit}{unit}, got {}",
-                NAMES[k],
-                text.split(',').nth(k).unwrap_or("").trim()
-            ));
-        }
-    }
+    Pose::from_user(&values, false).map_err(|e| e.to_string())?;
     Ok(Numbers(values))
 }
 
-/// The robot to work on.
-#[derive(Args, Debug, Clone)]
-pub struct RobotArg {
-    /// Robot file (TOML), or the name of a shipped robot: uvigo8, silva4, caroca.
-    #[arg(long, short = 'r', value_name = "ROBOT")]
-    pub robot: String,
-    /// Total moving mass in kg, replacing the file's (inertia scales with it); e.g. caroca's
-    /// 1 kg and 15 kg cases of seed 001 (1e-6 to 1e6, a robot file's range).
-    #[arg(long, value_name = "KG", value_parser = within(MASS_RANGE.0, MASS_RANGE.1, "kg"))]
-    pub payload: Option<f64>,
-}
+/// The robot to work on (`--robot`, `--payload`: core's run options).
+pub type RobotArg = RunArgs<RobotOnly>;
 
-impl RobotArg {
+impl<S: Selection> RunArgs<S> {
+    /// The robot asked for, with its payload.
     pub fn load(&self) -> Result<Robot> {
-        let robot =
-            Robot::load(&self.robot).map_err(|e| naming(e, "loading robot", &self.robot))?;
-        self.with_payload(robot)
+        Ok(self.request.load_robot()?)
     }
 
     /// Loads a robot for a command that only makes sense for cable robots.
@@ -181,14 +140,6 @@ impl RobotArg {
             );
         }
         Ok(robot)
-    }
-
-    fn with_payload(&self, robot: Robot) -> Result<Robot> {
-        match self.payload {
-            None => Ok(robot),
-            Some(m) if m.is_finite() && m > 0.0 => Ok(robot.with_mass(m)),
-            Some(m) => bail!("--payload must be a positive mass in kg, got {m}"),
-        }
     }
 }
 
@@ -218,7 +169,7 @@ impl AngleArg {
 /// Prints the warnings of a report on stderr.
 pub fn warn(warnings: &[String]) {
     for w in warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", super::options::flags(w));
     }
 }
 
@@ -236,47 +187,6 @@ pub fn load_params(path: &Path, robot: Option<&str>) -> Result<SurrogateParams> 
         );
     }
     Ok(params)
-}
-
-/// Which model runs: shared by `simulate`, `shadow` and `view`.
-#[derive(Args, Debug, Clone)]
-pub struct ModelArgs {
-    /// Model: seed 000's Rapier joint `chain`, the platform-only `elastic` model (fast), or
-    /// seed 004's `surrogate` filters (with --surrogate).
-    #[arg(long, value_enum, default_value = "chain")]
-    pub model: ModelKind,
-    /// Surrogate parameter file (from `cdpr surrogate fit`), with --model surrogate.
-    #[arg(long, value_name = "TOML")]
-    pub surrogate: Option<PathBuf>,
-}
-
-impl ModelArgs {
-    /// The surrogate's parameters when a file is given (warning when it was fitted on
-    /// another robot than `robot`); an error for `--model surrogate` without one.
-    pub fn surrogate(&self, robot: Option<&str>, combine: bool) -> Result<Option<SurrogateSetup>> {
-        let Some(path) = &self.surrogate else {
-            if self.model == ModelKind::Surrogate {
-                bail!(
-                    "--model surrogate needs --surrogate PARAMS.toml (write one with `cdpr surrogate fit`)"
-                );
-            }
-            return Ok(None);
-        };
-        let params = load_params(path, robot)?;
-        let mut setup = SurrogateSetup::new(params);
-        setup.combine = combine;
-        Ok(Some(setup))
-    }
-
-    /// The winch drive asked for, else `ideal` for the surrogate (its filters include the
-    /// drives) and `otherwise` for the physical models.
-    pub fn control(&self, asked: Option<ControlMode>, otherwise: ControlMode) -> ControlMode {
-        asked.unwrap_or(if self.model == ModelKind::Surrogate {
-            ControlMode::Ideal
-        } else {
-            otherwise
-        })
-    }
 }
 
 #[cfg(test)]

@@ -53,6 +53,12 @@ pub fn with_catalogue(cmd: Command) -> Command {
     if takes(&cmd, "trajectory") || (cmd.get_name() == "trajectory" && takes(&cmd, "name")) {
         extra.push(trajectories_help());
     }
+    if takes(&cmd, "model") {
+        extra.push(super::sim::models_help());
+    }
+    if cmd.get_name() == "sweep" && takes(&cmd, "spec") {
+        extra.push(super::sweep::run_keys_help());
+    }
     let cmd = if extra.is_empty() {
         cmd
     } else {

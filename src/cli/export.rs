@@ -32,7 +32,7 @@ pub struct ExportArgs {
     pub dt: f64,
     /// MuJoCo's integrator: implicitfast treats the tendon dampers implicitly, as cdpr's
     /// elastic model does.
-    #[arg(long, value_enum, default_value = "implicitfast")]
+    #[arg(long, value_parser = super::options::choice::<MjcfIntegrator>(), default_value = "implicitfast")]
     pub integrator: MjcfIntegrator,
 }
 
@@ -42,8 +42,13 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         dt: a.dt,
         integrator: a.integrator,
     };
-    let doc =
-        export::mjcf(&robot, &options).map_err(|e| naming(e, "exporting robot", &a.robot.robot))?;
+    let doc = export::mjcf(&robot, &options).map_err(|e| {
+        naming(
+            e,
+            "exporting robot",
+            a.robot.request.robot.as_deref().unwrap_or(&robot.name),
+        )
+    })?;
     if a.mjcf.as_os_str() == "-" {
         let mut out = std::io::stdout().lock();
         out.write_all(doc.as_bytes())

@@ -1,6 +1,6 @@
 //! `check`, `ik`, `fk`, `tensions`, `equilibrium`.
 
-use super::args::{AngleArg, Numbers, RobotArg, number_list, pose_list, warn, within};
+use super::args::{AngleArg, Numbers, RobotArg, number_list, pose_list, warn};
 use super::output::{Table, json, list, num, sig};
 use anyhow::{Context, Result, bail};
 use cdpr_core::kinematics::{self, FkMethod, FkOptions};
@@ -161,33 +161,9 @@ pub fn ik(a: IkArgs) -> Result<ExitCode> {
 
 // ---------------------------------------------------------------------------------- fk
 
-/// Longest cable length accepted on the command line, m: the diagonal of the largest frame a
-/// robot file may describe (±`MAX_COORDINATE` on each axis) is below it.
-const MAX_LENGTH: f64 = 1.0e4;
-
-/// Cable lengths from `option`: positive and at most [`MAX_LENGTH`] (the library checks the
-/// count and the rest against the robot).
+/// Cable lengths from `option`, checked against `robot` by core's rule.
 fn check_lengths(values: &[f64], option: &str, robot: &Robot) -> Result<()> {
-    if values.len() != robot.cables.len() {
-        bail!(
-            "{option}: {} lengths given but the robot has {} cables",
-            values.len(),
-            robot.cables.len()
-        );
-    }
-    if let Some((k, v)) = values
-        .iter()
-        .enumerate()
-        .find(|(_, v)| !(**v > 0.0 && **v <= MAX_LENGTH))
-    {
-        bail!(
-            "{option}: item {} must be a length in (0, {}] m, got {}",
-            k + 1,
-            super::args::short(MAX_LENGTH),
-            super::args::short(*v)
-        );
-    }
-    Ok(())
+    kinematics::check_lengths(robot, values).map_err(|e| anyhow::anyhow!("{option}: {e}"))
 }
 
 #[derive(Args, Debug)]
@@ -200,10 +176,10 @@ pub struct FkArgs {
     /// Starting pose for the least-squares method (default: the robot's home pose).
     #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
     pub guess: Option<Numbers>,
-    #[arg(long, value_enum, default_value = "lm")]
+    #[arg(long, value_parser = super::options::choice::<FkMethod>(), default_value = "lm")]
     pub method: FkMethod,
-    /// Fail when the best fit leaves a length error above this (m, 1e-12 to 10).
-    #[arg(long, default_value_t = 1e-3, value_name = "M", value_parser = within(1e-12, 10.0, "m"))]
+    #[arg(long, default_value_t = 1e-3, value_name = "M", value_parser = number_of(&MAX_RESIDUAL),
+          help = help_of(&MAX_RESIDUAL))]
     pub max_residual: f64,
     #[command(flatten)]
     pub angles: AngleArg,
@@ -243,16 +219,17 @@ pub fn fk(a: FkArgs) -> Result<ExitCode> {
 
 // ---------------------------------------------------------------------------- tensions
 
-/// Largest tension bound, N: a robot file's `tension.max` range.
-const MAX_TENSION: f64 = 1e12;
+use super::options::{help_of, number_of};
+use cdpr_core::kinematics::MAX_RESIDUAL;
+use cdpr_core::statics::solutions::{F_MAX, F_MIN};
 
 #[derive(Args, Debug, Clone, Copy)]
 pub struct BoundsArg {
-    /// Minimum tension in N (default: the robot file's; 0 to 1e12, a robot file's range).
-    #[arg(long, value_name = "N", value_parser = within(0.0, MAX_TENSION, "N"), allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", value_parser = number_of(&F_MIN), allow_negative_numbers = true,
+          help = help_of(&F_MIN))]
     pub f_min: Option<f64>,
-    /// Maximum tension in N (default: the robot file's; 0 to 1e12).
-    #[arg(long, value_name = "N", value_parser = within(0.0, MAX_TENSION, "N"), allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", value_parser = number_of(&F_MAX), allow_negative_numbers = true,
+          help = help_of(&F_MAX))]
     pub f_max: Option<f64>,
 }
 

@@ -4,8 +4,10 @@ use super::args::AngleArg;
 use super::output::{Table, json};
 use anyhow::{Result, bail};
 use cdpr_core::kinematics::Pose;
-use cdpr_core::legs::{coverage, report};
+use cdpr_core::kinematics::legs::legs_ik;
+use cdpr_core::legs::coverage;
 use cdpr_core::robot::{Mechanism, Robot};
+use cdpr_core::workspace::legs::{self as legs_workspace, delta_workspace};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -74,7 +76,7 @@ pub fn check(robot: &Robot) -> Result<ExitCode> {
 }
 
 pub fn ik(robot: &Robot, pose: &Pose, as_json: bool, angles: &AngleArg) -> Result<ExitCode> {
-    let r = report::legs_ik(robot, pose, angles.unit());
+    let r = legs_ik(robot, pose, angles.unit());
     if as_json {
         json(&r)?;
     } else {
@@ -101,7 +103,7 @@ pub fn ik(robot: &Robot, pose: &Pose, as_json: bool, angles: &AngleArg) -> Resul
 /// `workspace` for a linear delta: seed 002's point-cloud check of the required cylinder, which
 /// constraint fails where, and a plot (top and side views).
 pub fn workspace(robot: &Robot, step: f64, plot: Option<&Path>, as_json: bool) -> Result<ExitCode> {
-    let r = report::delta_workspace(robot, step, plot)?;
+    let r = delta_workspace(robot, step, plot)?;
     let Mechanism::LinearDelta { delta, cylinder } = &robot.mechanism else {
         bail!("{} is not a linear delta", robot.name);
     };
@@ -171,7 +173,7 @@ pub fn workspace(robot: &Robot, step: f64, plot: Option<&Path>, as_json: bool) -
 /// `workspace` for the 2-RSSU: its reach in (roll, pitch) — Table 1's axis ranges and the
 /// coupled reach along the diagonals, where seed 004's combination step pulls demands back.
 pub fn rssu2_reach(robot: &Robot, as_json: bool) -> Result<ExitCode> {
-    let r = report::rssu2_reach(robot)?;
+    let r = legs_workspace::rssu2_reach(robot)?;
     if as_json {
         json(&r)?;
     } else {

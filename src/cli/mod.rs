@@ -7,6 +7,7 @@ mod catalogue;
 mod export;
 mod kin;
 mod legs;
+mod options;
 mod output;
 mod plc;
 mod shadow;
@@ -164,7 +165,8 @@ pub fn main() -> ExitCode {
     match run(command, started) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            // Core names options as its table does (`dt`): here they are flags (`--dt`).
+            eprintln!("error: {}", options::flags(&format!("{error:#}")));
             ExitCode::from(1)
         }
     }

@@ -1,6 +1,7 @@
 //! `cdpr shadow`: the live shadow of a TwinCAT controller (or `cdpr plc`) over ADS.
 
-use super::args::{ModelArgs, within};
+use super::args::within;
+use super::options::{RunArgs, Shadow};
 use super::output::{StatusLine, Table, json};
 use super::plc::{YEAR_S, duration_within};
 use anyhow::{Context, Result};
@@ -9,8 +10,7 @@ use cdpr_ads::shadow::{
     self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
     StartReport, Summary,
 };
-use cdpr_core::robot::Robot;
-use cdpr_core::sim::{ControlMode, SimConfig};
+use cdpr_core::run::{CommandSource, RunRequest};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,20 +41,13 @@ pub struct ShadowArgs {
     /// The controller's AMS/TCP endpoint, HOST or HOST:PORT (ADS's port 48898 by default).
     #[arg(long, value_name = "HOST[:PORT]")]
     pub plc: String,
-    /// Robot file (or a shipped robot's name) for mass, inertia, stiffness, damping, limits and
-    /// the [plc] symbol names; the anchors always come from the controller.
-    #[arg(long, short = 'r', value_name = "ROBOT")]
-    pub robot: Option<String>,
-    /// Physics step, s (10 µs to 50 ms). A step the machine cannot keep up with in real time
-    /// is not hidden: the steps skipped to catch up with the controller are counted.
-    #[arg(long, default_value_t = 0.001, value_name = "S", value_parser = within(1e-5, 0.05, "s"))]
-    pub dt: f64,
+    /// The model: --robot for mass, inertia, stiffness, damping, limits and the [plc] symbol
+    /// names (the anchors always come from the controller), the physics as `cdpr simulate`
+    /// takes it; the winches default to `ideal` (the controller's NC has shaped its set
+    /// points already). A step the machine cannot keep up with in real time is not hidden:
+    /// the steps skipped to catch up with the controller are counted.
     #[command(flatten)]
-    pub physics: ModelArgs,
-    /// Winches: `ideal` follows the controller's set points exactly (its NC has shaped them
-    /// already); `length` adds a PID drive with the robot's limits.
-    #[arg(long, value_enum, default_value = "ideal")]
-    pub control: ControlMode,
+    pub run: RunArgs<Shadow>,
     /// No window: `cdpr shadow` always runs headless (`cdpr view --plc` draws the same shadow
     /// in 3D); the flag lets scripts say so.
     #[arg(long)]
@@ -151,23 +144,16 @@ fn parse_source(text: &str) -> Result<AdsSource, String> {
 }
 
 /// What the shadow models: the robot file (or the template), the physics.
-pub struct ModelChoice<'a> {
-    pub robot: Option<&'a str>,
-    pub dt: f64,
-    pub physics: &'a ModelArgs,
-    pub control: ControlMode,
-}
-
 impl LinkArgs {
     /// The library's setup for a shadow of the controller at `plc` running `choice`.
-    pub fn setup(&self, plc: &str, choice: &ModelChoice) -> Result<ShadowSetup> {
-        let robot = choice
+    pub fn setup(&self, plc: &str, request: &RunRequest) -> Result<ShadowSetup> {
+        let robot = request
             .robot
-            .map(|r| Robot::load(r).map_err(|e| super::args::naming(e, "loading robot", r)))
+            .is_some()
+            .then(|| request.load_robot())
             .transpose()?;
-        let surrogate = choice
-            .physics
-            .surrogate(robot.as_ref().map(|r| r.name.as_str()), true)?;
+        let (surrogate, warnings) = request.load_surrogate(robot.as_ref())?;
+        super::args::warn(&warnings);
         let timing = match self.cycle {
             CycleArg::Free(period) => CycleTiming::Free {
                 period,
@@ -186,13 +172,7 @@ impl LinkArgs {
             exchange: self.exchange,
             robot,
             config: ShadowConfig {
-                sim: SimConfig {
-                    dt: choice.dt,
-                    model: choice.physics.model,
-                    control: choice.control,
-                    surrogate,
-                    ..SimConfig::default()
-                },
+                sim: request.sim_config(CommandSource::Controller, surrogate),
                 timing,
                 write: self.write,
                 ..ShadowConfig::default()
@@ -205,13 +185,7 @@ impl LinkArgs {
 pub fn run(a: ShadowArgs) -> Result<ExitCode> {
     // In range by its parser (at most a year).
     let duration = a.duration.map(Duration::from_secs_f64);
-    let choice = ModelChoice {
-        robot: a.robot.as_deref(),
-        dt: a.dt,
-        physics: &a.physics,
-        control: a.control,
-    };
-    let setup = a.link.setup(&a.plc, &choice)?;
+    let setup = a.link.setup(&a.plc, &a.run.request)?;
     let Connected {
         mut shadow, banner, ..
     } = shadow::connect(&setup)?;

@@ -1,13 +1,15 @@
 //! `surrogate fit|validate` and `simulate --model surrogate`: seed 004's digital-filter model.
 
-use super::args::{RobotArg, load_params, warn, within};
+use super::args::{RobotArg, load_params, warn};
+use super::options::{Reference, RunArgs};
 use super::output::progress_bar;
 use super::output::{Table, json};
 use anyhow::{Context, Result, bail};
+use cdpr_core::choice::Choice;
+use cdpr_core::identify::reference::{self, ReferenceRun};
+use cdpr_core::identify::session::{self, FitReport, PhysicsSetup, Validation};
 use cdpr_core::robot::Robot;
-use cdpr_core::sim::{ControlMode, ModelKind};
-use cdpr_core::surrogate::reference::{self, ReferenceRun};
-use cdpr_core::surrogate::session::{self, FitReport, PhysicsSetup, Validation};
+use cdpr_core::sim::ModelKind;
 use cdpr_core::surrogate::{DOF_NAMES, FitMethod, Reachability, Surrogate};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -48,26 +50,17 @@ cdpr surrogate validate --robot uvigo8 --surrogate uvigo8-surrogate.toml --refer
 #[derive(Args, Debug, Clone)]
 pub struct PhysicsArgs {
     /// Physics model for generated reference runs [default: elastic for cable robots, chain
-    /// for robots with legs].
-    #[arg(long, value_enum)]
+    /// for robots with legs: the cheapest physics of each].
+    #[arg(long, value_name = "MODEL", value_parser = model_name)]
     pub model: Option<ModelKind>,
-    /// Winch drive for generated reference runs.
-    #[arg(long, value_enum, default_value = "length")]
-    pub control: ControlMode,
-    /// Step of generated reference runs (and of the fit), s (1e-4 … 0.05).
-    #[arg(long, default_value_t = 0.001, value_name = "S", value_parser = within(1e-4, 0.05, "s"), allow_hyphen_values = true)]
-    pub dt: f64,
-    /// Cruise speed of built-in trajectories used as references, m/s (0.001 … 5).
-    #[arg(long, default_value_t = 0.1, value_name = "M/S", value_parser = within(0.001, 5.0, "m/s"), allow_hyphen_values = true)]
-    pub speed: f64,
-    /// Generated reference runs: subtract the cables' pre-stretch f*/k from the commanded
-    /// lengths (as `simulate --compensate`), so the platform lands on target.
-    #[arg(long)]
-    pub compensate: bool,
-    /// Skip seed 004's combination step (scaling unreachable demands back into the
-    /// wrench-feasible workspace) before the filters.
-    #[arg(long)]
-    pub no_combine: bool,
+    /// The reference runs' options, as `cdpr simulate` takes them.
+    #[command(flatten)]
+    pub run: RunArgs<Reference>,
+}
+
+/// A model of core's table, by name.
+fn model_name(text: &str) -> Result<ModelKind, String> {
+    ModelKind::from_name(text).map_err(|e| e.to_string())
 }
 
 #[derive(Args, Debug)]
@@ -95,13 +88,13 @@ pub struct FitArgs {
     pub dofs: Vec<String>,
     /// Fit method: seed 004's 0.05 grid (ζ ∈ [1, 1.6], f_n ∈ [1, 3] Hz, gain 1) or a coarse
     /// grid over wide ranges refined by Nelder–Mead.
-    #[arg(long, value_enum, default_value = "nelder-mead")]
+    #[arg(long, value_parser = super::options::choice::<FitMethod>(), default_value = "nelder-mead")]
     pub method: FitMethod,
     /// Fit the static gain too (Nelder–Mead only; seed 004 fixes it at 1).
     #[arg(long)]
     pub fit_gain: bool,
-    /// Longest delay considered, s (0 … 2).
-    #[arg(long, default_value_t = 0.25, value_name = "S", value_parser = within(0.0, 2.0, "s"), allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0.25, value_name = "S", value_parser = super::options::number_of(&session::MAX_DELAY),
+          allow_hyphen_values = true, help = super::options::help_of(&session::MAX_DELAY))]
     pub max_delay: f64,
     #[command(flatten)]
     pub physics: PhysicsArgs,
@@ -140,12 +133,8 @@ pub fn run(a: SurrogateArgs) -> Result<ExitCode> {
 impl PhysicsArgs {
     fn setup(&self) -> PhysicsSetup {
         PhysicsSetup {
+            request: self.run.request.clone(),
             model: self.model,
-            control: self.control,
-            dt: self.dt,
-            speed: self.speed,
-            compensate: self.compensate,
-            combine: !self.no_combine,
         }
     }
 }
@@ -183,9 +172,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
                     .join(" "),
                 setup
                     .model(&robot)
-                    .ok()
-                    .and_then(|m| clap::ValueEnum::to_possible_value(&m))
-                    .map_or_else(|| "?".to_string(), |p| p.get_name().to_string())
+                    .map_or_else(|_| "?".to_string(), |m| m.name().to_string())
             );
         }
         let bar = progress_bar("identification runs");

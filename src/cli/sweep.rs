@@ -1,23 +1,37 @@
 //! `sweep`: a spec's runs in parallel, one CSV row each, resumable and shardable. The logic
 //! is in `cdpr_core::sweep`; this is the command line around it.
 
-use super::args::count_within;
 use super::output::progress_bar;
 use anyhow::{Context, Result, bail};
+use cdpr_core::run::request;
 use cdpr_core::sweep::{self, ExecuteOptions, Spec};
 use clap::Args;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The run options a spec takes at its top level, from core's table.
+pub fn run_keys_help() -> String {
+    let mut text = String::from("Run options a spec takes (top-level keys, as `cdpr simulate`'s):");
+    for name in sweep::run_option_keys() {
+        if let Some(spec) = request::option(name) {
+            let range = spec
+                .range_text()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            text.push_str(&format!("\n  {name:<11} {}{range}", spec.help));
+        }
+    }
+    text
+}
+
 #[derive(Args, Debug)]
 #[command(after_help = "The spec (TOML; unknown keys are refused):\n\
   robots = [\"uvigo8\"]            # shipped robot names or robot files (relative to the spec)\n\
   trajectories = [\"seed000\"]     # built-in trajectories or CSV files\n\
   speeds = [0.05, 0.1]           # m/s (0.001 to 10) [default: [0.1]]\n\
-  model = \"elastic\"              # chain | elastic [default: chain]\n\
-  control = \"length\"             # length | ideal | tension [default: length]\n\
-  dt = 0.001                     # s (1e-5 to 0.01); also compensate, settle, no_lag as `simulate`\n\
+  model = \"elastic\"              # any run option of `cdpr simulate` (listed below), its name\n\
+  dt = 0.001                     # with _ for -, e.g. remove_lag = false for --no-lag\n\
   mode = \"grid\"                  # grid: every combination; random: `samples = N` draws\n\
   seed = 0                       # every run's seed is a function of this seed and its index\n\
   [parameters]                   # each a list (grid, random) or {min = a, max = b} (random)\n\
@@ -51,8 +65,8 @@ pub struct SweepArgs {
         required_unless_present = "dry_run"
     )]
     pub out: Option<PathBuf>,
-    /// Runs at a time (1 to 1024) [default: one per core].
-    #[arg(long, short = 'j', value_name = "N", value_parser = count_within(1, 1024))]
+    #[arg(long, short = 'j', value_name = "N", value_parser = super::options::whole_of(&sweep::JOBS),
+          help = super::options::help_of(&sweep::JOBS))]
     pub jobs: Option<usize>,
     /// Only the runs whose index is I modulo N (0 ≤ I < N ≤ 10000): N processes, each with its
     /// own I (and its own --out), do the sweep between them.
@@ -88,6 +102,7 @@ fn shard(text: &str) -> Result<(u64, u64), String> {
 
 pub fn run(a: SweepArgs) -> Result<ExitCode> {
     let spec = Spec::from_file(&a.spec).context("reading the sweep spec")?;
+    super::args::warn(&spec.warnings);
     let in_shard = |index: u64| a.shard.is_none_or(|(i, n)| index % n == i);
     if a.dry_run {
         let columns = spec.columns();

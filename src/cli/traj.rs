@@ -1,16 +1,19 @@
 //! `trajectory`, `compare`, `report`.
 
 use super::args::{Numbers, RobotArg, number_list, warn, within};
+use super::options::{RunArgs, Shape};
 use super::output::{Table, json};
 use anyhow::{Context, Result, bail};
 use cdpr_core::metrics::{self, CompareOptions, Comparison, Metrics};
+use cdpr_core::options::Value;
 use cdpr_core::report;
 use cdpr_core::robot::Robot;
+use cdpr_core::run::request;
 use cdpr_core::trajectory::csv::CsvOptions;
 use cdpr_core::trajectory::limits::LimitCheck;
 use cdpr_core::trajectory::perturb::Perturbation;
-use cdpr_core::trajectory::report::Preparation;
-use cdpr_core::trajectory::{self, BuiltinOptions, ProfileKind, Trajectory, Transition};
+use cdpr_core::trajectory::prepare::Preparation;
+use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
@@ -29,15 +32,13 @@ pub struct TrajectoryArgs {
     /// perturb.
     #[arg(long, value_name = "NAME|CSV")]
     pub name: String,
-    /// Cruise speed along the path, m/s (seed 000: 0.1 and 0.4; seed 003: 0.1 and 0.5;
-    /// 0.001 to 10).
-    #[arg(long, default_value_t = 0.1, value_name = "M/S", value_parser = within(1e-3, 10.0, "m/s"))]
-    pub speed: f64,
     /// Sampling period, s (seed 000 logs every 2 ms; 1e-5 to 0.1; at most 5 million samples).
-    #[arg(long, default_value_t = 0.002, value_name = "S", value_parser = within(1e-5, 0.1, "s"))]
+    #[arg(long, default_value_t = BuiltinOptions::default().dt, value_name = "S",
+          value_parser = sample_dt)]
     pub dt: f64,
+    /// How a built-in trajectory is shaped (as `cdpr simulate` takes it).
     #[command(flatten)]
-    pub shape: ShapeArgs,
+    pub shape: RunArgs<Shape>,
     /// Write the trajectory to this CSV file.
     #[arg(long, short = 'o', value_name = "CSV")]
     pub out: Option<PathBuf>,
@@ -67,43 +68,21 @@ pub struct TrajectoryArgs {
     pub json: bool,
 }
 
-/// How a built-in trajectory's moves are shaped: shared by `cdpr trajectory` and
-/// `cdpr simulate`.
-#[derive(Args, Debug, Clone)]
-pub struct ShapeArgs {
-    /// Speed profile [default: trapezoid for seed000, scurve for pickplace, poly5 for poly5].
-    #[arg(long, value_enum)]
-    pub profile: Option<ProfileKind>,
-    /// Path acceleration limit, m/s² (0.01 to 1000) [default: 3, seed 003's 3000 mm/s²; none
-    /// for poly5].
-    #[arg(long, value_name = "M/S²", value_parser = within(1e-2, 1e3, "m/s²"))]
-    pub accel: Option<f64>,
-    /// Path jerk limit for the S-curve, m/s³ (0.01 to 1e5) [default: 8, seed 003's 8000
-    /// mm/s³; none for poly5].
-    #[arg(long, value_name = "M/S³", value_parser = within(1e-2, 1e5, "m/s³"))]
-    pub jerk: Option<f64>,
-    /// How moves join [default: stop for seed000, blend for pickplace, continuous for poly5].
-    #[arg(long, value_enum)]
-    pub transition: Option<Transition>,
-}
-
-impl ShapeArgs {
-    /// The built-in's options at cruise `speed` (m/s) sampled every `dt` (s).
-    pub fn options(&self, speed: f64, dt: f64) -> BuiltinOptions {
-        BuiltinOptions {
-            speed,
-            dt,
-            profile: self.profile,
-            accel: self.accel,
-            jerk: self.jerk,
-            transition: self.transition,
-        }
+/// The sampling period of a trajectory: core's [`request::SAMPLE_DT`].
+fn sample_dt(text: &str) -> Result<f64, String> {
+    match request::SAMPLE_DT.parse(text) {
+        Ok(Value::Number(x)) => Ok(x),
+        Ok(_) => Err(format!("`{text}` is not a number")),
+        Err(p) => Err(p.to_string()),
     }
 }
 
 impl TrajectoryArgs {
     fn options(&self) -> BuiltinOptions {
-        self.shape.options(self.speed, self.dt)
+        BuiltinOptions {
+            dt: self.dt,
+            ..self.shape.request.builtin_options()
+        }
     }
 
     fn perturbation(&self) -> Result<Option<Perturbation>> {
@@ -180,7 +159,7 @@ pub fn trajectory(a: TrajectoryArgs) -> Result<ExitCode> {
         check: a.check,
         perturbation: a.perturbation()?,
     };
-    let (traj, mut r) = trajectory::report::prepare(&robot, &a.name, &a.options(), &preparation)?;
+    let (traj, mut r) = trajectory::prepare::prepare(&robot, &a.name, &a.options(), &preparation)?;
     warn(&r.warnings);
     if let Some(out) = &a.out {
         let description = format!(
@@ -190,7 +169,7 @@ pub fn trajectory(a: TrajectoryArgs) -> Result<ExitCode> {
             if std::path::Path::new(&a.name).is_file() {
                 String::new()
             } else {
-                format!(", speed {} m/s", a.speed)
+                format!(", speed {} m/s", a.shape.request.speed)
             },
             if r.time_scale_factor.is_some() {
                 ", time-scaled"
@@ -278,8 +257,8 @@ pub struct CompareInputs {
     /// Keep the lag: compare sample by sample without shifting the actual back.
     #[arg(long)]
     pub no_lag: bool,
-    /// Largest lag searched by the cross-correlation, s (0 to 60).
-    #[arg(long, default_value_t = 1.0, value_name = "S", value_parser = within(0.0, 60.0, "s"))]
+    #[arg(long, default_value_t = 1.0, value_name = "S", value_parser = super::options::number_of(&metrics::MAX_LAG),
+          help = super::options::help_of(&metrics::MAX_LAG))]
     pub max_lag: f64,
 }
 

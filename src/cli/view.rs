@@ -1,11 +1,12 @@
 //! `cdpr view`: the 3D viewer (and, with no arguments at all, its demo).
 
-use super::args::{ModelArgs, within};
+use super::args::within;
+use super::options::{RunArgs, View};
 use super::plc::YEAR_S;
-use super::shadow::{self, LinkArgs, ModelChoice};
+use super::shadow::{self, LinkArgs};
 use anyhow::{Context, Result, bail};
 use cdpr_ads::shadow::CycleTiming;
-use cdpr_core::sim::ControlMode;
+use cdpr_core::run::CommandSource;
 use cdpr_viewer::live::LiveOutcome;
 use cdpr_viewer::{self as viewer, Executor, LiveInfo, Scenario, ViewerOptions};
 use clap::{Args, ValueEnum};
@@ -31,24 +32,10 @@ cdpr view --robot silva4 --trajectory pickplace --speed 0.5 --model elastic --co
 xvfb-run -a -s \"-screen 0 1280x720x24\" cdpr view --robot caroca --screenshot caroca.png --seek 5"
 )]
 pub struct ViewArgs {
-    /// Robot file or shipped robot (uvigo8, silva4, caroca); alone it plays the robot's own
-    /// trajectory (seed000, pickplace or poly5).
-    #[arg(long, short = 'r', value_name = "ROBOT")]
-    pub robot: Option<String>,
-    /// A built-in trajectory (seed000, pickplace, poly5) or a CSV file.
-    #[arg(long, short = 't', value_name = "NAME|CSV")]
-    pub trajectory: Option<String>,
-    /// Cruise speed of a built-in trajectory, m/s.
-    #[arg(long, default_value_t = 0.1, value_name = "M/S", value_parser = within(1e-3, 10.0, "m/s"))]
-    pub speed: f64,
+    /// The run, as `cdpr simulate` takes it: alone, --robot plays the robot's own trajectory
+    /// (seed000, pickplace, poly5 or tilt); neither --robot nor --trajectory: the demo.
     #[command(flatten)]
-    pub physics: ModelArgs,
-    /// How the winches are driven (as `cdpr simulate`; default `length`, live `ideal`).
-    #[arg(long, value_enum)]
-    pub control: Option<ControlMode>,
-    /// Subtract the pre-stretch f*/k from the commanded lengths.
-    #[arg(long)]
-    pub compensate: bool,
+    pub run: RunArgs<View>,
     /// Simulated seconds per wall-clock second.
     #[arg(long, default_value_t = 1.0, value_name = "X", value_parser = within(1e-3, 100.0, ""))]
     pub time_scale: f64,
@@ -130,22 +117,10 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
     if let Some(plc) = &a.plc {
         return live(&a, plc, options);
     }
-    let scenario = match (&a.robot, &a.trajectory) {
+    let request = &a.run.request;
+    let scenario = match (&request.robot, &request.trajectory) {
         (None, None) => None,
-        (robot, trajectory) => {
-            let robot = robot.clone().unwrap_or_else(|| "uvigo8".into());
-            Some(Scenario {
-                trajectory: trajectory
-                    .clone()
-                    .unwrap_or_else(|| viewer::scenario::default_trajectory(&robot).into()),
-                robot,
-                speed: a.speed,
-                model: a.physics.model,
-                control: a.physics.control(a.control, ControlMode::Length),
-                compensate: a.compensate,
-                surrogate: a.physics.surrogate(None, true)?,
-            })
-        }
+        _ => Some(Scenario::new(request.clone())),
     };
     let options = ViewerOptions {
         scenario,
@@ -165,11 +140,12 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
 /// thread while the window draws it, then stops it (flushing the record) and prints its
 /// statistics as `cdpr shadow` does.
 fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
+    let request = &a.run.request;
     let not_live = [
-        (a.trajectory.is_some(), "--trajectory"),
+        (request.trajectory.is_some(), "--trajectory"),
         (a.seek != 0.0, "--seek"),
         (a.time_scale != 1.0, "--time-scale"),
-        (a.compensate, "--compensate"),
+        (request.compensate, "--compensate"),
     ];
     if let Some((_, flag)) = not_live.iter().find(|(given, _)| *given) {
         bail!(
@@ -177,13 +153,7 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
              to play a trajectory)"
         );
     }
-    let choice = ModelChoice {
-        robot: a.robot.as_deref(),
-        dt: viewer::scenario::DT,
-        physics: &a.physics,
-        control: a.control.unwrap_or(ControlMode::Ideal),
-    };
-    let setup = a.link.setup(plc, &choice)?;
+    let setup = a.link.setup(plc, request)?;
     let opened = cdpr_ads::shadow::connect(&setup)?;
     eprintln!("cdpr view: live shadow: {}", opened.banner);
     shadow::print_start(opened.shadow.start_report());
@@ -193,8 +163,8 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
             "model".to_string(),
             format!(
                 "{} / {}",
-                choice.physics.model.name(),
-                choice.control.name()
+                request.model.name(),
+                request.control_mode(CommandSource::Controller).name()
             ),
         ),
         (

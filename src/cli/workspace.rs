@@ -1,10 +1,14 @@
 //! `workspace`: the wrench-feasible workspace of a cable robot.
 
-use super::args::{Numbers, RobotArg, count_within, number_list, within};
+use super::args::{Numbers, RobotArg, number_list};
+use super::options::{help_of, number_of, whole_of};
 use super::output::{json, progress_bar};
 use anyhow::{Result, bail};
 use cdpr_core::robot::{Aabb, Mechanism, Robot};
-use cdpr_core::workspace::report::{WorkspaceRequest, workspace_report};
+use cdpr_core::workspace::legs::STEP;
+use cdpr_core::workspace::survey::{
+    GRID, LEVELS, MIN_TENSION, ORIENTATION, WorkspaceRequest, workspace_report,
+};
 use clap::Args;
 use nalgebra::Vector3;
 use std::path::{Path, PathBuf};
@@ -34,22 +38,20 @@ spherical-joint opening, arm clearance), which constraint fails where, and a plo
 pub struct WorkspaceArgs {
     #[command(flatten)]
     pub robot: RobotArg,
-    /// Cells per axis of the volume grid (N³ QPs), 2 … 400.
-    #[arg(long, default_value_t = 30, value_name = "N", value_parser = count_within(2, 400))]
+    #[arg(long, default_value_t = 30, value_name = "N", value_parser = whole_of(&GRID), help = help_of(&GRID))]
     pub grid: usize,
     /// Region to grid: xmin,ymin,zmin,xmax,ymax,zmax in m (default: the robot's frame box).
     #[arg(long, value_parser = number_list, value_name = "BOX")]
     pub region: Option<Numbers>,
-    /// Orientation range required at each point: ±θ in degrees on roll, pitch and yaw (0 … 89).
-    #[arg(long, value_name = "DEG", value_parser = within(0.0, 89.0, "degrees"), allow_hyphen_values = true)]
+    #[arg(long, value_name = "DEG", value_parser = number_of(&ORIENTATION), allow_hyphen_values = true,
+          help = help_of(&ORIENTATION))]
     pub orientation: Option<f64>,
-    /// Samples per angle of the orientation range (3: −θ, 0, θ), 2 … 21.
-    #[arg(long, default_value_t = 3, value_name = "N", value_parser = count_within(2, 21))]
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = whole_of(&LEVELS), help = help_of(&LEVELS))]
     pub levels: usize,
     #[command(flatten)]
     pub bounds: super::kin::BoundsArg,
-    /// Minimum tension whose reachability is reported, N (0 … 1e6).
-    #[arg(long, default_value_t = 5.0, value_name = "N", value_parser = within(0.0, 1e6, "N"), allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 5.0, value_name = "N", value_parser = number_of(&MIN_TENSION),
+          allow_hyphen_values = true, help = help_of(&MIN_TENSION))]
     pub min_tension: f64,
     /// Plot file (`.png`; an `.svg` is written next to it) or a directory
     /// (default: ./workspace-<robot>.png).
@@ -58,9 +60,8 @@ pub struct WorkspaceArgs {
     /// Do not draw the plot.
     #[arg(long)]
     pub no_plot: bool,
-    /// Linear delta: spacing of seed 002's point cloud in the required cylinder, m
-    /// (1e-4 … 1; at most 2e6 cloud points).
-    #[arg(long, default_value_t = 0.01, value_name = "M", value_parser = within(1e-4, 1.0, "m"), allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0.01, value_name = "M", value_parser = number_of(&STEP),
+          allow_hyphen_values = true, help = help_of(&STEP))]
     pub step: f64,
     /// Print one JSON object instead of a report.
     #[arg(long)]
@@ -91,8 +92,8 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
     match &robot.mechanism {
         Mechanism::Cables => {}
         Mechanism::LinearDelta { .. } => {
-            let plot =
-                (!a.no_plot).then(|| cdpr_core::legs::report::plot_path(&robot, a.plot.as_deref()));
+            let plot = (!a.no_plot)
+                .then(|| cdpr_core::workspace::legs::plot_path(&robot, a.plot.as_deref()));
             return super::legs::workspace(&robot, a.step, plot.as_deref(), a.json);
         }
         Mechanism::Rssu2(_) => return super::legs::rssu2_reach(&robot, a.json),

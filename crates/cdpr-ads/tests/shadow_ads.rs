@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 fn shadow_of(rt: &Runtime) -> Shadow<AdsController> {
-    shadow_over_ads(rt, &uvigo8(), ModelKind::Elastic)
+    shadow_over_ads(rt, &uvigo8(), ModelKind::ELASTIC)
 }
 
 #[test]

@@ -1,27 +1,47 @@
 //! cdpr-core: the model and the physics of cable-driven parallel robots, with no knowledge of
 //! sockets or windows.
 //!
-//! Layers, each depending only on those above it in this list:
-//! `robot` (files, model; `legs`: the closed forms of the robots with rigid legs) →
-//! `kinematics` / `statics` → `workspace` / `trajectory` / `metrics` → `sim` → `surrogate` →
-//! `report`; `export` (the robot as a MuJoCo model) reads `robot`, `kinematics` and `statics`.
+//! Modules in layers, each using only the layers below it (declared and checked in
+//! `layers.rs`, a test, which also refuses circles between the modules inside a module):
+//! 1. `choice`, `text`, `toml_location`, `plotting`, `pose` — named choices, numbers in
+//!    messages, where in a TOML file, plot axes, the platform pose: what knows no robot;
+//!    then `options`, the specs of options (name, unit, range, help) every face reads;
+//! 2. `legs` — the closed forms of the robots with rigid legs (linear delta, 2-RSSU);
+//! 3. `robot` — robot files compiled into an immutable model;
+//! 4. `kinematics`, then `statics`;
+//! 5. `trajectory`, then `metrics`, `workspace`, `export`;
+//! 6. `surrogate` — seed 004's filters (below the physics, which runs them as a model);
+//! 7. `sim` — the physics core: one [`sim::Sim`] stepping one of the [`sim::MODELS`];
+//! 8. `run` — trajectories played through controllers into the physics, recorded and
+//!    summarised; the one set of run options ([`run::RunRequest`]);
+//! 9. `identify`, `sweep`, `report` — what runs many runs or writes documents.
+//!
 //! Above this crate: `cdpr-ads` (the controller boundary and the live shadow),
 //! `cdpr-viewer` (Bevy) and the `cdpr` binary; none of them re-implements physics.
 #![deny(clippy::unwrap_used)]
 
+pub mod choice;
 pub mod export;
+pub mod identify;
 pub mod kinematics;
 pub mod legs;
 pub mod metrics;
+pub mod options;
+pub mod plotting;
+pub mod pose;
 pub mod report;
 pub mod robot;
+pub mod run;
 pub mod sim;
 pub mod statics;
 pub mod surrogate;
 pub mod sweep;
+pub mod text;
 pub mod toml_location;
 pub mod trajectory;
 pub mod workspace;
 
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
+#[cfg(test)]
+mod layers;

@@ -7,7 +7,7 @@ use cdpr_core::legs::coverage::coverage;
 use cdpr_core::legs::design::{DesignGrid, smallest_covering};
 use cdpr_core::legs::{LinearDelta, Violation};
 use cdpr_core::robot::{Mechanism, Robot};
-use cdpr_core::sim::run::{RunOptions, RunOutcome, run};
+use cdpr_core::run::{RunOptions, RunOutcome, run};
 use cdpr_core::sim::{Command, ControlMode, ModelKind, Sim, SimConfig};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 
@@ -28,19 +28,12 @@ fn rssu2() -> (Robot, cdpr_core::legs::Rssu2) {
 }
 
 fn chain(control: ControlMode) -> SimConfig {
-    SimConfig {
-        model: ModelKind::Chain,
-        control,
-        ..Default::default()
-    }
+    SimConfig::new(ModelKind::CHAIN, control, 1e-3)
 }
 
 /// `traj` through the legs' chain model with `control`, run to its end without error.
 fn run_chain(robot: &Robot, traj: &Trajectory, control: ControlMode) -> RunOutcome {
-    let options = RunOptions {
-        config: chain(control),
-        ..Default::default()
-    };
+    let options = RunOptions::new(chain(control));
     let outcome = run(robot, traj, &options, &mut |_| {}).expect("runs");
     assert!(outcome.error.is_none(), "{:?}", outcome.error);
     outcome

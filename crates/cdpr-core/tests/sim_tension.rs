@@ -3,7 +3,7 @@
 
 use cdpr_core::fixtures::robot;
 use cdpr_core::robot::Robot;
-use cdpr_core::sim::run::{RunOptions, run};
+use cdpr_core::run::{RunOptions, run};
 use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
 use cdpr_core::trajectory::{self, BuiltinOptions};
 
@@ -27,13 +27,8 @@ fn final_error(
     )
     .expect("built-in trajectory");
     let options = RunOptions {
-        config: SimConfig {
-            model,
-            control: ControlMode::Tension,
-            ..Default::default()
-        },
         settle_time: settle,
-        ..Default::default()
+        ..RunOptions::new(SimConfig::new(model, ControlMode::Tension, 1e-3))
     };
     let outcome = run(robot, &traj, &options, &mut |_| {}).expect("runs");
     assert!(
@@ -59,7 +54,7 @@ fn final_error(
 #[test]
 fn silva4_pick_and_place_converges_in_tension_mode() {
     let r = robot("silva4");
-    for model in [ModelKind::Elastic, ModelKind::Chain] {
+    for model in [ModelKind::ELASTIC, ModelKind::CHAIN] {
         let (error, lo, hi) = final_error(&r, "pickplace", 0.1, model, 5.0);
         // Seed 001's gains Kp = Kd = 1500 leave a slow pole at −1 rad/s: after 5 s the
         // remaining error is well below 0.1 mm.
@@ -76,7 +71,7 @@ fn caroca_point_to_point_converges_with_1_and_15_kg() {
     let base = robot("caroca");
     for mass in [1.0, 15.0] {
         let r = base.with_mass(mass);
-        for model in [ModelKind::Elastic, ModelKind::Chain] {
+        for model in [ModelKind::ELASTIC, ModelKind::CHAIN] {
             let (error, lo, hi) = final_error(&r, "poly5", 0.5, model, 3.0);
             assert!(
                 error < 1e-4,

@@ -2,7 +2,7 @@
 
 use cdpr_core::metrics::{self, CompareOptions};
 use cdpr_core::robot::{GRAVITY, Robot};
-use cdpr_core::sim::run::{RunOptions, RunOutcome, run};
+use cdpr_core::run::{RunOptions, RunOutcome, run};
 use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
 use cdpr_core::trajectory::{self, BuiltinOptions, ProfileKind, Trajectory};
 use nalgebra::{Matrix3, Matrix6, Matrix6x3, Vector3, Vector6};
@@ -78,13 +78,8 @@ fn simulate(
     compensate: bool,
 ) -> RunOutcome {
     let options = RunOptions {
-        config: SimConfig {
-            model,
-            control,
-            ..Default::default()
-        },
         compensate,
-        ..Default::default()
+        ..RunOptions::new(SimConfig::new(model, control, 1e-3))
     };
     let outcome = run(robot, traj, &options, &mut |_| {}).expect("runs");
     assert!(
@@ -113,8 +108,8 @@ fn rms_and_max_3d(reference: &Trajectory, actual: &Trajectory) -> (f64, f64) {
 #[test]
 fn compensated_elastic_cables_track_seed000_like_the_exact_answer() {
     let (robot, traj) = setup(None);
-    let elastic = simulate(&robot, &traj, ModelKind::Elastic, ControlMode::Ideal, true);
-    let chain = simulate(&robot, &traj, ModelKind::Chain, ControlMode::Ideal, true);
+    let elastic = simulate(&robot, &traj, ModelKind::ELASTIC, ControlMode::Ideal, true);
+    let chain = simulate(&robot, &traj, ModelKind::CHAIN, ControlMode::Ideal, true);
     let reference = elastic.commanded(&traj);
     let ((e, e_max), (c, c_max)) = (
         rms_and_max_3d(&reference, &elastic.actual(&traj)),
@@ -165,7 +160,7 @@ fn compensated_elastic_cables_track_seed000_like_the_exact_answer() {
 #[test]
 fn without_compensation_the_platform_sags_by_millimetres() {
     let (robot, traj) = setup(None);
-    let plain = simulate(&robot, &traj, ModelKind::Elastic, ControlMode::Ideal, false);
+    let plain = simulate(&robot, &traj, ModelKind::ELASTIC, ControlMode::Ideal, false);
     let commanded = plain.commanded(&traj);
     let e = rms_3d(&commanded, &plain.actual(&traj));
     // With rest lengths equal to the commanded lengths the cables carry nothing at the
@@ -184,7 +179,7 @@ fn without_compensation_the_platform_sags_by_millimetres() {
     // compensated (the cables are the same springs: the two superpose to first order), and
     // the RMS obeys the triangle inequality; give or take 5 % of the sag for the
     // linearisation.
-    let compensated = simulate(&robot, &traj, ModelKind::Elastic, ControlMode::Ideal, true);
+    let compensated = simulate(&robot, &traj, ModelKind::ELASTIC, ControlMode::Ideal, true);
     let dynamic = rms_3d(&compensated.commanded(&traj), &compensated.actual(&traj));
     eprintln!(
         "uncompensated RMS 3D {:.3} mm; linear sag {:.3} mm ± dynamic {:.3} mm",
@@ -206,8 +201,8 @@ fn pid_winches_match_ideal_ones_on_a_trajectory_within_the_limits() {
     // The S-curve version of seed000 respects uvigo8's winch limits, so the set-point shaper
     // passes it through and the PID drive adds little.
     let (robot, traj) = setup(Some(ProfileKind::Scurve));
-    let ideal = simulate(&robot, &traj, ModelKind::Elastic, ControlMode::Ideal, true);
-    let pid = simulate(&robot, &traj, ModelKind::Elastic, ControlMode::Length, true);
+    let ideal = simulate(&robot, &traj, ModelKind::ELASTIC, ControlMode::Ideal, true);
+    let pid = simulate(&robot, &traj, ModelKind::ELASTIC, ControlMode::Length, true);
     let reference = ideal.commanded(&traj);
     let (a, b) = (
         rms_3d(&reference, &ideal.actual(&traj)),

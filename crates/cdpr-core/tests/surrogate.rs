@@ -1,23 +1,17 @@
 //! The surrogate against the physics core (elastic model, length winches) on trajectories it
 //! was not fitted on (the command-line contract: tests/cli_surrogate.rs at the top level).
 
+use cdpr_core::identify::reference::{ReferenceRun, fit_all, identification_runs, validate};
 use cdpr_core::robot::Robot;
-use cdpr_core::sim::run::RunOptions;
+use cdpr_core::run::RunOptions;
 use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
-use cdpr_core::surrogate::reference::{ReferenceRun, fit_all, identification_runs, validate};
 use cdpr_core::surrogate::{FitOptions, Surrogate};
 use cdpr_core::trajectory::signals::{SignalKind, signal};
 
 fn elastic(dt: f64) -> RunOptions {
     RunOptions {
-        config: SimConfig {
-            dt,
-            model: ModelKind::Elastic,
-            control: ControlMode::Length,
-            ..SimConfig::default()
-        },
         compensate: true,
-        ..RunOptions::default()
+        ..RunOptions::new(SimConfig::new(ModelKind::ELASTIC, ControlMode::Length, dt))
     }
 }
 
@@ -43,7 +37,7 @@ fn fit_and_validate(fit_on: SignalKind, check_on: SignalKind) -> Vec<(f64, f64)>
         assert!(r.fit.nrmse > 0.95, "{} fit: {:?}", r.dof, r.fit);
     }
     let traj = signal(&robot, check_on, dt).expect("signal");
-    let outcome = cdpr_core::sim::run::run(&robot, &traj, &options, &mut |_| {}).expect("runs");
+    let outcome = cdpr_core::run::run(&robot, &traj, &options, &mut |_| {}).expect("runs");
     assert!(outcome.error.is_none());
     let run = ReferenceRun::from_outcome(check_on.name(), &outcome, dt);
     let surrogate = Surrogate::new(&params, dt);

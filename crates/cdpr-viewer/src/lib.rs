@@ -1,6 +1,6 @@
 //! The 3D viewer (Bevy): draws the physics core's state — frame, pulleys, platform and TCP,
 //! cables coloured by tension, commanded and actual paths — at the screen's rate while the core
-//! steps at its fixed 1 kHz. It owns a [`Driver`](cdpr_core::sim::driver::Driver) (the same
+//! steps at its fixed 1 kHz. It owns a [`Driver`](cdpr_core::run::Player) (the same
 //! per-step logic as `cdpr simulate`) in the [`Playback`] resource and never runs a physics of
 //! its own: no Bevy physics plugin, no bevy_rapier3d (the core owns its Rapier world; a second
 //! one here would be a second physics path).
@@ -36,23 +36,16 @@ use bevy::window::PresentMode;
 use bevy::winit::WinitSettings;
 use bevy_egui::{EguiGlobalSettings, EguiPlugin, EguiPostUpdateSet, EguiPrimaryContextPass};
 use bevy_panorbit_camera::{PanOrbitCameraPlugin, PanOrbitCameraSystemSet};
-use cdpr_core::robot::RobotFileError;
+use cdpr_core::run::LoadError;
 use cdpr_core::sim::SimError;
-use cdpr_core::trajectory::TrajectoryError;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewerError {
-    // The cause is in the message, not also a `source`: an error chain prints each cause once;
-    // and every cause names the file or name (`spec`), so the message does not repeat it.
-    #[error("loading the robot: {cause}")]
-    Robot { spec: String, cause: RobotFileError },
-    #[error("loading the trajectory: {cause}")]
-    Trajectory {
-        spec: String,
-        cause: TrajectoryError,
-    },
+    /// The robot, the trajectory or an option of the run (the cause names which).
+    #[error(transparent)]
+    Load(#[from] LoadError),
     #[error("physics: {0}")]
     Sim(#[from] SimError),
     #[error(

@@ -8,7 +8,9 @@ use super::scenario::{self, Scenario};
 use super::scene::{DisplayOptions, TensionScale};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, egui};
-use cdpr_core::sim::{ControlMode, ModelKind};
+use cdpr_core::choice::Choice;
+use cdpr_core::run::CommandSource;
+use cdpr_core::sim::{ControlMode, MODELS, ModelKind};
 use cdpr_core::trajectory::BUILTINS;
 
 /// What the panel keeps between frames.
@@ -39,15 +41,24 @@ impl PanelState {
     }
 }
 
-const MODELS: [(ModelKind, &str); 2] = [
-    (ModelKind::Chain, "chain (Rapier joints)"),
-    (ModelKind::Elastic, "elastic (spring cables)"),
-];
-const WINCHES: [(ControlMode, &str); 3] = [
-    (ControlMode::Length, "length (PID drive)"),
-    (ControlMode::Ideal, "ideal (exact payout)"),
-    (ControlMode::Tension, "tension (seed 001)"),
-];
+/// The models the picker offers: core's table, less those that need a parameter file the
+/// panel cannot pick (the surrogate's).
+fn models() -> Vec<(ModelKind, &'static str, &'static str)> {
+    MODELS
+        .iter()
+        .filter(|m| !m.needs_surrogate)
+        .filter_map(|m| ModelKind::from_name(m.name).ok())
+        .map(|k| (k, k.name(), k.help()))
+        .collect()
+}
+
+/// The winch modes the picker offers: core's.
+fn winches() -> Vec<(ControlMode, &'static str, &'static str)> {
+    ControlMode::all()
+        .into_iter()
+        .map(|c| (c, c.name(), c.help()))
+        .collect()
+}
 
 /// Colours told apart in the tension plot, one per cable (cycled beyond eight).
 const CABLE_COLORS: [egui::Color32; 8] = [
@@ -217,7 +228,7 @@ fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut Pane
         .num_columns(2)
         .show(ui, |ui| {
             ui.label("robot");
-            let mut robot = current.robot.clone();
+            let mut robot = current.robot().to_string();
             egui::ComboBox::from_id_salt("robot")
                 .width(180.0)
                 .selected_text(&robot)
@@ -226,17 +237,13 @@ fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut Pane
                         ui.selectable_value(&mut robot, name.clone(), name);
                     }
                 });
-            if robot != current.robot {
-                wanted = Some(Scenario {
-                    trajectory: scenario::default_trajectory(&robot).to_string(),
-                    robot,
-                    ..current.clone()
-                });
+            if robot != current.robot() {
+                wanted = Some(current.with_robot(&robot));
             }
             ui.end_row();
 
             ui.label("trajectory");
-            let mut trajectory = current.trajectory.clone();
+            let mut trajectory = current.trajectory().to_string();
             egui::ComboBox::from_id_salt("trajectory")
                 .width(180.0)
                 .selected_text(&trajectory)
@@ -246,11 +253,8 @@ fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut Pane
                             .on_hover_text(*what);
                     }
                 });
-            if trajectory != current.trajectory {
-                wanted = Some(Scenario {
-                    trajectory,
-                    ..current.clone()
-                });
+            if trajectory != current.trajectory() {
+                wanted = Some(current.with(|r| r.trajectory = Some(trajectory)));
             }
             ui.end_row();
 
@@ -262,26 +266,21 @@ fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut Pane
                         .desired_width(130.0),
                 );
                 if ui.button("load").clicked() && !state.csv_path.trim().is_empty() {
-                    wanted = Some(Scenario {
-                        trajectory: state.csv_path.trim().to_string(),
-                        ..current.clone()
-                    });
+                    let csv = state.csv_path.trim().to_string();
+                    wanted = Some(current.with(|r| r.trajectory = Some(csv)));
                 }
             });
             ui.end_row();
 
             ui.label("speed [m/s]");
-            let speed = state.speed_edit.get_or_insert(current.speed);
+            let speed = state.speed_edit.get_or_insert(current.request().speed);
             let r = ui.add(egui::Slider::new(speed, 0.02..=1.0).logarithmic(true));
             // Rebuilding the trajectory restarts the run: only once the slider is let go.
             if !r.dragged() {
                 let speed = *speed;
                 state.speed_edit = None;
-                if speed != current.speed {
-                    wanted = Some(Scenario {
-                        speed,
-                        ..current.clone()
-                    });
+                if speed != current.request().speed {
+                    wanted = Some(current.with(|r| r.speed = speed));
                 }
             }
             ui.end_row();
@@ -295,25 +294,29 @@ fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut Pane
             ui.end_row();
 
             ui.label("model");
-            let mut model = current.model;
-            combo(ui, "model", &mut model, &MODELS);
+            let asked = current.request();
+            let mut model = asked.model;
+            combo(ui, "model", &mut model, &models());
             ui.end_row();
             ui.label("winches");
-            let mut control = current.control;
-            combo(ui, "winches", &mut control, &WINCHES);
+            let mut control = asked.control_mode(CommandSource::Trajectory);
+            combo(ui, "winches", &mut control, &winches());
             ui.end_row();
-            let mut compensate = current.compensate;
+            let mut compensate = asked.compensate;
             ui.label("");
             ui.checkbox(&mut compensate, "compensate pre-stretch f*/k");
             ui.end_row();
-            if (model, control, compensate) != (current.model, current.control, current.compensate)
-            {
-                wanted = Some(Scenario {
-                    model,
-                    control,
-                    compensate,
-                    ..current.clone()
-                });
+            let before = (
+                asked.model,
+                asked.control_mode(CommandSource::Trajectory),
+                asked.compensate,
+            );
+            if (model, control, compensate) != before {
+                wanted = Some(current.with(|r| {
+                    r.model = model;
+                    r.control = Some(control);
+                    r.compensate = compensate;
+                }));
             }
         });
     ui.horizontal(|ui| {
@@ -345,18 +348,24 @@ fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut Pane
     }
 }
 
-fn combo<T: Copy + PartialEq>(ui: &mut egui::Ui, id: &str, value: &mut T, items: &[(T, &str)]) {
+/// A picker over `items` (value, name, what it means: shown on hover).
+fn combo<T: Copy + PartialEq>(
+    ui: &mut egui::Ui,
+    id: &str,
+    value: &mut T,
+    items: &[(T, &'static str, &'static str)],
+) {
     let selected = items
         .iter()
-        .find(|(v, _)| v == value)
-        .map(|(_, name)| *name)
+        .find(|(v, _, _)| v == value)
+        .map(|(_, name, _)| *name)
         .unwrap_or("?");
     egui::ComboBox::from_id_salt(id)
         .width(180.0)
         .selected_text(selected)
         .show_ui(ui, |ui| {
-            for (v, name) in items {
-                ui.selectable_value(value, *v, *name);
+            for (v, name, help) in items {
+                ui.selectable_value(value, *v, *name).on_hover_text(*help);
             }
         });
 }

@@ -1,4 +1,4 @@
-//! The viewer's hold on the physics core: a [`Playback`] resource owns the [`Driver`] (the
+//! The viewer's hold on the physics core: a [`Playback`] resource owns the [`Player`] (the
 //! same per-step logic `cdpr simulate` runs) and advances it from the frame's time.
 //!
 //! Each frame adds `delta × time_scale` to the simulated time owed and takes
@@ -22,8 +22,8 @@ use super::scenario::{DemoEntry, Scenario};
 use bevy::prelude::*;
 use cdpr_core::kinematics::Pose;
 use cdpr_core::robot::Robot;
+use cdpr_core::run::Player;
 use cdpr_core::sim::SimState;
-use cdpr_core::sim::driver::Driver;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -122,12 +122,12 @@ pub struct Demo {
 /// Where the states come from.
 enum Source {
     /// A trajectory run the viewer steps itself.
-    Run(Box<Driver>),
+    Run(Box<Player>),
     /// The live shadow of a controller, stepped on its own thread.
     Live(Box<LiveFeed>),
 }
 
-/// The physics the viewer shows: a trajectory run (its own [`Driver`]) or, in live mode, the
+/// The physics the viewer shows: a trajectory run (its own [`Player`]) or, in live mode, the
 /// shadow of a controller ([`LiveFeed`]).
 #[derive(Resource)]
 pub struct Playback {
@@ -209,7 +209,7 @@ impl Playback {
     }
 
     /// The trajectory run (`None` in live mode).
-    pub fn driver(&self) -> Option<&Driver> {
+    pub fn driver(&self) -> Option<&Player> {
         match &self.source {
             Source::Run(driver) => Some(driver),
             Source::Live(_) => None,
@@ -275,7 +275,7 @@ impl Playback {
         self.load(self.scenario.clone())
     }
 
-    fn install(&mut self, driver: Driver) {
+    fn install(&mut self, driver: Player) {
         self.source = Source::Run(Box::new(driver));
         self.owed = 0.0;
         self.history = History::default();
@@ -399,7 +399,7 @@ impl Playback {
                     return;
                 }
                 Err(e) => {
-                    tracing::warn!("demo: skipping `{}`: {e}", scenario.robot);
+                    tracing::warn!("demo: skipping `{}`: {e}", scenario.robot());
                     demo.entry = (demo.entry + 1) % demo.playlist.len();
                     demo.loops_done = 0;
                     last_error = Some(e);
@@ -467,12 +467,11 @@ mod tests {
 
     fn quick(robot: &str, loops: u32) -> DemoEntry {
         DemoEntry {
-            scenario: Scenario {
-                speed: 0.5,
-                model: ModelKind::Elastic,
-                control: ControlMode::Ideal,
-                ..Scenario::for_robot(robot)
-            },
+            scenario: Scenario::for_robot(robot).with(|r| {
+                r.speed = 0.5;
+                r.model = ModelKind::ELASTIC;
+                r.control = Some(ControlMode::Ideal);
+            }),
             loops,
         }
     }
@@ -495,7 +494,7 @@ mod tests {
         let caroca = playlist[0].scenario.build().expect("builds");
         let one_loop = caroca.trajectory().duration() + END_HOLD;
         let mut playback = Playback::demo(playlist).expect("demo");
-        let robot = |p: &Playback| p.scenario.robot.clone();
+        let robot = |p: &Playback| p.scenario.robot().to_string();
         let took = play_until(&mut playback, |p| robot(p) != "caroca");
         assert_eq!(robot(&playback), "silva4");
         // Two loops of CAROCA's move (each ends after the hold), to within a frame.

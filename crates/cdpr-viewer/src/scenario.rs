@@ -1,90 +1,84 @@
-//! What the viewer plays: a robot, a trajectory and the simulation settings, turned into a
-//! [`Driver`] exactly as `cdpr simulate` would build its run (same defaults, same trajectory
-//! sampling), so that the two give the same states step for step.
+//! What the viewer plays: a run request ([`RunRequest`], the same options `cdpr simulate`
+//! takes, with the same defaults) with a robot and a trajectory, turned into a [`Player`]
+//! exactly as `cdpr simulate` builds its run, so that the two give the same states step for
+//! step.
 
 use super::ViewerError;
 use cdpr_core::robot::Robot;
-use cdpr_core::sim::driver::Driver;
-use cdpr_core::sim::run::RunOptions;
-use cdpr_core::sim::{ControlMode, ModelKind, SimConfig, SurrogateSetup};
-use cdpr_core::trajectory::{self, BuiltinOptions};
+use cdpr_core::run::{Player, Prepared, RunRequest};
 use std::path::Path;
 
-/// One run the viewer can play.
+/// One run the viewer can play: a request whose robot and trajectory are set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
-    /// A robot file, or the name of a shipped robot (as `cdpr --robot` takes it).
-    pub robot: String,
-    /// A built-in trajectory name or a CSV file (as `cdpr simulate --trajectory` takes it).
-    pub trajectory: String,
-    /// Cruise speed of a built-in trajectory, m/s.
-    pub speed: f64,
-    pub model: ModelKind,
-    pub control: ControlMode,
-    /// Subtract the pre-stretch f*/k from the commanded lengths.
-    pub compensate: bool,
-    /// The surrogate's parameters, for `model = surrogate`.
-    pub surrogate: Option<SurrogateSetup>,
+    request: RunRequest,
 }
 
-/// `cdpr simulate`'s defaults: 1 ms step, trajectories sampled at the step.
-pub const DT: f64 = 1e-3;
-
 impl Scenario {
+    /// `request` as a scenario: without a robot, uvigo8; without a trajectory, the robot's
+    /// own (the one its paper used).
+    pub fn new(mut request: RunRequest) -> Scenario {
+        let robot = request
+            .robot
+            .get_or_insert_with(|| "uvigo8".to_string())
+            .clone();
+        request
+            .trajectory
+            .get_or_insert_with(|| default_trajectory(&robot).to_string());
+        Scenario { request }
+    }
+
     /// The robot's own trajectory (the one its paper used) at `cdpr simulate`'s defaults.
     pub fn for_robot(robot: &str) -> Scenario {
-        Scenario {
-            robot: robot.to_string(),
-            trajectory: default_trajectory(robot).to_string(),
-            speed: 0.1,
-            model: ModelKind::Chain,
-            control: ControlMode::Length,
-            compensate: false,
-            surrogate: None,
-        }
-    }
-
-    /// The options `cdpr simulate` would use for the same arguments.
-    pub fn run_options(&self) -> RunOptions {
-        RunOptions {
-            config: SimConfig {
-                dt: DT,
-                model: self.model,
-                control: self.control,
-                surrogate: self.surrogate.clone(),
-                ..SimConfig::default()
-            },
-            compensate: self.compensate,
-            ..RunOptions::default()
-        }
-    }
-
-    /// The trajectory options `cdpr simulate --speed` would use (sampled at the physics step).
-    pub fn builtin_options(&self) -> BuiltinOptions {
-        BuiltinOptions {
-            speed: self.speed,
-            dt: DT,
-            ..BuiltinOptions::default()
-        }
-    }
-
-    pub fn load_robot(&self) -> Result<Robot, ViewerError> {
-        Robot::load(&self.robot).map_err(|cause| ViewerError::Robot {
-            spec: self.robot.clone(),
-            cause,
+        Scenario::new(RunRequest {
+            robot: Some(robot.to_string()),
+            ..RunRequest::default()
         })
     }
 
+    /// A robot file, or the name of a shipped robot (as `cdpr --robot` takes it).
+    pub fn robot(&self) -> &str {
+        self.request.robot.as_deref().unwrap_or_default()
+    }
+
+    /// A built-in trajectory name or a CSV file (as `cdpr simulate --trajectory` takes it).
+    pub fn trajectory(&self) -> &str {
+        self.request.trajectory.as_deref().unwrap_or_default()
+    }
+
+    /// Every option of the run.
+    pub fn request(&self) -> &RunRequest {
+        &self.request
+    }
+
+    /// This scenario with `edit` applied to its request (robot and trajectory stay set).
+    pub fn with(&self, edit: impl FnOnce(&mut RunRequest)) -> Scenario {
+        let mut request = self.request.clone();
+        edit(&mut request);
+        Scenario::new(request)
+    }
+
+    /// Another robot, on its own trajectory.
+    pub fn with_robot(&self, robot: &str) -> Scenario {
+        self.with(|r| {
+            r.robot = Some(robot.to_string());
+            r.trajectory = Some(default_trajectory(robot).to_string());
+        })
+    }
+
+    pub fn load_robot(&self) -> Result<Robot, ViewerError> {
+        Ok(self.request.load_robot()?)
+    }
+
     /// Loads robot and trajectory and puts the platform at rest at the trajectory's start.
-    pub fn build(&self) -> Result<Driver, ViewerError> {
-        let robot = self.load_robot()?;
-        let traj = trajectory::load(&self.trajectory, &robot, &self.builtin_options()).map_err(
-            |cause| ViewerError::Trajectory {
-                spec: self.trajectory.clone(),
-                cause,
-            },
-        )?;
-        Driver::new(&robot, traj, &self.run_options()).map_err(ViewerError::Sim)
+    pub fn build(&self) -> Result<Player, ViewerError> {
+        let Prepared {
+            robot,
+            trajectory,
+            options,
+            ..
+        } = self.request.prepare()?;
+        Ok(Player::new(&robot, trajectory, &options)?)
     }
 }
 
@@ -129,10 +123,7 @@ pub fn demo_playlist(robots: &[String]) -> Vec<DemoEntry> {
                 "tilt" => (0.5, 1),
                 _ => (0.2, 2),
             };
-            let scenario = Scenario {
-                speed,
-                ..Scenario::for_robot(robot)
-            };
+            let scenario = Scenario::for_robot(robot).with(|r| r.speed = speed);
             match scenario.load_robot() {
                 Ok(_) => Some(DemoEntry { scenario, loops }),
                 Err(e) => {
@@ -190,10 +181,10 @@ mod tests {
     #[test]
     fn every_demo_entry_builds() {
         let playlist = demo_playlist(&robot_choices(Path::new("robots")));
-        let robots: Vec<&str> = playlist.iter().map(|e| e.scenario.robot.as_str()).collect();
+        let robots: Vec<&str> = playlist.iter().map(|e| e.scenario.robot()).collect();
         assert_eq!(robots, ["uvigo8", "silva4", "caroca", "keops", "rssu2"]);
-        assert_eq!(playlist[0].scenario.trajectory, "seed000");
-        assert_eq!(playlist[4].scenario.trajectory, "tilt");
+        assert_eq!(playlist[0].scenario.trajectory(), "seed000");
+        assert_eq!(playlist[4].scenario.trajectory(), "tilt");
         for entry in playlist {
             let driver = entry.scenario.build().expect("builds");
             assert!(driver.trajectory().duration() > 1.0);
@@ -213,17 +204,14 @@ mod tests {
         let choices = robot_choices(&dir);
         assert_eq!(choices.len(), 6, "{choices:?}");
         let playlist = demo_playlist(&choices);
-        let robots: Vec<&str> = playlist.iter().map(|e| e.scenario.robot.as_str()).collect();
+        let robots: Vec<&str> = playlist.iter().map(|e| e.scenario.robot()).collect();
         assert_eq!(robots, ["uvigo8", "silva4", "caroca", "keops", "rssu2"]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn bad_names_are_reported_with_the_name() {
-        let bad = Scenario {
-            trajectory: "nosuch".into(),
-            ..Scenario::for_robot("uvigo8")
-        };
+        let bad = Scenario::for_robot("uvigo8").with(|r| r.trajectory = Some("nosuch".into()));
         let message = bad.build().err().expect("fails").to_string();
         assert!(message.contains("nosuch"), "{message}");
         let bad = Scenario::for_robot("nosuchrobot");

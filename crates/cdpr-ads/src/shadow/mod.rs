@@ -56,9 +56,8 @@ pub use stats::{Histogram, ShadowStats, Summary};
 use crate::plc::{CommandGuard, Controller, ControllerError, ControllerGeometry, CycleInputs};
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::{GeometryError, Robot};
-use cdpr_core::sim::{
-    ChainConfig, Command, ControlMode, ModelKind, Sim, SimConfig, SimError, SimState,
-};
+use cdpr_core::run::{CommandSource, RunRequest};
+use cdpr_core::sim::{Command, Sim, SimConfig, SimError, SimState};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -104,13 +103,8 @@ pub struct ShadowConfig {
 impl Default for ShadowConfig {
     fn default() -> ShadowConfig {
         ShadowConfig {
-            sim: SimConfig {
-                dt: 1e-3,
-                model: ModelKind::Chain,
-                control: ControlMode::Ideal,
-                chain: ChainConfig::default(),
-                surrogate: None,
-            },
+            // The run options' defaults, as a controller's commands take them.
+            sim: RunRequest::default().sim_config(CommandSource::Controller, None),
             timing: CycleTiming::Free {
                 period: Duration::from_millis(2),
                 plc_period: Duration::from_millis(10),

@@ -46,7 +46,7 @@ impl From<std::io::Error> for RecordError {
 
 /// The header for `cables` cables: `cdpr simulate --out`'s columns, then the shadow's.
 pub fn header(cables: usize) -> Vec<String> {
-    let mut h = cdpr_core::sim::run::csv_columns(cables);
+    let mut h = cdpr_core::run::csv_columns(cables);
     h.extend(["segment", "plc_cycle", "enable", "rejected", "gap"].map(String::from));
     h
 }

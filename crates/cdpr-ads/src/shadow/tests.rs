@@ -9,7 +9,8 @@ use crate::plc::{
 use cdpr_core::fixtures::{column, csv_rows, num, uvigo8};
 use cdpr_core::kinematics::Pose;
 use cdpr_core::robot::PlcSymbols;
-use cdpr_core::sim::run::{self as sim_run, RunOptions};
+use cdpr_core::run::{self as sim_run, RunOptions};
+use cdpr_core::sim::ModelKind;
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use nalgebra::Vector3;
 use std::io::Write;
@@ -124,7 +125,7 @@ fn reals(core: &PlcCore, name: &str) -> Vec<f64> {
 fn the_template_model_comes_from_the_controllers_geometry_and_rests_in_equilibrium() {
     let robot = uvigo8();
     let core = plc(&robot, Trajectory::default(), 200);
-    let s = shadow(&core, None, config(FREE_2MS, ModelKind::Elastic));
+    let s = shadow(&core, None, config(FREE_2MS, ModelKind::ELASTIC));
     let model = s.robot();
     assert_eq!(model.cables.len(), robot.cables.len());
     for (ours, theirs) in model.cables.iter().zip(&robot.cables) {
@@ -176,7 +177,7 @@ fn a_robot_file_is_compared_anchor_by_anchor_and_the_controller_wins() {
     let mut file = robot.clone();
     file.cables[2].frame_anchor.x += 0.005;
     file.cables[6].platform_anchor.z -= 0.002;
-    let s = shadow(&core, Some(file), config(FREE_2MS, ModelKind::Elastic));
+    let s = shadow(&core, Some(file), config(FREE_2MS, ModelKind::ELASTIC));
     let d = &s.start_report().anchors;
     assert_eq!(d.len(), 2, "{d:?}");
     assert_eq!((d[0].cable, d[0].anchor), (3, AnchorKind::Frame));
@@ -194,7 +195,7 @@ fn a_robot_file_is_compared_anchor_by_anchor_and_the_controller_wins() {
     let e = Shadow::new(
         link(&core, &robot.plc, WritePolicy::ReadOnly),
         Some(silva4),
-        config(FREE_2MS, ModelKind::Elastic),
+        config(FREE_2MS, ModelKind::ELASTIC),
     )
     .err()
     .expect("4-cable file, 8-cable controller");
@@ -213,7 +214,7 @@ fn lockstep_shadow_answers_every_plc_cycle_in_one_cycle() {
     let mut s = shadow(
         &core,
         Some(robot.clone()),
-        config(LOCKSTEP_10MS, ModelKind::Chain),
+        config(LOCKSTEP_10MS, ModelKind::CHAIN),
     );
     let t0 = Instant::now();
     for tick in 1..=1000u32 {
@@ -272,7 +273,7 @@ fn free_running_shadow_matches_a_simulation_of_the_same_trajectory() {
     let mut s = shadow(
         &core,
         Some(robot.clone()),
-        config(FREE_2MS, ModelKind::Chain),
+        config(FREE_2MS, ModelKind::CHAIN),
     );
     let buffer = Buffer::default();
     s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
@@ -291,10 +292,7 @@ fn free_running_shadow_matches_a_simulation_of_the_same_trajectory() {
         );
     }
     s.finish().expect("flush");
-    let options = RunOptions {
-        config: s.config().sim.clone(),
-        ..RunOptions::default()
-    };
+    let options = RunOptions::new(s.config().sim.clone());
     let sim = sim_run::run(&robot, &trajectory, &options, &mut |_| {}).expect("runs");
     let (header, rows) = parse(&buffer);
     let (t, x) = (column(&header, "t"), column(&header, "x"));
@@ -364,7 +362,7 @@ fn free_running_commands_are_as_smooth_as_lockstep_under_poll_jitter() {
     // a factor 1.5 — a staircase is hundreds of times rougher.
     let robot = uvigo8();
     let run = |timing: CycleTiming, jitter: bool| {
-        let (mut core, mut s, buffer) = seed000_recorded(&robot, timing, ModelKind::Chain);
+        let (mut core, mut s, buffer) = seed000_recorded(&robot, timing, ModelKind::CHAIN);
         let origin = s.clock_origin();
         let mut ticked = 0u64;
         for k in 1..=1500u64 {

@@ -2,6 +2,7 @@
 //! that falls behind, a controller whose numbers disagree.
 
 use super::*;
+use cdpr_core::sim::ModelKind;
 
 #[test]
 fn absurd_samples_are_rejected_held_and_flagged() {
@@ -10,7 +11,7 @@ fn absurd_samples_are_rejected_held_and_flagged() {
     let mut s = shadow(
         &core,
         Some(robot.clone()),
-        config(FREE_2MS, ModelKind::Elastic),
+        config(FREE_2MS, ModelKind::ELASTIC),
     );
     let buffer = Buffer::default();
     s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
@@ -70,7 +71,7 @@ fn the_allow_list_stops_the_shadow_before_anything_is_written() {
     // not on its plc.writable list.
     let mut file = robot.clone();
     file.plc.shadow_pose = "GVL_Shadow.aTcpPose".into();
-    let c = config(FREE_2MS, ModelKind::Elastic);
+    let c = config(FREE_2MS, ModelKind::ELASTIC);
     let e = Shadow::new(
         link(&core, &file.plc, WritePolicy::AllowListed),
         Some(file.clone()),
@@ -108,7 +109,7 @@ fn the_allow_list_stops_the_shadow_before_anything_is_written() {
 #[test]
 fn a_plc_restart_is_a_gap_and_a_changed_geometry_stops_the_shadow() {
     let robot = uvigo8();
-    let (mut core, mut s, buffer) = seed000_recorded(&robot, FREE_2MS, ModelKind::Elastic);
+    let (mut core, mut s, buffer) = seed000_recorded(&robot, FREE_2MS, ModelKind::ELASTIC);
     let origin = s.clock_origin();
     let mut tick = 0u64;
     let mut run = |core: &mut PlcCore, s: &mut Shadow<InProcessController>, n: u64| {
@@ -174,7 +175,7 @@ fn a_lagging_shadow_skips_and_counts_rather_than_falling_behind_silently() {
     let mut s = shadow(
         &core,
         Some(robot.clone()),
-        config(FREE_2MS, ModelKind::Elastic),
+        config(FREE_2MS, ModelKind::ELASTIC),
     );
     let origin = s.clock_origin();
     core.tick();
@@ -214,7 +215,7 @@ fn a_controller_whose_numbers_disagree_is_caught_at_start() {
     let s = shadow(
         &core,
         Some(robot.clone()),
-        config(FREE_2MS, ModelKind::Elastic),
+        config(FREE_2MS, ModelKind::ELASTIC),
     );
     let c = &s.start_report().consistency;
     let offset = c.fk_position_offset.expect("converges");
@@ -246,7 +247,7 @@ fn a_controller_whose_numbers_disagree_is_caught_at_start() {
 #[test]
 fn an_online_change_mid_run_is_a_gap_on_the_live_link_not_a_reconnect() {
     let robot = uvigo8();
-    let (mut core, mut s, buffer) = seed000_recorded(&robot, FREE_2MS, ModelKind::Elastic);
+    let (mut core, mut s, buffer) = seed000_recorded(&robot, FREE_2MS, ModelKind::ELASTIC);
     let origin = s.clock_origin();
     let mut statuses = Vec::new();
     for tick in 1..=300u64 {

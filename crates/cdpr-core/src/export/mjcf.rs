@@ -28,7 +28,6 @@ pub const MJCF_DT_RANGE: (f64, f64) = (1e-6, 0.1);
 
 /// MuJoCo's integrators (`<option integrator>`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum MjcfIntegrator {
     /// Semi-implicit Euler with the damping (tendon dampers included) implicit — like our
     /// elastic model, which treats the cable dampers implicitly too.
@@ -41,6 +40,13 @@ pub enum MjcfIntegrator {
     /// Fourth-order Runge–Kutta.
     Rk4,
 }
+
+crate::named_choice!(MjcfIntegrator, "integrator", {
+    Implicitfast => "implicitfast", "semi-implicit Euler with the damping (tendon dampers included) implicit, like our elastic model";
+    Implicit => "implicit", "implicit in all velocity-dependent forces";
+    Euler => "euler", "semi-implicit Euler (only joint damping implicit)";
+    Rk4 => "rk4", "fourth-order Runge–Kutta";
+});
 
 impl MjcfIntegrator {
     /// The value of `<option integrator>`.

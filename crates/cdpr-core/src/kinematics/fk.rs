@@ -3,13 +3,13 @@
 //! intersection for 4-cable robots (section 2.1.2.1), refined by the least-squares method.
 
 use super::{CableGeometry, Pose};
+use crate::options::{DefaultValue, Group, OptionSpec, number};
 use crate::robot::{Dof, Robot};
 use nalgebra::{Matrix3, Matrix6, Vector3, Vector6};
 use serde::Serialize;
 
 /// Which method produced a solution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum FkMethod {
     /// Levenberg–Marquardt least squares on all cable lengths (any robot).
@@ -17,6 +17,25 @@ pub enum FkMethod {
     /// Seed 003's three-sphere intersection on cables 1–3, refined on all (3-DOF robots).
     Sphere,
 }
+
+crate::named_choice!(FkMethod, "method", {
+    Lm => "lm", "Levenberg–Marquardt least squares on all cable lengths (any robot)";
+    Sphere => "sphere", "seed 003's three-sphere intersection on cables 1–3, refined on all (3-DOF robots)";
+});
+
+/// `max_residual`: the largest length error a forward-kinematics solution may leave, m.
+pub static MAX_RESIDUAL: OptionSpec = OptionSpec {
+    name: "max_residual",
+    ..number(
+        Group::Command,
+        "m",
+        1e-12,
+        10.0,
+        "M",
+        "fail when the best fit leaves a length error above this",
+    )
+    .default(DefaultValue::Number(1e-3))
+};
 
 #[derive(Debug, Clone, Copy)]
 pub struct FkOptions {
@@ -61,7 +80,7 @@ pub enum FkError {
         value: f64,
     },
     #[error(
-        "forward kinematics did not converge in {iterations} iterations (residual {residual:.3e} m); give a --guess closer to the pose"
+        "forward kinematics did not converge in {iterations} iterations (residual {residual:.3e} m); give a `guess` closer to the pose"
     )]
     NotConverged { iterations: usize, residual: f64 },
     #[error(

@@ -6,14 +6,16 @@
 //! twist (ṙ, ω) is J = −Wᵀ.
 
 mod fk;
-mod pose;
-pub mod report;
+pub mod legs;
+pub mod solutions;
 
-pub use fk::{FkError, FkMethod, FkOptions, FkSolution, forward, forward_lm, forward_sphere};
-pub use pose::{Pose, wrap_angle};
-pub use report::{AngleUnit, FkReport, IkReport, fk_report, ik_report, pose_warnings};
+pub use crate::pose::{Pose, wrap_angle};
+pub use fk::{
+    FkError, FkMethod, FkOptions, FkSolution, MAX_RESIDUAL, forward, forward_lm, forward_sphere,
+};
+pub use solutions::{AngleUnit, FkReport, IkReport, fk_report, ik_report, pose_warnings};
 
-use crate::robot::{Cable, Dof, Robot};
+use crate::robot::{Cable, Dof, Mechanism, Robot};
 use nalgebra::{DMatrix, Matrix3, Vector3};
 use serde::Serialize;
 
@@ -112,6 +114,77 @@ pub fn effective_pose(robot: &Robot, pose: &Pose) -> Pose {
     match robot.dof {
         Dof::Six => *pose,
         Dof::Three => Pose::from_position(pose.position),
+    }
+}
+
+/// Longest cable length a user may give, m.
+pub const MAX_LENGTH: f64 = 1.0e4;
+
+/// Why lengths a user gave do not fit the robot.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LengthsError {
+    #[error("{given} lengths given but the robot has {cables} cables")]
+    Count { given: usize, cables: usize },
+    #[error(
+        "item {item} must be a length in (0, {}] m, got {value}",
+        crate::text::short(MAX_LENGTH)
+    )]
+    OutOfRange { item: usize, value: f64 },
+}
+
+/// Cable lengths a user gave for `robot`: one per cable, each positive and at most
+/// [`MAX_LENGTH`].
+pub fn check_lengths(robot: &Robot, values: &[f64]) -> Result<(), LengthsError> {
+    if values.len() != robot.cables.len() {
+        return Err(LengthsError::Count {
+            given: values.len(),
+            cables: robot.cables.len(),
+        });
+    }
+    match values
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(**v > 0.0 && **v <= MAX_LENGTH))
+    {
+        Some((k, &value)) => Err(LengthsError::OutOfRange { item: k + 1, value }),
+        None => Ok(()),
+    }
+}
+
+/// The actuator coordinates that put the platform at `pose`, and whether the pose was taken as
+/// given: a cable robot's IK lengths (m); a robot with legs its mechanism's inverse
+/// kinematics (carriage positions, m, or crank angles, rad), a pose out of reach first pulled
+/// back towards the neutral pose by seed 004's proportional bisection (then `false`).
+pub fn actuator_positions(robot: &Robot, pose: &Pose) -> (Vec<f64>, bool) {
+    match &robot.mechanism {
+        Mechanism::Cables => (lengths(robot, pose), true),
+        Mechanism::LinearDelta { delta, .. } => {
+            let reachable = |p: &Vector3<f64>| delta.inverse(p).is_ok();
+            if reachable(&pose.position) {
+                let d = delta.actuators(&pose.position).unwrap_or([0.0; 3]);
+                return (d.to_vec(), true);
+            }
+            let step = pose.position - delta.neutral;
+            let (mut lo, mut hi) = (0.0, 1.0);
+            for _ in 0..50 {
+                let mid = 0.5 * (lo + hi);
+                if reachable(&(delta.neutral + step * mid)) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            let d = delta
+                .actuators(&(delta.neutral + step * lo))
+                .unwrap_or([0.0; 3]);
+            (d.to_vec(), false)
+        }
+        Mechanism::Rssu2(r) => {
+            let (roll, pitch) = r.combine(pose.rpy.x, pose.rpy.y, 1e-9);
+            let clipped = roll != pose.rpy.x || pitch != pose.rpy.y;
+            let angles = r.inverse(roll, pitch).unwrap_or([0.0; 2]);
+            (angles.to_vec(), !clipped)
+        }
     }
 }
 

@@ -207,10 +207,10 @@ where
             .x_label_area_size(60)
             .y_label_area_size(95)
             .build_cartesian_2d(
-                crate::report::plots::checked_axis("x", x_range.start, x_range.end)?,
-                crate::report::plots::checked_axis(y_desc, y_range.start, y_range.end)?,
+                crate::plotting::checked_axis("x", x_range.start, x_range.end)?,
+                crate::plotting::checked_axis(y_desc, y_range.start, y_range.end)?,
             )?;
-        let tick = crate::report::plots::tick_label;
+        let tick = crate::plotting::tick_label;
         let (x_span, y_span) = (x_range.end - x_range.start, y_range.end - y_range.start);
         chart
             .configure_mesh()

@@ -16,8 +16,23 @@ mod signal;
 pub use frechet::{FrechetEstimate, Point, frechet, frechet_within};
 pub use signal::{ErrorStats, NRMSE_MIN_SPREAD, error_stats, lag, resample};
 
+use crate::options::{DefaultValue, Group, OptionSpec, number};
 use crate::trajectory::Trajectory;
 use serde::Serialize;
+
+/// `max_lag`: the largest lag the cross-correlation searches, s.
+pub static MAX_LAG: OptionSpec = OptionSpec {
+    name: "max_lag",
+    ..number(
+        Group::Command,
+        "s",
+        0.0,
+        60.0,
+        "S",
+        "largest lag searched by the cross-correlation",
+    )
+    .default(DefaultValue::Number(1.0))
+};
 
 /// Why two trajectories could not be compared.
 #[derive(Debug, thiserror::Error)]

@@ -207,7 +207,7 @@ pub fn markdown(comparison: &Comparison, aligned: &Alignment, title: &str) -> St
         if c.lag_removed {
             "removed before the error metrics"
         } else {
-            "not removed (--no-lag)"
+            "not removed (compared at equal instants)"
         }
     );
     let _ = writeln!(

@@ -7,6 +7,7 @@
 
 use super::ReportError;
 use crate::metrics::{Alignment, Comparison};
+use crate::plotting::{checked_axis, tick_label};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -25,50 +26,6 @@ const FONT: &str = "sans-serif";
 /// both stay visible where they coincide.
 const REFERENCE_ALPHA: f64 = 0.45;
 const ACTUAL_ALPHA: f64 = 0.9;
-
-/// A tick label for `v` on an axis spanning `span`: as many decimals as the tick spacing
-/// (about a tenth of the span) needs, and never "-0".
-pub(crate) fn tick_label(v: f64, span: f64) -> String {
-    let step = span / 8.0;
-    let decimals = if step.is_finite() && step > 0.0 {
-        (-step.log10().floor()).clamp(0.0, 9.0) as usize
-    } else {
-        1
-    };
-    let text = format!("{v:.decimals$}");
-    if text.parse::<f64>() == Ok(0.0) {
-        format!("{:.decimals$}", 0.0)
-    } else {
-        text
-    }
-}
-
-/// Largest |value| on a plot axis (in the axis' unit, e.g. mm).
-const AXIS_LIMIT: f64 = 1e12;
-
-/// The checked range of a plot axis from `lo` to `hi`: plotters' tick search never ends on an
-/// infinite or NaN range and stalls on absurd ones, so those are an error (naming `what`);
-/// an empty or sub-precision span is widened around its middle.
-pub(crate) fn checked_axis(
-    what: &str,
-    lo: f64,
-    hi: f64,
-) -> Result<std::ops::Range<f64>, Box<dyn Error>> {
-    let (lo, hi) = if hi < lo { (hi, lo) } else { (lo, hi) };
-    if !(lo.is_finite() && hi.is_finite() && lo.abs() <= AXIS_LIMIT && hi.abs() <= AXIS_LIMIT) {
-        return Err(format!(
-            "the {what} axis would span {lo:e} … {hi:e}: not a range a plot can show"
-        )
-        .into());
-    }
-    let mid = 0.5 * (lo + hi);
-    let min_span = (mid.abs() * 1e-9).max(1e-9);
-    Ok(if hi - lo < min_span {
-        mid - min_span / 2.0..mid + min_span / 2.0
-    } else {
-        lo..hi
-    })
-}
 
 /// Contiguous runs of one segment tag: (start time, end time, name).
 fn runs(aligned: &Alignment) -> Vec<(f64, f64, String)> {

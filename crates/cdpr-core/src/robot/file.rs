@@ -75,13 +75,17 @@ pub const MIN_CABLE_LENGTH: f64 = 1.0e-6;
 /// Largest file read as a robot file, bytes.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Largest tension (and tension bound), N, and largest value of any other quantity a robot
+/// file gives.
+pub const MAX_TENSION: f64 = 1.0e12;
+
 /// The largest positive value accepted for a quantity in `unit`.
 pub(super) fn max_for(unit: &str) -> f64 {
     match unit {
         "m" => MAX_COORDINATE,
         "kg" => MASS_RANGE.1,
         "kg·m²" => INERTIA_RANGE.1,
-        _ => 1.0e12,
+        _ => MAX_TENSION,
     }
 }
 
@@ -766,8 +770,15 @@ fn cables_have_length(
     home: Option<&Spanned<Vec<f64>>>,
     robot: &Robot,
 ) -> Result<(), RobotFileError> {
-    let pose = crate::kinematics::Pose::from_array(robot.home);
-    let lengths = crate::kinematics::InverseKinematics::at_actual_pose(robot, &pose).lengths();
+    // |a_i − (r + R b_i)| at home: the inverse kinematics' length, written out (the
+    // kinematics sit a layer above the robot file).
+    let at_home = crate::pose::Pose::from_array(robot.home);
+    let rotation = at_home.rotation();
+    let lengths: Vec<f64> = robot
+        .cables
+        .iter()
+        .map(|c| (c.frame_anchor - at_home.position - rotation.matrix() * c.platform_anchor).norm())
+        .collect();
     for (k, length) in lengths.iter().enumerate() {
         if *length >= MIN_CABLE_LENGTH {
             continue;

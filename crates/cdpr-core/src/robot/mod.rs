@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 pub use file::{
     DEFAULT_WINCH_KD, DEFAULT_WINCH_KI, DEFAULT_WINCH_KP, DEFAULT_WINCH_MASS, INERTIA_RANGE,
-    MASS_RANGE, MAX_COORDINATE, MAX_FILE_BYTES, MAX_HOME_ANGLE, MIN_CABLE_LENGTH, RobotFileError,
-    parse_robot,
+    MASS_RANGE, MAX_COORDINATE, MAX_FILE_BYTES, MAX_HOME_ANGLE, MAX_TENSION, MIN_CABLE_LENGTH,
+    RobotFileError, parse_robot,
 };
 
 /// The text of `path`, read through a cap of `max` bytes so that `/dev/zero` or a huge file

@@ -4,7 +4,7 @@
 //! loop on the shaped set points); `tension` passes the pulls through. Actuators with a
 //! travel (a linear delta's carriages, a 2-RSSU's cranks) never get a command beyond it.
 
-use super::model::Actuation;
+use super::models::Actuation;
 use super::winch::SetpointShaper;
 use super::{Command, ControlMode};
 use crate::robot::Winch;

@@ -6,67 +6,33 @@
 //! It knows nothing of windows or sockets; the CLI, the ADS shadow and the viewer all drive
 //! this same type. Each step runs in bevy_rapier's order: the drive stage ([`drive`]) turns
 //! the command into what the actuators do, the physical model steps under it, the model
-//! writes its state back ([`model::PhysicalModel`]). Four physical models:
-//! - `chain` ([`chain`]): seed 000's per-cable joint chain in Rapier (universal at a_i,
-//!   active prismatic winch, passive prismatic spring-damper, spherical closure on the
-//!   platform); robots with rigid legs get the same construction leg by leg ([`legs`]);
-//! - `elastic` ([`elastic`]): the platform as the only body, each cable a unilateral
-//!   spring-damper force (the fast mode and the chain's cross-check);
-//! - `surrogate` ([`crate::surrogate::model`]): seed 004's digital filters;
+//! writes its state back ([`models::PhysicalModel`]). The models are one table,
+//! [`models::MODELS`] (`chain`, `elastic`, `surrogate`); the winch modes are [`ControlMode`]:
+//! `ideal` (the payout follows the command exactly), `length` (a PID drive with the robot's
+//! velocity/acceleration/jerk limits) and `tension` (commanded tensions, negatives clipped to
+//! zero, as in seed 001).
 //!
-//! and three winch modes: `ideal` (the payout follows the command exactly), `length` (a PID
-//! drive with the robot's velocity/acceleration/jerk limits) and `tension` (commanded
-//! tensions, negatives clipped to zero, as in seed 001).
+//! Playing a trajectory through a controller, recording and summarising a run is one layer up,
+//! in [`crate::run`].
 
-mod chain;
-pub mod control;
 mod drive;
-pub mod driver;
-mod elastic;
-mod legs;
-pub(crate) mod model;
-mod rapier;
-pub mod report;
-pub mod run;
+pub mod models;
 pub mod winch;
 
-pub use crate::surrogate::model::SurrogateSetup;
-pub use chain::ChainConfig;
+pub use models::{ChainConfig, MODELS, ModelEntry, ModelKind, SurrogateSetup};
 
 use crate::kinematics::{self, Pose};
 use crate::robot::Robot;
-use crate::statics::{self, EquilibriumOptions};
 use drive::DriveStage;
-use model::PhysicalModel;
+use models::PhysicalModel;
 use serde::Serialize;
 
-/// Which physical model to step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "snake_case")]
-pub enum ModelKind {
-    /// Per-cable joint chains in Rapier (seed 000's construction).
-    Chain,
-    /// Platform-only rigid body with unilateral spring-damper cables (fast).
-    Elastic,
-    /// Seed 004's digital filters (needs the parameters of `cdpr surrogate fit`).
-    Surrogate,
-}
-
-impl ModelKind {
-    /// The name used on the command line and in files.
-    pub fn name(self) -> &'static str {
-        match self {
-            ModelKind::Chain => "chain",
-            ModelKind::Elastic => "elastic",
-            ModelKind::Surrogate => "surrogate",
-        }
-    }
-}
+/// The physics step's range, s: below 10 µs a run is all overhead; above 10 ms the stiff
+/// cables (k up to 10⁶ N/m on light platforms) and the PID drives go unstable.
+pub const DT_RANGE: (f64, f64) = (1e-5, 0.01);
 
 /// How the winches are driven.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ControlMode {
     /// PID drive tracking commanded lengths within the winch limits.
@@ -77,16 +43,11 @@ pub enum ControlMode {
     Tension,
 }
 
-impl ControlMode {
-    /// The name used on the command line and in files.
-    pub fn name(self) -> &'static str {
-        match self {
-            ControlMode::Length => "length",
-            ControlMode::Ideal => "ideal",
-            ControlMode::Tension => "tension",
-        }
-    }
-}
+crate::named_choice!(ControlMode, "winch mode", {
+    Length => "length", "a PID drive tracks the commanded lengths within the winch limits (like the real axes)";
+    Ideal => "ideal", "the payout follows the commanded length exactly (isolates the cable elasticity)";
+    Tension => "tension", "commanded tensions from seed 001's feedback-linearising controller, negative values ignored";
+});
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
@@ -99,12 +60,14 @@ pub struct SimConfig {
     pub surrogate: Option<SurrogateSetup>,
 }
 
-impl Default for SimConfig {
-    fn default() -> Self {
+impl SimConfig {
+    /// `model` driven by `control` at the step `dt`, the chain's settings at their defaults
+    /// and no surrogate.
+    pub fn new(model: ModelKind, control: ControlMode, dt: f64) -> SimConfig {
         SimConfig {
-            dt: 1e-3,
-            model: ModelKind::Elastic,
-            control: ControlMode::Ideal,
+            dt,
+            model,
+            control,
             chain: ChainConfig::default(),
             surrogate: None,
         }
@@ -185,25 +148,12 @@ pub enum SimError {
         given: &'static str,
         mode: ControlMode,
     },
-    #[error("dt must be a positive number of seconds up to 0.01, got {0}")]
+    #[error("dt must be between {min} and {max} s, got {0}", min = DT_RANGE.0, max = DT_RANGE.1)]
     BadStep(f64),
     #[error("simulation blew up at step {step} (t = {time:.4} s): {what}")]
     BlowUp { step: u64, time: f64, what: String },
     #[error("cannot start: {0}")]
     Start(String),
-    #[error("settle time {0} s: must be a non-negative number of seconds")]
-    BadSettle(f64),
-    /// A run longer than [`run::MAX_STEPS`] steps.
-    #[error(
-        "{steps:.1e} steps (trajectory {duration} s + settle {settle} s, every {dt} s); at most {max:.1e}: change dt, settle or the trajectory",
-        max = run::MAX_STEPS as f64
-    )]
-    TooManySteps {
-        steps: f64,
-        duration: f64,
-        settle: f64,
-        dt: f64,
-    },
 }
 
 /// A running simulation of one robot: the drive stage, the physical model and the state it
@@ -232,11 +182,23 @@ impl Sim {
 
     /// Like [`Sim::new`], at rest at `pose`.
     pub fn at(robot: &Robot, config: SimConfig, pose: &Pose) -> Result<Sim, SimError> {
-        if !(config.dt > 0.0 && config.dt <= 0.01) {
+        Sim::holding(robot, config, pose, None)
+    }
+
+    /// At rest where `command` holds the platform, searched from `pose` (None: the model's own
+    /// start command, which holds it exactly at `pose`: pre-tensioned winches, or the tension
+    /// distribution). The platform is settled once.
+    pub fn holding(
+        robot: &Robot,
+        config: SimConfig,
+        pose: &Pose,
+        command: Option<&Command>,
+    ) -> Result<Sim, SimError> {
+        if !(config.dt >= DT_RANGE.0 && config.dt <= DT_RANGE.1) {
             return Err(SimError::BadStep(config.dt));
         }
         let pose = kinematics::effective_pose(robot, pose);
-        let built = build_model(robot, &config, &pose)?;
+        let built = models::build(robot, &config, &pose)?;
         let mut sim = Sim {
             robot: robot.clone(),
             drive: DriveStage::new(config.control, built.actuators, built.travel),
@@ -245,7 +207,7 @@ impl Sim {
             demand: Some(built.pose),
             state: SimState::at_rest(built.pose, built.actuators, built.channels),
         };
-        sim.settle(&built.start)?;
+        sim.settle(command.unwrap_or(&built.start))?;
         Ok(sim)
     }
 
@@ -417,135 +379,16 @@ impl Sim {
             return Err(blow(format!("runaway velocity: {v:.1} m/s, {w:.1} rad/s")));
         }
         if let Some((k, drift)) = self.model.worst_gap()
-            && drift > rapier::MAX_DRIFT
+            && drift > models::rapier::MAX_DRIFT
         {
             return Err(blow(format!(
                 "constraint drift {:.2} mm at {} exceeds {} mm",
                 drift * 1e3,
                 channel(k),
-                rapier::MAX_DRIFT * 1e3
+                models::rapier::MAX_DRIFT * 1e3
             )));
         }
         Ok(())
-    }
-}
-
-/// A model built for a robot, and what the simulation around it needs.
-struct Built {
-    model: Box<dyn PhysicalModel>,
-    /// The start pose (a 2-RSSU only turns).
-    pose: Pose,
-    /// The command that holds the platform there.
-    start: Command,
-    actuators: usize,
-    /// Lengths and forces reported: per cable, or per leg.
-    channels: usize,
-    travel: Vec<[f64; 2]>,
-}
-
-/// The model `config` asks for, for `robot` at rest at `pose`.
-fn build_model(robot: &Robot, config: &SimConfig, pose: &Pose) -> Result<Built, SimError> {
-    let cables = robot.cable_count();
-    let legs = !robot.is_cable_robot();
-    if config.model == ModelKind::Surrogate {
-        let setup = config.surrogate.as_ref().ok_or_else(|| {
-            SimError::Start(
-                "the surrogate model needs its parameters (write them with `cdpr surrogate fit`)"
-                    .into(),
-            )
-        })?;
-        if config.control != ControlMode::Ideal {
-            return Err(SimError::Start(format!(
-                "the surrogate's filters include the drives: drive it with `ideal` winches, not `{}`",
-                config.control.name()
-            )));
-        }
-        let travel = legs::LegModel::travel(robot);
-        let actuators = if legs { travel.len() } else { cables };
-        let start = Command::Lengths(
-            control::LengthController::new(robot, false)
-                .lengths(robot, pose)
-                .0,
-        );
-        return Ok(Built {
-            model: Box::new(crate::surrogate::model::SurrogateModel::new(
-                robot, setup, config.dt, pose, actuators,
-            )),
-            pose: *pose,
-            start,
-            actuators,
-            channels: cables,
-            travel,
-        });
-    }
-    if legs {
-        if config.model != ModelKind::Chain {
-            return Err(SimError::Start(format!(
-                "{} has rigid legs: only the `chain` model (its Rapier joint chains) applies, not `{}`",
-                robot.name,
-                config.model.name()
-            )));
-        }
-        if config.control == ControlMode::Tension {
-            return Err(SimError::Start(format!(
-                "{} has rigid legs: its actuators take positions (ideal or length mode), not tensions",
-                robot.name
-            )));
-        }
-        let pose = legs::LegModel::start_pose(robot, pose);
-        let model = legs::LegModel::new(robot, &pose, config)?;
-        let (actuators, channels) = (model.actuator_count(), model.leg_count());
-        let start = Command::Lengths(model.actuator_positions());
-        return Ok(Built {
-            model: Box::new(model),
-            pose,
-            start,
-            actuators,
-            channels,
-            travel: legs::LegModel::travel(robot),
-        });
-    }
-    let model: Box<dyn PhysicalModel> = match config.model {
-        ModelKind::Elastic => Box::new(elastic::ElasticModel::new(robot, pose)),
-        _ => Box::new(chain::ChainModel::new(robot, pose, config)?),
-    };
-    let start = match config.control {
-        ControlMode::Tension => {
-            Command::Tensions(statics::tension_distribution(robot, pose, robot.tension).tensions)
-        }
-        _ => match statics::pretensioned_rest_lengths(robot, pose, robot.tension) {
-            Ok((rest, _)) => Command::Lengths(rest),
-            Err(_) => Command::Lengths(kinematics::lengths(robot, pose)),
-        },
-    };
-    Ok(Built {
-        model,
-        pose: *pose,
-        start,
-        actuators: cables,
-        channels: cables,
-        travel: Vec::new(),
-    })
-}
-
-/// Where elastic cables of rest lengths `command` hold the platform, searched from `guess`
-/// (tensions: `guess`, the platform stays where it is).
-fn elastic_rest_pose(robot: &Robot, command: &Command, guess: &Pose) -> Result<Pose, SimError> {
-    match command {
-        Command::Lengths(rest) => {
-            let options = EquilibriumOptions {
-                guess: Some(*guess),
-                ..Default::default()
-            };
-            statics::elastic_equilibrium(robot, rest, &options)
-                .map(|e| e.pose)
-                .map_err(|e| {
-                    SimError::Start(format!(
-                        "no static equilibrium for the commanded lengths: {e}"
-                    ))
-                })
-        }
-        Command::Tensions(_) => Ok(*guess),
     }
 }
 

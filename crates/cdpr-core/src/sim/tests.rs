@@ -4,11 +4,7 @@ use crate::robot::Robot;
 use crate::statics::{EquilibriumOptions, elastic_equilibrium, pretensioned_rest_lengths};
 
 fn sim(robot: &Robot, model: ModelKind, control: ControlMode, pose: &Pose) -> Sim {
-    let config = SimConfig {
-        model,
-        control,
-        ..Default::default()
-    };
+    let config = SimConfig::new(model, control, 1e-3);
     match Sim::at(robot, config, pose) {
         Ok(s) => s,
         Err(e) => panic!("{e}"),
@@ -34,7 +30,7 @@ fn both_models_settle_on_the_static_equilibrium() {
         Pose::new(0.1, -0.1, 0.25, 0.0, 0.0, 0.0),
         Pose::new(-0.1, 0.05, 0.15, 0.0, 0.0, 0.0),
     ];
-    for model in [ModelKind::Elastic, ModelKind::Chain] {
+    for model in [ModelKind::ELASTIC, ModelKind::CHAIN] {
         for target in &poses {
             for compensated in [false, true] {
                 let rest = if compensated {
@@ -74,7 +70,7 @@ fn both_models_settle_on_the_static_equilibrium() {
                         "{model:?} cable {k}: {f} vs {fe}"
                     );
                 }
-                if model == ModelKind::Chain {
+                if model == ModelKind::CHAIN {
                     assert_eq!(st.tensions.len(), st.tensions_constraint.len());
                     for (k, (f, fc)) in st.tensions.iter().zip(&st.tensions_constraint).enumerate()
                     {
@@ -95,10 +91,7 @@ fn energy_error(dt: f64, seconds: f64) -> f64 {
     let text = edited(robot_text("uvigo8"), "damping = 50.0", "damping = 0.0");
     let robot = crate::robot::parse_robot(&text, "uvigo8-undamped").expect("valid");
     let target = Pose::new(0.02, -0.03, 0.15, 0.0, 0.0, 0.0);
-    let config = SimConfig {
-        dt,
-        ..Default::default()
-    };
+    let config = SimConfig::new(ModelKind::ELASTIC, ControlMode::Ideal, dt);
     let mut s = Sim::at(&robot, config, &target).expect("starts");
     let e_eq = s.energy().expect("elastic");
     let mut off = s.state().pose;
@@ -134,7 +127,7 @@ fn undamped_elastic_model_conserves_energy() {
 fn lifted_platform_has_slack_cables() {
     let robot = uvigo8();
     let pose = Pose::new(0.0, 0.0, 0.15, 0.0, 0.0, 0.0);
-    for model in [ModelKind::Elastic, ModelKind::Chain] {
+    for model in [ModelKind::ELASTIC, ModelKind::CHAIN] {
         let mut s = sim(&robot, model, ControlMode::Ideal, &pose);
         assert!(s.state().tensions.iter().all(|&f| f > 1.0));
         let mut up = pose;
@@ -160,7 +153,7 @@ fn lifted_platform_has_slack_cables() {
 fn negative_tension_commands_apply_nothing() {
     let robot = robot("caroca");
     let pose = Pose::new(0.0, 0.0, 1.5, 0.0, 0.0, 0.0);
-    for model in [ModelKind::Elastic, ModelKind::Chain] {
+    for model in [ModelKind::ELASTIC, ModelKind::CHAIN] {
         let mut a = sim(&robot, model, ControlMode::Tension, &pose);
         let mut b = sim(&robot, model, ControlMode::Tension, &pose);
         let mut tensions = vec![20.0; 8];
@@ -202,7 +195,7 @@ fn negative_tension_commands_apply_nothing() {
 #[test]
 fn reruns_are_bit_identical() {
     let robot = uvigo8();
-    for model in [ModelKind::Elastic, ModelKind::Chain] {
+    for model in [ModelKind::ELASTIC, ModelKind::CHAIN] {
         let go = || {
             let mut s = sim(
                 &robot,
@@ -225,7 +218,7 @@ fn bad_commands_are_named() {
     let robot = uvigo8();
     let mut s = sim(
         &robot,
-        ModelKind::Elastic,
+        ModelKind::ELASTIC,
         ControlMode::Ideal,
         &Pose::new(0.0, 0.0, 0.1, 0.0, 0.0, 0.0),
     );
@@ -254,17 +247,14 @@ fn blow_up_is_caught_with_step_and_nothing_non_finite_is_recorded() {
     );
     let robot = crate::robot::parse_robot(&text, "uvigo8-stiff").expect("valid");
     let pose = Pose::new(0.0, 0.0, 0.1, 0.0, 0.0, 0.0);
-    let traj = run::hold(pose, 1.0, 0.002);
-    let options = run::RunOptions {
-        config: SimConfig {
-            dt: 0.005,
-            ..Default::default()
-        },
-        compensate: false,
-        ..Default::default()
-    };
+    let traj = crate::run::hold(pose, 1.0, 0.002);
+    let options = crate::run::RunOptions::new(SimConfig::new(
+        ModelKind::ELASTIC,
+        ControlMode::Ideal,
+        0.005,
+    ));
     let mut off = |_: f64| {};
-    let outcome = run::run(&robot, &traj, &options, &mut off).expect("starts");
+    let outcome = crate::run::run(&robot, &traj, &options, &mut off).expect("starts");
     let err = outcome.error.expect("must blow up");
     assert!(
         matches!(err, SimError::BlowUp { step, .. } if step > 0),

@@ -5,14 +5,14 @@
 
 mod equilibrium;
 mod qp;
-pub mod report;
+pub mod solutions;
 
 pub use equilibrium::{
     Equilibrium, EquilibriumOptions, StaticsError, elastic_equilibrium, pretensioned_rest_lengths,
     rest_lengths_for,
 };
 pub use qp::{QpInfeasible, QpSolution, min_norm_qp};
-pub use report::{
+pub use solutions::{
     EquilibriumReport, HomeReport, RestLengths, TensionsReport, equilibrium_report, home_report,
     tension_bounds, tensions_report,
 };

@@ -49,7 +49,6 @@ pub fn nrmse(reference: &[f64], actual: &[f64]) -> Option<f64> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum FitMethod {
     /// Seed 004's exhaustive 0.05 grid over ζ ∈ [1, 1.6] and f_n ∈ [1, 3] Hz, gain 1.
@@ -58,15 +57,10 @@ pub enum FitMethod {
     NelderMead,
 }
 
-impl FitMethod {
-    /// `grid` or `nelder-mead`, as written in parameter files.
-    pub fn name(self) -> &'static str {
-        match self {
-            FitMethod::Grid => "grid",
-            FitMethod::NelderMead => "nelder-mead",
-        }
-    }
-}
+crate::named_choice!(FitMethod, "fit method", {
+    Grid => "grid", "seed 004's exhaustive 0.05 grid over ζ ∈ [1, 1.6] and f_n ∈ [1, 3] Hz, gain 1";
+    NelderMead => "nelder-mead", "a coarse grid, then bounded Nelder–Mead and an integer delay search";
+});
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FitOptions {

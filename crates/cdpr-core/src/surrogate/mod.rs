@@ -5,9 +5,11 @@
 //! Tustin's method ([`filter`]) — after a static *combination step* that scales the demanded
 //! DOFs proportionally, by bisection against the inverse kinematics, until the robot can
 //! reach them ([`combine`], the paper's CombinacionGdL). The parameters are fitted per DOF by
-//! maximising the NRMSE against a reference response ([`fit`]); here the reference is a run of
-//! the physics core or a recorded CSV ([`reference`]), and the identification signals are
-//! trajectories (`steps`, `chirp`, … in [`crate::trajectory::signals`]).
+//! maximising the NRMSE against a reference response ([`fit`]); the references — runs of the
+//! physics core or a recorded CSV — and the fit/validate sessions are one layer up, in
+//! [`crate::identify`], since they run the physics; the identification signals are
+//! trajectories (`steps`, `chirp`, … in [`crate::trajectory::signals`]). As a physical model
+//! the surrogate is [`crate::sim::models`]' `surrogate`.
 //!
 //! Model vs. state as in the physics core: [`Surrogate`] is immutable (filters at one
 //! sampling period), [`SurrogateState`] holds the delay lines and filter memories, and
@@ -18,16 +20,12 @@
 pub mod combine;
 pub mod filter;
 pub mod fit;
-pub mod model;
 mod optimize;
 pub mod params;
-pub mod reference;
-pub mod session;
 
 pub use combine::{CdprReachability, Combined, DEFAULT_TOLERANCES, Reachability, combine};
 pub use filter::{DofFilter, DofParams, DofState};
 pub use fit::{DofFit, FitError, FitMethod, FitOptions, Series, fit_dof, nrmse};
-pub use model::{SurrogateSetup, reachability};
 pub use params::{DofEntry, ParamsError, SurrogateParams};
 
 /// The pose coordinates in `Pose::to_array` order, as named in params files and options.

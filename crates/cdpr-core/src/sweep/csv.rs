@@ -61,7 +61,7 @@ pub fn open(
                 file,
                 message: format!(
                     "was written by a different spec (its columns: {found}; this spec's: \
-                     {header}): write to another file, or start it over (--force)"
+                     {header}): write to another file, or start it over (`force`)"
                 ),
             });
         } else {
@@ -104,7 +104,7 @@ fn done_indices(complete: &[u8], width: usize, file: &str) -> Result<HashSet<u64
         let bad = |message: String| SweepError::Output {
             file: file.to_string(),
             message: format!(
-                "line {line}: {message}: not a row of this sweep (fix or remove it, or --force to start over)"
+                "line {line}: {message}: not a row of this sweep (fix or remove it, or `force` to start over)"
             ),
         };
         let record = record.map_err(|e| bad(e.to_string()))?;

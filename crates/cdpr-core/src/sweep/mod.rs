@@ -21,12 +21,9 @@
 //! robots = ["uvigo8"]            # shipped robot names or robot files (relative to the spec)
 //! trajectories = ["seed000"]     # built-in trajectories or CSV files (relative to the spec)
 //! speeds = [0.05, 0.1]           # cruise speeds, m/s (0.001 to 10) [default: [0.1]]
-//! model = "elastic"              # chain | elastic [default: chain, as `cdpr simulate`]
-//! control = "length"             # length | ideal | tension [default: length]
-//! dt = 0.001                     # physics step, s (1e-5 to 0.01) [default: 0.001]
-//! compensate = false             # subtract the pre-stretch f*/k from the commands
-//! settle = 0.0                   # simulated time after the trajectory, s (0 to 3600)
-//! no_lag = false                 # metrics without removing the lag
+//! model = "elastic"              # any run option of `cdpr simulate` (crate::run::OPTIONS, less
+//! dt = 0.001                     # robot, trajectory, speed, payload): same names, ranges, defaults
+//! remove_lag = true              # (`no_lag = true`, the old spelling, still reads, with a warning)
 //! mode = "grid"                  # grid (every combination) | random (`samples` draws)
 //! samples = 100                  # random mode only: number of runs (1 to 1e6)
 //! seed = 0                       # mixes into every run's seed [default: 0]
@@ -56,7 +53,14 @@ mod spec;
 
 pub use exec::{ExecuteOptions, Summary, execute};
 pub use plan::{Cell, METRIC_COLUMNS, Row, RunPlan, SplitMix64, run_one, run_seed};
-pub use spec::{MAX_RUNS, Mode, PARAMETERS, ParamValues, Parameter, Spec};
+pub use spec::{MAX_RUNS, Mode, PARAMETERS, ParamValues, Parameter, Spec, run_option_keys};
+
+/// `jobs`: runs at a time.
+pub static JOBS: crate::options::OptionSpec = crate::options::OptionSpec {
+    name: "jobs",
+    ..crate::options::whole(crate::options::Group::Command, 1, 1024, "runs at a time")
+        .default_text("one per core")
+};
 
 /// Why a sweep cannot start or go on (a failed run is not one: it is a row).
 #[derive(Debug, thiserror::Error)]

@@ -3,10 +3,9 @@
 use super::SweepError;
 use super::spec::{Mode, ParamValues, Spec};
 use crate::robot::{Robot, Stiffness};
-use crate::sim::report::{self, Tracking};
-use crate::sim::run::RunOptions;
-use crate::sim::{ChainConfig, SimConfig};
-use crate::trajectory::{self, BuiltinOptions};
+use crate::run::request::CommandSource;
+use crate::run::{self, RunOptions, RunRequest, SimulationReport, Tracking};
+use crate::trajectory;
 use nalgebra::Vector3;
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -261,28 +260,30 @@ fn param(plan: &RunPlan, name: &str) -> Option<f64> {
         .map(|(_, v)| *v)
 }
 
-/// The run options of `plan` (`cdpr simulate`'s defaults and the spec's settings).
-pub(super) fn run_options(spec: &Spec, plan: &RunPlan) -> RunOptions {
-    RunOptions {
-        config: SimConfig {
-            dt: spec.dt,
-            model: spec.model,
-            control: spec.control,
-            chain: ChainConfig::default(),
-            surrogate: None,
-        },
-        compensate: spec.compensate,
-        kp: param(plan, "kp").unwrap_or(1500.0),
-        kd: param(plan, "kd").unwrap_or(1500.0),
-        settle_time: spec.settle,
+/// The request of `plan`: the spec's run options at the plan's speed, its gains if swept.
+fn request(spec: &Spec, plan: &RunPlan) -> RunRequest {
+    RunRequest {
+        speed: plan.speed,
+        kp: param(plan, "kp").unwrap_or(spec.run.kp),
+        kd: param(plan, "kd").unwrap_or(spec.run.kd),
+        ..spec.run.clone()
     }
 }
 
-/// The outcome of a run in numbers: the report and why it failed (None: it did not).
-fn simulate(
+/// The run options of `plan` on `robot`: `cdpr simulate`'s for the same request.
+pub(super) fn run_options(
     spec: &Spec,
     plan: &RunPlan,
-) -> Result<(report::SimulationReport, Option<String>), String> {
+    robot: &Robot,
+) -> Result<RunOptions, String> {
+    request(spec, plan)
+        .resolve(robot, CommandSource::Trajectory)
+        .map(|r| r.options)
+        .map_err(|e| format!("{e}"))
+}
+
+/// The outcome of a run in numbers: the report and why it failed (None: it did not).
+fn simulate(spec: &Spec, plan: &RunPlan) -> Result<(SimulationReport, Option<String>), String> {
     let robot = robot_for(spec, plan)?;
     let source = spec
         .trajectories
@@ -290,18 +291,14 @@ fn simulate(
         .find(|(n, _)| *n == plan.trajectory)
         .map(|(_, resolved)| resolved.as_str())
         .ok_or_else(|| format!("trajectory `{}` is not in the spec", plan.trajectory))?;
-    let options = BuiltinOptions {
-        speed: plan.speed,
-        dt: spec.dt,
-        ..BuiltinOptions::default()
-    };
-    let traj = trajectory::load(source, &robot, &options)
+    let request = request(spec, plan);
+    let traj = trajectory::load(source, &robot, &request.builtin_options())
         .map_err(|e| format!("loading the trajectory: {e}"))?;
-    let run = report::simulate(
+    let run = run::simulate(
         &robot,
         traj,
-        &run_options(spec, plan),
-        !spec.no_lag,
+        &run_options(spec, plan, &robot)?,
+        request.remove_lag,
         &mut |_| {},
         &mut |_| ControlFlow::Continue(()),
     )
@@ -310,12 +307,7 @@ fn simulate(
     let failure = if let Some(e) = &r.error {
         Some(format!("the run stopped early: {e}"))
     } else {
-        r.escape.as_ref().map(|e| {
-            format!(
-                "the platform left the robot's frame at t = {:.3} s (at x {:.3}, y {:.3}, z {:.3} m): the run is not physical",
-                e.t, e.position[0], e.position[1], e.position[2]
-            )
-        })
+        r.escape.as_ref().map(|e| e.message())
     };
     Ok((r, failure))
 }

@@ -2,11 +2,13 @@
 //! located as `file:line: field: message`.
 
 use super::SweepError;
+use crate::options::{SetError, Value};
 use crate::robot::Robot;
-use crate::sim::{ControlMode, ModelKind};
+use crate::run::request::{self, RunRequest};
 use crate::toml_location::{self, line_of};
-use crate::trajectory::{self, BuiltinOptions};
+use crate::trajectory;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -78,14 +80,14 @@ pub const PARAMETERS: [Parameter; 8] = [
         unit: "1/s²",
         min: 0.0,
         max: 1e6,
-        help: "the tension controller's proportional gain (as --kp)",
+        help: "the tension controller's proportional gain (the run option `kp`)",
     },
     Parameter {
         name: "kd",
         unit: "1/s",
         min: 0.0,
         max: 1e5,
-        help: "the tension controller's derivative gain (as --kd)",
+        help: "the tension controller's derivative gain (the run option `kd`)",
     },
 ];
 
@@ -124,35 +126,60 @@ pub struct Spec {
     /// The trajectories as written, and as resolved (a spec-relative CSV path made whole).
     pub trajectories: Vec<(String, String)>,
     pub speeds: Vec<f64>,
-    pub model: ModelKind,
-    pub control: ControlMode,
-    pub dt: f64,
-    pub compensate: bool,
-    pub settle: f64,
-    pub no_lag: bool,
+    /// Every other run option, as `cdpr simulate` takes them (the spec's top-level keys).
+    pub run: RunRequest,
     pub mode: Mode,
     pub seed: u64,
     /// The swept parameters, in [`PARAMETERS`] order.
     pub parameters: Vec<(Parameter, ParamValues)>,
+    /// What the user should know about the spec (a deprecated key).
+    pub warnings: Vec<String>,
 }
 
+/// The sweep's own keys; every other top-level key is a run option ([`RunRequest`]).
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct Raw {
     robots: Spanned<Vec<String>>,
     trajectories: Spanned<Vec<String>>,
     speeds: Option<Spanned<Vec<f64>>>,
-    model: Option<Spanned<String>>,
-    control: Option<Spanned<String>>,
-    dt: Option<Spanned<f64>>,
-    compensate: Option<bool>,
-    settle: Option<Spanned<f64>>,
-    no_lag: Option<bool>,
     mode: Option<Spanned<String>>,
     samples: Option<Spanned<i64>>,
     seed: Option<Spanned<i64>>,
     parameters: Option<RawParameters>,
 }
+
+/// The run options a spec takes at its top level ([`RunRequest`]'s, less those a sweep sets
+/// itself), in the table's order.
+pub fn run_option_keys() -> Vec<&'static str> {
+    request::OPTIONS
+        .iter()
+        .map(|s| s.name)
+        .filter(|n| !NOT_RUN_KEYS.iter().any(|(k, _)| k == n))
+        .collect()
+}
+
+/// The keys [`Raw`] takes.
+const SWEEP_KEYS: [&str; 7] = [
+    "robots",
+    "trajectories",
+    "speeds",
+    "mode",
+    "samples",
+    "seed",
+    "parameters",
+];
+
+/// Run options a sweep does not take at the top level: what is swept, or has a sweep
+/// parameter of its own.
+const NOT_RUN_KEYS: [(&str, &str); 4] = [
+    ("robot", "list them in `robots`"),
+    ("trajectory", "list them in `trajectories`"),
+    ("speed", "list them in `speeds`"),
+    (
+        "payload",
+        "a sweep adds mass: `[parameters] payload` (kg added to the robot file's)",
+    ),
+];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -211,20 +238,18 @@ impl Locator<'_> {
         }
     }
 
-    fn range(
+    /// `value` checked as the run option `name` (its range, its names), located at `span`
+    /// and reported as `field`.
+    fn option(
         &self,
-        v: &Spanned<f64>,
+        span: Range<usize>,
         field: &str,
-        min: f64,
-        max: f64,
-        unit: &str,
-    ) -> Result<f64, SweepError> {
-        let x = *v.get_ref();
-        if x.is_finite() && (min..=max).contains(&x) {
-            Ok(x)
-        } else {
-            Err(self.at(v.span(), field, out_of_range(x, min, max, unit)))
-        }
+        name: &str,
+        value: Value,
+    ) -> Result<(), SweepError> {
+        RunRequest::default()
+            .set(name, value)
+            .map_err(|e| self.at(span, field, problem_of(e)))
     }
 
     fn list<T>(&self, v: &Spanned<Vec<T>>, field: &str) -> Result<(), SweepError> {
@@ -254,16 +279,9 @@ fn out_of_range(x: f64, min: f64, max: f64, unit: &str) -> String {
     };
     format!(
         "must be between {} and {}{unit}, got {x}",
-        short(min),
-        short(max)
+        crate::text::short(min),
+        crate::text::short(max)
     )
-}
-
-/// A limit as people write it: 0.001, 1e-5, 3600.
-fn short(x: f64) -> String {
-    let plain = format!("{x}");
-    let exp = format!("{x:e}");
-    if exp.len() < plain.len() { exp } else { plain }
 }
 
 impl Spec {
@@ -341,61 +359,16 @@ impl Spec {
         }
 
         let speeds = match &raw.speeds {
-            None => vec![0.1],
+            None => vec![RunRequest::default().speed],
             Some(s) => {
                 loc.list(s, "speeds")?;
                 for &v in s.get_ref() {
-                    if !(v.is_finite() && (1e-3..=10.0).contains(&v)) {
-                        return Err(loc.at(s.span(), "speeds", out_of_range(v, 1e-3, 10.0, "m/s")));
-                    }
+                    loc.option(s.span(), "speeds", "speed", Value::Number(v))?;
                 }
                 s.get_ref().clone()
             }
         };
-        let dt = match &raw.dt {
-            None => 0.001,
-            Some(v) => loc.range(v, "dt", 1e-5, 0.01, "s")?,
-        };
-        let settle = match &raw.settle {
-            None => 0.0,
-            Some(v) => loc.range(v, "settle", 0.0, 3600.0, "s")?,
-        };
-        let model = match &raw.model {
-            None => ModelKind::Chain,
-            Some(m) => match m.get_ref().as_str() {
-                "chain" => ModelKind::Chain,
-                "elastic" => ModelKind::Elastic,
-                "surrogate" => {
-                    return Err(loc.at(
-                        m.span(),
-                        "model",
-                        "the surrogate is not swept (it has no robot parameters): chain or elastic",
-                    ));
-                }
-                other => {
-                    return Err(loc.at(
-                        m.span(),
-                        "model",
-                        format!("`{other}` is not a model: chain or elastic"),
-                    ));
-                }
-            },
-        };
-        let control = match &raw.control {
-            None => ControlMode::Length,
-            Some(c) => match c.get_ref().as_str() {
-                "length" => ControlMode::Length,
-                "ideal" => ControlMode::Ideal,
-                "tension" => ControlMode::Tension,
-                other => {
-                    return Err(loc.at(
-                        c.span(),
-                        "control",
-                        format!("`{other}` is not a control mode: length, ideal or tension"),
-                    ));
-                }
-            },
-        };
+        let (run, warnings) = run_options(&loc)?;
         let seed = match &raw.seed {
             None => 0,
             Some(s) => u64::try_from(*s.get_ref()).map_err(|_| {
@@ -478,11 +451,11 @@ impl Spec {
                 ));
             }
             let resolved = resolve(name);
-            let options = BuiltinOptions {
+            let options = RunRequest {
                 speed: speeds[0],
-                dt,
-                ..BuiltinOptions::default()
-            };
+                ..run.clone()
+            }
+            .builtin_options();
             for (robot_name, robot) in &robots {
                 trajectory::load(&resolved, robot, &options).map_err(|e| {
                     loc.at(
@@ -500,15 +473,11 @@ impl Spec {
             robots,
             trajectories,
             speeds,
-            model,
-            control,
-            dt,
-            compensate: raw.compensate.unwrap_or(false),
-            settle,
-            no_lag: raw.no_lag.unwrap_or(false),
+            run,
             mode,
             seed,
             parameters,
+            warnings,
         };
         spec.count()?;
         Ok(spec)
@@ -564,6 +533,90 @@ impl Spec {
         c.extend(super::METRIC_COLUMNS.iter().map(|s| s.to_string()));
         c
     }
+}
+
+/// What a [`SetError`] says, without the option's name (the located error names the field).
+fn problem_of(e: SetError) -> String {
+    match e {
+        SetError::Value(e) => e.problem.to_string(),
+        SetError::Unknown(e) => e.to_string(),
+    }
+}
+
+/// A TOML value as a run option's value.
+fn value_of(v: &toml::Value) -> Value {
+    match v {
+        toml::Value::Float(x) => Value::Number(*x),
+        toml::Value::Integer(i) => Value::Whole(*i),
+        toml::Value::Boolean(b) => Value::Flag(*b),
+        toml::Value::String(s) => Value::Text(s.clone()),
+        other => Value::Text(other.to_string()),
+    }
+}
+
+/// The spec's top-level keys other than the sweep's own: run options, each checked as
+/// `cdpr simulate` checks it; `no_lag` is the old spelling of `remove_lag = false`.
+fn run_options(loc: &Locator) -> Result<(RunRequest, Vec<String>), SweepError> {
+    let table: BTreeMap<String, Spanned<toml::Value>> = toml::from_str(loc.text).map_err(|e| {
+        let l = toml_location::locate(loc.text, &e);
+        SweepError::Invalid {
+            file: loc.origin.to_string(),
+            line: l.line,
+            field: l.field,
+            message: l.message,
+        }
+    })?;
+    let mut run = RunRequest::default();
+    let mut warnings = Vec::new();
+    for (key, value) in &table {
+        if SWEEP_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        let span = value.span();
+        if let Some((_, why)) = NOT_RUN_KEYS.iter().find(|(k, _)| k == key) {
+            return Err(loc.at(span, key, format!("is not a run option of a sweep: {why}")));
+        }
+        let (name, v) = match (key.as_str(), value.get_ref()) {
+            ("no_lag", toml::Value::Boolean(b)) => {
+                warnings.push(format!(
+                    "{}: `no_lag = {b}` is deprecated: write `remove_lag = {}`",
+                    loc.origin, !b
+                ));
+                ("remove_lag", Value::Flag(!b))
+            }
+            (k, v) => (k, value_of(v)),
+        };
+        run.set(name, v).map_err(|e| {
+            let message = match e {
+                // Suggest among what a spec takes, not among every run option.
+                SetError::Unknown(_) => crate::options::unknown(
+                    key,
+                    SWEEP_KEYS.iter().copied().chain(run_option_keys()),
+                )
+                .to_string(),
+                e => problem_of(e),
+            };
+            loc.at(span.clone(), key, message)
+        })?;
+    }
+    if let Some(why) = run.model.entry().not_swept {
+        let span = table.get("model").map(|v| v.span()).unwrap_or(0..0);
+        return Err(loc.at(
+            span,
+            "model",
+            format!(
+                "{why}: {}",
+                crate::choice::or_list(
+                    &crate::sim::MODELS
+                        .iter()
+                        .filter(|m| m.not_swept.is_none())
+                        .map(|m| m.name)
+                        .collect::<Vec<_>>(),
+                )
+            ),
+        ));
+    }
+    Ok((run, warnings))
 }
 
 /// A parameter's list or `{min, max}`, every number within the parameter's range.

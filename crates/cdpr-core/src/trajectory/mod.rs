@@ -18,8 +18,8 @@ pub mod csv;
 pub mod limits;
 pub mod path;
 pub mod perturb;
+pub mod prepare;
 pub mod profile;
-pub mod report;
 pub mod signals;
 pub mod tilt;
 

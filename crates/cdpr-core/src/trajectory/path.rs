@@ -20,8 +20,7 @@ use nalgebra::Vector3;
 use serde::Serialize;
 
 /// How consecutive pieces are joined in time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Transition {
     /// Stop at every waypoint (each move has its own profile).
@@ -31,6 +30,12 @@ pub enum Transition {
     /// One profile over the whole path (exact path; for tangent-continuous chains).
     Continuous,
 }
+
+crate::named_choice!(Transition, "transition", {
+    Stop => "stop", "stop at every waypoint (each move has its own profile)";
+    Blend => "blend", "round the corners: each move starts while the previous one decelerates";
+    Continuous => "continuous", "one profile over the whole path (exact path; for tangent-continuous chains)";
+});
 
 /// Speed law and limits for a whole plan.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

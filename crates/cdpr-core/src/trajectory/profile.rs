@@ -10,8 +10,7 @@ use super::TrajectoryError;
 use serde::Serialize;
 
 /// Which speed law a move follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProfileKind {
     /// Constant-acceleration ramps to the cruise speed and back (acceleration steps: unbounded
@@ -27,16 +26,12 @@ pub enum ProfileKind {
     Poly5,
 }
 
-impl ProfileKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ProfileKind::Trapezoid => "trapezoid",
-            ProfileKind::Scurve => "scurve",
-            ProfileKind::Constant => "constant",
-            ProfileKind::Poly5 => "poly5",
-        }
-    }
-}
+crate::named_choice!(ProfileKind, "speed profile", {
+    Trapezoid => "trapezoid", "constant-acceleration ramps to the cruise speed and back (unbounded jerk at the switching instants)";
+    Scurve => "scurve", "jerk-limited S-curve (seven phases): acceleration ramps at ±jerk";
+    Constant => "constant", "cruise speed throughout: velocity steps at every corner, like a PLC streaming positions without ramps";
+    Poly5 => "poly5", "5th-order polynomial per move: zero velocity and acceleration at both ends (seed 001)";
+});
 
 /// Limits a profile respects along the path: speed (m/s), acceleration (m/s²), jerk (m/s³).
 /// Which ones matter depends on the kind (the trapezoid ignores the jerk, `Constant` both).

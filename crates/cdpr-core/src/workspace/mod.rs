@@ -19,10 +19,11 @@
 //! - [`FeasibilityMap`]: a precomputed node grid for fast reachability queries (the surrogate's
 //!   combination step).
 
+pub mod legs;
 mod map;
 pub mod plot;
 mod reach;
-pub mod report;
+pub mod survey;
 
 pub use map::FeasibilityMap;
 pub use reach::{AxisInterval, MinTensionReach, min_tension_reach};

@@ -5,7 +5,7 @@
 //! where the plane cuts it. Axes in metres, equal scale on both axes of a panel.
 
 use super::{Plane, Slice};
-use crate::report::plots::{checked_axis as axis, tick_label};
+use crate::plotting::{checked_axis as axis, tick_label};
 use crate::robot::Aabb;
 use plotters::coord::Shift;
 use plotters::prelude::*;

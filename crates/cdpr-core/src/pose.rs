@@ -98,6 +98,60 @@ pub fn wrap_angle(a: f64) -> f64 {
     w
 }
 
+/// Largest |x|, |y|, |z| of a pose a user gives, m (no robot is a kilometre wide).
+pub const POSITION_LIMIT_M: f64 = 1e3;
+/// Largest |roll|, |pitch|, |yaw| of a pose a user gives: 360, in degrees or radians (one turn
+/// either way in degrees, and more than enough in radians).
+pub const ANGLE_LIMIT: f64 = 360.0;
+
+/// The coordinates' names, in [`Pose::to_array`] order.
+pub const COORDINATES: [&str; 6] = ["x", "y", "z", "roll", "pitch", "yaw"];
+
+/// Why numbers a user gave are not a pose.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PoseError {
+    #[error("expected 3 (x,y,z) or 6 (x,y,z,roll,pitch,yaw) numbers, got {0}")]
+    Count(usize),
+    #[error("{coordinate} must be between -{limit} and {limit}{unit}, got {value}")]
+    OutOfRange {
+        coordinate: &'static str,
+        value: f64,
+        limit: f64,
+        unit: &'static str,
+    },
+}
+
+impl Pose {
+    /// The pose a user gave as 3 (x, y, z; no rotation) or 6 numbers, positions in m and
+    /// angles in degrees when `degrees`, else radians; each within [`POSITION_LIMIT_M`] and
+    /// [`ANGLE_LIMIT`] (and finite).
+    pub fn from_user(values: &[f64], degrees: bool) -> Result<Pose, PoseError> {
+        if values.len() != 3 && values.len() != 6 {
+            return Err(PoseError::Count(values.len()));
+        }
+        let mut a = [0.0; 6];
+        for (k, &v) in values.iter().enumerate() {
+            let (limit, unit) = if k < 3 {
+                (POSITION_LIMIT_M, " m")
+            } else if degrees {
+                (ANGLE_LIMIT, "°")
+            } else {
+                (ANGLE_LIMIT, " rad")
+            };
+            if !(v.is_finite() && v.abs() <= limit) {
+                return Err(PoseError::OutOfRange {
+                    coordinate: COORDINATES[k],
+                    value: v,
+                    limit,
+                    unit,
+                });
+            }
+            a[k] = if k >= 3 && degrees { v.to_radians() } else { v };
+        }
+        Ok(Pose::from_array(a))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,13 +2,12 @@
 //! commanded `_cmd` columns are the input, the plain pose columns the output — what
 //! `cdpr simulate --out` writes) or runs of the physics core on the identification signals.
 
-use super::combine::{DEFAULT_TOLERANCES, Reachability, combine};
-use super::fit::{self, DofFit, FitError, FitOptions, Series, nrmse};
-use super::params::{DofEntry, ParamsError, SurrogateParams};
-use super::{DOF_NAMES, Surrogate};
 use crate::robot::Robot;
-use crate::sim::SimError;
-use crate::sim::run::{self, RunOptions, RunOutcome};
+use crate::run::{self, RunOptions, RunOutcome};
+use crate::surrogate::combine::{DEFAULT_TOLERANCES, Reachability, combine};
+use crate::surrogate::fit::{self, DofFit, FitError, FitOptions, Series, nrmse};
+use crate::surrogate::params::{DofEntry, ParamsError, SurrogateParams};
+use crate::surrogate::{DOF_NAMES, Surrogate};
 use crate::trajectory::TrajectoryError;
 use crate::trajectory::csv::{CsvOptions, read, read_with};
 use crate::trajectory::signals::{self, SignalKind};
@@ -22,7 +21,7 @@ pub enum SurrogateError {
     Reference { name: String, message: String },
     /// The cause is in the message, not also a `source` (chains print each cause once).
     #[error("physics run `{name}`: {cause}")]
-    Sim { name: String, cause: SimError },
+    Sim { name: String, cause: run::RunError },
     #[error("DOF {dof}")]
     Fit { dof: &'static str, source: FitError },
     #[error(transparent)]
@@ -174,7 +173,7 @@ pub fn physics_run(
     };
     let outcome = run::run(robot, traj, options, progress).map_err(sim)?;
     match outcome.error.clone() {
-        Some(source) => Err(sim(source)),
+        Some(source) => Err(sim(source.into())),
         None => Ok(ReferenceRun::from_outcome(
             name,
             &outcome,

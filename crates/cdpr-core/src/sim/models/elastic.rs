@@ -9,11 +9,11 @@
 //! This model does not go through Rapier: one body needs no constraint solver, and the
 //! hand-rolled step costs a fraction of a Rapier step (see benches/sim.rs).
 
-use super::model::{Actuation, PhysicalModel};
-use super::winch::PidWinch;
-use super::{SimError, SimState};
+use super::{Actuation, Built, ModelEntry, PhysicalModel};
 use crate::kinematics::{self, Pose};
 use crate::robot::{GRAVITY, Robot, Stiffness, Winch};
+use crate::sim::winch::PidWinch;
+use crate::sim::{ControlMode, SimConfig, SimError, SimState};
 use nalgebra::{Cholesky, Matrix3, Matrix6, Rotation3, U6, UnitQuaternion, Vector3, Vector6};
 
 /// What the cables do this step.
@@ -67,6 +67,28 @@ struct Factor {
     damped: u64,
     h: f64,
     cholesky: Cholesky<f64, U6>,
+}
+
+/// The `elastic` model in the [`MODELS`](super::MODELS) table.
+pub(crate) const ENTRY: ModelEntry = ModelEntry {
+    name: "elastic",
+    help: "the platform alone, each cable a unilateral spring-damper (fast; exact for massless \
+           elastic cables; the chain's cross-check)",
+    controls: &[
+        ControlMode::Length,
+        ControlMode::Ideal,
+        ControlMode::Tension,
+    ],
+    default_control: None,
+    legs: false,
+    needs_surrogate: false,
+    not_swept: None,
+    build,
+};
+
+fn build(robot: &Robot, config: &SimConfig, pose: &Pose) -> Result<Built, SimError> {
+    let model = ElasticModel::new(robot, pose);
+    Ok(Built::cables(Box::new(model), robot, config, pose))
 }
 
 #[derive(Debug, Clone)]

@@ -3,9 +3,9 @@
 //! or an implicit PID spring) and the closure gap. Rapier is f32 with glam types; everything
 //! outside this module and its two users is f64 nalgebra.
 
-use super::{SimConfig, SimError};
 use crate::kinematics::Pose;
 use crate::robot::{GRAVITY, Robot, Winch};
+use crate::sim::{SimConfig, SimError};
 use nalgebra::{UnitQuaternion, Vector3, Vector6};
 use rapier3d::prelude::*;
 

@@ -1,25 +1,26 @@
-//! What `cdpr ik` and `cdpr workspace` report for the robots with legs: serialisable structs
-//! (the commands' `--json`) computed here; the command line only formats them.
+//! What `cdpr workspace` computes for the robots with legs: seed 002's coverage of the
+//! required cylinder by a linear delta's point cloud (with its plot), and the 2-RSSU's reach
+//! in roll and pitch (seed 004's Table 1); serialisable structs (the `--json`).
 
-use super::coverage::{self, Coverage};
-use crate::kinematics::{AngleUnit, Pose};
+use crate::legs::coverage::{self, Coverage};
+use crate::options::{DefaultValue, Group, OptionSpec, number};
 use crate::robot::{Mechanism, Robot};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
-pub enum LegsReportError {
+pub enum LegsWorkspaceError {
     #[error("{robot} is not a {expected}")]
     Mechanism {
         robot: String,
         expected: &'static str,
     },
     #[error(
-        "--step {step}: the cloud spacing must be positive and at most the cylinder's radius ({radius} m)"
+        "`step` {step} m: the cloud spacing must be positive and at most the cylinder's radius ({radius} m)"
     )]
     Step { step: f64, radius: f64 },
     #[error(
-        "--step {step} m: the cloud over the cylinder (radius {radius} m, height {height} m) would hold {points:.1e} points; at most {MAX_CLOUD_POINTS:.0e} — raise --step"
+        "`step` {step} m: the cloud over the cylinder (radius {radius} m, height {height} m) would hold {points:.1e} points; at most {MAX_CLOUD_POINTS:.0e} — raise `step`"
     )]
     Budget {
         step: f64,
@@ -31,51 +32,19 @@ pub enum LegsReportError {
     Plot(String),
 }
 
-/// Actuator positions of a robot with legs at a pose.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LegsIk {
-    pub robot: String,
-    /// Angles in the unit asked for.
-    pub pose: [f64; 6],
-    /// Rail positions (m, linear delta) or crank angles (2-RSSU, in the unit asked for);
-    /// for an unreachable pose what could still be computed.
-    pub actuators: Option<Vec<f64>>,
-    pub actuator_unit: &'static str,
-    pub reachable: bool,
-    /// The constraint the pose violates.
-    pub violation: Option<String>,
-}
-
-/// Inverse kinematics of a linear delta or a 2-RSSU.
-pub fn legs_ik(robot: &Robot, pose: &Pose, unit: AngleUnit) -> LegsIk {
-    let (actuators, violation, actuator_unit) = match &robot.mechanism {
-        Mechanism::LinearDelta { delta, .. } => match delta.inverse(&pose.position) {
-            Ok(ik) => (Some(ik.actuators.to_vec()), None, "m"),
-            Err(v) => (
-                delta.actuators(&pose.position).map(|d| d.to_vec()),
-                Some(v.to_string()),
-                "m",
-            ),
-        },
-        Mechanism::Rssu2(r) => match r.inverse(pose.rpy.x, pose.rpy.y) {
-            Ok(a) => (
-                Some(a.iter().map(|x| unit.from_rad(*x)).collect()),
-                None,
-                unit.name(),
-            ),
-            Err(v) => (None, Some(v.to_string()), unit.name()),
-        },
-        Mechanism::Cables => (None, None, ""),
-    };
-    LegsIk {
-        robot: robot.name.clone(),
-        pose: unit.pose(pose),
-        actuators,
-        actuator_unit,
-        reachable: violation.is_none(),
-        violation,
-    }
-}
+/// `step`: the spacing of seed 002's point cloud in a linear delta's required cylinder, m.
+pub static STEP: OptionSpec = OptionSpec {
+    name: "step",
+    ..number(
+        Group::Command,
+        "m",
+        1e-4,
+        1.0,
+        "M",
+        "linear delta: spacing of seed 002's point cloud in the required cylinder (at most 2e6 points)",
+    )
+    .default(DefaultValue::Number(0.01))
+};
 
 /// Largest point cloud `cdpr workspace` checks for a linear delta (a few seconds).
 pub const MAX_CLOUD_POINTS: f64 = 2e6;
@@ -94,15 +63,15 @@ pub fn delta_workspace(
     robot: &Robot,
     step: f64,
     plot: Option<&Path>,
-) -> Result<DeltaWorkspace, LegsReportError> {
+) -> Result<DeltaWorkspace, LegsWorkspaceError> {
     let Mechanism::LinearDelta { delta, cylinder } = &robot.mechanism else {
-        return Err(LegsReportError::Mechanism {
+        return Err(LegsWorkspaceError::Mechanism {
             robot: robot.name.clone(),
             expected: "linear delta",
         });
     };
     if !(step.is_finite() && step > 0.0 && step <= cylinder.radius) {
-        return Err(LegsReportError::Step {
+        return Err(LegsWorkspaceError::Step {
             step,
             radius: cylinder.radius,
         });
@@ -111,7 +80,7 @@ pub fn delta_workspace(
     let columns = 2.0 * (cylinder.radius / step).floor() + 1.0;
     let points = columns * columns * ((cylinder.height / step).round().max(1.0) + 1.0);
     if points > MAX_CLOUD_POINTS {
-        return Err(LegsReportError::Budget {
+        return Err(LegsWorkspaceError::Budget {
             step,
             radius: cylinder.radius,
             height: cylinder.height,
@@ -120,7 +89,7 @@ pub fn delta_workspace(
     }
     let c = coverage::coverage(delta, cylinder, step);
     if let Some(path) = plot {
-        coverage::plot(&c, &robot.name, path).map_err(LegsReportError::Plot)?;
+        coverage::plot(&c, &robot.name, path).map_err(LegsWorkspaceError::Plot)?;
     }
     Ok(DeltaWorkspace {
         robot: robot.name.clone(),
@@ -149,9 +118,9 @@ pub struct Rssu2Reach {
     pub boundary_deg: Vec<BoundaryPoint>,
 }
 
-pub fn rssu2_reach(robot: &Robot) -> Result<Rssu2Reach, LegsReportError> {
+pub fn rssu2_reach(robot: &Robot) -> Result<Rssu2Reach, LegsWorkspaceError> {
     let Mechanism::Rssu2(r) = &robot.mechanism else {
-        return Err(LegsReportError::Mechanism {
+        return Err(LegsWorkspaceError::Mechanism {
             robot: robot.name.clone(),
             expected: "2-RSSU",
         });
@@ -207,23 +176,5 @@ mod tests {
         let cables = crate::fixtures::uvigo8();
         assert!(rssu2_reach(&cables).is_err());
         assert!(delta_workspace(&cables, 0.01, None).is_err());
-    }
-
-    #[test]
-    fn ik_of_the_rssu2_at_rest_is_reachable_and_degrees_scale_radians() {
-        let robot = crate::fixtures::robot("rssu2");
-        let rest = Pose::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-        let rad = legs_ik(&robot, &rest, AngleUnit::Rad);
-        let deg = legs_ik(&robot, &rest, AngleUnit::Deg);
-        assert!(rad.reachable && rad.violation.is_none());
-        let (a, b) = (
-            rad.actuators.expect("angles"),
-            deg.actuators.expect("angles"),
-        );
-        assert_eq!(a.len(), 2);
-        for (r, d) in a.iter().zip(&b) {
-            assert!((r.to_degrees() - d).abs() < 1e-9);
-        }
-        assert_eq!((rad.actuator_unit, deg.actuator_unit), ("rad", "deg"));
     }
 }

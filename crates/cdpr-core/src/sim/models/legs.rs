@@ -13,11 +13,11 @@
 // Index loops over the legs read like the paper's equations (i = 1..3).
 #![allow(clippy::needless_range_loop)]
 
-use super::model::{Actuation, PhysicalModel};
 use super::rapier::{PlatformWorld, d3, quat, v3};
-use super::{Command, SimConfig, SimError, SimState};
+use super::{Actuation, Built, PhysicalModel};
 use crate::kinematics::Pose;
 use crate::robot::{Mechanism, Robot};
+use crate::sim::{Command, SimConfig, SimError, SimState};
 use nalgebra::Vector3;
 use rapier3d::prelude::*;
 
@@ -214,6 +214,23 @@ pub(crate) fn legs_of(robot: &Robot, pose: &Pose) -> Result<Vec<LegSpec>, SimErr
     }
 }
 
+/// A robot with legs as the `chain` model builds it: the start pose its mechanism allows,
+/// held by the actuator positions there.
+pub(super) fn build(robot: &Robot, config: &SimConfig, pose: &Pose) -> Result<Built, SimError> {
+    let pose = LegModel::start_pose(robot, pose);
+    let model = LegModel::new(robot, &pose, config)?;
+    let (actuators, channels) = (model.actuator_count(), model.leg_count());
+    let start = Command::Lengths(model.actuator_positions());
+    Ok(Built {
+        model: Box::new(model),
+        pose,
+        start,
+        actuators,
+        channels,
+        travel: LegModel::travel(robot),
+    })
+}
+
 /// The Rapier model of a robot with legs.
 pub(crate) struct LegModel {
     scene: PlatformWorld,
@@ -296,7 +313,7 @@ impl LegModel {
                 // Rapier's joint-limit constraint cannot act on a kinematic joint (its solve
                 // assumes the joint is in the mass matrix): in `ideal` mode the command is
                 // clamped to the limits instead (`Sim::set_command`).
-                let kinematic = config.control == super::ControlMode::Ideal;
+                let kinematic = config.control == crate::sim::ControlMode::Ideal;
                 if let (false, Some(limits), Some((_, start))) =
                     (kinematic, link.limits, link.actuator)
                 {

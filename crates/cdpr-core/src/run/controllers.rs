@@ -1,9 +1,9 @@
 //! Controllers that turn a trajectory sample (and, for tension control, the measured state)
 //! into a [`Command`].
 
-use super::{Command, SimState};
 use crate::kinematics::{self, Pose};
-use crate::robot::{Dof, Mechanism, Robot, TensionBounds};
+use crate::robot::{Dof, Robot, TensionBounds};
+use crate::sim::{Command, SimState};
 use crate::statics;
 use crate::trajectory::Sample;
 use nalgebra::{DVector, Rotation3, Vector3};
@@ -25,51 +25,19 @@ impl LengthController {
     }
 
     /// Commanded payouts for a desired pose. When the distribution is infeasible at the pose
-    /// the uncompensated IK lengths are returned (and `false`).
-    /// Robots with legs get their actuator coordinates from the mechanism's inverse
-    /// kinematics instead; a pose out of reach is first pulled back towards the neutral pose
-    /// by seed 004's proportional bisection (and `false` returned).
+    /// the uncompensated IK lengths are returned (and `false`). Robots with legs get their
+    /// actuator coordinates ([`kinematics::actuator_positions`]; `false` when pulled back).
     pub fn lengths(&self, robot: &Robot, pose: &Pose) -> (Vec<f64>, bool) {
-        match &robot.mechanism {
-            Mechanism::Cables => {}
-            Mechanism::LinearDelta { delta, .. } => {
-                let reachable = |p: &Vector3<f64>| delta.inverse(p).is_ok();
-                if reachable(&pose.position) {
-                    let d = delta.actuators(&pose.position).unwrap_or([0.0; 3]);
-                    return (d.to_vec(), true);
-                }
-                let step = pose.position - delta.neutral;
-                let (mut lo, mut hi) = (0.0, 1.0);
-                for _ in 0..50 {
-                    let mid = 0.5 * (lo + hi);
-                    if reachable(&(delta.neutral + step * mid)) {
-                        lo = mid;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                let d = delta
-                    .actuators(&(delta.neutral + step * lo))
-                    .unwrap_or([0.0; 3]);
-                return (d.to_vec(), false);
-            }
-            Mechanism::Rssu2(r) => {
-                let (roll, pitch) = r.combine(pose.rpy.x, pose.rpy.y, 1e-9);
-                let clipped = roll != pose.rpy.x || pitch != pose.rpy.y;
-                let angles = r.inverse(roll, pitch).unwrap_or([0.0; 2]);
-                return (angles.to_vec(), !clipped);
-            }
-        }
-        let lengths = kinematics::lengths(robot, pose);
-        if !self.compensate {
-            return (lengths, true);
+        let (positions, reachable) = kinematics::actuator_positions(robot, pose);
+        if !robot.is_cable_robot() || !self.compensate {
+            return (positions, reachable);
         }
         let dist = statics::tension_distribution(robot, pose, self.bounds);
         if !dist.feasible {
-            return (lengths, false);
+            return (positions, false);
         }
         (
-            statics::rest_lengths_for(robot, &lengths, &dist.tensions),
+            statics::rest_lengths_for(robot, &positions, &dist.tensions),
             true,
         )
     }
@@ -93,6 +61,10 @@ pub struct FeedbackLinearization {
 }
 
 impl FeedbackLinearization {
+    /// Seed 001's gains: Kp = 1500 1/s², Kd = 1500 1/s.
+    pub const SEED001_KP: f64 = 1500.0;
+    pub const SEED001_KD: f64 = 1500.0;
+
     pub fn command(&self, robot: &Robot, sample: &Sample, state: &SimState) -> Command {
         let pose = state.pose;
         let rotation = pose.rotation();

@@ -11,15 +11,51 @@
 //! kinematics, its tension by the minimum-norm distribution (the closest tensions where it
 //! is infeasible).
 
-use super::combine::{CdprReachability, DEFAULT_TOLERANCES, Reachability, combine};
-use super::params::SurrogateParams;
-use super::{Surrogate, SurrogateState};
+use super::{Actuation, Built, ModelEntry, PhysicalModel};
 use crate::kinematics::{self, FkOptions, Pose};
 use crate::robot::{Mechanism, Robot};
-use crate::sim::model::{Actuation, PhysicalModel};
-use crate::sim::{Command, SimError, SimState};
+use crate::sim::{Command, ControlMode, SimConfig, SimError, SimState};
 use crate::statics;
+use crate::surrogate::combine::{CdprReachability, DEFAULT_TOLERANCES, Reachability, combine};
+use crate::surrogate::params::SurrogateParams;
+use crate::surrogate::{Surrogate, SurrogateState};
 use std::sync::Arc;
+
+/// The `surrogate` model in the [`MODELS`](super::MODELS) table.
+pub(crate) const ENTRY: ModelEntry = ModelEntry {
+    name: "surrogate",
+    help: "seed 004's digital filters per DOF (a delay and a 2nd-order low-pass, fitted by \
+           `cdpr surrogate fit`); its filters include the drives",
+    controls: &[ControlMode::Ideal],
+    default_control: Some(ControlMode::Ideal),
+    legs: true,
+    needs_surrogate: true,
+    not_swept: Some("the surrogate is not swept (it has no robot parameters)"),
+    build,
+};
+
+fn build(robot: &Robot, config: &SimConfig, pose: &Pose) -> Result<Built, SimError> {
+    let setup = config
+        .surrogate
+        .as_ref()
+        .ok_or_else(|| SimError::Start("the surrogate model needs its parameters".into()))?;
+    let travel = super::legs::LegModel::travel(robot);
+    let actuators = if robot.is_cable_robot() {
+        robot.cable_count()
+    } else {
+        travel.len()
+    };
+    let start = Command::Lengths(kinematics::actuator_positions(robot, pose).0);
+    let model = SurrogateModel::new(robot, setup, config.dt, pose, actuators);
+    Ok(Built {
+        model: Box::new(model),
+        pose: *pose,
+        start,
+        actuators,
+        channels: robot.cable_count(),
+        travel,
+    })
+}
 
 /// What `model = surrogate` needs beyond the robot: the fitted parameters, and whether seed
 /// 004's combination step pulls unreachable demands back (on by default).

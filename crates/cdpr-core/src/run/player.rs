@@ -2,19 +2,20 @@
 //! sample the trajectory at the next step's time, turn the sample into a command (IK lengths,
 //! compensated or not, or seed 001's tension controller), step the physics.
 //!
-//! [`run`](super::run::run) records every step of a [`Driver`] headless; the viewer owns one
-//! and advances it as many steps per frame as wall-clock time asks. Both therefore produce the
+//! [`run`](super::run) records every step of a [`Player`] headless; the viewer owns one and
+//! advances it as many steps per frame as wall-clock time asks. Both therefore produce the
 //! same states for the same inputs, step for step (`tests/viewer_headless.rs` checks it).
 
-use super::control::{FeedbackLinearization, LengthController};
-use super::run::{Record, RunOptions};
-use super::{Command, ControlMode, Sim, SimError, SimState};
+use super::RunOptions;
+use super::controllers::{FeedbackLinearization, LengthController};
+use super::record::Record;
 use crate::kinematics;
 use crate::robot::Robot;
+use crate::sim::{Command, ControlMode, Sim, SimError, SimState};
 use crate::trajectory::{Sample, Trajectory};
 
 /// A [`Sim`] playing a [`Trajectory`] through a controller, one fixed step at a time.
-pub struct Driver {
+pub struct Player {
     trajectory: Trajectory,
     options: RunOptions,
     lengths_ctl: LengthController,
@@ -28,17 +29,20 @@ pub struct Driver {
     /// The sample and the command of the last step (of the start, before any step).
     commanded: Sample,
     command: Command,
+    /// Tension mode: the IK lengths of the commanded pose (what the record shows as the
+    /// length command); empty otherwise.
+    ik_lengths: Vec<f64>,
     uncompensated: u64,
 }
 
-impl Driver {
+impl Player {
     /// The platform at rest where the trajectory's first command holds it (length and ideal
     /// modes: the elastic equilibrium of the commanded lengths; tension mode: the first pose).
     pub fn new(
         robot: &Robot,
         trajectory: Trajectory,
         options: &RunOptions,
-    ) -> Result<Driver, SimError> {
+    ) -> Result<Player, SimError> {
         let first = *trajectory
             .samples
             .first()
@@ -51,19 +55,26 @@ impl Driver {
             kd: options.kd,
             bounds: robot.tension,
         };
-        let mut sim = Sim::at(robot, options.config.clone(), &start_pose)?;
-        if options.config.control != ControlMode::Tension {
-            let (rest, _) = lengths_ctl.lengths(robot, &start_pose);
-            sim.settle(&Command::Lengths(rest))?;
-        }
-        let command = match options.config.control {
+        // Settled once: where the first command holds the platform (tension mode: at the first
+        // pose, held by the tension distribution).
+        let (sim, command) = match options.config.control {
             ControlMode::Tension => {
+                let sim = Sim::at(robot, options.config.clone(), &start_pose)?;
                 let s = trajectory.sample_at(t0).unwrap_or(first);
-                tension_ctl.command(robot, &s, sim.state())
+                let command = tension_ctl.command(robot, &s, sim.state());
+                (sim, command)
             }
-            _ => Command::Lengths(lengths_ctl.lengths(robot, &start_pose).0),
+            _ => {
+                let command = Command::Lengths(lengths_ctl.lengths(robot, &start_pose).0);
+                let sim = Sim::holding(robot, options.config.clone(), &start_pose, Some(&command))?;
+                (sim, command)
+            }
         };
-        Ok(Driver {
+        let ik_lengths = match command {
+            Command::Tensions(_) => kinematics::lengths(robot, &first.pose),
+            Command::Lengths(_) => Vec::new(),
+        };
+        Ok(Player {
             trajectory,
             options: options.clone(),
             lengths_ctl,
@@ -74,6 +85,7 @@ impl Driver {
             step: 0,
             commanded: first,
             command,
+            ik_lengths,
             uncompensated: 0,
         })
     }
@@ -89,7 +101,11 @@ impl Driver {
             ..sample
         };
         let command = match self.options.config.control {
-            ControlMode::Tension => self.tension_ctl.command(robot, &sample, self.sim.state()),
+            ControlMode::Tension => {
+                let command = self.tension_ctl.command(robot, &sample, self.sim.state());
+                self.ik_lengths = kinematics::lengths(robot, &sample.pose);
+                command
+            }
             _ => {
                 let (l, ok) = self.lengths_ctl.lengths(robot, &sample.pose);
                 if !ok {
@@ -104,7 +120,7 @@ impl Driver {
         Ok(())
     }
 
-    /// Steps the physics once with the command set by [`Driver::command_next_step`]. A
+    /// Steps the physics once with the command set by [`Player::command_next_step`]. A
     /// blow-up is returned; the state is then the one of the failed step.
     pub fn step_physics(&mut self) -> Result<(), SimError> {
         let result = self.sim.step();
@@ -119,20 +135,20 @@ impl Driver {
         self.step_physics()
     }
 
-    /// The last step (or the start) as a [`Record`].
-    pub fn record(&self) -> Record {
+    /// The last step (or the start) as a [`Record`], borrowed: nothing is copied.
+    pub fn record(&self) -> Record<'_> {
         match &self.command {
             Command::Lengths(l) => Record {
-                commanded: self.commanded,
-                length_command: l.clone(),
+                commanded: &self.commanded,
+                length_command: l,
                 tension_command: None,
-                state: self.sim.state().clone(),
+                state: self.sim.state(),
             },
             Command::Tensions(t) => Record {
-                commanded: self.commanded,
-                length_command: kinematics::lengths(self.sim.robot(), &self.commanded.pose),
-                tension_command: Some(t.clone()),
-                state: self.sim.state().clone(),
+                commanded: &self.commanded,
+                length_command: &self.ik_lengths,
+                tension_command: Some(t),
+                state: self.sim.state(),
             },
         }
     }

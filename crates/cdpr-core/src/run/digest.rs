@@ -1,16 +1,16 @@
-//! What a headless run reports (`cdpr simulate`): tracking metrics against the command, the
-//! tension range, the speed, the warnings; and the run written as CSV. The command line only
-//! formats a [`SimulationReport`] (a table, or its serde form as `--json`).
+//! A run digested into what `cdpr simulate` reports: tracking metrics against the command,
+//! the tension range, the speed, the warnings ([`SimulationReport`], whose serde form is
+//! `--json`), gathered record by record in constant memory per step ([`RunDigest`]). The
+//! command line only formats the report.
 
-use super::run::{Record, RunOptions, RunOutcome, RunSummary, csv_columns};
-use super::{ControlMode, ModelKind};
+use super::record::Record;
+use super::{RunOptions, RunOutcome, RunSummary};
 use crate::metrics::{self, CompareOptions, Comparison, Point, Track};
 use crate::robot::{Mechanism, Robot};
+use crate::sim::{ControlMode, ModelKind};
 use crate::trajectory::Trajectory;
 use nalgebra::Vector3;
 use serde::Serialize;
-use std::io::Write;
-use std::ops::ControlFlow;
 
 /// How tracking is judged: seed 000's metrics on positions, or angle errors for a platform
 /// that only turns; the reason when the metrics cannot be computed.
@@ -84,7 +84,7 @@ pub fn simulation_report(
 ) -> SimulationReport {
     let mut digest = RunDigest::new(robot, source, options);
     for r in &outcome.records {
-        digest.push(r);
+        digest.push(&r.as_record());
     }
     let summary = RunSummary {
         steps: outcome.steps,
@@ -99,46 +99,6 @@ pub fn simulation_report(
     let mut report = digest.report(&summary, remove_lag);
     report.error = outcome.error.as_ref().map(|e| e.to_string());
     report
-}
-
-/// A headless run and its report: what [`simulate`] returns.
-#[derive(Debug)]
-pub struct SimulatedRun {
-    /// The report (its `wall_s` and `rtf` cover the stepping loop; a command timing more
-    /// than that overwrites them).
-    pub report: SimulationReport,
-    /// How the run went (steps, records handed out, why it stopped early).
-    pub summary: RunSummary,
-    /// Wall-clock time of the metrics, s.
-    pub metrics_s: f64,
-}
-
-/// Runs `trajectory` on `robot` with `options` and reports it — `cdpr simulate` and `cdpr
-/// sweep` share this path, so that the same settings give the same numbers. Each record
-/// (the start, then every good step) is handed to `on_record` as it is computed (e.g. to
-/// write it; [`ControlFlow::Break`] stops the run), `progress` gets the fraction done. The
-/// number of steps is checked against [`super::run::MAX_STEPS`] before anything runs.
-/// `remove_lag`: metrics after removing the lag (seed 000's Table 1) or at equal instants.
-pub fn simulate(
-    robot: &Robot,
-    trajectory: Trajectory,
-    options: &RunOptions,
-    remove_lag: bool,
-    progress: &mut dyn FnMut(f64),
-    on_record: &mut dyn FnMut(&Record) -> ControlFlow<()>,
-) -> Result<SimulatedRun, super::SimError> {
-    let mut digest = RunDigest::new(robot, &trajectory, options);
-    let summary = super::run::run_with(robot, trajectory, options, progress, &mut |r| {
-        digest.push(r);
-        on_record(r)
-    })?;
-    let measuring = std::time::Instant::now();
-    let report = digest.report(&summary, remove_lag);
-    Ok(SimulatedRun {
-        report,
-        summary,
-        metrics_s: measuring.elapsed().as_secs_f64(),
-    })
 }
 
 /// Time a cable spent below the robot's minimum tension.
@@ -164,6 +124,27 @@ pub struct Escape {
     /// The region: the robot's frame and workspace boxes, grown by a tenth of their size, m.
     pub box_min: [f64; 3],
     pub box_max: [f64; 3],
+}
+
+impl Escape {
+    /// The escape in words: when, where, and why the run is then not physical.
+    pub fn message(&self) -> String {
+        format!(
+            "the platform left the robot's frame at t = {:.3} s (at x {:.3}, y {:.3}, z {:.3} m; \
+             the frame and workspace span x {:.3} … {:.3}, y {:.3} … {:.3}, z {:.3} … {:.3} m with a margin): \
+             the run is not physical (slack cables, an unreachable pose, too heavy a payload?)",
+            self.t,
+            self.position[0],
+            self.position[1],
+            self.position[2],
+            self.box_min[0],
+            self.box_max[0],
+            self.box_min[1],
+            self.box_max[1],
+            self.box_min[2],
+            self.box_max[2]
+        )
+    }
 }
 
 /// What the report of a run needs, gathered record by record: per step the time, the
@@ -221,7 +202,7 @@ impl RunDigest {
     }
 
     /// Takes one record (the start first, then every step in order).
-    pub fn push(&mut self, r: &Record) {
+    pub fn push(&mut self, r: &Record<'_>) {
         let channels = |p: &crate::kinematics::Pose| -> Point {
             if self.turns_only {
                 [p.rpy.x, p.rpy.y, p.rpy.z]
@@ -311,7 +292,7 @@ impl RunDigest {
         let (model, control) = self.config;
         let mut warnings = Vec::new();
         if self.compensate && control == ControlMode::Tension {
-            warnings.push("--compensate has no effect in tension mode".to_string());
+            warnings.push("`compensate` has no effect in tension mode".to_string());
         }
         if summary.uncompensated_steps > 0 {
             warnings.push(format!(
@@ -482,300 +463,4 @@ pub fn tension_range(outcome: &RunOutcome) -> Option<(f64, f64)> {
             None => Some((f, f)),
             Some((lo, hi)) => Some((f64::min(lo, f), f64::max(hi, f))),
         })
-}
-
-/// The numeric columns of a run's record, in the CSV's order (see [`write_csv`]): shared by
-/// the CSV writer and the faces that hand a run over as arrays (the Python package), so both
-/// give the same columns with the same numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RecordLayout {
-    cable_robot: bool,
-    cables: usize,
-    actuators: usize,
-    legs: usize,
-}
-
-impl RecordLayout {
-    /// The layout of a run on `robot` whose first record is `first` (robots with legs take
-    /// their actuator and leg counts from it; None: no record, no such columns).
-    pub fn new(robot: &Robot, first: Option<&Record>) -> RecordLayout {
-        let cable_robot = robot.is_cable_robot();
-        let (actuators, legs) = match first {
-            Some(r) if !cable_robot => (r.length_command.len(), r.state.lengths.len()),
-            _ => (0, 0),
-        };
-        RecordLayout {
-            cable_robot,
-            cables: robot.cable_count(),
-            actuators,
-            legs,
-        }
-    }
-
-    /// Names of the numeric columns (the CSV's header without the trailing `segment`).
-    pub fn columns(&self) -> Vec<String> {
-        let mut header = csv_columns(self.cables);
-        for i in 1..=self.actuators {
-            header.extend([format!("actuator_cmd_{i}"), format!("actuator_{i}")]);
-        }
-        for i in 1..=self.legs {
-            header.extend([format!("leg_length_{i}"), format!("leg_force_{i}")]);
-        }
-        header
-    }
-
-    /// Hands the numbers of `r` to `field`, in [`columns`](Self::columns)' order; stops at
-    /// the first error `field` returns.
-    pub fn numbers<E>(
-        &self,
-        r: &Record,
-        field: &mut impl FnMut(f64) -> Result<(), E>,
-    ) -> Result<(), E> {
-        field(r.state.time)?;
-        for v in r.commanded.pose.to_array() {
-            field(v)?;
-        }
-        for v in r.state.pose.to_array() {
-            field(v)?;
-        }
-        for i in 0..self.cables {
-            field(r.length_command[i])?;
-            field(r.state.lengths[i])?;
-            field(r.state.tensions[i])?;
-        }
-        for i in 0..self.actuators {
-            field(r.length_command[i])?;
-            field(r.state.winch[i])?;
-        }
-        for i in 0..self.legs {
-            field(r.state.lengths[i])?;
-            field(r.state.tensions[i])?;
-        }
-        Ok(())
-    }
-
-    /// Whether the robot has cables (else legs).
-    pub fn cable_robot(&self) -> bool {
-        self.cable_robot
-    }
-}
-
-/// Writes a run as CSV record by record (see [`write_csv`] for the columns): memory does not
-/// grow with the run. The header is written with the first record (whose sizes it takes).
-pub struct CsvRecorder<W: Write> {
-    w: csv::Writer<W>,
-    robot: Robot,
-    layout: Option<RecordLayout>,
-    segment_names: Vec<String>,
-    buf: String,
-}
-
-impl<W: Write> CsvRecorder<W> {
-    /// A recorder of a run of `source` (for its segment names) on `robot`.
-    pub fn new(out: W, robot: &Robot, source: &Trajectory) -> CsvRecorder<W> {
-        CsvRecorder {
-            w: csv::Writer::from_writer(out),
-            robot: robot.clone(),
-            layout: None,
-            segment_names: source.segments.clone(),
-            buf: String::with_capacity(32),
-        }
-    }
-
-    fn header(&mut self, first: Option<&Record>) -> Result<RecordLayout, csv::Error> {
-        let layout = RecordLayout::new(&self.robot, first);
-        let mut header = layout.columns();
-        header.push("segment".into());
-        self.w.write_record(&header)?;
-        self.layout = Some(layout);
-        Ok(layout)
-    }
-
-    /// Writes one record (the header first, on the first call). Each number is formatted
-    /// into one reused buffer and handed to the CSV writer as a field: no allocation per
-    /// number (the bytes are those of `format!("{v}")`).
-    pub fn write(&mut self, r: &Record) -> Result<(), csv::Error> {
-        use std::fmt::Write as _;
-        let layout = match &self.layout {
-            Some(l) => *l,
-            None => self.header(Some(r))?,
-        };
-        let (w, buf) = (&mut self.w, &mut self.buf);
-        layout.numbers(r, &mut |v: f64| -> Result<(), csv::Error> {
-            buf.clear();
-            // Writing to a String cannot fail.
-            let _ = write!(buf, "{v}");
-            w.write_field(buf.as_bytes())
-        })?;
-        let segment = r
-            .commanded
-            .segment
-            .and_then(|k| self.segment_names.get(k))
-            .map(String::as_str)
-            .unwrap_or("");
-        self.w.write_field(segment)?;
-        self.w.write_record(None::<&[u8]>)
-    }
-
-    /// Flushes (writing the header if no record came) and returns the writer.
-    pub fn finish(mut self) -> Result<W, csv::Error> {
-        if self.layout.is_none() {
-            self.header(None)?;
-        }
-        self.w.flush()?;
-        self.w
-            .into_inner()
-            .map_err(|e| csv::Error::from(std::io::Error::other(e.to_string())))
-    }
-}
-
-/// The run as CSV: `t,x_cmd,…,yaw_cmd,x,…,yaw`, per cable `length_cmd_i,length_i,tension_i`;
-/// robots with legs: per actuator `actuator_cmd_i,actuator_i` (m or rad), per leg
-/// `leg_length_i,leg_force_i`; then `segment`. Every number in Rust's shortest round-trip
-/// form (reading the file back gives the recorded values bit for bit).
-pub fn write_csv<W: Write>(
-    out: W,
-    robot: &Robot,
-    source: &Trajectory,
-    outcome: &RunOutcome,
-) -> Result<(), csv::Error> {
-    let mut recorder = CsvRecorder::new(out, robot, source);
-    for r in &outcome.records {
-        recorder.write(r)?;
-    }
-    recorder.finish()?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::kinematics::Pose;
-    use crate::sim::run::{self, hold};
-    use crate::trajectory::Sample;
-
-    #[test]
-    fn a_held_pose_reports_a_tension_range_that_balances_the_weight_and_a_readable_csv() {
-        let robot = crate::fixtures::robot("silva4");
-        let home = Pose::from_array(robot.home);
-        let options = RunOptions {
-            config: crate::sim::SimConfig {
-                model: ModelKind::Elastic,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let traj = hold(home, 0.5, options.config.dt);
-        let outcome = run::run(&robot, &traj, &options, &mut |_| {}).expect("runs");
-        let report = simulation_report(&robot, &outcome, &traj, &options, true);
-        assert_eq!(report.steps as usize + 1, outcome.records.len());
-        assert_eq!(
-            report.simulated_s,
-            outcome.records.last().map(|r| r.state.time)
-        );
-        // Four cables hold m·g between them: the largest tension is at least a quarter of
-        // the weight, and none is negative (cables only pull).
-        let (lo, hi) = (
-            report.tension_min.expect("cables"),
-            report.tension_max.expect("cables"),
-        );
-        let weight = robot.platform.mass * 9.81;
-        assert!(
-            lo >= 0.0 && hi >= weight / 4.0,
-            "[{lo}, {hi}] N, weight {weight} N"
-        );
-        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
-
-        // The CSV: a header of 13 + 3·4 + 1 columns and one row per record.
-        let mut bytes = Vec::new();
-        write_csv(&mut bytes, &robot, &traj, &outcome).expect("written");
-        let text = String::from_utf8(bytes).expect("utf-8");
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), outcome.records.len() + 1);
-        assert_eq!(lines[0].split(',').count(), 13 + 12 + 1);
-        let last: Vec<f64> = lines[lines.len() - 1]
-            .split(',')
-            .take(13)
-            .map(|v| v.parse().expect("number"))
-            .collect();
-        let r = outcome.records.last().expect("records");
-        assert_eq!(last[0], r.state.time);
-        assert_eq!(last[7..13], r.state.pose.to_array());
-    }
-
-    #[test]
-    fn the_tension_range_of_nothing_is_none_and_angle_errors_match_a_hand_count() {
-        let outcome = RunOutcome {
-            records: Vec::new(),
-            steps: 0,
-            wall_s: 0.0,
-            error: None,
-            uncompensated_steps: 0,
-            limited_steps: 0,
-        };
-        assert_eq!(tension_range(&outcome), None);
-
-        // The start (the rest state before the first step) is not part of the range.
-        let robot = crate::fixtures::robot("silva4");
-        let options = RunOptions {
-            config: crate::sim::SimConfig {
-                model: ModelKind::Elastic,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let traj = hold(Pose::from_array(robot.home), 0.01, options.config.dt);
-        let mut outcome = run::run(&robot, &traj, &options, &mut |_| {}).expect("runs");
-        outcome.records[0].state.tensions.fill(-7.0);
-        let (lo, _) = tension_range(&outcome).expect("steps");
-        assert!(lo >= 0.0, "{lo}");
-
-        // Issue 15: the run's length is checked before anything is allocated.
-        let jump = Trajectory {
-            samples: vec![
-                traj.samples[0],
-                Sample {
-                    t: 1e9,
-                    ..traj.samples[0]
-                },
-            ],
-            segments: Vec::new(),
-        };
-        match run::step_budget(&jump, &options) {
-            Err(crate::sim::SimError::TooManySteps { steps, .. }) => assert_eq!(steps, 1e12),
-            other => panic!("{other:?}"),
-        }
-        let settle = RunOptions {
-            settle_time: -1.0,
-            ..options.clone()
-        };
-        assert!(run::step_budget(&traj, &settle).is_err());
-        assert_eq!(run::step_budget(&traj, &options).expect("short"), 10);
-
-        // Reference roll 0, 0.1, 0.2 rad; actual lags by 0.1 rad on the last two samples:
-        // errors 0, 0.1, 0.1 → RMS √(0.02/3), max 0.1; spread Σ(x − 0.1)² = 0.02, so
-        // NRMSE = 1 − √(0.02/0.02) = 0. Pitch is constant: no NRMSE.
-        let at = |t: f64, roll: f64| Sample {
-            t,
-            pose: Pose::new(0.0, 0.0, 0.0, roll, 0.0, 0.0),
-            velocity: [0.0; 6],
-            acceleration: [0.0; 6],
-            segment: None,
-        };
-        let reference = Trajectory {
-            samples: vec![at(0.0, 0.0), at(1.0, 0.1), at(2.0, 0.2)],
-            segments: Vec::new(),
-        };
-        let actual = Trajectory {
-            samples: vec![at(0.0, 0.0), at(1.0, 0.0), at(2.0, 0.1)],
-            segments: Vec::new(),
-        };
-        let e = angle_errors(&reference, &actual);
-        assert_eq!(e.len(), 1);
-        assert_eq!(e[0].segment, "TOTAL");
-        assert!((e[0].rms_roll_deg - (0.02f64 / 3.0).sqrt().to_degrees()).abs() < 1e-9);
-        assert!((e[0].max_roll_deg - 0.1f64.to_degrees()).abs() < 1e-9);
-        assert!(e[0].nrmse_roll.expect("roll moves").abs() < 1e-9);
-        assert_eq!(e[0].nrmse_pitch, None);
-    }
 }

@@ -7,6 +7,7 @@ use super::{
     BoxCheck, Grid, MinTensionReach, OrientationRange, Plane, VolumeEstimate, check_box,
     default_region, feasible_set, min_tension_reach, slice_cells, slice_with_progress,
 };
+use crate::options::{DefaultValue, Group, OptionSpec, number, whole};
 use crate::robot::{Aabb, Robot, TensionBounds};
 use crate::statics::{StaticsError, tension_bounds};
 use serde::Serialize;
@@ -20,6 +21,58 @@ pub const REGION_LIMIT_M: f64 = 1e4;
 /// ask for: about half a minute on two free cores at 1.5–4 µs a QP (measured on the shared
 /// machine under load: 7–16 µs). The README's `--grid 40 --orientation 10` example is 1.1e7.
 pub const MAX_POSE_CHECKS: f64 = 2e7;
+
+/// `grid`: cells per axis of the volume grid (N³ tension-distribution QPs).
+pub static GRID: OptionSpec = OptionSpec {
+    name: "grid",
+    ..whole(
+        Group::Command,
+        2,
+        400,
+        "cells per axis of the volume grid (N³ QPs)",
+    )
+    .default(DefaultValue::Whole(30))
+};
+
+/// `orientation`: the orientation range required at each point, ±θ on roll, pitch and yaw.
+pub static ORIENTATION: OptionSpec = OptionSpec {
+    name: "orientation",
+    ..number(
+        Group::Command,
+        "degrees",
+        0.0,
+        89.0,
+        "DEG",
+        "orientation range required at each point: ±θ on roll, pitch and yaw",
+    )
+    .default_text("none: zero rotation")
+};
+
+/// `levels`: samples per angle of the orientation range.
+pub static LEVELS: OptionSpec = OptionSpec {
+    name: "levels",
+    ..whole(
+        Group::Command,
+        2,
+        21,
+        "samples per angle of the orientation range (3: −θ, 0, θ)",
+    )
+    .default(DefaultValue::Whole(3))
+};
+
+/// `min_tension`: the minimum tension whose reachability is reported, N.
+pub static MIN_TENSION: OptionSpec = OptionSpec {
+    name: "min_tension",
+    ..number(
+        Group::Command,
+        "N",
+        0.0,
+        1e6,
+        "N",
+        "minimum tension whose reachability is reported",
+    )
+    .default(DefaultValue::Number(5.0))
+};
 
 /// What to compute. `None` fields take the robot file's values.
 #[derive(Debug, Clone)]
@@ -57,15 +110,15 @@ impl Default for WorkspaceRequest {
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    #[error("--grid must be between 2 and 400 cells per axis, got {0}")]
+    #[error("`grid` must be between 2 and 400 cells per axis, got {0}")]
     Grid(usize),
     #[error(
-        "--region: each min must be at least 1 mm below its max, every coordinate within ±{REGION_LIMIT_M} m, got {min:?} … {max:?}"
+        "`region`: each min must be at least 1 mm below its max, every coordinate within ±{REGION_LIMIT_M} m, got {min:?} … {max:?}"
     )]
     Region { min: [f64; 3], max: [f64; 3] },
-    #[error("--orientation must be an angle in [0, 90) degrees, got {0}")]
+    #[error("`orientation` must be an angle in [0, 90) degrees, got {0}")]
     Orientation(f64),
-    #[error("--levels must be at least 2 (−θ and θ), got {0}")]
+    #[error("`levels` must be at least 2 (−θ and θ), got {0}")]
     Levels(usize),
     #[error(
         "{options}: {checks:.1e} pose checks ({cells} grid cells and {plot_cells} plot cells × {orientations} orientations); at most {MAX_POSE_CHECKS:.0e} — {hint}"
@@ -176,24 +229,24 @@ pub fn workspace_report(
         return Err(WorkspaceError::Budget {
             options: match request.orientation_deg {
                 Some(deg) => format!(
-                    "--grid {} with --orientation {deg} --levels {}",
+                    "`grid` {} with `orientation` {deg} `levels` {}",
                     request.grid, request.levels
                 ),
-                None => format!("--grid {}", request.grid),
+                None => format!("`grid` {}", request.grid),
             },
             checks,
             cells,
             plot_cells,
             orientations: n_orient as usize,
             hint: format!(
-                "lower --grid{}{}",
+                "lower `grid`{}{}",
                 if request.orientation_deg.is_some() {
-                    " or --levels"
+                    " or `levels`"
                 } else {
                     ""
                 },
                 if plot_cells > 0 {
-                    " (or --no-plot)"
+                    " (or skip the plot)"
                 } else {
                     ""
                 }
@@ -330,14 +383,14 @@ mod tests {
             f(&mut request);
             run(request)
         };
-        assert!(r(|q| q.grid = 1).contains("--grid"));
-        assert!(r(|q| q.grid = 401).contains("--grid"));
-        assert!(r(|q| q.orientation_deg = Some(90.0)).contains("--orientation"));
+        assert!(r(|q| q.grid = 1).contains("`grid`"));
+        assert!(r(|q| q.grid = 401).contains("`grid`"));
+        assert!(r(|q| q.orientation_deg = Some(90.0)).contains("`orientation`"));
         let levels = |q: &mut WorkspaceRequest| {
             q.orientation_deg = Some(10.0);
             q.levels = 0;
         };
-        assert!(r(levels).contains("--levels must be at least 2"));
+        assert!(r(levels).contains("`levels` must be at least 2"));
         let huge = |q: &mut WorkspaceRequest| {
             q.grid = 400;
             q.orientation_deg = Some(10.0);
@@ -345,11 +398,11 @@ mod tests {
         };
         let message = r(huge);
         assert!(
-            message.contains("--grid 400 with --orientation 10 --levels 21")
+            message.contains("`grid` 400 with `orientation` 10 `levels` 21")
                 && message.contains("at most"),
             "{message}"
         );
-        assert!(r(|q| q.f_min = Some(-1.0)).contains("--f-min"));
+        assert!(r(|q| q.f_min = Some(-1.0)).contains("`f_min`"));
         let flat = Aabb {
             min: nalgebra::Vector3::new(0.0, 0.0, 0.5),
             max: nalgebra::Vector3::new(1.0, 1.0, 0.5),
@@ -358,7 +411,7 @@ mod tests {
             region: Some(flat),
             ..WorkspaceRequest::default()
         });
-        assert!(message.contains("--region"), "{message}");
+        assert!(message.contains("`region`"), "{message}");
         // A region too far out to compute or draw (plotters' ticks never end on it).
         for max in [1e300, f64::INFINITY, 2e4] {
             let far = Aabb {
@@ -369,7 +422,7 @@ mod tests {
                 region: Some(far),
                 ..WorkspaceRequest::default()
             });
-            assert!(message.contains("--region"), "{message}");
+            assert!(message.contains("`region`"), "{message}");
         }
     }
 

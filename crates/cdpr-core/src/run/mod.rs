@@ -1,9 +1,32 @@
-//! Headless runs: a trajectory through a controller into the simulation, recorded.
+//! Runs: a trajectory played through a controller into the physics core ([`Player`]),
+//! stepped headless ([`run`], [`run_with`]), recorded ([`record`]) and digested into what
+//! `cdpr simulate` reports ([`digest`], [`simulate`]). What a run is asked to do is one
+//! [`RunRequest`] ([`request`]: every option's name, range and default, once).
+//!
+//! The command line, Python, sweeps and the viewer all play trajectories through this module;
+//! the ADS shadow drives [`crate::sim::Sim`] with a controller's commands instead, with the
+//! same request's physics options.
 
-use super::driver::Driver;
-use super::{SimConfig, SimError, SimState};
+pub mod controllers;
+pub mod digest;
+pub mod player;
+pub mod prepare;
+pub mod record;
+pub mod request;
+
+pub use crate::options::{OptionError, OptionSpec, Value};
+pub use digest::{
+    AngleErrors, Escape, LowTension, RunDigest, SimulationReport, Tracking, WallSplit,
+    angle_errors, rtf, simulation_report, tension_range, turns_only,
+};
+pub use player::Player;
+pub use prepare::{LoadError, Prepared, Resolved};
+pub use record::{CsvRecorder, Record, RecordBuf, RecordLayout, csv_columns, write_csv};
+pub use request::{CommandSource, OPTIONS, RunRequest};
+
 use crate::kinematics::Pose;
 use crate::robot::Robot;
+use crate::sim::{SimConfig, SimError};
 use crate::trajectory::{Sample, Trajectory};
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -20,35 +43,46 @@ pub struct RunOptions {
     pub settle_time: f64,
 }
 
-impl Default for RunOptions {
-    fn default() -> Self {
+impl RunOptions {
+    /// `config` with no compensation, seed 001's gains and no settle time.
+    pub fn new(config: SimConfig) -> RunOptions {
         RunOptions {
-            config: SimConfig::default(),
+            config,
             compensate: false,
-            kp: 1500.0,
-            kd: 1500.0,
+            kp: controllers::FeedbackLinearization::SEED001_KP,
+            kd: controllers::FeedbackLinearization::SEED001_KD,
             settle_time: 0.0,
         }
     }
 }
 
-/// One recorded step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Record {
-    pub commanded: Sample,
-    /// Commanded winch payouts (length and ideal modes), or the IK lengths of the commanded
-    /// pose (tension mode), m.
-    pub length_command: Vec<f64>,
-    /// Commanded tensions (tension mode), N.
-    pub tension_command: Option<Vec<f64>>,
-    pub state: SimState,
+/// Why a run could not start or stopped.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error("settle: must be a non-negative number of seconds, got {0}")]
+    BadSettle(f64),
+    #[error("dt: must be a positive number of seconds, got {0}")]
+    BadStep(f64),
+    /// A run longer than [`MAX_STEPS`] steps.
+    #[error(
+        "{steps:.1e} steps (trajectory {duration} s + settle {settle} s, every {dt} s); at most {max:.1e}: change `dt`, `settle` or the trajectory",
+        max = MAX_STEPS as f64
+    )]
+    TooManySteps {
+        steps: f64,
+        duration: f64,
+        settle: f64,
+        dt: f64,
+    },
 }
 
 /// What a run produced. On a blow-up the records up to the last good step are kept and the
 /// error is returned alongside (nothing recorded is lost, nothing non-finite is recorded).
 #[derive(Debug)]
 pub struct RunOutcome {
-    pub records: Vec<Record>,
+    pub records: Vec<RecordBuf>,
     pub steps: u64,
     pub wall_s: f64,
     pub error: Option<SimError>,
@@ -87,7 +121,7 @@ impl RunOutcome {
 
     /// The simulated platform trajectory at the recorded steps.
     pub fn actual(&self, source: &Trajectory) -> Trajectory {
-        let mut prev: Option<&Record> = None;
+        let mut prev: Option<&RecordBuf> = None;
         let samples = self
             .records
             .iter()
@@ -124,21 +158,21 @@ pub const MAX_STEPS: u64 = 10_000_000;
 /// The number of steps a run of `trajectory` with `options` takes: its duration plus the
 /// settle time over the step, within [`MAX_STEPS`] (else [`SimError::TooManySteps`], which
 /// names the numbers).
-pub fn step_budget(trajectory: &Trajectory, options: &RunOptions) -> Result<u64, SimError> {
+pub fn step_budget(trajectory: &Trajectory, options: &RunOptions) -> Result<u64, RunError> {
     let dt = options.config.dt;
     if !(dt.is_finite() && dt > 0.0) {
-        return Err(SimError::BadStep(dt));
+        return Err(RunError::BadStep(dt));
     }
     let settle = options.settle_time;
     if !(settle.is_finite() && settle >= 0.0) {
-        return Err(SimError::BadSettle(settle));
+        return Err(RunError::BadSettle(settle));
     }
     let duration = trajectory.duration();
     let steps = ((duration + settle) / dt).round();
     if steps.is_finite() && steps <= MAX_STEPS as f64 {
         Ok(steps as u64)
     } else {
-        Err(SimError::TooManySteps {
+        Err(RunError::TooManySteps {
             steps,
             duration,
             settle,
@@ -169,17 +203,17 @@ pub struct RunSummary {
 /// Runs `trajectory` on `robot`: the platform starts at rest where the first command holds
 /// it, then every step takes the trajectory sample at the step's time, computes the command
 /// (IK lengths, compensated or not, or seed 001's tension controller), and steps — the
-/// per-step logic is [`Driver`]'s, which the viewer shares. `progress` is called with the
+/// per-step logic is [`Player`]'s, which the viewer shares. `progress` is called with the
 /// fraction done from time to time. Every record is kept (see [`run_with`] to stream them).
 pub fn run(
     robot: &Robot,
     trajectory: &Trajectory,
     options: &RunOptions,
     progress: &mut dyn FnMut(f64),
-) -> Result<RunOutcome, SimError> {
+) -> Result<RunOutcome, RunError> {
     let mut records = Vec::new();
     let summary = run_with(robot, trajectory.clone(), options, progress, &mut |r| {
-        records.push(r.clone());
+        records.push(r.to_buf());
         ControlFlow::Continue(())
     })?;
     Ok(RunOutcome {
@@ -201,26 +235,26 @@ pub fn run_with(
     trajectory: Trajectory,
     options: &RunOptions,
     progress: &mut dyn FnMut(f64),
-    on_record: &mut dyn FnMut(&Record) -> ControlFlow<()>,
-) -> Result<RunSummary, SimError> {
+    on_record: &mut dyn FnMut(&Record<'_>) -> ControlFlow<()>,
+) -> Result<RunSummary, RunError> {
     let steps = step_budget(&trajectory, options)?;
-    let mut driver = Driver::new(robot, trajectory, options)?;
+    let mut player = Player::new(robot, trajectory, options)?;
     let started = Instant::now();
     let mut handed = 1;
-    let mut last = driver.record();
-    let mut stopped = on_record(&last).is_break();
+    let mut last_time = player.state().time;
+    let mut stopped = on_record(&player.record()).is_break();
     let mut error = None;
     let report_every = (steps / 200).max(1);
     if !stopped {
         for step in 1..=steps {
-            driver.command_next_step()?;
-            if let Err(e) = driver.step_physics() {
+            player.command_next_step()?;
+            if let Err(e) = player.step_physics() {
                 error = Some(e);
                 break;
             }
-            last = driver.record();
             handed += 1;
-            if on_record(&last).is_break() {
+            last_time = player.state().time;
+            if on_record(&player.record()).is_break() {
                 stopped = true;
                 break;
             }
@@ -231,45 +265,15 @@ pub fn run_with(
     }
     progress(1.0);
     Ok(RunSummary {
-        steps: driver.state().step,
+        steps: player.state().step,
         records: handed,
-        simulated_s: Some(last.state.time),
+        simulated_s: Some(last_time),
         wall_s: started.elapsed().as_secs_f64(),
         error,
         stopped,
-        uncompensated_steps: driver.uncompensated_steps(),
-        limited_steps: driver.sim().limited_steps(),
+        uncompensated_steps: player.uncompensated_steps(),
+        limited_steps: player.sim().limited_steps(),
     })
-}
-
-/// The leading columns of a run's CSV (`cdpr simulate --out`, and the shadow's record): time,
-/// commanded pose, actual pose, then per cable its commanded payout, length and tension.
-pub fn csv_columns(cables: usize) -> Vec<String> {
-    let mut h: Vec<String> = [
-        "t",
-        "x_cmd",
-        "y_cmd",
-        "z_cmd",
-        "roll_cmd",
-        "pitch_cmd",
-        "yaw_cmd",
-        "x",
-        "y",
-        "z",
-        "roll",
-        "pitch",
-        "yaw",
-    ]
-    .map(String::from)
-    .to_vec();
-    for i in 1..=cables {
-        h.extend([
-            format!("length_cmd_{i}"),
-            format!("length_{i}"),
-            format!("tension_{i}"),
-        ]);
-    }
-    h
 }
 
 /// A pose held for `duration` seconds, sampled every `dt`: the simplest trajectory.
@@ -288,3 +292,46 @@ pub fn hold(pose: Pose, duration: f64, dt: f64) -> Trajectory {
         segments: Vec::new(),
     }
 }
+
+/// A headless run and its report: what [`simulate`] returns.
+#[derive(Debug)]
+pub struct SimulatedRun {
+    /// The report (its `wall_s` and `rtf` cover the stepping loop; a command timing more
+    /// than that overwrites them).
+    pub report: SimulationReport,
+    /// How the run went (steps, records handed out, why it stopped early).
+    pub summary: RunSummary,
+    /// Wall-clock time of the metrics, s.
+    pub metrics_s: f64,
+}
+
+/// Runs `trajectory` on `robot` with `options` and reports it — `cdpr simulate` and `cdpr
+/// sweep` share this path, so that the same settings give the same numbers. Each record
+/// (the start, then every good step) is handed to `on_record` as it is computed (e.g. to
+/// write it; [`ControlFlow::Break`] stops the run), `progress` gets the fraction done. The
+/// number of steps is checked against [`MAX_STEPS`] before anything runs.
+/// `remove_lag`: metrics after removing the lag (seed 000's Table 1) or at equal instants.
+pub fn simulate(
+    robot: &Robot,
+    trajectory: Trajectory,
+    options: &RunOptions,
+    remove_lag: bool,
+    progress: &mut dyn FnMut(f64),
+    on_record: &mut dyn FnMut(&Record<'_>) -> ControlFlow<()>,
+) -> Result<SimulatedRun, RunError> {
+    let mut digest = RunDigest::new(robot, &trajectory, options);
+    let summary = run_with(robot, trajectory, options, progress, &mut |r| {
+        digest.push(r);
+        on_record(r)
+    })?;
+    let measuring = std::time::Instant::now();
+    let report = digest.report(&summary, remove_lag);
+    Ok(SimulatedRun {
+        report,
+        summary,
+        metrics_s: measuring.elapsed().as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -4,11 +4,40 @@
 
 use super::{EquilibriumOptions, StaticsError, elastic_equilibrium, pretensioned_rest_lengths};
 use crate::kinematics::{self, AngleUnit, Pose, effective_pose, pose_warnings, wrap_angle};
-use crate::robot::{Robot, TensionBounds};
+use crate::options::{Group, OptionSpec, number};
+use crate::robot::{MAX_TENSION, Robot, TensionBounds};
 use serde::Serialize;
 
 /// The robot file's tension bounds with the user's overrides, checked:
 /// 0 ≤ min < max, both finite.
+/// `f_min`: a minimum tension replacing the robot file's, N.
+pub static F_MIN: OptionSpec = OptionSpec {
+    name: "f_min",
+    ..number(
+        Group::Command,
+        "N",
+        0.0,
+        MAX_TENSION,
+        "N",
+        "minimum tension, replacing the robot file's",
+    )
+    .default_text("the robot file's")
+};
+
+/// `f_max`: a maximum tension replacing the robot file's, N.
+pub static F_MAX: OptionSpec = OptionSpec {
+    name: "f_max",
+    ..number(
+        Group::Command,
+        "N",
+        0.0,
+        MAX_TENSION,
+        "N",
+        "maximum tension, replacing the robot file's",
+    )
+    .default_text("the robot file's")
+};
+
 pub fn tension_bounds(
     robot: &Robot,
     min: Option<f64>,
@@ -219,7 +248,7 @@ mod tests {
             (f64::NAN, 1.0),
         ] {
             let e = tension_bounds(&robot, Some(min), Some(max)).expect_err("invalid");
-            assert!(e.to_string().contains("0 ≤ --f-min < --f-max"), "{e}");
+            assert!(e.to_string().contains("0 ≤ `f_min` < `f_max`"), "{e}");
         }
     }
 

@@ -3,59 +3,85 @@
 //! prints (its `--json`).
 
 use super::reference::{DofReport, DofScore, ReferenceRun, SurrogateError};
-use super::{DOF_NAMES, FitMethod, FitOptions, Reachability, dof_index};
+use crate::options::{DefaultValue, Group, OptionSpec, number};
 use crate::robot::{Dof, Robot};
-use crate::sim::run::RunOptions;
-use crate::sim::{ControlMode, ModelKind, SimConfig};
+use crate::run::request::CommandSource;
+use crate::run::{RunOptions, RunRequest};
+use crate::sim::ModelKind;
+use crate::surrogate::{DOF_NAMES, FitMethod, FitOptions, Reachability, dof_index};
+use crate::trajectory;
 use crate::trajectory::signals::{SignalKind, robot_dofs};
-use crate::trajectory::{self, BuiltinOptions};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
+/// `max_delay`: the longest delay the fit considers, s.
+pub static MAX_DELAY: OptionSpec = OptionSpec {
+    name: "max_delay",
+    ..number(
+        Group::Command,
+        "s",
+        0.0,
+        2.0,
+        "S",
+        "longest delay considered",
+    )
+    .default(DefaultValue::Number(0.25))
+};
+
 /// How reference runs are produced by the physics core.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PhysicsSetup {
-    /// None: elastic for cable robots, chain for robots with legs.
+    /// The run options of the reference runs, as `cdpr simulate` takes them: winch mode, step
+    /// (also the fit's), speed of built-in trajectories, compensation, the combination step.
+    /// Its `model` is not used: see `model`.
+    pub request: RunRequest,
+    /// The physics model of the reference runs; None: the robot's cheapest (elastic for cable
+    /// robots, chain for robots with legs).
     pub model: Option<ModelKind>,
-    pub control: ControlMode,
-    /// Step of the runs and of the fit, s.
-    pub dt: f64,
-    /// Cruise speed of built-in trajectories used as references, m/s.
-    pub speed: f64,
-    pub compensate: bool,
-    /// Apply seed 004's combination step before the filters.
-    pub combine: bool,
 }
 
 impl PhysicsSetup {
+    /// The step of the runs and of the fit, s.
+    pub fn dt(&self) -> f64 {
+        self.request.dt
+    }
+
     /// The physics model of generated runs: the one asked for, else the robot's cheapest.
     pub fn model(&self, robot: &Robot) -> Result<ModelKind, SurrogateError> {
         match self.model {
-            Some(ModelKind::Surrogate) => Err(SurrogateError::Setup(
-                "--model: reference runs come from the physics core (chain or elastic)".into(),
-            )),
+            Some(model) if model.entry().needs_surrogate => Err(SurrogateError::Setup(format!(
+                "`model`: reference runs come from the physics core ({}), not `{model}`",
+                crate::choice::or_list(
+                    &crate::sim::MODELS
+                        .iter()
+                        .filter(|m| !m.needs_surrogate)
+                        .map(|m| m.name)
+                        .collect::<Vec<_>>()
+                )
+            ))),
             Some(model) => Ok(model),
-            None if robot.is_cable_robot() => Ok(ModelKind::Elastic),
-            None => Ok(ModelKind::Chain),
+            None if robot.is_cable_robot() => Ok(ModelKind::ELASTIC),
+            None => Ok(ModelKind::CHAIN),
         }
     }
 
+    /// The options of a reference run on `robot`: `cdpr simulate`'s for the same request.
     pub fn run_options(&self, robot: &Robot) -> Result<RunOptions, SurrogateError> {
-        Ok(RunOptions {
-            config: SimConfig {
-                dt: self.dt,
-                model: self.model(robot)?,
-                control: self.control,
-                ..SimConfig::default()
-            },
-            compensate: self.compensate,
-            ..RunOptions::default()
-        })
+        let request = RunRequest {
+            model: self.model(robot)?,
+            ..self.request.clone()
+        };
+        request
+            .resolve(robot, CommandSource::Trajectory)
+            .map(|r| r.options)
+            .map_err(|e| SurrogateError::Setup(e.to_string()))
     }
 
     /// Seed 004's combination step for `robot` (None: skipped).
     pub fn reachability(&self, robot: &Robot) -> Option<Box<dyn Reachability + Send + Sync>> {
-        self.combine.then(|| super::reachability(robot))
+        self.request
+            .combine
+            .then(|| crate::sim::models::reachability(robot))
     }
 }
 
@@ -73,14 +99,11 @@ pub fn load_reference(
             message: e.to_string(),
         });
     }
-    let options = BuiltinOptions {
-        speed: setup.speed,
-        dt: setup.dt,
-        ..BuiltinOptions::default()
-    };
-    let traj = trajectory::load(spec, robot, &options).map_err(|e| SurrogateError::Reference {
-        name: format!("reference `{spec}` is neither a file nor a trajectory name"),
-        message: e.to_string(),
+    let traj = trajectory::load(spec, robot, &setup.request.builtin_options()).map_err(|e| {
+        SurrogateError::Reference {
+            name: format!("reference `{spec}` is neither a file nor a trajectory name"),
+            message: e.to_string(),
+        }
     })?;
     let name = format!("{spec} ({})", setup.model(robot)?.name());
     super::reference::physics_run(robot, &traj, &setup.run_options(robot)?, &name, progress)
@@ -96,7 +119,7 @@ pub fn parse_dofs(robot: &Robot, names: &[String]) -> Result<Vec<usize>, Surroga
         .map(|n| {
             dof_index(n.trim()).ok_or_else(|| {
                 SurrogateError::Setup(format!(
-                    "--dofs: `{n}` is not a DOF (x, y, z, roll, pitch, yaw)"
+                    "`dofs`: `{n}` is not a DOF (x, y, z, roll, pitch, yaw)"
                 ))
             })
         })
@@ -110,7 +133,7 @@ pub fn parse_signals(names: &[String]) -> Result<Vec<SignalKind>, SurrogateError
         .map(|s| {
             SignalKind::from_name(s.trim()).ok_or_else(|| {
                 SurrogateError::Setup(format!(
-                    "--signals: unknown signal `{s}` (steps, chirp, dsine, dsquare, sines)"
+                    "`signals`: unknown signal `{s}` (steps, chirp, dsine, dsquare, sines)"
                 ))
             })
         })
@@ -142,7 +165,7 @@ pub fn fit_options(
     if fit_gain {
         if method == FitMethod::Grid {
             return Err(SurrogateError::Setup(
-                "--fit-gain needs --method nelder-mead (seed 004's grid fixes the gain at 1)"
+                "`fit_gain` needs `method` nelder-mead (seed 004's grid fixes the gain at 1)"
                     .into(),
             ));
         }
@@ -191,7 +214,7 @@ pub fn bound_warnings(reports: &[DofReport], options: &FitOptions, dt: f64) -> V
         }
         if options.max_delay_s > 0.0 && q.delay_s >= options.max_delay_s - dt {
             out.push(format!(
-                "{}: delay = {} s sits on --max-delay {} s; the best fit may lie beyond it",
+                "{}: delay = {} s sits on `max_delay` {} s; the best fit may lie beyond it",
                 r.dof, q.delay_s, options.max_delay_s
             ));
         }
@@ -245,12 +268,8 @@ mod tests {
 
     fn setup() -> PhysicsSetup {
         PhysicsSetup {
+            request: RunRequest::default(),
             model: None,
-            control: ControlMode::Length,
-            dt: 0.001,
-            speed: 0.1,
-            compensate: false,
-            combine: true,
         }
     }
 
@@ -258,10 +277,10 @@ mod tests {
     fn names_models_and_options_resolve_or_are_refused_by_name() {
         let uvigo8 = crate::fixtures::uvigo8();
         let keops = crate::fixtures::robot("keops");
-        assert_eq!(setup().model(&uvigo8).expect("default"), ModelKind::Elastic);
-        assert_eq!(setup().model(&keops).expect("default"), ModelKind::Chain);
+        assert_eq!(setup().model(&uvigo8).expect("default"), ModelKind::ELASTIC);
+        assert_eq!(setup().model(&keops).expect("default"), ModelKind::CHAIN);
         let surrogate = PhysicsSetup {
-            model: Some(ModelKind::Surrogate),
+            model: Some(ModelKind::SURROGATE),
             ..setup()
         };
         assert!(surrogate.model(&uvigo8).is_err());
@@ -300,8 +319,11 @@ mod tests {
             &robot,
             "pickplace",
             &PhysicsSetup {
-                speed: 0.5,
-                ..setup()
+                request: RunRequest {
+                    speed: 0.5,
+                    ..RunRequest::default()
+                },
+                model: None,
             },
             &mut |_| calls += 1,
         )

@@ -1,0 +1,571 @@
+//! Options as the core declares them, once, for every face: each has a name, a kind (a number
+//! in a unit and range, a whole number, a flag, a named choice, a name or a file), a help
+//! text and its default where it lives. The command line builds its flags from these specs,
+//! Python checks its keyword arguments and a sweep its TOML keys with the same
+//! [`OptionSpec::parse`] / [`OptionValue`], so ranges and messages cannot drift. The run
+//! options are one table ([`crate::run::request`]); a command's own options (a workspace
+//! grid, a comparison's lag window) are specs next to the code that uses them. Knows no
+//! robot.
+
+use crate::choice::{Choice, UnknownChoice};
+use std::path::PathBuf;
+
+/// Which part of a run an option belongs to; a face offers the groups it uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// The robot and its payload.
+    Robot,
+    /// What is played: the trajectory and how a built-in one is shaped.
+    Trajectory,
+    /// The physical model and its step.
+    Physics,
+    /// How the run drives the model and what it reports.
+    Run,
+    /// An option of one command (a workspace grid, a comparison's lag window).
+    Command,
+}
+
+/// What values an option takes.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// A finite number within `[min, max]`, in `unit` (SI; "" for a ratio).
+    Number {
+        unit: &'static str,
+        min: f64,
+        max: f64,
+    },
+    /// A whole number within `[min, max]`.
+    Whole { min: u64, max: u64 },
+    /// On or off.
+    Flag,
+    /// One name of a [`Choice`]: its names and helps.
+    Choice(fn() -> Vec<(&'static str, &'static str)>),
+    /// A shipped name or a file (robots, trajectories).
+    Name,
+    /// A file.
+    File,
+}
+
+/// One option: everything a face needs to offer it.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionSpec {
+    /// Its name: the request's field, the Python keyword, the TOML key, the `--flag`.
+    pub name: &'static str,
+    pub group: Group,
+    pub kind: Kind,
+    /// What it does, one or two sentences (units and ranges are added by the faces).
+    pub help: &'static str,
+    /// The command line's spelling when it is not `--name` with `-` for `_`: an option that is
+    /// on by default is turned off by a `--no-…` flag.
+    pub flag: Option<&'static str>,
+    /// A one-letter flag on the command line.
+    pub short: Option<char>,
+    /// The placeholder in the command line's help (`M/S`, `S`, `KG`).
+    pub value_name: &'static str,
+    /// The default in words, where it is not a value ("the built-in's own").
+    pub default_text: Option<&'static str>,
+    /// The default of a command's own option (a run option's is [`RunRequest`]'s:
+    /// `crate::run::RunRequest::default()`).
+    pub default: DefaultValue,
+}
+
+/// The default value of a command's own option.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DefaultValue {
+    /// None, or given by its owner (a run option's by the run request).
+    None,
+    Number(f64),
+    Whole(u64),
+}
+
+impl OptionSpec {
+    pub const fn new(
+        group: Group,
+        kind: Kind,
+        value_name: &'static str,
+        help: &'static str,
+    ) -> Self {
+        OptionSpec {
+            name: "",
+            group,
+            kind,
+            help,
+            flag: None,
+            short: None,
+            value_name,
+            default_text: None,
+            default: DefaultValue::None,
+        }
+    }
+    /// The default of a command's own option.
+    pub const fn default(self, default: DefaultValue) -> Self {
+        OptionSpec { default, ..self }
+    }
+    pub const fn flag(self, flag: &'static str) -> Self {
+        OptionSpec {
+            flag: Some(flag),
+            ..self
+        }
+    }
+    pub const fn short(self, short: char) -> Self {
+        OptionSpec {
+            short: Some(short),
+            ..self
+        }
+    }
+    pub const fn default_text(self, text: &'static str) -> Self {
+        OptionSpec {
+            default_text: Some(text),
+            ..self
+        }
+    }
+
+    /// The command line's long flag, without the dashes.
+    pub fn cli_flag(&self) -> String {
+        match self.flag {
+            Some(f) => f.to_string(),
+            None => self.name.replace('_', "-"),
+        }
+    }
+
+    /// Parses the text of a value (command line, environment): numbers checked against the
+    /// range, names against the choice. The problem, if any, is worded without the option's
+    /// name (the face puts its own spelling in front).
+    pub fn parse(&self, text: &str) -> Result<Value, Problem> {
+        let trimmed = text.trim();
+        match self.kind {
+            Kind::Number { unit, min, max } => {
+                let value: f64 = trimmed.parse().map_err(|_| Problem::NotANumber {
+                    given: text.to_string(),
+                })?;
+                check_number(value, text, unit, min, max).map(Value::Number)
+            }
+            Kind::Whole { min, max } => match trimmed.parse::<u64>() {
+                Ok(n) if (min..=max).contains(&n) => Ok(Value::Whole(n as i64)),
+                _ => Err(Problem::NotWhole {
+                    given: text.to_string(),
+                    min,
+                    max,
+                }),
+            },
+            Kind::Flag => match trimmed {
+                "true" | "on" | "yes" | "1" => Ok(Value::Flag(true)),
+                "false" | "off" | "no" | "0" => Ok(Value::Flag(false)),
+                _ => Err(Problem::WrongType {
+                    expected: "true or false",
+                    given: text.to_string(),
+                }),
+            },
+            Kind::Choice(names) => {
+                let names = names();
+                names
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(trimmed))
+                    .map(|(n, _)| Value::Text(n.to_string()))
+                    .ok_or_else(|| Problem::NotAChoice {
+                        given: text.to_string(),
+                        known: names.iter().map(|(n, _)| *n).collect(),
+                    })
+            }
+            Kind::Name | Kind::File => Ok(Value::Text(text.to_string())),
+        }
+    }
+
+    /// The range and unit in words ("0.001 to 10 m/s"), for help texts.
+    pub fn range_text(&self) -> Option<String> {
+        match self.kind {
+            Kind::Number { unit, min, max } => Some(format!(
+                "{} to {}{}",
+                short(min),
+                short(max),
+                unit_suffix(unit)
+            )),
+            Kind::Whole { min, max } => Some(format!("{min} to {max}")),
+            _ => None,
+        }
+    }
+
+    /// `problem` with this option's name.
+    pub fn error(&'static self, problem: Problem) -> OptionError {
+        OptionError {
+            option: self.name,
+            problem,
+        }
+    }
+}
+
+/// A value of an option as a face hands it over (a command-line text once parsed, a Python
+/// object, a TOML value).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Number(f64),
+    Whole(i64),
+    Flag(bool),
+    Text(String),
+    /// No value: the option's default (Python's `None`).
+    Unset,
+}
+
+impl Value {
+    /// The value in words, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Value::Number(x) => format!("{x}"),
+            Value::Whole(n) => format!("{n}"),
+            Value::Flag(b) => format!("{b}"),
+            Value::Text(t) => format!("\"{t}\""),
+            Value::Unset => "nothing".into(),
+        }
+    }
+}
+
+/// What is wrong with a value, without the option's name.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Problem {
+    #[error("`{given}` is not a number")]
+    NotANumber { given: String },
+    #[error("must be between {} and {}{}, got {given}", short(*min), short(*max), unit_suffix(unit))]
+    OutOfRange {
+        given: String,
+        unit: &'static str,
+        min: f64,
+        max: f64,
+    },
+    #[error("must be a whole number from {min} to {max}, got {given}")]
+    NotWhole { given: String, min: u64, max: u64 },
+    #[error("`{given}` is not one of {}", crate::choice::or_list(known))]
+    NotAChoice {
+        given: String,
+        known: Vec<&'static str>,
+    },
+    #[error("expected {expected}, got {given}")]
+    WrongType {
+        expected: &'static str,
+        given: String,
+    },
+    #[error("is required: {0}")]
+    Missing(&'static str),
+}
+
+/// A bad value of a named option, or an unknown option.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{option}: {problem}")]
+pub struct OptionError {
+    /// The option's name in [`OPTIONS`] (or the unknown name given).
+    pub option: &'static str,
+    pub problem: Problem,
+}
+
+/// An option name that is not in [`OPTIONS`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("unknown option `{given}`{}", match nearest { Some(n) => format!(" (did you mean `{n}`?)"), None => String::new() })]
+pub struct UnknownOption {
+    pub given: String,
+    pub nearest: Option<&'static str>,
+}
+
+/// A request's field, read from and turned into a [`Value`].
+pub trait OptionValue: Sized {
+    fn from_value(spec: &'static OptionSpec, value: Value) -> Result<Self, OptionError>;
+    fn to_value(&self) -> Value;
+}
+
+pub fn check_number(
+    value: f64,
+    given: &str,
+    unit: &'static str,
+    min: f64,
+    max: f64,
+) -> Result<f64, Problem> {
+    if value.is_finite() && (min..=max).contains(&value) {
+        Ok(value)
+    } else {
+        Err(Problem::OutOfRange {
+            given: given.trim().to_string(),
+            unit,
+            min,
+            max,
+        })
+    }
+}
+
+impl OptionValue for f64 {
+    fn from_value(spec: &'static OptionSpec, value: Value) -> Result<f64, OptionError> {
+        let x = match &value {
+            Value::Number(x) => *x,
+            Value::Whole(n) => *n as f64,
+            other => {
+                return Err(spec.error(Problem::WrongType {
+                    expected: "a number",
+                    given: other.describe(),
+                }));
+            }
+        };
+        match spec.kind {
+            Kind::Number { unit, min, max } => {
+                check_number(x, &format!("{x}"), unit, min, max).map_err(|p| spec.error(p))
+            }
+            _ => Ok(x),
+        }
+    }
+    fn to_value(&self) -> Value {
+        Value::Number(*self)
+    }
+}
+
+impl OptionValue for usize {
+    fn from_value(spec: &'static OptionSpec, value: Value) -> Result<usize, OptionError> {
+        let (min, max) = match spec.kind {
+            Kind::Whole { min, max } => (min, max),
+            _ => (0, u64::MAX),
+        };
+        let bad = |given: String| spec.error(Problem::NotWhole { given, min, max });
+        match value {
+            Value::Whole(n) if n >= 0 && (min..=max).contains(&(n as u64)) => Ok(n as usize),
+            Value::Whole(n) => Err(bad(n.to_string())),
+            Value::Number(x) => Err(bad(format!("{x}"))),
+            other => Err(spec.error(Problem::WrongType {
+                expected: "a whole number",
+                given: other.describe(),
+            })),
+        }
+    }
+    fn to_value(&self) -> Value {
+        Value::Whole(*self as i64)
+    }
+}
+
+impl OptionValue for bool {
+    fn from_value(spec: &'static OptionSpec, value: Value) -> Result<bool, OptionError> {
+        match value {
+            Value::Flag(b) => Ok(b),
+            other => Err(spec.error(Problem::WrongType {
+                expected: "true or false",
+                given: other.describe(),
+            })),
+        }
+    }
+    fn to_value(&self) -> Value {
+        Value::Flag(*self)
+    }
+}
+
+impl OptionValue for String {
+    fn from_value(spec: &'static OptionSpec, value: Value) -> Result<String, OptionError> {
+        match value {
+            Value::Text(t) => Ok(t),
+            other => Err(spec.error(Problem::WrongType {
+                expected: "a name or a file",
+                given: other.describe(),
+            })),
+        }
+    }
+    fn to_value(&self) -> Value {
+        Value::Text(self.clone())
+    }
+}
+
+/// An optional value: [`Value::Unset`] is `None`.
+impl<T: OptionValue> OptionValue for Option<T> {
+    fn from_value(spec: &'static OptionSpec, value: Value) -> Result<Option<T>, OptionError> {
+        match value {
+            Value::Unset => Ok(None),
+            v => T::from_value(spec, v).map(Some),
+        }
+    }
+    fn to_value(&self) -> Value {
+        match self {
+            None => Value::Unset,
+            Some(v) => v.to_value(),
+        }
+    }
+}
+
+impl OptionValue for PathBuf {
+    fn from_value(spec: &'static OptionSpec, value: Value) -> Result<PathBuf, OptionError> {
+        String::from_value(spec, value).map(PathBuf::from)
+    }
+    fn to_value(&self) -> Value {
+        Value::Text(self.display().to_string())
+    }
+}
+
+/// A [`Choice`] is given by its name.
+#[macro_export]
+macro_rules! choice_value {
+    ($($ty:ty),+) => {$(
+        impl $crate::options::OptionValue for $ty {
+            fn from_value(
+                spec: &'static $crate::options::OptionSpec,
+                value: $crate::options::Value,
+            ) -> Result<$ty, $crate::options::OptionError> {
+                $crate::options::choice_from_value::<$ty>(spec, value)
+            }
+            fn to_value(&self) -> $crate::options::Value {
+                $crate::options::Value::Text($crate::choice::Choice::name(*self).to_string())
+            }
+        }
+    )+};
+}
+
+/// The names and helps of a [`Choice`], for [`Kind::Choice`].
+pub fn choices<T: Choice>() -> Vec<(&'static str, &'static str)> {
+    T::all().into_iter().map(|v| (v.name(), v.help())).collect()
+}
+
+pub const fn number(
+    group: Group,
+    unit: &'static str,
+    min: f64,
+    max: f64,
+    value_name: &'static str,
+    help: &'static str,
+) -> OptionSpec {
+    OptionSpec::new(group, Kind::Number { unit, min, max }, value_name, help)
+}
+
+pub const fn whole(group: Group, min: u64, max: u64, help: &'static str) -> OptionSpec {
+    OptionSpec::new(group, Kind::Whole { min, max }, "N", help)
+}
+
+pub const fn flag(group: Group, help: &'static str) -> OptionSpec {
+    OptionSpec::new(group, Kind::Flag, "", help)
+}
+
+pub const fn choice(
+    group: Group,
+    names: fn() -> Vec<(&'static str, &'static str)>,
+    value_name: &'static str,
+    help: &'static str,
+) -> OptionSpec {
+    OptionSpec::new(group, Kind::Choice(names), value_name, help)
+}
+
+/// A [`Choice`] from a [`Value`] (its name), checked against its names.
+pub fn choice_from_value<T: Choice>(
+    spec: &'static OptionSpec,
+    value: Value,
+) -> Result<T, OptionError> {
+    match value {
+        Value::Text(name) => {
+            T::from_name(&name).map_err(|UnknownChoice { given, known, .. }| {
+                spec.error(Problem::NotAChoice { given, known })
+            })
+        }
+        other => Err(spec.error(Problem::WrongType {
+            expected: "a name",
+            given: other.describe(),
+        })),
+    }
+}
+
+/// Why setting an option by name was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SetError {
+    #[error(transparent)]
+    Unknown(#[from] UnknownOption),
+    #[error(transparent)]
+    Value(#[from] OptionError),
+}
+
+/// `name` as an unknown option among `known`, with the nearest name if one is close.
+pub fn unknown(name: &str, known: impl IntoIterator<Item = &'static str>) -> UnknownOption {
+    let nearest = known
+        .into_iter()
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n);
+    UnknownOption {
+        given: name.to_string(),
+        nearest,
+    }
+}
+
+/// Levenshtein distance, for "did you mean".
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(above + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+pub use crate::text::short;
+
+fn unit_suffix(unit: &str) -> String {
+    if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DT: OptionSpec = OptionSpec {
+        name: "dt",
+        ..number(Group::Physics, "s", 1e-5, 0.01, "S", "step")
+    };
+
+    #[test]
+    fn texts_are_parsed_against_the_spec_without_its_name() {
+        assert_eq!(DT.parse(" 0.002 "), Ok(Value::Number(0.002)));
+        assert_eq!(
+            DT.parse("1e-9").unwrap_err().to_string(),
+            "must be between 1e-5 and 0.01 s, got 1e-9"
+        );
+        assert_eq!(
+            DT.parse("x").unwrap_err().to_string(),
+            "`x` is not a number"
+        );
+        assert!(DT.parse("nan").is_err() && DT.parse("inf").is_err());
+        assert_eq!(DT.range_text().as_deref(), Some("1e-5 to 0.01 s"));
+        const N: OptionSpec = OptionSpec {
+            name: "n",
+            ..whole(Group::Command, 1, 100, "count")
+        };
+        assert_eq!(N.parse("100"), Ok(Value::Whole(100)));
+        assert!(N.parse("-1").is_err() && N.parse("2.5").is_err());
+        assert_eq!(
+            f64::from_value(&DT, Value::Number(0.5))
+                .unwrap_err()
+                .to_string(),
+            "dt: must be between 1e-5 and 0.01 s, got 0.5"
+        );
+    }
+
+    #[test]
+    fn unknown_names_suggest_the_nearest() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(
+            unknown("speeed", ["speed", "dt"]).to_string(),
+            "unknown option `speeed` (did you mean `speed`?)"
+        );
+        assert_eq!(
+            unknown("zzz", ["speed"]).to_string(),
+            "unknown option `zzz`"
+        );
+    }
+}
+
+/// The number an option of `spec` gives: `value` checked against the spec's range.
+pub fn checked_number(spec: &'static OptionSpec, value: f64) -> Result<f64, OptionError> {
+    f64::from_value(spec, Value::Number(value))
+}
+
+/// The whole number an option of `spec` gives: `value` checked against the spec's range.
+pub fn checked_whole(spec: &'static OptionSpec, value: i64) -> Result<usize, OptionError> {
+    usize::from_value(spec, Value::Whole(value))
+}

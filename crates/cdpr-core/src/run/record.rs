@@ -1,0 +1,247 @@
+//! One step of a run as it is handed out ([`Record`], borrowed from the player: nothing is
+//! cloned per step), kept ([`RecordBuf`]) or written: the numeric columns ([`RecordLayout`],
+//! shared by the CSV writer and the faces that hand a run over as arrays) and the CSV
+//! ([`CsvRecorder`], which the ADS shadow extends with its own columns).
+
+use super::RunOutcome;
+use crate::robot::Robot;
+use crate::sim::SimState;
+use crate::trajectory::{Sample, Trajectory};
+use std::io::Write;
+
+/// One recorded step, borrowed from whoever computed it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Record<'a> {
+    pub commanded: &'a Sample,
+    /// Commanded winch payouts (length and ideal modes), or the IK lengths of the commanded
+    /// pose (tension mode), m.
+    pub length_command: &'a [f64],
+    /// Commanded tensions (tension mode), N.
+    pub tension_command: Option<&'a [f64]>,
+    pub state: &'a SimState,
+}
+
+impl Record<'_> {
+    /// A copy to keep.
+    pub fn to_buf(&self) -> RecordBuf {
+        RecordBuf {
+            commanded: *self.commanded,
+            length_command: self.length_command.to_vec(),
+            tension_command: self.tension_command.map(<[f64]>::to_vec),
+            state: self.state.clone(),
+        }
+    }
+}
+
+/// A recorded step kept (see [`Record`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordBuf {
+    pub commanded: Sample,
+    pub length_command: Vec<f64>,
+    pub tension_command: Option<Vec<f64>>,
+    pub state: SimState,
+}
+
+impl RecordBuf {
+    pub fn as_record(&self) -> Record<'_> {
+        Record {
+            commanded: &self.commanded,
+            length_command: &self.length_command,
+            tension_command: self.tension_command.as_deref(),
+            state: &self.state,
+        }
+    }
+}
+
+/// The leading columns of a run's CSV (`cdpr simulate --out`, and the shadow's record): time,
+/// commanded pose, actual pose, then per cable its commanded payout, length and tension.
+pub fn csv_columns(cables: usize) -> Vec<String> {
+    let mut h: Vec<String> = [
+        "t",
+        "x_cmd",
+        "y_cmd",
+        "z_cmd",
+        "roll_cmd",
+        "pitch_cmd",
+        "yaw_cmd",
+        "x",
+        "y",
+        "z",
+        "roll",
+        "pitch",
+        "yaw",
+    ]
+    .map(String::from)
+    .to_vec();
+    for i in 1..=cables {
+        h.extend([
+            format!("length_cmd_{i}"),
+            format!("length_{i}"),
+            format!("tension_{i}"),
+        ]);
+    }
+    h
+}
+
+/// The numeric columns of a run's record, in the CSV's order (see [`write_csv`]): shared by
+/// the CSV writer and the faces that hand a run over as arrays (the Python package), so both
+/// give the same columns with the same numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordLayout {
+    cable_robot: bool,
+    cables: usize,
+    actuators: usize,
+    legs: usize,
+}
+
+impl RecordLayout {
+    /// The layout of a run on `robot` whose first record is `first` (robots with legs take
+    /// their actuator and leg counts from it; None: no record, no such columns).
+    pub fn new(robot: &Robot, first: Option<&Record<'_>>) -> RecordLayout {
+        let cable_robot = robot.is_cable_robot();
+        let (actuators, legs) = match first {
+            Some(r) if !cable_robot => (r.length_command.len(), r.state.lengths.len()),
+            _ => (0, 0),
+        };
+        RecordLayout {
+            cable_robot,
+            cables: robot.cable_count(),
+            actuators,
+            legs,
+        }
+    }
+
+    /// Names of the numeric columns (the CSV's header without the trailing `segment`).
+    pub fn columns(&self) -> Vec<String> {
+        let mut header = csv_columns(self.cables);
+        for i in 1..=self.actuators {
+            header.extend([format!("actuator_cmd_{i}"), format!("actuator_{i}")]);
+        }
+        for i in 1..=self.legs {
+            header.extend([format!("leg_length_{i}"), format!("leg_force_{i}")]);
+        }
+        header
+    }
+
+    /// Hands the numbers of `r` to `field`, in [`columns`](Self::columns)' order; stops at
+    /// the first error `field` returns.
+    pub fn numbers<E>(
+        &self,
+        r: &Record<'_>,
+        field: &mut impl FnMut(f64) -> Result<(), E>,
+    ) -> Result<(), E> {
+        field(r.state.time)?;
+        for v in r.commanded.pose.to_array() {
+            field(v)?;
+        }
+        for v in r.state.pose.to_array() {
+            field(v)?;
+        }
+        for i in 0..self.cables {
+            field(r.length_command[i])?;
+            field(r.state.lengths[i])?;
+            field(r.state.tensions[i])?;
+        }
+        for i in 0..self.actuators {
+            field(r.length_command[i])?;
+            field(r.state.winch[i])?;
+        }
+        for i in 0..self.legs {
+            field(r.state.lengths[i])?;
+            field(r.state.tensions[i])?;
+        }
+        Ok(())
+    }
+
+    /// Whether the robot has cables (else legs).
+    pub fn cable_robot(&self) -> bool {
+        self.cable_robot
+    }
+}
+
+/// Writes a run as CSV record by record (see [`write_csv`] for the columns): memory does not
+/// grow with the run. The header is written with the first record (whose sizes it takes).
+pub struct CsvRecorder<W: Write> {
+    w: csv::Writer<W>,
+    robot: Robot,
+    layout: Option<RecordLayout>,
+    segment_names: Vec<String>,
+    buf: String,
+}
+
+impl<W: Write> CsvRecorder<W> {
+    /// A recorder of a run of `source` (for its segment names) on `robot`.
+    pub fn new(out: W, robot: &Robot, source: &Trajectory) -> CsvRecorder<W> {
+        CsvRecorder {
+            w: csv::Writer::from_writer(out),
+            robot: robot.clone(),
+            layout: None,
+            segment_names: source.segments.clone(),
+            buf: String::with_capacity(32),
+        }
+    }
+
+    fn header(&mut self, first: Option<&Record<'_>>) -> Result<RecordLayout, csv::Error> {
+        let layout = RecordLayout::new(&self.robot, first);
+        let mut header = layout.columns();
+        header.push("segment".into());
+        self.w.write_record(&header)?;
+        self.layout = Some(layout);
+        Ok(layout)
+    }
+
+    /// Writes one record (the header first, on the first call). Each number is formatted
+    /// into one reused buffer and handed to the CSV writer as a field: no allocation per
+    /// number (the bytes are those of `format!("{v}")`).
+    pub fn write(&mut self, r: &Record<'_>) -> Result<(), csv::Error> {
+        use std::fmt::Write as _;
+        let layout = match &self.layout {
+            Some(l) => *l,
+            None => self.header(Some(r))?,
+        };
+        let (w, buf) = (&mut self.w, &mut self.buf);
+        layout.numbers(r, &mut |v: f64| -> Result<(), csv::Error> {
+            buf.clear();
+            // Writing to a String cannot fail.
+            let _ = write!(buf, "{v}");
+            w.write_field(buf.as_bytes())
+        })?;
+        let segment = r
+            .commanded
+            .segment
+            .and_then(|k| self.segment_names.get(k))
+            .map(String::as_str)
+            .unwrap_or("");
+        self.w.write_field(segment)?;
+        self.w.write_record(None::<&[u8]>)
+    }
+
+    /// Flushes (writing the header if no record came) and returns the writer.
+    pub fn finish(mut self) -> Result<W, csv::Error> {
+        if self.layout.is_none() {
+            self.header(None)?;
+        }
+        self.w.flush()?;
+        self.w
+            .into_inner()
+            .map_err(|e| csv::Error::from(std::io::Error::other(e.to_string())))
+    }
+}
+
+/// The run as CSV: `t,x_cmd,…,yaw_cmd,x,…,yaw`, per cable `length_cmd_i,length_i,tension_i`;
+/// robots with legs: per actuator `actuator_cmd_i,actuator_i` (m or rad), per leg
+/// `leg_length_i,leg_force_i`; then `segment`. Every number in Rust's shortest round-trip
+/// form (reading the file back gives the recorded values bit for bit).
+pub fn write_csv<W: Write>(
+    out: W,
+    robot: &Robot,
+    source: &Trajectory,
+    outcome: &RunOutcome,
+) -> Result<(), csv::Error> {
+    let mut recorder = CsvRecorder::new(out, robot, source);
+    for r in &outcome.records {
+        recorder.write(&r.as_record())?;
+    }
+    recorder.finish()?;
+    Ok(())
+}

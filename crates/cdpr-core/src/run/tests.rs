@@ -1,0 +1,125 @@
+use super::*;
+use crate::kinematics::Pose;
+use crate::sim::{ControlMode, ModelKind};
+use crate::trajectory::Sample;
+
+#[test]
+fn a_held_pose_reports_a_tension_range_that_balances_the_weight_and_a_readable_csv() {
+    let robot = crate::fixtures::robot("silva4");
+    let home = Pose::from_array(robot.home);
+    let options = RunOptions::new(crate::sim::SimConfig::new(
+        ModelKind::ELASTIC,
+        ControlMode::Ideal,
+        1e-3,
+    ));
+    let traj = hold(home, 0.5, options.config.dt);
+    let outcome = run(&robot, &traj, &options, &mut |_| {}).expect("runs");
+    let report = simulation_report(&robot, &outcome, &traj, &options, true);
+    assert_eq!(report.steps as usize + 1, outcome.records.len());
+    assert_eq!(
+        report.simulated_s,
+        outcome.records.last().map(|r| r.state.time)
+    );
+    // Four cables hold m·g between them: the largest tension is at least a quarter of
+    // the weight, and none is negative (cables only pull).
+    let (lo, hi) = (
+        report.tension_min.expect("cables"),
+        report.tension_max.expect("cables"),
+    );
+    let weight = robot.platform.mass * 9.81;
+    assert!(
+        lo >= 0.0 && hi >= weight / 4.0,
+        "[{lo}, {hi}] N, weight {weight} N"
+    );
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+
+    // The CSV: a header of 13 + 3·4 + 1 columns and one row per record.
+    let mut bytes = Vec::new();
+    write_csv(&mut bytes, &robot, &traj, &outcome).expect("written");
+    let text = String::from_utf8(bytes).expect("utf-8");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), outcome.records.len() + 1);
+    assert_eq!(lines[0].split(',').count(), 13 + 12 + 1);
+    let last: Vec<f64> = lines[lines.len() - 1]
+        .split(',')
+        .take(13)
+        .map(|v| v.parse().expect("number"))
+        .collect();
+    let r = outcome.records.last().expect("records");
+    assert_eq!(last[0], r.state.time);
+    assert_eq!(last[7..13], r.state.pose.to_array());
+}
+
+#[test]
+fn the_tension_range_of_nothing_is_none_and_angle_errors_match_a_hand_count() {
+    let outcome = RunOutcome {
+        records: Vec::new(),
+        steps: 0,
+        wall_s: 0.0,
+        error: None,
+        uncompensated_steps: 0,
+        limited_steps: 0,
+    };
+    assert_eq!(tension_range(&outcome), None);
+
+    // The start (the rest state before the first step) is not part of the range.
+    let robot = crate::fixtures::robot("silva4");
+    let options = RunOptions::new(crate::sim::SimConfig::new(
+        ModelKind::ELASTIC,
+        ControlMode::Ideal,
+        1e-3,
+    ));
+    let traj = hold(Pose::from_array(robot.home), 0.01, options.config.dt);
+    let mut outcome = run(&robot, &traj, &options, &mut |_| {}).expect("runs");
+    outcome.records[0].state.tensions.fill(-7.0);
+    let (lo, _) = tension_range(&outcome).expect("steps");
+    assert!(lo >= 0.0, "{lo}");
+
+    // Issue 15: the run's length is checked before anything is allocated.
+    let jump = Trajectory {
+        samples: vec![
+            traj.samples[0],
+            Sample {
+                t: 1e9,
+                ..traj.samples[0]
+            },
+        ],
+        segments: Vec::new(),
+    };
+    match step_budget(&jump, &options) {
+        Err(RunError::TooManySteps { steps, .. }) => assert_eq!(steps, 1e12),
+        other => panic!("{other:?}"),
+    }
+    let settle = RunOptions {
+        settle_time: -1.0,
+        ..options.clone()
+    };
+    assert!(step_budget(&traj, &settle).is_err());
+    assert_eq!(step_budget(&traj, &options).expect("short"), 10);
+
+    // Reference roll 0, 0.1, 0.2 rad; actual lags by 0.1 rad on the last two samples:
+    // errors 0, 0.1, 0.1 → RMS √(0.02/3), max 0.1; spread Σ(x − 0.1)² = 0.02, so
+    // NRMSE = 1 − √(0.02/0.02) = 0. Pitch is constant: no NRMSE.
+    let at = |t: f64, roll: f64| Sample {
+        t,
+        pose: Pose::new(0.0, 0.0, 0.0, roll, 0.0, 0.0),
+        velocity: [0.0; 6],
+        acceleration: [0.0; 6],
+        segment: None,
+    };
+    let reference = Trajectory {
+        samples: vec![at(0.0, 0.0), at(1.0, 0.1), at(2.0, 0.2)],
+        segments: Vec::new(),
+    };
+    let actual = Trajectory {
+        samples: vec![at(0.0, 0.0), at(1.0, 0.0), at(2.0, 0.1)],
+        segments: Vec::new(),
+    };
+    let e = angle_errors(&reference, &actual);
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].segment, "TOTAL");
+    assert!((e[0].rms_roll_deg - (0.02f64 / 3.0).sqrt().to_degrees()).abs() < 1e-9);
+    assert!((e[0].max_roll_deg - 0.1f64.to_degrees()).abs() < 1e-9);
+    assert!(e[0].nrmse_roll.expect("roll moves").abs() < 1e-9);
+    assert_eq!(e[0].nrmse_pitch, None);
+}

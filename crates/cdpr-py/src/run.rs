@@ -1,0 +1,361 @@
+//! Trajectories and runs: `cdpr.trajectory`, `cdpr.simulate`, `cdpr.compare`, and the
+//! tables every face reads (`cdpr.options()`, `cdpr.models()`). A run's options are core's
+//! run request, filled from keyword arguments; results are the CLI's `--json` objects and
+//! one float64 array for the steps.
+
+use crate::convert::{array, cdpr_err, names_in, number, request_from, to_py, warn};
+use crate::robot::Robot;
+use cdpr_core::metrics::{self, CompareOptions, MAX_LAG};
+use cdpr_core::options::{DefaultValue, Group, Kind, OptionSpec, Value};
+use cdpr_core::run::request::SAMPLE_DT;
+use cdpr_core::run::{self, OPTIONS, Prepared, RecordLayout, RunRequest};
+use cdpr_core::sim::MODELS;
+use cdpr_core::trajectory::csv::CsvOptions;
+use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::ops::ControlFlow;
+
+// ---------------------------------------------------------------------------- the tables
+
+/// One option as a dict: name, group, kind, unit, min, max, default, help, choices.
+fn option_dict<'py>(py: Python<'py>, spec: &OptionSpec) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", spec.name)?;
+    d.set_item("group", format!("{:?}", spec.group).to_lowercase())?;
+    let (kind, unit, min, max, choices) = match spec.kind {
+        Kind::Number { unit, min, max } => ("number", Some(unit), Some(min), Some(max), None),
+        Kind::Whole { min, max } => ("whole", None, Some(min as f64), Some(max as f64), None),
+        Kind::Flag => ("flag", None, None, None, None),
+        Kind::Choice(names) => (
+            "choice",
+            None,
+            None,
+            None,
+            Some(names().into_iter().map(|(n, _)| n).collect::<Vec<_>>()),
+        ),
+        Kind::Name => ("name", None, None, None, None),
+        Kind::File => ("file", None, None, None, None),
+    };
+    d.set_item("kind", kind)?;
+    d.set_item("unit", unit)?;
+    d.set_item("min", min)?;
+    d.set_item("max", max)?;
+    d.set_item("choices", choices)?;
+    let default = match (spec.group, spec.default) {
+        (Group::Command, DefaultValue::Number(x)) => Value::Number(x),
+        (Group::Command, DefaultValue::Whole(n)) => Value::Whole(n as i64),
+        (Group::Command, DefaultValue::None) => Value::Unset,
+        _ => RunRequest::default().get(spec.name).unwrap_or(Value::Unset),
+    };
+    match default {
+        Value::Number(x) => d.set_item("default", x)?,
+        Value::Whole(n) => d.set_item("default", n)?,
+        Value::Flag(b) => d.set_item("default", b)?,
+        Value::Text(t) => d.set_item("default", t)?,
+        Value::Unset => d.set_item("default", spec.default_text)?,
+    }
+    d.set_item("help", spec.help)?;
+    Ok(d)
+}
+
+/// Every run option (core's table): what `simulate`, `Sim` and `trajectory` take as keyword
+/// arguments, with its unit, range, default and help.
+#[pyfunction]
+#[pyo3(name = "options")]
+pub fn option_table<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    let items: PyResult<Vec<_>> = OPTIONS.iter().map(|s| option_dict(py, s)).collect();
+    PyList::new(py, items?)
+}
+
+/// Every physical model (core's table): name, help, winch modes, whether it models robots
+/// with legs and whether it needs the surrogate's parameters.
+#[pyfunction]
+#[pyo3(name = "models")]
+pub fn model_table<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    let items: PyResult<Vec<_>> = MODELS
+        .iter()
+        .map(|m| {
+            let d = PyDict::new(py);
+            d.set_item("name", m.name)?;
+            d.set_item("help", m.help)?;
+            d.set_item(
+                "controls",
+                m.controls.iter().map(|c| c.name()).collect::<Vec<_>>(),
+            )?;
+            d.set_item("legs", m.legs)?;
+            d.set_item("needs_surrogate", m.needs_surrogate)?;
+            d.set_item("swept", m.not_swept.is_none())?;
+            Ok(d)
+        })
+        .collect();
+    PyList::new(py, items?)
+}
+
+// ---------------------------------------------------------------------- trajectories
+
+/// A trajectory from an (n, k) array whose columns are named by `columns` (`t`, `x`, `y`,
+/// `z` required; `roll`, `pitch`, `yaw`, velocities… optional): read through the CSV reader,
+/// so it is checked exactly as a CSV file is (times increasing, numbers finite, …).
+/// Without `columns`: t, x, y, z, roll, pitch, yaw, as many as the array has.
+fn trajectory_from_array(
+    values: &PyReadonlyArray2<'_, f64>,
+    columns: Option<Vec<String>>,
+) -> PyResult<Trajectory> {
+    let view = values.as_array();
+    let columns = columns.unwrap_or_else(|| {
+        let all = ["t", "x", "y", "z", "roll", "pitch", "yaw"];
+        all[..view.ncols().min(all.len())]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    });
+    if view.ncols() != columns.len() {
+        return Err(PyValueError::new_err(format!(
+            "trajectory: the array has {} columns but {} names were given ({})",
+            view.ncols(),
+            columns.len(),
+            columns.join(",")
+        )));
+    }
+    let mut text = columns.join(",");
+    text.push('\n');
+    for row in view.rows() {
+        let cells: Vec<String> = row.iter().map(|v| format!("{v}")).collect();
+        text.push_str(&cells.join(","));
+        text.push('\n');
+    }
+    trajectory::csv::from_reader(text.as_bytes(), "<array>", &CsvOptions::default()).map_err(
+        |source| {
+            let e = run::LoadError::Trajectory {
+                spec: "<array>".into(),
+                source,
+            };
+            cdpr_err(None, &e)
+        },
+    )
+}
+
+/// Where a trajectory comes from: a built-in's or CSV file's name, or an array.
+#[derive(FromPyObject)]
+pub enum TrajectorySource<'py> {
+    Name(String),
+    Array(PyReadonlyArray2<'py, f64>),
+}
+
+impl TrajectorySource<'_> {
+    /// The trajectory on `robot` (a name: sampled and shaped as `request` says).
+    fn load(
+        self,
+        py: Python<'_>,
+        robot: &cdpr_core::robot::Robot,
+        request: &RunRequest,
+        columns: Option<Vec<String>>,
+    ) -> PyResult<Trajectory> {
+        match self {
+            TrajectorySource::Name(spec) => {
+                let request = RunRequest {
+                    trajectory: Some(spec),
+                    ..request.clone()
+                };
+                let loaded = py.detach(|| request.load_trajectory(robot));
+                loaded.map_err(|e| cdpr_err(None, &e))
+            }
+            TrajectorySource::Array(a) => trajectory_from_array(&a, columns),
+        }
+    }
+}
+
+/// The trajectory's samples: (time (n,), pose (n, 6), segment index (n,; −1 untagged),
+/// segment names).
+type Samples<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyArray1<i64>>,
+    Vec<String>,
+);
+
+fn samples<'py>(py: Python<'py>, traj: &Trajectory) -> PyResult<Samples<'py>> {
+    let t: Vec<f64> = traj.samples.iter().map(|s| s.t).collect();
+    let pose: Vec<f64> = traj
+        .samples
+        .iter()
+        .flat_map(|s| s.pose.to_array())
+        .collect();
+    let seg: Vec<i64> = traj
+        .samples
+        .iter()
+        .map(|s| s.segment.map_or(-1, |k| k as i64))
+        .collect();
+    let n = t.len();
+    Ok((
+        array(py, t),
+        array(py, pose).reshape([n, 6])?.into_any(),
+        PyArray1::from_vec(py, seg),
+        traj.segments.clone(),
+    ))
+}
+
+/// A trajectory as `cdpr trajectory` generates it (a built-in sampled every `dt`, shaped by
+/// the run options `speed`, `profile`, `accel`, `jerk`, `transition`) or reads it (a CSV
+/// path): `(t, pose, segment, segment_names)`.
+#[pyfunction]
+#[pyo3(name = "trajectory", signature = (robot, name, dt = None, **options))]
+pub fn load_trajectory<'py>(
+    py: Python<'py>,
+    robot: &Robot,
+    name: String,
+    dt: Option<f64>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Samples<'py>> {
+    let request = request_from("trajectory", options, &names_in(&[Group::Trajectory]))?;
+    let dt = match dt {
+        None => BuiltinOptions::default().dt,
+        Some(dt) => number(&SAMPLE_DT, dt)?,
+    };
+    let builtin = BuiltinOptions {
+        dt,
+        ..request.builtin_options()
+    };
+    let loaded = py.detach(|| trajectory::load(&name, &robot.inner, &builtin));
+    let traj = loaded.map_err(|source| {
+        let e = run::LoadError::Trajectory {
+            spec: name.clone(),
+            source,
+        };
+        cdpr_err(None, &e)
+    })?;
+    samples(py, &traj)
+}
+
+// -------------------------------------------------------------------------- simulation
+
+/// What a headless run hands back: the `cdpr simulate --json` object, the numeric column
+/// names of `--out`'s CSV, its numbers as one (n, k) array, and each row's segment name.
+type RunResult<'py> = (
+    Bound<'py, PyAny>,
+    Vec<String>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyList>,
+);
+
+/// The run options `simulate` takes: all but the robot and the trajectory (its arguments).
+fn simulate_options() -> Vec<&'static str> {
+    OPTIONS
+        .iter()
+        .map(|s| s.name)
+        .filter(|n| !matches!(*n, "robot" | "trajectory"))
+        .collect()
+}
+
+/// Runs a trajectory through the physics core as `cdpr simulate` does (same options, same
+/// defaults, same checks, same numbers); the GIL is released while it runs.
+#[pyfunction]
+#[pyo3(signature = (robot, trajectory, columns = None, **options))]
+pub fn simulate<'py>(
+    py: Python<'py>,
+    robot: &Robot,
+    trajectory: TrajectorySource<'py>,
+    columns: Option<Vec<String>>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<RunResult<'py>> {
+    let request = request_from("simulate", options, &simulate_options())?;
+    let robot = request.with_payload(robot.inner.clone());
+    let traj = trajectory.load(py, &robot, &request, columns)?;
+    let Prepared {
+        robot,
+        trajectory: traj,
+        options,
+        warnings,
+    } = request
+        .prepare_with(robot, traj)
+        .map_err(|e| cdpr_err(None, &e))?;
+    warn(py, &warnings)?;
+    let segment_names = traj.segments.clone();
+    let remove_lag = request.remove_lag;
+    let robot = &robot;
+    let outcome = py.detach(move || {
+        let mut layout: Option<RecordLayout> = None;
+        let mut data: Vec<f64> = Vec::new();
+        let mut segment: Vec<Option<usize>> = Vec::new();
+        let ran = run::simulate(robot, traj, &options, remove_lag, &mut |_| {}, &mut |r| {
+            let l = *layout.get_or_insert_with(|| RecordLayout::new(robot, Some(r)));
+            let _ = l.numbers(r, &mut |v| -> Result<(), ()> {
+                data.push(v);
+                Ok(())
+            });
+            segment.push(r.commanded.segment);
+            ControlFlow::Continue(())
+        });
+        ran.map(|ran| (ran, layout, data, segment))
+    });
+    let (ran, layout, data, segment) =
+        outcome.map_err(|e| cdpr_err(Some("starting the simulation"), &e))?;
+    let layout = layout.unwrap_or_else(|| RecordLayout::new(robot, None));
+    let columns = layout.columns();
+    let rows = segment.len();
+    let table = array(py, data).reshape([rows, columns.len()])?.into_any();
+    let names = PyList::new(
+        py,
+        segment.iter().map(|s| {
+            s.and_then(|k| segment_names.get(k))
+                .map_or("", String::as_str)
+        }),
+    )?;
+    let report_py = to_py(py, &ran.report)?;
+    if let Some(e) = &ran.report.escape {
+        // As the CLI: the run is kept (in the report's `escape`), the caller warned.
+        if let Ok(d) = report_py.cast::<PyDict>() {
+            d.set_item("escape_message", e.message())?;
+        }
+    }
+    Ok((report_py, columns, table, names))
+}
+
+/// Seed 000's metrics between two trajectories (`cdpr compare --json`'s object): each a CSV
+/// path (with `*_suffix` `_cmd` to read a run's commanded pose) or an (n, k) array with
+/// column names.
+#[pyfunction]
+#[pyo3(signature = (reference, actual, reference_columns = None, actual_columns = None,
+                    reference_suffix = "", actual_suffix = "", remove_lag = true, max_lag = 1.0))]
+#[allow(clippy::too_many_arguments)]
+pub fn compare<'py>(
+    py: Python<'py>,
+    reference: TrajectorySource<'py>,
+    actual: TrajectorySource<'py>,
+    reference_columns: Option<Vec<String>>,
+    actual_columns: Option<Vec<String>>,
+    reference_suffix: &str,
+    actual_suffix: &str,
+    remove_lag: bool,
+    max_lag: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let max_lag = number(&MAX_LAG, max_lag)?;
+    let read = |source: TrajectorySource<'py>,
+                columns: Option<Vec<String>>,
+                suffix: &str,
+                what: &str|
+     -> PyResult<Trajectory> {
+        match source {
+            TrajectorySource::Name(path) => trajectory::csv::read_with(
+                &path,
+                &CsvOptions {
+                    suffix: suffix.to_string(),
+                },
+            )
+            .map_err(|e| cdpr_err(Some(&format!("reading the {what} trajectory")), &e)),
+            TrajectorySource::Array(a) => trajectory_from_array(&a, columns),
+        }
+    };
+    let reference = read(reference, reference_columns, reference_suffix, "reference")?;
+    let actual = read(actual, actual_columns, actual_suffix, "actual")?;
+    let options = CompareOptions {
+        remove_lag,
+        max_lag_s: max_lag,
+    };
+    let c = py.detach(|| metrics::compare(&reference, &actual, &options));
+    let c = c.map_err(|e| cdpr_err(Some("comparing the trajectories"), &e))?;
+    to_py(py, &c)
+}
