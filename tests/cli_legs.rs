@@ -105,7 +105,7 @@ fn simulate_tilts_the_rssu2_and_judges_it_in_angles() {
     ));
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        text(&o.stderr).contains("only the `chain` model"),
+        text(&o.stderr).contains("only the chain or surrogate model applies, not elastic"),
         "{}",
         text(&o.stderr)
     );

@@ -29,6 +29,8 @@ from ._cdpr import CdprError, Robot, Sim, SweepSpec, __version__, robot_names
 
 __all__ = [
     "CdprError",
+    "options",
+    "models",
     "Robot",
     "Sim",
     "Run",
@@ -94,21 +96,12 @@ class Trajectory:
         return len(self.t)
 
 
-def trajectory(
-    robot: RobotLike,
-    name: PathLike,
-    speed: float = 0.1,
-    dt: float = 0.001,
-    profile: Optional[str] = None,
-    accel: Optional[float] = None,
-    jerk: Optional[float] = None,
-    transition: Optional[str] = None,
-) -> Trajectory:
-    """A built-in trajectory (``seed000``, ``pickplace``, ``poly5``, ``tilt``, …) at cruise
-    ``speed`` (m/s) sampled every ``dt`` (s), or a CSV file — as ``cdpr trajectory``."""
-    t, pose, segment, names = _cdpr.trajectory(
-        load(robot), os.fspath(name), speed, dt, profile, accel, jerk, transition
-    )
+def trajectory(robot: RobotLike, name: PathLike, dt: Optional[float] = None, **options: Any) -> Trajectory:
+    """A built-in trajectory (``seed000``, ``pickplace``, ``poly5``, ``tilt``, …) sampled every
+    ``dt`` (s; default 2 ms, as ``cdpr trajectory``), or a CSV file — as ``cdpr trajectory``.
+    ``options`` shape a built-in: ``speed``, ``profile``, ``accel``, ``jerk``, ``transition``
+    (the run options of :func:`options`, same names, ranges and defaults as the CLI's)."""
+    t, pose, segment, names = _cdpr.trajectory(load(robot), os.fspath(name), dt, **options)
     return Trajectory(t, pose, segment, list(names))
 
 
@@ -191,61 +184,23 @@ class Run(Mapping):
         return f"<cdpr.Run {len(self.values)} steps, {shown}model {self.metrics.get('model')}>"
 
 
-def simulate(
-    robot: RobotLike,
-    trajectory: Any,
-    speed: float = 0.1,
-    dt: float = 0.001,
-    model: str = "chain",
-    control: Optional[str] = None,
-    compensate: bool = False,
-    kp: float = 1500.0,
-    kd: float = 1500.0,
-    settle: float = 0.0,
-    substeps: Optional[int] = None,
-    pgs: Optional[int] = None,
-    link_mass: Optional[float] = None,
-    profile: Optional[str] = None,
-    accel: Optional[float] = None,
-    jerk: Optional[float] = None,
-    transition: Optional[str] = None,
-    remove_lag: bool = True,
-    surrogate: Optional[PathLike] = None,
-    combine: bool = True,
-    columns: Optional[Sequence[str]] = None,
-) -> Run:
-    """Runs a trajectory through the physics core, as ``cdpr simulate`` (same options and
+def simulate(robot: RobotLike, trajectory: Any, columns: Optional[Sequence[str]] = None, **options: Any) -> Run:
+    """Runs a trajectory through the physics core, as ``cdpr simulate`` (same options, same
     defaults: the ``chain`` model, ``length`` winches, dt 1 ms).
 
     ``trajectory`` is a built-in's name (``seed000``, …), a CSV path, a :class:`Trajectory`,
     a DataFrame or an (n, k) array whose columns are ``columns`` (default t, x, y, z[, roll,
-    pitch, yaw]). Raises :class:`CdprError` as the CLI fails; a run that stops early raises
-    with what was computed in ``error.run``.
+    pitch, yaw]). ``options`` are the run options of ``cdpr simulate`` by name (``speed``,
+    ``model``, ``control``, ``dt``, ``compensate``, ``payload``, …: :func:`options` lists them
+    all with their units, ranges and defaults; the list is also below). A value out of range is
+    a ``ValueError`` naming the option, an unknown name a ``TypeError``. Raises
+    :class:`CdprError` as the CLI fails; a run that stops early raises with what was computed
+    in ``error.run``.
     """
+    if "surrogate" in options and options["surrogate"] is not None:
+        options["surrogate"] = os.fspath(options["surrogate"])
     source, names = _source(trajectory, columns)
-    report, cols, values, segment = _cdpr.simulate(
-        load(robot),
-        source,
-        names,
-        speed,
-        dt,
-        model,
-        control,
-        compensate,
-        kp,
-        kd,
-        settle,
-        substeps,
-        pgs,
-        link_mass,
-        profile,
-        accel,
-        jerk,
-        transition,
-        remove_lag,
-        None if surrogate is None else os.fspath(surrogate),
-        combine,
-    )
+    report, cols, values, segment = _cdpr.simulate(load(robot), source, names, **options)
     run = Run(report, cols, values, segment)
     failure = report.get("error")
     if failure is None and "escape_message" in report:
@@ -257,6 +212,40 @@ def simulate(
         error.run = run
         raise error
     return run
+
+
+def options() -> List[Dict[str, Any]]:
+    """Every run option (the core's one table, which the CLI, sweeps and the viewer read too):
+    ``name``, ``group`` (robot, trajectory, physics, run), ``kind`` (number, whole, flag,
+    choice, name, file), ``unit``, ``min``, ``max``, ``choices``, ``default`` and ``help``.
+    :func:`simulate` takes every one but ``robot`` and ``trajectory`` as a keyword argument;
+    :class:`Sim` the physics ones; :func:`trajectory` the trajectory ones."""
+    return _cdpr.options()
+
+
+def models() -> List[Dict[str, Any]]:
+    """Every physical model (the core's table): ``name``, ``help``, the winch modes it takes
+    (``controls``), whether it models robots with legs, needs the surrogate's parameters and
+    can be swept."""
+    return _cdpr.models()
+
+
+def _options_doc() -> str:
+    lines = ["", "Run options (keyword arguments):", ""]
+    for o in _cdpr.options():
+        if o["name"] in ("robot", "trajectory"):
+            continue
+        what = o["help"]
+        if o["kind"] in ("number", "whole"):
+            unit = f" {o['unit']}" if o.get("unit") else ""
+            what += f" ({o['min']:g} to {o['max']:g}{unit})"
+        elif o["kind"] == "choice":
+            what += f" ({', '.join(o['choices'])})"
+        lines.append(f"    {o['name']}: {what} [default: {o['default']}]")
+    return "\n".join(lines)
+
+
+simulate.__doc__ = (simulate.__doc__ or "") + _options_doc()
 
 
 def compare(

@@ -103,12 +103,12 @@ class Sim:
     def __init__(
         self,
         robot: Robot,
-        model: str = "chain",
-        control: str = "length",
-        dt: float = 0.001,
         pose: Optional[Pose] = None,
         degrees: bool = False,
-    ) -> None: ...
+        **options: Any,
+    ) -> None:
+        """At rest at `pose` (default home); `options`: the physics run options (`model`,
+        `control`, `dt`, `substeps`, `pgs`, `link_mass`, `surrogate`, `combine`)."""
     def set_command(self, values: Sequence[float]) -> None:
         """Payouts (m; control "length"/"ideal") or tensions (N; "tension"), one per cable."""
     def step(self, n: int = 1) -> None:
@@ -122,39 +122,26 @@ class Sim:
 def trajectory(
     robot: Robot,
     name: str,
-    speed: float = 0.1,
-    dt: float = 0.001,
-    profile: Optional[str] = None,
-    accel: Optional[float] = None,
-    jerk: Optional[float] = None,
-    transition: Optional[str] = None,
+    dt: Optional[float] = None,
+    **options: Any,
 ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int64], List[str]]:
-    """(t, pose (n, 6), segment index, segment names) of a built-in or a CSV trajectory."""
+    """(t, pose (n, 6), segment index, segment names) of a built-in or a CSV trajectory;
+    `options`: the trajectory run options (`speed`, `profile`, `accel`, `jerk`, `transition`)."""
 
 def simulate(
     robot: Robot,
     trajectory: TrajectorySource,
     columns: Optional[Sequence[str]] = None,
-    speed: float = 0.1,
-    dt: float = 0.001,
-    model: str = "chain",
-    control: Optional[str] = None,
-    compensate: bool = False,
-    kp: float = 1500.0,
-    kd: float = 1500.0,
-    settle: float = 0.0,
-    substeps: Optional[int] = None,
-    pgs: Optional[int] = None,
-    link_mass: Optional[float] = None,
-    profile: Optional[str] = None,
-    accel: Optional[float] = None,
-    jerk: Optional[float] = None,
-    transition: Optional[str] = None,
-    remove_lag: bool = True,
-    surrogate: Optional[str] = None,
-    combine: bool = True,
+    **options: Any,
 ) -> Tuple[Dict[str, Any], List[str], npt.NDArray[np.float64], List[str]]:
-    """(`cdpr simulate --json`'s object, column names, (n, k) values, segment per row)."""
+    """(`cdpr simulate --json`'s object, column names, (n, k) values, segment per row);
+    `options`: every run option but `robot` and `trajectory` (see `options()`)."""
+
+def options() -> List[Dict[str, Any]]:
+    """The run options' table: name, group, kind, unit, min, max, choices, default, help."""
+
+def models() -> List[Dict[str, Any]]:
+    """The models' table: name, help, controls, legs, needs_surrogate, swept."""
 
 def compare(
     reference: TrajectorySource,

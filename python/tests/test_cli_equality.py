@@ -129,7 +129,7 @@ def test_trajectory_equals_cli_csv(cli, tmp_path):
     cli("trajectory", "--name", "pickplace", "--robot", "uvigo8", "--speed", "0.2", "--dt", "0.001", "--out", out)
     with open(out) as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
-    traj = cdpr.trajectory("uvigo8", "pickplace", speed=0.2)
+    traj = cdpr.trajectory("uvigo8", "pickplace", dt=0.001, speed=0.2)
     assert len(traj) == len(rows)
     assert np.array_equal(traj.t, [float(r["t"]) for r in rows])
     assert np.array_equal(traj.pose[:, 2], [float(r["z"]) for r in rows])

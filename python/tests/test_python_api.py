@@ -34,7 +34,8 @@ def test_run_data_are_views_of_one_array():
 
 def test_trajectory_arrays_and_dataframes_run_like_the_builtin():
     robot = cdpr.Robot.load("uvigo8")
-    traj = cdpr.trajectory(robot, "seed000", speed=0.2)
+    # Sampled at the physics step (simulate's dt, 1 ms), as a name is.
+    traj = cdpr.trajectory(robot, "seed000", dt=0.001, speed=0.2)
     by_name = cdpr.simulate(robot, "seed000", speed=0.2, model="elastic")
     by_array = cdpr.simulate(robot, traj.to_array(), model="elastic")
     by_frame = cdpr.simulate(robot, traj.to_dataframe(), model="elastic")

@@ -296,7 +296,7 @@ pub fn flags(message: &str) -> String {
                             .then(|| name.replace('_', "-"))
                     });
                 match flag {
-                    Some(f) => out.push_str(&format!("`--{f}`")),
+                    Some(f) => out.push_str(&format!("--{f}")),
                     None => out.push_str(&format!("`{name}`")),
                 }
                 rest = &after[close + 1..];
@@ -368,7 +368,7 @@ mod tests {
     fn core_messages_get_the_command_lines_flags() {
         assert_eq!(
             flags("give a `guess` closer; `remove_lag`, `link_mass` and `chain`"),
-            "give a `--guess` closer; `--no-lag`, `--link-mass` and `chain`"
+            "give a --guess closer; --no-lag, --link-mass and `chain`"
         );
         assert_eq!(flags("no backticks"), "no backticks");
         assert_eq!(flags("an `odd one"), "an `odd one");

@@ -303,7 +303,7 @@ impl OptionValue for f64 {
         };
         match spec.kind {
             Kind::Number { unit, min, max } => {
-                check_number(x, &format!("{x}"), unit, min, max).map_err(|p| spec.error(p))
+                check_number(x, &crate::text::short(x), unit, min, max).map_err(|p| spec.error(p))
             }
             _ => Ok(x),
         }

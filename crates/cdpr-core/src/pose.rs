@@ -112,7 +112,7 @@ pub const COORDINATES: [&str; 6] = ["x", "y", "z", "roll", "pitch", "yaw"];
 pub enum PoseError {
     #[error("expected 3 (x,y,z) or 6 (x,y,z,roll,pitch,yaw) numbers, got {0}")]
     Count(usize),
-    #[error("{coordinate} must be between -{limit} and {limit}{unit}, got {value}")]
+    #[error("{coordinate} must be between -{limit} and {limit}{unit}, got {}", crate::text::short(*value))]
     OutOfRange {
         coordinate: &'static str,
         value: f64,

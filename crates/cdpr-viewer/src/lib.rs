@@ -20,6 +20,9 @@ pub mod playback;
 pub mod scenario;
 pub mod scene;
 
+/// The models the panel offers (core's table, less those that need a parameter file).
+pub use panel::model_choices;
+
 /// The Bevy the viewer is built with, for tests and embedders (one version in the tree).
 pub use bevy;
 pub use capture::Summary;
@@ -43,9 +46,10 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewerError {
-    /// The robot, the trajectory or an option of the run (the cause names which).
-    #[error(transparent)]
-    Load(#[from] LoadError),
+    /// The robot, the trajectory or an option of the run, with its causes in the message
+    /// (the panel shows the message alone).
+    #[error("{}", chain(.0))]
+    Load(LoadError),
     #[error("physics: {0}")]
     Sim(#[from] SimError),
     #[error(
@@ -59,6 +63,23 @@ pub enum ViewerError {
     Screenshot(PathBuf),
     #[error("{0}")]
     Options(String),
+}
+
+impl From<LoadError> for ViewerError {
+    fn from(e: LoadError) -> ViewerError {
+        ViewerError::Load(e)
+    }
+}
+
+/// An error and its causes, joined by ": " (as anyhow's `{:#}`).
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = Vec::new();
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        parts.push(e.to_string());
+        cause = e.source();
+    }
+    parts.join(": ")
 }
 
 /// Which ECS executor runs the main schedules.

@@ -42,8 +42,8 @@ impl PanelState {
 }
 
 /// The models the picker offers: core's table, less those that need a parameter file the
-/// panel cannot pick (the surrogate's).
-fn models() -> Vec<(ModelKind, &'static str, &'static str)> {
+/// panel cannot pick (the surrogate's): (model, name, help).
+pub fn model_choices() -> Vec<(ModelKind, &'static str, &'static str)> {
     MODELS
         .iter()
         .filter(|m| !m.needs_surrogate)
@@ -296,7 +296,7 @@ fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut Pane
             ui.label("model");
             let asked = current.request();
             let mut model = asked.model;
-            combo(ui, "model", &mut model, &models());
+            combo(ui, "model", &mut model, &model_choices());
             ui.end_row();
             ui.label("winches");
             let mut control = asked.control_mode(CommandSource::Trajectory);

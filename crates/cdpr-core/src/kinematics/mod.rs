@@ -126,8 +126,9 @@ pub enum LengthsError {
     #[error("{given} lengths given but the robot has {cables} cables")]
     Count { given: usize, cables: usize },
     #[error(
-        "item {item} must be a length in (0, {}] m, got {value}",
-        crate::text::short(MAX_LENGTH)
+        "item {item} must be a length in (0, {}] m, got {}",
+        crate::text::short(MAX_LENGTH),
+        crate::text::short(*value)
     )]
     OutOfRange { item: usize, value: f64 },
 }

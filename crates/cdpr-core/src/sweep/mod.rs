@@ -48,12 +48,16 @@
 
 pub mod csv;
 mod exec;
+mod locate;
+pub mod parameters;
 mod plan;
 mod spec;
 
 pub use exec::{ExecuteOptions, Summary, execute};
 pub use plan::{Cell, METRIC_COLUMNS, Row, RunPlan, SplitMix64, run_one, run_seed};
-pub use spec::{MAX_RUNS, Mode, PARAMETERS, ParamValues, Parameter, Spec, run_option_keys};
+pub use locate::run_option_keys;
+pub use parameters::{ParamValues, Parameter, parameters};
+pub use spec::{MAX_RUNS, Mode, Spec};
 
 /// `jobs`: runs at a time.
 pub static JOBS: crate::options::OptionSpec = crate::options::OptionSpec {

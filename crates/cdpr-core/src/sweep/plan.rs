@@ -1,7 +1,8 @@
 //! The runs of a spec, their seeds, and one run → one row.
 
 use super::SweepError;
-use super::spec::{Mode, ParamValues, Spec};
+use super::parameters::ParamValues;
+use super::spec::{Mode, Spec};
 use crate::robot::{Robot, Stiffness};
 use crate::run::request::CommandSource;
 use crate::run::{self, RunOptions, RunRequest, SimulationReport, Tracking};

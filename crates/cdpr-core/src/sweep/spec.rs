@@ -1,15 +1,16 @@
-//! The spec file: parsed strictly, every value checked against a physical range, errors
-//! located as `file:line: field: message`.
+//! The spec file: parsed strictly, every value checked against its range, errors located as
+//! `file:line: field: message`. Its run options are core's ([`RunRequest`], read in
+//! [`super::locate`]), its parameters sweep specs ([`super::parameters`]).
 
 use super::SweepError;
-use crate::options::{SetError, Value};
+use super::locate::{Locator, run_options};
+use super::parameters::{ParamValues, Parameter, RawParameters, parse_parameters};
+use crate::options::Value;
 use crate::robot::Robot;
-use crate::run::request::{self, RunRequest};
-use crate::toml_location::{self, line_of};
+use crate::run::request::RunRequest;
+use crate::toml_location;
 use crate::trajectory;
 use serde::Deserialize;
-use std::collections::BTreeMap;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
@@ -17,97 +18,6 @@ use toml::Spanned;
 pub const MAX_RUNS: u64 = 1_000_000;
 /// Largest spec file read, bytes.
 const MAX_SPEC_BYTES: u64 = 1 << 20;
-/// Longest list of values (robots, trajectories, speeds, a parameter's list).
-const MAX_LIST: usize = 10_000;
-
-/// One sweepable robot or run parameter: its name in the spec and the columns, its unit and
-/// its physical range.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Parameter {
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub min: f64,
-    pub max: f64,
-    pub help: &'static str,
-}
-
-/// The parameters a spec may sweep, in column (and grid) order.
-pub const PARAMETERS: [Parameter; 8] = [
-    Parameter {
-        name: "stiffness_scale",
-        unit: "",
-        min: 1e-3,
-        max: 1e3,
-        help: "multiplies every cable's stiffness (k or EA)",
-    },
-    Parameter {
-        name: "damping_scale",
-        unit: "",
-        min: 0.0,
-        max: 1e3,
-        help: "multiplies every cable's damping",
-    },
-    Parameter {
-        name: "payload",
-        unit: "kg",
-        min: 0.0,
-        max: 1e4,
-        help: "kg added to the moving mass (inertia scaled with the mass)",
-    },
-    Parameter {
-        name: "anchor_offset",
-        unit: "m",
-        min: 0.0,
-        max: 0.1,
-        help: "std-dev of a random offset (seeded per run) of every frame anchor coordinate",
-    },
-    Parameter {
-        name: "winch_speed_scale",
-        unit: "",
-        min: 1e-2,
-        max: 1e2,
-        help: "multiplies the winches' velocity limit",
-    },
-    Parameter {
-        name: "winch_accel_scale",
-        unit: "",
-        min: 1e-2,
-        max: 1e2,
-        help: "multiplies the winches' acceleration and jerk limits",
-    },
-    Parameter {
-        name: "kp",
-        unit: "1/s²",
-        min: 0.0,
-        max: 1e6,
-        help: "the tension controller's proportional gain (the run option `kp`)",
-    },
-    Parameter {
-        name: "kd",
-        unit: "1/s",
-        min: 0.0,
-        max: 1e5,
-        help: "the tension controller's derivative gain (the run option `kd`)",
-    },
-];
-
-/// The values a parameter takes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ParamValues {
-    /// Every value (grid), or one drawn uniformly (random).
-    List(Vec<f64>),
-    /// A uniform draw in [min, max] (random mode only).
-    Uniform { min: f64, max: f64 },
-}
-
-impl ParamValues {
-    fn len(&self) -> usize {
-        match self {
-            ParamValues::List(v) => v.len(),
-            ParamValues::Uniform { .. } => 1,
-        }
-    }
-}
 
 /// Grid (every combination) or random (`samples` draws).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +47,7 @@ pub struct Spec {
 }
 
 /// The sweep's own keys; every other top-level key is a run option ([`RunRequest`]).
+/// The sweep's own keys ([`SWEEP_KEYS`]); every other top-level key is a run option.
 #[derive(Deserialize)]
 struct Raw {
     robots: Spanned<Vec<String>>,
@@ -146,142 +57,6 @@ struct Raw {
     samples: Option<Spanned<i64>>,
     seed: Option<Spanned<i64>>,
     parameters: Option<RawParameters>,
-}
-
-/// The run options a spec takes at its top level ([`RunRequest`]'s, less those a sweep sets
-/// itself), in the table's order.
-pub fn run_option_keys() -> Vec<&'static str> {
-    request::OPTIONS
-        .iter()
-        .map(|s| s.name)
-        .filter(|n| !NOT_RUN_KEYS.iter().any(|(k, _)| k == n))
-        .collect()
-}
-
-/// The keys [`Raw`] takes.
-const SWEEP_KEYS: [&str; 7] = [
-    "robots",
-    "trajectories",
-    "speeds",
-    "mode",
-    "samples",
-    "seed",
-    "parameters",
-];
-
-/// Run options a sweep does not take at the top level: what is swept, or has a sweep
-/// parameter of its own.
-const NOT_RUN_KEYS: [(&str, &str); 4] = [
-    ("robot", "list them in `robots`"),
-    ("trajectory", "list them in `trajectories`"),
-    ("speed", "list them in `speeds`"),
-    (
-        "payload",
-        "a sweep adds mass: `[parameters] payload` (kg added to the robot file's)",
-    ),
-];
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawParameters {
-    stiffness_scale: Option<Spanned<toml::Value>>,
-    damping_scale: Option<Spanned<toml::Value>>,
-    payload: Option<Spanned<toml::Value>>,
-    anchor_offset: Option<Spanned<toml::Value>>,
-    winch_speed_scale: Option<Spanned<toml::Value>>,
-    winch_accel_scale: Option<Spanned<toml::Value>>,
-    kp: Option<Spanned<toml::Value>>,
-    kd: Option<Spanned<toml::Value>>,
-}
-
-impl RawParameters {
-    /// In [`PARAMETERS`] order.
-    fn values(self) -> [Option<Spanned<toml::Value>>; 8] {
-        [
-            self.stiffness_scale,
-            self.damping_scale,
-            self.payload,
-            self.anchor_offset,
-            self.winch_speed_scale,
-            self.winch_accel_scale,
-            self.kp,
-            self.kd,
-        ]
-    }
-}
-
-/// Errors located in one text.
-struct Locator<'a> {
-    text: &'a str,
-    origin: &'a str,
-}
-
-impl Locator<'_> {
-    fn at(&self, span: Range<usize>, field: &str, message: impl Into<String>) -> SweepError {
-        SweepError::Invalid {
-            file: self.origin.to_string(),
-            line: line_of(self.text, span.start),
-            field: field.to_string(),
-            message: message.into(),
-        }
-    }
-
-    fn top(&self, field: &str, message: impl Into<String>) -> SweepError {
-        let line = toml_location::key_span(self.text, "", field)
-            .map(|s| line_of(self.text, s.start))
-            .unwrap_or(0);
-        SweepError::Invalid {
-            file: self.origin.to_string(),
-            line,
-            field: field.to_string(),
-            message: message.into(),
-        }
-    }
-
-    /// `value` checked as the run option `name` (its range, its names), located at `span`
-    /// and reported as `field`.
-    fn option(
-        &self,
-        span: Range<usize>,
-        field: &str,
-        name: &str,
-        value: Value,
-    ) -> Result<(), SweepError> {
-        RunRequest::default()
-            .set(name, value)
-            .map_err(|e| self.at(span, field, problem_of(e)))
-    }
-
-    fn list<T>(&self, v: &Spanned<Vec<T>>, field: &str) -> Result<(), SweepError> {
-        if v.get_ref().is_empty() {
-            return Err(self.at(
-                v.span(),
-                field,
-                "the list is empty: give at least one value",
-            ));
-        }
-        if v.get_ref().len() > MAX_LIST {
-            return Err(self.at(
-                v.span(),
-                field,
-                format!("{} values; at most {MAX_LIST}", v.get_ref().len()),
-            ));
-        }
-        Ok(())
-    }
-}
-
-fn out_of_range(x: f64, min: f64, max: f64, unit: &str) -> String {
-    let unit = if unit.is_empty() {
-        String::new()
-    } else {
-        format!(" {unit}")
-    };
-    format!(
-        "must be between {} and {}{unit}, got {x}",
-        crate::text::short(min),
-        crate::text::short(max)
-    )
 }
 
 impl Spec {
@@ -329,145 +104,21 @@ impl Spec {
                 message: l.message,
             }
         })?;
-        let resolve = |name: &str| -> String {
-            match base {
-                Some(dir) if !Path::new(name).is_absolute() => {
-                    let joined: PathBuf = dir.join(name);
-                    if joined.exists() {
-                        joined.display().to_string()
-                    } else {
-                        name.to_string()
-                    }
-                }
-                _ => name.to_string(),
-            }
-        };
-
-        loc.list(&raw.robots, "robots")?;
-        let mut robots: Vec<(String, Robot)> = Vec::new();
-        for name in raw.robots.get_ref() {
-            if robots.iter().any(|(n, _)| n == name) {
-                return Err(loc.at(
-                    raw.robots.span(),
-                    "robots",
-                    format!("`{name}` is listed twice"),
-                ));
-            }
-            let robot = Robot::load(&resolve(name))
-                .map_err(|e| loc.at(raw.robots.span(), "robots", e.to_string()))?;
-            robots.push((name.clone(), robot));
-        }
-
-        let speeds = match &raw.speeds {
-            None => vec![RunRequest::default().speed],
-            Some(s) => {
-                loc.list(s, "speeds")?;
-                for &v in s.get_ref() {
-                    loc.option(s.span(), "speeds", "speed", Value::Number(v))?;
-                }
-                s.get_ref().clone()
-            }
-        };
+        let resolve = |name: &str| resolve(base, name);
+        let robots = parse_robots(&loc, &raw.robots, &resolve)?;
+        let speeds = parse_speeds(&loc, raw.speeds.as_ref())?;
         let (run, warnings) = run_options(&loc)?;
-        let seed = match &raw.seed {
-            None => 0,
-            Some(s) => u64::try_from(*s.get_ref()).map_err(|_| {
-                loc.at(
-                    s.span(),
-                    "seed",
-                    format!("must be a whole number ≥ 0, got {}", s.get_ref()),
-                )
-            })?,
+        let seed = parse_seed(&loc, raw.seed.as_ref())?;
+        let mode = parse_mode(&loc, raw.mode.as_ref(), raw.samples.as_ref())?;
+        let parameters = match &raw.parameters {
+            Some(p) => parse_parameters(&loc, p, matches!(mode, Mode::Random { .. }))?,
+            None => Vec::new(),
         };
-        let random = match &raw.mode {
-            None => false,
-            Some(m) => match m.get_ref().as_str() {
-                "grid" => false,
-                "random" => true,
-                other => {
-                    return Err(loc.at(
-                        m.span(),
-                        "mode",
-                        format!("`{other}` is not a mode: grid or random"),
-                    ));
-                }
-            },
+        let probe = RunRequest {
+            speed: speeds[0],
+            ..run.clone()
         };
-        let mode = match (&raw.samples, random) {
-            (Some(s), false) => {
-                return Err(loc.at(
-                    s.span(),
-                    "samples",
-                    "is for mode = \"random\" (a grid runs every combination)",
-                ));
-            }
-            (None, true) => {
-                return Err(loc.top(
-                    "mode",
-                    "mode = \"random\" needs `samples = N` (the number of runs)",
-                ));
-            }
-            (None, false) => Mode::Grid,
-            (Some(s), true) => {
-                let n = *s.get_ref();
-                if !(1..=MAX_RUNS as i64).contains(&n) {
-                    return Err(loc.at(
-                        s.span(),
-                        "samples",
-                        format!("must be a whole number from 1 to {MAX_RUNS}, got {n}"),
-                    ));
-                }
-                Mode::Random { samples: n as u64 }
-            }
-        };
-
-        let mut parameters = Vec::new();
-        if let Some(p) = raw.parameters {
-            for (param, value) in PARAMETERS.iter().zip(p.values()) {
-                let Some(value) = value else { continue };
-                let field = format!("parameters.{}", param.name);
-                let values = parameter_values(&loc, param, &field, &value)?;
-                if let (ParamValues::Uniform { .. }, Mode::Grid) = (&values, mode) {
-                    return Err(loc.at(
-                        value.span(),
-                        &field,
-                        "{min, max} is for mode = \"random\"; a grid needs a list of values",
-                    ));
-                }
-                parameters.push((*param, values));
-            }
-        }
-
-        // The trajectories: each resolved, and loaded once (on the first robot at the first
-        // speed) so that a typo is refused here rather than failing every run.
-        loc.list(&raw.trajectories, "trajectories")?;
-        let mut trajectories: Vec<(String, String)> = Vec::new();
-        for name in raw.trajectories.get_ref() {
-            if trajectories.iter().any(|(n, _)| n == name) {
-                return Err(loc.at(
-                    raw.trajectories.span(),
-                    "trajectories",
-                    format!("`{name}` is listed twice"),
-                ));
-            }
-            let resolved = resolve(name);
-            let options = RunRequest {
-                speed: speeds[0],
-                ..run.clone()
-            }
-            .builtin_options();
-            for (robot_name, robot) in &robots {
-                trajectory::load(&resolved, robot, &options).map_err(|e| {
-                    loc.at(
-                        raw.trajectories.span(),
-                        "trajectories",
-                        format!("`{name}` on robot {robot_name}: {e}"),
-                    )
-                })?;
-            }
-            trajectories.push((name.clone(), resolved));
-        }
-
+        let trajectories = parse_trajectories(&loc, &raw.trajectories, &robots, &probe, &resolve)?;
         let spec = Spec {
             origin: origin.to_string(),
             robots,
@@ -535,147 +186,142 @@ impl Spec {
     }
 }
 
-/// What a [`SetError`] says, without the option's name (the located error names the field).
-fn problem_of(e: SetError) -> String {
-    match e {
-        SetError::Value(e) => e.problem.to_string(),
-        SetError::Unknown(e) => e.to_string(),
-    }
-}
-
-/// A TOML value as a run option's value.
-fn value_of(v: &toml::Value) -> Value {
-    match v {
-        toml::Value::Float(x) => Value::Number(*x),
-        toml::Value::Integer(i) => Value::Whole(*i),
-        toml::Value::Boolean(b) => Value::Flag(*b),
-        toml::Value::String(s) => Value::Text(s.clone()),
-        other => Value::Text(other.to_string()),
-    }
-}
-
-/// The spec's top-level keys other than the sweep's own: run options, each checked as
-/// `cdpr simulate` checks it; `no_lag` is the old spelling of `remove_lag = false`.
-fn run_options(loc: &Locator) -> Result<(RunRequest, Vec<String>), SweepError> {
-    let table: BTreeMap<String, Spanned<toml::Value>> = toml::from_str(loc.text).map_err(|e| {
-        let l = toml_location::locate(loc.text, &e);
-        SweepError::Invalid {
-            file: loc.origin.to_string(),
-            line: l.line,
-            field: l.field,
-            message: l.message,
-        }
-    })?;
-    let mut run = RunRequest::default();
-    let mut warnings = Vec::new();
-    for (key, value) in &table {
-        if SWEEP_KEYS.contains(&key.as_str()) {
-            continue;
-        }
-        let span = value.span();
-        if let Some((_, why)) = NOT_RUN_KEYS.iter().find(|(k, _)| k == key) {
-            return Err(loc.at(span, key, format!("is not a run option of a sweep: {why}")));
-        }
-        let (name, v) = match (key.as_str(), value.get_ref()) {
-            ("no_lag", toml::Value::Boolean(b)) => {
-                warnings.push(format!(
-                    "{}: `no_lag = {b}` is deprecated: write `remove_lag = {}`",
-                    loc.origin, !b
-                ));
-                ("remove_lag", Value::Flag(!b))
+/// A robot or CSV path of the spec: relative to the spec's directory when it exists there,
+/// else as written (a shipped name, or relative to the current directory).
+fn resolve(base: Option<&Path>, name: &str) -> String {
+    match base {
+        Some(dir) if !Path::new(name).is_absolute() => {
+            let joined: PathBuf = dir.join(name);
+            if joined.exists() {
+                joined.display().to_string()
+            } else {
+                name.to_string()
             }
-            (k, v) => (k, value_of(v)),
-        };
-        run.set(name, v).map_err(|e| {
-            let message = match e {
-                // Suggest among what a spec takes, not among every run option.
-                SetError::Unknown(_) => crate::options::unknown(
-                    key,
-                    SWEEP_KEYS.iter().copied().chain(run_option_keys()),
-                )
-                .to_string(),
-                e => problem_of(e),
-            };
-            loc.at(span.clone(), key, message)
-        })?;
+        }
+        _ => name.to_string(),
     }
-    if let Some(why) = run.model.entry().not_swept {
-        let span = table.get("model").map(|v| v.span()).unwrap_or(0..0);
-        return Err(loc.at(
-            span,
-            "model",
-            format!(
-                "{why}: {}",
-                crate::choice::or_list(
-                    &crate::sim::MODELS
-                        .iter()
-                        .filter(|m| m.not_swept.is_none())
-                        .map(|m| m.name)
-                        .collect::<Vec<_>>(),
-                )
-            ),
-        ));
-    }
-    Ok((run, warnings))
 }
 
-/// A parameter's list or `{min, max}`, every number within the parameter's range.
-fn parameter_values(
+/// `robots`: each once, each loaded (a file that does not load is refused here).
+fn parse_robots(
     loc: &Locator,
-    param: &Parameter,
-    field: &str,
-    value: &Spanned<toml::Value>,
-) -> Result<ParamValues, SweepError> {
-    let err = |message: String| loc.at(value.span(), field, message);
-    let number = |v: &toml::Value| -> Result<f64, SweepError> {
-        let x = match v {
-            toml::Value::Float(x) => *x,
-            toml::Value::Integer(i) => *i as f64,
-            other => {
-                return Err(err(format!(
-                    "expected numbers, got {} `{other}`",
-                    other.type_str()
-                )));
-            }
-        };
-        if x.is_finite() && (param.min..=param.max).contains(&x) {
-            Ok(x)
-        } else {
-            Err(err(out_of_range(x, param.min, param.max, param.unit)))
+    raw: &Spanned<Vec<String>>,
+    resolve: &dyn Fn(&str) -> String,
+) -> Result<Vec<(String, Robot)>, SweepError> {
+    loc.list(raw, "robots")?;
+    let mut robots: Vec<(String, Robot)> = Vec::new();
+    for name in raw.get_ref() {
+        if robots.iter().any(|(n, _)| n == name) {
+            return Err(loc.at(raw.span(), "robots", format!("`{name}` is listed twice")));
         }
-    };
-    match value.get_ref() {
-        toml::Value::Array(items) => {
-            if items.is_empty() {
-                return Err(err("the list is empty: give at least one value".into()));
-            }
-            if items.len() > MAX_LIST {
-                return Err(err(format!("{} values; at most {MAX_LIST}", items.len())));
-            }
-            Ok(ParamValues::List(
-                items.iter().map(number).collect::<Result<_, _>>()?,
-            ))
-        }
-        toml::Value::Table(t) => {
-            if let Some(k) = t.keys().find(|k| *k != "min" && *k != "max") {
-                return Err(err(format!(
-                    "unknown key `{k}`: expected {{min = …, max = …}}"
-                )));
-            }
-            let get = |k: &str| {
-                t.get(k)
-                    .ok_or_else(|| err(format!("missing `{k}`: expected {{min = …, max = …}}")))
-                    .and_then(number)
-            };
-            let (min, max) = (get("min")?, get("max")?);
-            if min > max {
-                return Err(err(format!("min {min} is above max {max}")));
-            }
-            Ok(ParamValues::Uniform { min, max })
-        }
-        other => Err(err(format!(
-            "expected a list of numbers or {{min = …, max = …}}, got {} `{other}`",
-            other.type_str()
-        ))),
+        let robot =
+            Robot::load(&resolve(name)).map_err(|e| loc.at(raw.span(), "robots", e.to_string()))?;
+        robots.push((name.clone(), robot));
     }
+    Ok(robots)
+}
+
+/// `speeds`, each within the run option `speed`'s range (default: its default).
+fn parse_speeds(loc: &Locator, raw: Option<&Spanned<Vec<f64>>>) -> Result<Vec<f64>, SweepError> {
+    let Some(s) = raw else {
+        return Ok(vec![RunRequest::default().speed]);
+    };
+    loc.list(s, "speeds")?;
+    for &v in s.get_ref() {
+        loc.option(s.span(), "speeds", "speed", Value::Number(v))?;
+    }
+    Ok(s.get_ref().clone())
+}
+
+/// `seed`: a whole number ≥ 0 (default 0).
+fn parse_seed(loc: &Locator, raw: Option<&Spanned<i64>>) -> Result<u64, SweepError> {
+    let Some(s) = raw else { return Ok(0) };
+    u64::try_from(*s.get_ref()).map_err(|_| {
+        loc.at(
+            s.span(),
+            "seed",
+            format!("must be a whole number ≥ 0, got {}", s.get_ref()),
+        )
+    })
+}
+
+/// `mode` (grid or random) and, in random mode only, `samples`.
+fn parse_mode(
+    loc: &Locator,
+    mode: Option<&Spanned<String>>,
+    samples: Option<&Spanned<i64>>,
+) -> Result<Mode, SweepError> {
+    let random = match mode {
+        None => false,
+        Some(m) => match m.get_ref().as_str() {
+            "grid" => false,
+            "random" => true,
+            other => {
+                return Err(loc.at(
+                    m.span(),
+                    "mode",
+                    format!("`{other}` is not a mode: grid or random"),
+                ));
+            }
+        },
+    };
+    match (samples, random) {
+        (Some(s), false) => Err(loc.at(
+            s.span(),
+            "samples",
+            "is for mode = \"random\" (a grid runs every combination)",
+        )),
+        (None, true) => Err(loc.top(
+            "mode",
+            "mode = \"random\" needs `samples = N` (the number of runs)",
+        )),
+        (None, false) => Ok(Mode::Grid),
+        (Some(s), true) => {
+            let n = *s.get_ref();
+            if (1..=MAX_RUNS as i64).contains(&n) {
+                Ok(Mode::Random { samples: n as u64 })
+            } else {
+                Err(loc.at(
+                    s.span(),
+                    "samples",
+                    format!("must be a whole number from 1 to {MAX_RUNS}, got {n}"),
+                ))
+            }
+        }
+    }
+}
+
+/// `trajectories`: each once, resolved, and loaded once (on every robot, with the spec's run
+/// options at its first speed) so that a typo is refused here rather than failing every run.
+fn parse_trajectories(
+    loc: &Locator,
+    raw: &Spanned<Vec<String>>,
+    robots: &[(String, Robot)],
+    probe: &RunRequest,
+    resolve: &dyn Fn(&str) -> String,
+) -> Result<Vec<(String, String)>, SweepError> {
+    loc.list(raw, "trajectories")?;
+    let options = probe.builtin_options();
+    let mut trajectories: Vec<(String, String)> = Vec::new();
+    for name in raw.get_ref() {
+        if trajectories.iter().any(|(n, _)| n == name) {
+            return Err(loc.at(
+                raw.span(),
+                "trajectories",
+                format!("`{name}` is listed twice"),
+            ));
+        }
+        let resolved = resolve(name);
+        for (robot_name, robot) in robots {
+            trajectory::load(&resolved, robot, &options).map_err(|e| {
+                loc.at(
+                    raw.span(),
+                    "trajectories",
+                    format!("`{name}` on robot {robot_name}: {e}"),
+                )
+            })?;
+        }
+        trajectories.push((name.clone(), resolved));
+    }
+    Ok(trajectories)
 }

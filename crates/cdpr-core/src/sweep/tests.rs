@@ -130,7 +130,7 @@ fn bad_specs_are_refused_with_file_line_and_field() {
     let e = error("robots = [\"uvigo8\"]\ntrajectories = [\"poly5\"]\nsped = [0.1]\n");
     assert_eq!(
         e,
-        "spec.toml:3: sped: unknown option `sped` (did you mean `speeds`?)"
+        "spec.toml:3: sped: unknown option `sped` (did you mean `seed`?)"
     );
     let e = error(
         "robots = [\"uvigo8\"]\ntrajectories = [\"poly5\"]\n[parameters]\nstifness = [1.0]\n",
