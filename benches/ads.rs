@@ -32,7 +32,12 @@ fn controller(rt: &Runtime, robot: &Robot) -> AdsController {
     let target = AmsAddr::new(AmsNetId::LOCAL, 851);
     let t = AdsTransport::connect(AdsConfig::new(rt.server.local_addr().to_string(), target))
         .expect("connects");
-    ShadowLink::connect(t, &robot.plc, WritePolicy::AllowListed).expect("resolves")
+    ShadowLink::connect(
+        t,
+        &cdpr_ads::PlcSymbols::of(robot).expect("[plc]"),
+        WritePolicy::AllowListed,
+    )
+    .expect("resolves")
 }
 
 /// p50 / p99 / max of `n` timed calls, printed in µs.

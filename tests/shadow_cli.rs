@@ -42,7 +42,12 @@ fn shadow(addr: &str, extra: &[&str]) -> Proc {
 fn link(addr: &str) -> cdpr_ads::plc::AdsController {
     let t = AdsTransport::connect(AdsConfig::new(addr, AmsAddr::new(AmsNetId::LOCAL, 851)))
         .expect("connects");
-    ShadowLink::connect(t, &uvigo8().plc, WritePolicy::ReadOnly).expect("resolves")
+    ShadowLink::connect(
+        t,
+        &cdpr_ads::PlcSymbols::of(&uvigo8()).expect("[plc]"),
+        WritePolicy::ReadOnly,
+    )
+    .expect("resolves")
 }
 
 /// Raw ADS reads of one symbol by name (what a TwinCAT engineer would look at).

@@ -3,10 +3,12 @@
 use super::args::{AngleArg, Numbers, RobotArg, number_list, pose_list, warn};
 use super::output::{Table, json, list, num, sig};
 use anyhow::{Context, Result, bail};
+use cdpr_ads::PlcSymbols;
 use cdpr_core::kinematics::{self, FkMethod, FkOptions};
 use cdpr_core::robot::{Robot, Stiffness, TensionBounds};
 use cdpr_core::statics::{self, RestLengths};
 use clap::{ArgGroup, Args};
+use serde::Serialize;
 use std::process::ExitCode;
 
 // ------------------------------------------------------------------------------- check
@@ -21,11 +23,22 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
+/// `check --json`: the compiled robot, then the symbol names of its `[plc]` section.
+#[derive(Serialize)]
+struct CheckedRobot<'a> {
+    #[serde(flatten)]
+    robot: &'a Robot,
+    plc: PlcSymbols,
+}
+
 pub fn check(a: CheckArgs) -> Result<ExitCode> {
     // Every robot-file error names the file (or the name looked for): no context to add.
     let robot = Robot::load(&a.robot)?;
+    // The [plc] section belongs to the controller boundary: checked as `cdpr shadow` and
+    // `cdpr plc` read it.
+    let plc = PlcSymbols::of(&robot)?;
     if a.json {
-        json(&robot)?;
+        json(&CheckedRobot { robot: &robot, plc })?;
         return Ok(ExitCode::SUCCESS);
     }
     if !robot.is_cable_robot() {

@@ -67,7 +67,12 @@ pub fn shadow_over_ads(
     let target = AmsAddr::new(AmsNetId::LOCAL, 851);
     let t = AdsTransport::connect(AdsConfig::new(rt.server.local_addr().to_string(), target))
         .expect("connects");
-    let link = ShadowLink::connect(t, &robot.plc, WritePolicy::AllowListed).expect("resolves");
+    let link = ShadowLink::connect(
+        t,
+        &crate::PlcSymbols::of(robot).expect("[plc]"),
+        WritePolicy::AllowListed,
+    )
+    .expect("resolves");
     let mut config = ShadowConfig {
         write: true,
         timing: CycleTiming::Free {

@@ -10,7 +10,10 @@
 #![deny(clippy::unwrap_used)]
 
 pub mod plc;
+pub mod plc_symbols;
 pub mod shadow;
+
+pub use plc_symbols::PlcSymbols;
 
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;

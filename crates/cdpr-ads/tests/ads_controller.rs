@@ -2,6 +2,7 @@
 //! PLC's server: geometry, per-cycle exchange, the write allow-list seen from the wire,
 //! reconnection after the PLC drops the link or restarts, and the reaction time in PLC cycles.
 
+use cdpr_ads::PlcSymbols;
 use cdpr_ads::fixtures::*;
 use cdpr_ads::plc::{
     self, AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Backoff, Controller,
@@ -9,7 +10,6 @@ use cdpr_ads::plc::{
     ShadowOutputs, SymbolTable, Timing, WritePolicy,
 };
 use cdpr_core::kinematics::{self, Pose};
-use cdpr_core::robot::PlcSymbols;
 use cdpr_core::trajectory::Trajectory;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -41,7 +41,11 @@ fn outputs(cycle: u32) -> ShadowOutputs {
 fn geometry_and_cycle_over_ads_match_the_robot_file() {
     let rt = runtime();
     let robot = uvigo8();
-    let mut c = connect(&rt, &robot.plc, WritePolicy::ReadOnly);
+    let mut c = connect(
+        &rt,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::ReadOnly,
+    );
     assert_eq!(c.cable_count(), 8);
     let g = c.read_geometry().expect("geometry");
     for (k, cable) in robot.cables.iter().enumerate() {
@@ -67,7 +71,7 @@ fn geometry_and_cycle_over_ads_match_the_robot_file() {
 fn allow_list_refuses_before_a_single_frame_is_sent() {
     let rt = runtime();
     let robot = uvigo8();
-    let mut symbols = robot.plc.clone();
+    let mut symbols = PlcSymbols::of(&robot).expect("[plc]");
     symbols.shadow_pose = "GVL_Shadow.aTcpPose".into(); // an input of the shadow, not listed
     let mut c = connect(&rt, &symbols, WritePolicy::AllowListed);
     let frames = rt.server.stats().frames.load(Ordering::Relaxed);
@@ -87,7 +91,11 @@ fn allow_list_refuses_before_a_single_frame_is_sent() {
     assert_eq!(written, 0);
 
     // With the robot file's own names the same write goes through, as one frame.
-    let mut c = connect(&rt, &robot.plc, WritePolicy::AllowListed);
+    let mut c = connect(
+        &rt,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::AllowListed,
+    );
     let frames = rt.server.stats().frames.load(Ordering::Relaxed);
     c.write_cycle(&outputs(9)).expect("allowed");
     assert_eq!(
@@ -106,7 +114,7 @@ fn allow_list_refuses_before_a_single_frame_is_sent() {
 #[test]
 fn unknown_symbol_is_named_with_its_ads_code() {
     let rt = runtime();
-    let mut symbols = uvigo8().plc;
+    let mut symbols = PlcSymbols::of(&uvigo8()).expect("[plc]");
     symbols.motion_enable = "GVL_Shadow.bNoSuchFlag".into();
     let t = AdsTransport::connect(config(&rt)).expect("connects");
     let e = ShadowLink::connect(t, &symbols, WritePolicy::ReadOnly)
@@ -135,7 +143,11 @@ fn reconnects_after_the_link_drops_and_after_a_plc_restart() {
     let robot = uvigo8();
     let rt = runtime();
     let addr = rt.server.local_addr();
-    let mut c = connect(&rt, &robot.plc, WritePolicy::AllowListed);
+    let mut c = connect(
+        &rt,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::AllowListed,
+    );
     c.read_cycle().expect("first read");
 
     // The PLC drops every connection (a router restart): the next read fails as a link error.
@@ -211,7 +223,12 @@ fn reaction_time_over_ads_is_one_plc_cycle_when_the_shadow_answers_each_cycle() 
         AmsAddr::new(AmsNetId::LOCAL, 851),
     ))
     .expect("connects");
-    let mut c = ShadowLink::connect(t, &robot.plc, WritePolicy::AllowListed).expect("resolves");
+    let mut c = ShadowLink::connect(
+        t,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::AllowListed,
+    )
+    .expect("resolves");
     let cycles: u32 = 150;
     for cycle in 1..=cycles {
         for _ in 0..core.ticks_per_task() {

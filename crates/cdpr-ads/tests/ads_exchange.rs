@@ -228,7 +228,7 @@ fn transport(addr: SocketAddr, exchange: ExchangeChoice, timeout_ms: u64) -> Ads
 fn link(addr: SocketAddr, exchange: ExchangeChoice) -> AdsController {
     ShadowLink::connect(
         transport(addr, exchange, 500),
-        &uvigo8().plc,
+        &cdpr_ads::PlcSymbols::of(&uvigo8()).expect("[plc]"),
         WritePolicy::AllowListed,
     )
     .expect("resolves")
@@ -443,7 +443,12 @@ fn a_device_that_never_answers_sum_reads_by_handle_gets_sums_by_address() {
     let proxy = Proxy::of(&rt);
     proxy.refuse(0xF083, 0);
     let t = transport(proxy.addr, ExchangeChoice::Auto, 200);
-    let mut c = ShadowLink::connect(t, &uvigo8().plc, WritePolicy::AllowListed).expect("resolves");
+    let mut c = ShadowLink::connect(
+        t,
+        &cdpr_ads::PlcSymbols::of(&uvigo8()).expect("[plc]"),
+        WritePolicy::AllowListed,
+    )
+    .expect("resolves");
     let g = c.read_geometry().expect("geometry after the probe");
     assert!((g.frame_anchors[3] - uvigo8().cables[3].frame_anchor).norm() < 1e-12);
     assert_eq!(c.exchange(), Some(Exchange::SumAddress));
@@ -457,7 +462,12 @@ fn a_device_that_never_answers_sum_reads_by_handle_gets_sums_by_address() {
     assert_eq!(proxy.counts().2, 1, "nothing else unanswered");
     // Forced, the silent exchange fails with the timeout named.
     let t = transport(proxy.addr, ExchangeChoice::Force(Exchange::SumHandle), 200);
-    let mut c = ShadowLink::connect(t, &uvigo8().plc, WritePolicy::ReadOnly).expect("resolves");
+    let mut c = ShadowLink::connect(
+        t,
+        &cdpr_ads::PlcSymbols::of(&uvigo8()).expect("[plc]"),
+        WritePolicy::ReadOnly,
+    )
+    .expect("resolves");
     let e = c.read_geometry().expect_err("not served");
     assert!(
         matches!(

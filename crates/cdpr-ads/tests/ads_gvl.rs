@@ -2,8 +2,8 @@
 //! `PlcSymbols::defaults()` with the type the virtual PLC serves, so a real controller and
 //! `cdpr plc` look the same to the shadow.
 
+use cdpr_ads::PlcSymbols;
 use cdpr_ads::plc::{IecType, SymbolTable};
-use cdpr_core::robot::PlcSymbols;
 use std::collections::HashMap;
 
 /// The text of a file shipped in `assets/twincat/`.
@@ -50,7 +50,7 @@ fn gvl_declares_every_default_symbol_with_the_served_type() {
     assert_eq!(gvl, "GVL_Shadow");
     let robot = cdpr_core::fixtures::uvigo8();
     assert_eq!(
-        robot.plc,
+        PlcSymbols::of(&robot).expect("[plc]"),
         PlcSymbols::defaults(),
         "uvigo8 spells out the defaults"
     );
@@ -67,7 +67,7 @@ fn gvl_declares_every_default_symbol_with_the_served_type() {
         "no extra variables: {:?}",
         vars.keys()
     );
-    for name in &robot.plc.writable {
+    for name in &PlcSymbols::of(&robot).expect("[plc]").writable {
         assert!(vars.contains_key(name), "writable {name} declared");
     }
 }
@@ -91,7 +91,7 @@ fn the_twincat_readme_says_which_symbols_are_required_and_their_types() {
     let table = SymbolTable::from_robot(&robot).expect("table");
     let rows = readme_table();
     assert_eq!(rows.len(), table.symbols().len(), "{rows:?}");
-    let reaction = cdpr_ads::plc::symbols::reaction_symbol(&robot.plc);
+    let reaction = cdpr_ads::plc::symbols::reaction_symbol(&PlcSymbols::of(&robot).expect("[plc]"));
     for s in table.symbols() {
         let short = s.name.trim_start_matches("GVL_Shadow.");
         let (_, need, ty) = rows

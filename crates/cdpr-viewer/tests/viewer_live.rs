@@ -23,8 +23,9 @@ fn shadow_of(rt: &Runtime, record: &std::path::Path) -> Shadow<AdsController> {
         )
     })
     .expect("connects");
+    let symbols = cdpr_ads::PlcSymbols::of(&robot).expect("[plc]");
     let link =
-        ShadowLink::connect(transport, &robot.plc, WritePolicy::AllowListed).expect("resolves");
+        ShadowLink::connect(transport, &symbols, WritePolicy::AllowListed).expect("resolves");
     let config = ShadowConfig {
         write: true,
         timing: CycleTiming::Free {

@@ -14,8 +14,8 @@ use super::exchange::Exchange;
 use super::memory;
 use super::symbols::{IecType, Scalar};
 use super::units::{from_mm, pose_from_plc, pose_to_plc, to_mm};
+use crate::plc_symbols::PlcSymbols;
 use cdpr_core::kinematics::Pose;
-use cdpr_core::robot::PlcSymbols;
 use nalgebra::Vector3;
 use std::collections::HashSet;
 

@@ -46,7 +46,11 @@ fn external_writes(core: &PlcCore) -> u64 {
 fn geometry_comes_back_in_si() {
     let robot = uvigo8();
     let core = plc(&robot);
-    let mut c = link(&core, &robot.plc, WritePolicy::ReadOnly);
+    let mut c = link(
+        &core,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::ReadOnly,
+    );
     assert_eq!(c.cable_count(), 8);
     let g = c.read_geometry().expect("geometry");
     for (k, cable) in robot.cables.iter().enumerate() {
@@ -71,7 +75,11 @@ fn geometry_comes_back_in_si() {
 fn lockstep_echo_reacts_within_one_plc_cycle() {
     let robot = uvigo8();
     let mut core = plc(&robot);
-    let mut c = link(&core, &robot.plc, WritePolicy::AllowListed);
+    let mut c = link(
+        &core,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::AllowListed,
+    );
     for _ in 0..500 {
         core.tick();
         let inputs = c.read_cycle().expect("read");
@@ -88,7 +96,7 @@ fn lockstep_echo_reacts_within_one_plc_cycle() {
     let pose = core
         .memory()
         .table()
-        .lookup_str(&robot.plc.shadow_pose)
+        .lookup_str(&PlcSymbols::of(&robot).expect("[plc]").shadow_pose)
         .expect("pose");
     let v = core
         .memory()
@@ -102,7 +110,11 @@ fn lockstep_echo_reacts_within_one_plc_cycle() {
 fn nothing_is_written_unless_writing_was_enabled() {
     let robot = uvigo8();
     let core = plc(&robot);
-    let mut c = link(&core, &robot.plc, WritePolicy::ReadOnly);
+    let mut c = link(
+        &core,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::ReadOnly,
+    );
     assert_eq!(
         c.write_cycle(&outputs(&robot, 1)),
         Err(ControllerError::WriteDisabled)
@@ -116,7 +128,7 @@ fn allow_list_blocks_a_symbol_before_anything_is_written() {
     let core = plc(&robot);
     // A robot file that routes the tensions to the commanded lengths (a read-only input) and
     // does not list it: the write must be refused as a whole.
-    let mut symbols = robot.plc.clone();
+    let mut symbols = PlcSymbols::of(&robot).expect("[plc]");
     symbols.shadow_tensions = "GVL_Shadow.aCmdLengths".into();
     let mut c = link(&core, &symbols, WritePolicy::AllowListed);
     match c.write_cycle(&outputs(&robot, 1)) {
@@ -131,7 +143,7 @@ fn allow_list_blocks_a_symbol_before_anything_is_written() {
         "not even the allowed symbols were written"
     );
     // Case does not matter, as in TwinCAT; an allow-listed write goes through.
-    let mut symbols = robot.plc.clone();
+    let mut symbols = PlcSymbols::of(&robot).expect("[plc]");
     symbols.writable = symbols.writable.iter().map(|n| n.to_uppercase()).collect();
     let mut c = link(&core, &symbols, WritePolicy::AllowListed);
     c.write_cycle(&outputs(&robot, 1)).expect("allowed");
@@ -147,13 +159,17 @@ fn non_finite_values_are_refused_naming_the_symbol() {
     let cmd = core
         .memory()
         .table()
-        .lookup_str(&robot.plc.commanded_lengths)
+        .lookup_str(&PlcSymbols::of(&robot).expect("[plc]").commanded_lengths)
         .expect("cmd");
     core.memory().with_image(|img| {
         let o = cmd.offset as usize + 2 * 8;
         img[o..o + 8].copy_from_slice(&f64::NAN.to_le_bytes());
     });
-    let mut c = link(&core, &robot.plc, WritePolicy::AllowListed);
+    let mut c = link(
+        &core,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::AllowListed,
+    );
     match c.read_cycle() {
         Err(ControllerError::NotFinite {
             symbol, element, ..
@@ -182,7 +198,7 @@ fn non_finite_values_are_refused_naming_the_symbol() {
 fn symbols_that_do_not_fit_are_named() {
     let robot = uvigo8();
     let core = plc(&robot);
-    let mut symbols = robot.plc.clone();
+    let mut symbols = PlcSymbols::of(&robot).expect("[plc]");
     symbols.commanded_lengths = "GVL_Shadow.aTcpPose".into(); // 6 values, not 8
     let e = ShadowLink::connect(
         InProcessTransport::new(Arc::clone(core.memory())),
@@ -195,7 +211,7 @@ fn symbols_that_do_not_fit_are_named() {
         e.to_string().contains("GVL_Shadow.aTcpPose") && e.to_string().contains("8"),
         "{e}"
     );
-    let mut symbols = robot.plc.clone();
+    let mut symbols = PlcSymbols::of(&robot).expect("[plc]");
     symbols.cycle_counter = "GVL_Shadow.nMissing".into();
     let e = ShadowLink::connect(
         InProcessTransport::new(Arc::clone(core.memory())),
@@ -244,7 +260,7 @@ fn a_plc_without_the_reaction_diagnostic_still_connects() {
     let robot = uvigo8();
     let mut c = ShadowLink::connect(
         InProcessTransport::new(memory_without_reaction(&robot)),
-        &robot.plc,
+        &PlcSymbols::of(&robot).expect("[plc]"),
         WritePolicy::ReadOnly,
     )
     .expect("connects without the optional symbol");
@@ -318,8 +334,12 @@ fn a_plc_that_never_answers_about_the_reaction_symbol_costs_one_timeout() {
         unanswered: 0,
         reopens: 0,
     };
-    let mut c = ShadowLink::connect(silent, &robot.plc, WritePolicy::ReadOnly)
-        .expect("connects without the optional symbol");
+    let mut c = ShadowLink::connect(
+        silent,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::ReadOnly,
+    )
+    .expect("connects without the optional symbol");
     let t = c.transport();
     assert_eq!((t.unanswered, t.reopens), (1, 1), "one timeout, one reopen");
     assert_eq!(c.reaction_symbol(), None);
@@ -335,7 +355,11 @@ fn a_plc_that_never_answers_about_the_reaction_symbol_costs_one_timeout() {
 fn an_online_change_is_re_resolved_on_the_live_link() {
     let robot = uvigo8();
     let mut core = plc(&robot);
-    let mut c = link(&core, &robot.plc, WritePolicy::AllowListed);
+    let mut c = link(
+        &core,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::AllowListed,
+    );
     core.tick();
     let before = c.read_cycle().expect("read");
     assert_eq!(c.re_resolves(), 0);
@@ -404,7 +428,12 @@ fn handles_stale_again_right_after_re_resolving_give_the_link_up() {
     let robot = uvigo8();
     let core = plc(&robot);
     let t = AlwaysStale(InProcessTransport::new(Arc::clone(core.memory())), 0);
-    let mut c = ShadowLink::connect(t, &robot.plc, WritePolicy::ReadOnly).expect("connects");
+    let mut c = ShadowLink::connect(
+        t,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::ReadOnly,
+    )
+    .expect("connects");
     let resolves = c.transport().1;
     let e = c.read_cycle().expect_err("stale twice");
     assert!(e.is_link(), "{e}");

@@ -8,7 +8,8 @@
 //! `GVL_Shadow.aCmdLengths[3]`, `GVL_Shadow.aFrameAnchors[2,1]`.
 
 use super::wire::{Cursor, group, len32};
-use cdpr_core::robot::{PlcSymbols, Robot};
+use crate::plc_symbols::PlcSymbols;
+use cdpr_core::robot::{Robot, RobotFileError};
 use std::collections::HashMap;
 
 /// The elementary types used here, with their ADS type codes (`ADST_*`).
@@ -154,8 +155,11 @@ impl SymbolRef {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum SymbolError {
+    /// The robot file's `[plc]` section is wrong (see [`PlcSymbols::of`]).
+    #[error(transparent)]
+    Names(#[from] RobotFileError),
     #[error("PLC symbol `{0}` is declared twice (check the robot file's [plc] section)")]
     Duplicate(String),
     #[error("PLC symbol name `{0}` is empty or not ASCII")]
@@ -263,8 +267,12 @@ pub fn reaction_symbol(plc: &PlcSymbols) -> String {
 impl SymbolTable {
     /// The table for a robot: its `[plc]` names, arrays sized for its cables.
     pub fn from_robot(robot: &Robot) -> Result<SymbolTable, SymbolError> {
-        let cables = len32(robot.cable_count());
-        let decls = declarations(&robot.plc, cables)
+        SymbolTable::for_symbols(&PlcSymbols::of(robot)?, robot.cable_count())
+    }
+
+    /// The table of `symbols` with arrays sized for `cables` cables.
+    pub fn for_symbols(symbols: &PlcSymbols, cables: usize) -> Result<SymbolTable, SymbolError> {
+        let decls = declarations(symbols, len32(cables))
             .into_iter()
             .map(|(n, t, c)| (n, t, c.to_string()))
             .collect();

@@ -113,9 +113,10 @@ fn symbol_entries_round_trip_and_fill_the_upload() {
 
 #[test]
 fn duplicate_names_are_refused_with_the_name() {
-    let mut robot = cdpr_core::fixtures::uvigo8();
-    robot.plc.shadow_lengths = robot.plc.lengths.to_uppercase();
-    let e = SymbolTable::from_robot(&robot).expect_err("duplicate");
+    let robot = cdpr_core::fixtures::uvigo8();
+    let mut names = PlcSymbols::of(&robot).expect("[plc]");
+    names.shadow_lengths = names.lengths.to_uppercase();
+    let e = SymbolTable::for_symbols(&names, robot.cable_count()).expect_err("duplicate");
     assert!(e.to_string().contains("GVL_SHADOW.ACABLELENGTHS"), "{e}");
 }
 

@@ -58,6 +58,8 @@ pub enum PlcError {
     MissingSymbol(String),
     #[error("{0}")]
     Symbols(#[from] super::symbols::SymbolError),
+    #[error(transparent)]
+    Names(#[from] cdpr_core::robot::RobotFileError),
     #[error("cannot start the PLC: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -228,7 +230,7 @@ impl PlcCore {
                 .lookup_str(name)
                 .ok_or_else(|| PlcError::MissingSymbol(name.to_string()))
         };
-        let p = &robot.plc;
+        let p = &crate::plc_symbols::PlcSymbols::of(robot)?;
         let refs = Refs {
             frame_anchors: find(&p.frame_anchors)?,
             platform_anchors: find(&p.platform_anchors)?,

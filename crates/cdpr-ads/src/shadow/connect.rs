@@ -8,7 +8,8 @@ use crate::plc::{
     AdsConfig, AdsController, AdsSource, AdsTransport, AmsAddr, AmsNetId, Controller,
     ControllerError, Exchange, ExchangeChoice, ShadowLink, WritePolicy,
 };
-use cdpr_core::robot::{Mechanism, PlcSymbols, Robot};
+use crate::plc_symbols::PlcSymbols;
+use cdpr_core::robot::{Mechanism, Robot};
 use cdpr_core::sim::{ControlMode, SimConfig};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -133,10 +134,10 @@ fn check(setup: &ShadowSetup) -> Result<(), ShadowError> {
 /// geometry read, its platform settled); opens the record when asked for.
 pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
     check(setup)?;
-    let symbols = setup
-        .robot
-        .as_ref()
-        .map_or_else(PlcSymbols::defaults, |r| r.plc.clone());
+    let symbols = match &setup.robot {
+        Some(r) => PlcSymbols::of(r)?,
+        None => PlcSymbols::defaults(),
+    };
     let endpoint = endpoint(&setup.plc);
     let target = AmsAddr::new(net_id(&setup.plc, setup.ams_net_id)?, setup.ams_port);
     let transport = AdsTransport::connect(AdsConfig {

@@ -55,7 +55,7 @@ pub use stats::{Histogram, ShadowStats, Summary};
 
 use crate::plc::{CommandGuard, Controller, ControllerError, ControllerGeometry, CycleInputs};
 use cdpr_core::kinematics::{self, Pose};
-use cdpr_core::robot::{GeometryError, Robot};
+use cdpr_core::robot::{GeometryError, Robot, RobotFileError};
 use cdpr_core::run::{CommandSource, RunRequest};
 use cdpr_core::sim::{Command, Sim, SimConfig, SimError, SimState};
 use serde::Serialize;
@@ -122,6 +122,9 @@ pub enum ShadowError {
     Controller(#[from] ControllerError),
     #[error("the robot file does not fit the controller: {0}")]
     Geometry(#[from] GeometryError),
+    /// The robot file's `[plc]` section is wrong.
+    #[error(transparent)]
+    Names(#[from] RobotFileError),
     #[error("physics: {0}")]
     Sim(#[from] SimError),
     #[error(transparent)]

@@ -10,7 +10,7 @@
 use crate::plc::ControllerGeometry;
 use cdpr_core::kinematics::{self, FkOptions, Pose};
 use cdpr_core::robot::{
-    Aabb, Cable, Dof, GeometryError, Platform, PlcSymbols, Robot, Stiffness, TensionBounds, Winch,
+    Aabb, Cable, Dof, GeometryError, Platform, PlcSection, Robot, Stiffness, TensionBounds, Winch,
 };
 use nalgebra::Vector3;
 use serde::Serialize;
@@ -103,7 +103,7 @@ pub fn default_robot(geometry: &ControllerGeometry) -> Result<Robot, GeometryErr
         workspace: frame,
         frame,
         home: geometry.tcp_pose.to_array(),
-        plc: PlcSymbols::defaults(),
+        plc: PlcSection::default(),
         mechanism: cdpr_core::robot::Mechanism::Cables,
     };
     template.with_geometry(&geometry.frame_anchors, &geometry.platform_anchors)

@@ -2,13 +2,13 @@
 //! deterministic, so the figures are exact.
 
 use super::*;
+use crate::PlcSymbols;
 use crate::plc::memory::{self, PlcMemory};
 use crate::plc::{
     InProcessController, InProcessTransport, PlcCore, ShadowLink, SymbolTable, Timing, WritePolicy,
 };
 use cdpr_core::fixtures::{column, csv_rows, num, uvigo8};
 use cdpr_core::kinematics::Pose;
-use cdpr_core::robot::PlcSymbols;
 use cdpr_core::run::{self as sim_run, RunOptions};
 use cdpr_core::sim::ModelKind;
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
@@ -69,7 +69,7 @@ fn shadow(core: &PlcCore, file: Option<Robot>, c: ShadowConfig) -> Shadow<InProc
     };
     let symbols = file
         .as_ref()
-        .map_or_else(PlcSymbols::defaults, |r| r.plc.clone());
+        .map_or_else(PlcSymbols::defaults, |r| PlcSymbols::of(r).expect("[plc]"));
     Shadow::new(link(core, &symbols, policy), file, c).expect("shadow starts")
 }
 
@@ -193,7 +193,7 @@ fn a_robot_file_is_compared_anchor_by_anchor_and_the_controller_wins() {
 
     let silva4 = cdpr_core::fixtures::robot("silva4");
     let e = Shadow::new(
-        link(&core, &robot.plc, WritePolicy::ReadOnly),
+        link(&core, &PlcSymbols::defaults(), WritePolicy::ReadOnly),
         Some(silva4),
         config(FREE_2MS, ModelKind::ELASTIC),
     )

@@ -69,11 +69,17 @@ fn the_allow_list_stops_the_shadow_before_anything_is_written() {
     let core = plc(&robot, Trajectory::default(), 200);
     // A robot file that sends the shadow's pose to the controller's TCP pose — an input,
     // not on its plc.writable list.
-    let mut file = robot.clone();
-    file.plc.shadow_pose = "GVL_Shadow.aTcpPose".into();
+    let text = cdpr_core::fixtures::edited(
+        cdpr_core::fixtures::robot_text("uvigo8"),
+        "shadow_pose = \"GVL_Shadow.aShadowPose\"",
+        "shadow_pose = \"GVL_Shadow.aTcpPose\"",
+    );
+    let file = cdpr_core::robot::parse_robot(&text, "uvigo8.toml").expect("parses");
+    let names = PlcSymbols::of(&file).expect("[plc]");
+    assert_eq!(names.shadow_pose, "GVL_Shadow.aTcpPose");
     let c = config(FREE_2MS, ModelKind::ELASTIC);
     let e = Shadow::new(
-        link(&core, &file.plc, WritePolicy::AllowListed),
+        link(&core, &names, WritePolicy::AllowListed),
         Some(file.clone()),
         c.clone(),
     )
@@ -88,7 +94,7 @@ fn the_allow_list_stops_the_shadow_before_anything_is_written() {
     assert_eq!(external_writes(&core), 0);
     // Asking to write over a read-only link is refused the same way.
     let e = Shadow::new(
-        link(&core, &robot.plc, WritePolicy::ReadOnly),
+        link(&core, &PlcSymbols::defaults(), WritePolicy::ReadOnly),
         None,
         c.clone(),
     )

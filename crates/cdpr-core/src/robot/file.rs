@@ -3,7 +3,7 @@
 //! Every error names the file, the field and, where the parser knows it, the line, so that a
 //! user can fix a file without reading this code. Nothing here panics on user input.
 
-use super::{Aabb, Cable, Dof, Platform, PlcSymbols, Robot, Stiffness, TensionBounds, Winch};
+use super::{Aabb, Cable, Dof, Platform, PlcSection, Robot, Stiffness, TensionBounds, Winch};
 use crate::toml_location::{self, Located, line_of};
 use nalgebra::{Matrix3, Vector3};
 use serde::Deserialize;
@@ -125,8 +125,9 @@ pub(super) struct RawRobot {
     pub(super) frame: Option<RawBox>,
     #[serde(default)]
     pub(super) home: Option<Spanned<Vec<f64>>>,
+    /// Kept as written: the controller boundary's (see [`PlcSection`]).
     #[serde(default)]
-    pub(super) plc: RawPlc,
+    pub(super) plc: Option<toml::Table>,
 }
 
 #[derive(Deserialize)]
@@ -201,24 +202,6 @@ pub(super) struct RawBox {
     max: Spanned<Vec<f64>>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawPlc {
-    frame_anchors: Option<Spanned<String>>,
-    platform_anchors: Option<Spanned<String>>,
-    lengths: Option<Spanned<String>>,
-    cable_angles: Option<Spanned<String>>,
-    tcp_pose: Option<Spanned<String>>,
-    commanded_lengths: Option<Spanned<String>>,
-    cycle_counter: Option<Spanned<String>>,
-    motion_enable: Option<Spanned<String>>,
-    shadow_pose: Option<Spanned<String>>,
-    shadow_lengths: Option<Spanned<String>>,
-    shadow_tensions: Option<Spanned<String>>,
-    shadow_cycle: Option<Spanned<String>>,
-    writable: Option<Spanned<Vec<String>>>,
-}
-
 /// Default reflected mass of a winch (drum and motor inertia J/r²), kg.
 pub const DEFAULT_WINCH_MASS: f64 = 0.2;
 /// Default PID of the simulated winch drive (see `sim`), used when `[winch]` gives none:
@@ -227,36 +210,6 @@ pub const DEFAULT_WINCH_MASS: f64 = 0.2;
 pub const DEFAULT_WINCH_KP: f64 = 2.0e5;
 pub const DEFAULT_WINCH_KI: f64 = 2.0e6;
 pub const DEFAULT_WINCH_KD: f64 = 600.0;
-
-impl PlcSymbols {
-    /// The names used by the GVL shipped in `assets/twincat/GVL_Shadow.TcGVL`.
-    pub fn defaults() -> PlcSymbols {
-        let shadow_pose = "GVL_Shadow.aShadowPose".to_string();
-        let shadow_lengths = "GVL_Shadow.aShadowLengths".to_string();
-        let shadow_tensions = "GVL_Shadow.aShadowTensions".to_string();
-        let shadow_cycle = "GVL_Shadow.nShadowCycle".to_string();
-        PlcSymbols {
-            frame_anchors: "GVL_Shadow.aFrameAnchors".into(),
-            platform_anchors: "GVL_Shadow.aPlatformAnchors".into(),
-            lengths: "GVL_Shadow.aCableLengths".into(),
-            cable_angles: "GVL_Shadow.aCableAngles".into(),
-            tcp_pose: "GVL_Shadow.aTcpPose".into(),
-            commanded_lengths: "GVL_Shadow.aCmdLengths".into(),
-            cycle_counter: "GVL_Shadow.nCycle".into(),
-            motion_enable: "GVL_Shadow.bMotionEnable".into(),
-            writable: vec![
-                shadow_pose.clone(),
-                shadow_lengths.clone(),
-                shadow_tensions.clone(),
-                shadow_cycle.clone(),
-            ],
-            shadow_pose,
-            shadow_lengths,
-            shadow_tensions,
-            shadow_cycle,
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 
@@ -658,7 +611,7 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
         }
     };
 
-    let plc = build_plc(ctx, raw.plc)?;
+    let plc = plc_section(ctx, raw.plc);
 
     let robot = Robot {
         mechanism: super::Mechanism::Cables,
@@ -1119,66 +1072,17 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
     Ok(cables)
 }
 
-/// A PLC symbol name: not empty, no blanks or control characters, at most 255 bytes.
-fn symbol(ctx: &Ctx, s: &Spanned<String>, field: &str) -> Result<String, RobotFileError> {
-    let name = s.get_ref();
-    let problem = if name.trim().is_empty() {
-        Some("is empty: give the symbol's name (e.g. \"GVL_Shadow.aCmdLengths\")")
-    } else if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        Some("holds blanks or control characters: not a PLC symbol name")
-    } else if name.len() > 255 {
-        Some("is longer than 255 bytes: not a PLC symbol name")
-    } else {
-        None
-    };
-    match problem {
-        Some(p) => Err(ctx.err(span_of(s), field, format!("symbol name {name:?} {p}"))),
-        None => Ok(name.clone()),
+/// The `[plc]` section as written, with the file's name and text that locate errors about it.
+pub(super) fn plc_section(ctx: &Ctx, table: Option<toml::Table>) -> PlcSection {
+    PlcSection {
+        file: ctx.file.to_string(),
+        text: if table.is_some() {
+            ctx.text.into()
+        } else {
+            "".into()
+        },
+        table,
     }
-}
-
-pub(super) fn build_plc(ctx: &Ctx, raw: RawPlc) -> Result<PlcSymbols, RobotFileError> {
-    let d = PlcSymbols::defaults();
-    let writable = match raw.writable {
-        Some(w) => {
-            for name in w.get_ref() {
-                if name.trim().is_empty()
-                    || name.chars().any(|c| c.is_whitespace() || c.is_control())
-                {
-                    return Err(ctx.err(
-                        span_of(&w),
-                        "plc.writable",
-                        format!("empty or blank symbol name {name:?}"),
-                    ));
-                }
-            }
-            w.into_inner()
-        }
-        None => d.writable,
-    };
-    let pick = |v: Option<Spanned<String>>, key: &str, default: String| match v {
-        Some(s) => symbol(ctx, &s, &format!("plc.{key}")),
-        None => Ok(default),
-    };
-    Ok(PlcSymbols {
-        frame_anchors: pick(raw.frame_anchors, "frame_anchors", d.frame_anchors)?,
-        platform_anchors: pick(raw.platform_anchors, "platform_anchors", d.platform_anchors)?,
-        lengths: pick(raw.lengths, "lengths", d.lengths)?,
-        cable_angles: pick(raw.cable_angles, "cable_angles", d.cable_angles)?,
-        tcp_pose: pick(raw.tcp_pose, "tcp_pose", d.tcp_pose)?,
-        commanded_lengths: pick(
-            raw.commanded_lengths,
-            "commanded_lengths",
-            d.commanded_lengths,
-        )?,
-        cycle_counter: pick(raw.cycle_counter, "cycle_counter", d.cycle_counter)?,
-        motion_enable: pick(raw.motion_enable, "motion_enable", d.motion_enable)?,
-        shadow_pose: pick(raw.shadow_pose, "shadow_pose", d.shadow_pose)?,
-        shadow_lengths: pick(raw.shadow_lengths, "shadow_lengths", d.shadow_lengths)?,
-        shadow_tensions: pick(raw.shadow_tensions, "shadow_tensions", d.shadow_tensions)?,
-        shadow_cycle: pick(raw.shadow_cycle, "shadow_cycle", d.shadow_cycle)?,
-        writable,
-    })
 }
 
 /// A number as people write it in a message: plain from 0.001 to 1e5 (9.607, 0.001, 250),

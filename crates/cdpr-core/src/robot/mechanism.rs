@@ -1,8 +1,8 @@
 //! Robot files of the kinds with rigid legs (`kind = "linear_delta"` or `"rssu2"`).
 
 use super::file::{
-    Ctx, RawRobot, RobotFileError, aabb, build_platform, build_plc, build_winch, coordinate,
-    numbers, positive, refuse_sections, span_of,
+    Ctx, RawRobot, RobotFileError, aabb, build_platform, build_winch, coordinate, numbers,
+    plc_section, positive, refuse_sections, span_of,
 };
 use super::{Aabb, Dof, Mechanism, Platform, Robot, TensionBounds};
 use crate::legs::{Cylinder, LinearDelta, Rssu2};
@@ -176,7 +176,7 @@ pub(super) fn build_legs(ctx: &Ctx, kind: &str, raw: RawRobot) -> Result<Robot, 
         workspace,
         frame,
         home,
-        plc: build_plc(ctx, raw.plc)?,
+        plc: plc_section(ctx, raw.plc),
     })
 }
 

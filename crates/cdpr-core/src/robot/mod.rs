@@ -160,35 +160,26 @@ impl Aabb {
     }
 }
 
-/// ADS symbol names the shadow reads and writes (controller units: mm, degrees).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PlcSymbols {
-    /// Frame anchors a_i, ARRAY[1..m, 1..3] OF LREAL, mm.
-    pub frame_anchors: String,
-    /// Platform anchors b_i, ARRAY[1..m, 1..3] OF LREAL, mm.
-    pub platform_anchors: String,
-    /// Current cable lengths, ARRAY[1..m] OF LREAL, mm.
-    pub lengths: String,
-    /// Cable angles θz, θx per cable, ARRAY[1..m, 1..2] OF LREAL, degrees.
-    pub cable_angles: String,
-    /// TCP pose x, y, z, roll, pitch, yaw, ARRAY[1..6] OF LREAL, mm and degrees.
-    pub tcp_pose: String,
-    /// Commanded cable lengths (motor set points), ARRAY[1..m] OF LREAL, mm.
-    pub commanded_lengths: String,
-    /// PLC cycle counter, UDINT.
-    pub cycle_counter: String,
-    /// Motion enable flag, BOOL.
-    pub motion_enable: String,
-    /// Shadow's platform pose written back, ARRAY[1..6] OF LREAL, mm and degrees.
-    pub shadow_pose: String,
-    /// Shadow's cable lengths written back, ARRAY[1..m] OF LREAL, mm.
-    pub shadow_lengths: String,
-    /// Shadow's cable tensions written back, ARRAY[1..m] OF LREAL, N.
-    pub shadow_tensions: String,
-    /// Shadow's cycle counter echo, UDINT (lets the PLC measure the reaction time).
-    pub shadow_cycle: String,
-    /// The only symbols the shadow may ever write (checked before every write).
-    pub writable: Vec<String>,
+/// The robot file's `[plc]` section, kept as written: the names of the controller's symbols
+/// belong to the controller boundary (`cdpr-ads` parses and validates them into its
+/// `PlcSymbols`); the core does not interpret them. The file's name and text come along so
+/// that errors about the section are located as all robot-file errors are
+/// (`file:line: plc.<key>: …`).
+#[derive(Debug, Clone, Default)]
+pub struct PlcSection {
+    /// The file as named in messages (see [`RobotFileError`]).
+    pub file: String,
+    /// The text of the robot file the section was read from (empty for a robot made in code).
+    pub text: std::sync::Arc<str>,
+    /// The section's keys and values as written; `None` when the file has no `[plc]`.
+    pub table: Option<toml::Table>,
+}
+
+/// Two sections are equal when they say the same: where they were read from does not count.
+impl PartialEq for PlcSection {
+    fn eq(&self, other: &PlcSection) -> bool {
+        self.table == other.table
+    }
 }
 
 /// What closes the loop between the frame and the platform.
@@ -241,7 +232,9 @@ pub struct Robot {
     pub frame: Aabb,
     /// Pose the platform starts at when nothing else is said (x, y, z, roll, pitch, yaw).
     pub home: [f64; 6],
-    pub plc: PlcSymbols,
+    /// The `[plc]` section, uninterpreted (the ADS crate reads it).
+    #[serde(skip)]
+    pub plc: PlcSection,
 }
 
 impl Robot {

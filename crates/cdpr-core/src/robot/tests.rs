@@ -471,20 +471,34 @@ fn frame_anchors_outside_the_frame_box_or_below_its_floor_are_refused() {
 }
 
 #[test]
-fn empty_plc_symbols_are_refused() {
+fn the_plc_section_is_kept_as_written_and_unknown_sections_are_still_refused() {
+    // The core does not read symbol names (the ADS crate does): an empty name passes here
+    // and is kept, with the file and text that locate an error about it later.
     let text = format!("{GOOD}\n[plc]\ntcp_pose = \"GVL.a\"\ncommanded_lengths = \"\"\n");
-    assert_names(
-        &bad(&text),
-        "plc.commanded_lengths",
-        line_of(&text, "commanded_lengths = \"\""),
-        "is empty",
+    let robot = parse_robot(&text, "plc.toml").expect("the core does not judge [plc]");
+    let table = robot.plc.table.as_ref().expect("a [plc] section");
+    assert_eq!(
+        table.get("commanded_lengths").and_then(|v| v.as_str()),
+        Some("")
     );
-    let text = format!("{GOOD}\n[plc]\nlengths = \"GVL a\"\n");
+    assert_eq!(
+        table.get("tcp_pose").and_then(|v| v.as_str()),
+        Some("GVL.a")
+    );
+    assert_eq!(
+        (robot.plc.file.as_str(), &*robot.plc.text),
+        ("plc.toml", text.as_str())
+    );
+    // Without the section: none, and nothing of the text kept.
+    let robot = parse_robot(GOOD, "good.toml").expect("parses");
+    assert!(robot.plc.table.is_none() && robot.plc.text.is_empty());
+    // Every other section is still checked for unknown names.
+    let text = format!("{GOOD}\n[plcc]\nlengths = \"GVL.a\"\n");
     assert_names(
         &bad(&text),
-        "plc.lengths",
-        line_of(&text, "GVL a"),
-        "blanks",
+        "plcc",
+        line_of(&text, "[plcc]"),
+        "unknown field `plcc`",
     );
 }
 
