@@ -28,9 +28,18 @@ fn every_model_is_in_the_help_of_every_command_that_takes_one() {
     for command in ["simulate", "view", "shadow"] {
         let text = unwrapped(&help(command));
         for m in MODELS {
-            assert!(text.contains(m.name), "`cdpr {command} --help` lacks {}", m.name);
+            assert!(
+                text.contains(m.name),
+                "`cdpr {command} --help` lacks {}",
+                m.name
+            );
             // Its help is said in the models' list under the options.
-            let first_words: String = m.help.split_whitespace().take(4).collect::<Vec<_>>().join(" ");
+            let first_words: String = m
+                .help
+                .split_whitespace()
+                .take(4)
+                .collect::<Vec<_>>()
+                .join(" ");
             assert!(
                 text.contains(&first_words),
                 "`cdpr {command} --help` lacks {}'s help ({first_words})",
@@ -47,7 +56,10 @@ fn every_run_option_is_a_flag_of_simulate_with_its_range() {
         let flag = format!("--{}", spec.cli_flag());
         assert!(text.contains(&flag), "`cdpr simulate --help` lacks {flag}");
         if let Some(range) = spec.range_text() {
-            assert!(text.contains(&range), "{flag}: its range `{range}` is not in the help");
+            assert!(
+                text.contains(&range),
+                "{flag}: its range `{range}` is not in the help"
+            );
         }
         if let Kind::Choice(names) = spec.kind {
             for (name, _) in names() {
@@ -71,7 +83,9 @@ fn a_sweep_takes_every_swept_model_and_refuses_the_others_with_the_tables_reason
                 assert_eq!(spec.run.model.name(), m.name);
             }
             Some(why) => {
-                let e = parsed.err().unwrap_or_else(|| panic!("{} is not swept", m.name));
+                let e = parsed
+                    .err()
+                    .unwrap_or_else(|| panic!("{} is not swept", m.name));
                 assert!(e.to_string().contains(why), "{e}");
             }
         }

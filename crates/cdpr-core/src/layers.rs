@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 /// The top-level modules, bottom layer first; modules of one layer do not use each other.
 const LAYERS: &[&[&str]] = &[
-    &["choice", "text", "toml_location", "plotting", "pose"],
-    &["options"],
+    &["choice", "text", "toml_location", "plotting"],
+    &["pose", "options"],
     &["legs"],
     &["robot"],
     &["kinematics"],

@@ -3,9 +3,9 @@
 //!
 //! Modules in layers, each using only the layers below it (declared and checked in
 //! `layers.rs`, a test, which also refuses circles between the modules inside a module):
-//! 1. `choice`, `text`, `toml_location`, `plotting`, `pose` — named choices, numbers in
-//!    messages, where in a TOML file, plot axes, the platform pose: what knows no robot;
-//!    then `options`, the specs of options (name, unit, range, help) every face reads;
+//! 1. `choice`, `text`, `toml_location`, `plotting` — named choices, numbers in messages,
+//!    where in a TOML file, plot axes; then `pose` (the platform pose) and `options` (the
+//!    specs of options — name, unit, range, help — every face reads): what knows no robot;
 //! 2. `legs` — the closed forms of the robots with rigid legs (linear delta, 2-RSSU);
 //! 3. `robot` — robot files compiled into an immutable model;
 //! 4. `kinematics`, then `statics`;

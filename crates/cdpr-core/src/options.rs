@@ -470,9 +470,15 @@ pub enum SetError {
 
 /// `name` as an unknown option among `known`, with the nearest name if one is close.
 pub fn unknown(name: &str, known: impl IntoIterator<Item = &'static str>) -> UnknownOption {
+    // Near: a couple of edits from the whole name, or from its start (`stifness` →
+    // `stiffness_scale`).
+    let score = |k: &str| {
+        let start: String = k.chars().take(name.chars().count()).collect();
+        edit_distance(name, k).min(edit_distance(name, &start))
+    };
     let nearest = known
         .into_iter()
-        .map(|k| (edit_distance(name, k), k))
+        .map(|k| (score(k), k))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, n)| n);

@@ -1,46 +1,16 @@
 //! Robot files of the kinds with rigid legs (`kind = "linear_delta"` or `"rssu2"`).
 
-use super::file::{
-    Ctx, RawRobot, RobotFileError, aabb, build_platform, build_winch, coordinate, numbers,
-    plc_section, positive, refuse_sections, span_of,
+use super::error::{MAX_COORDINATE, RobotFileError};
+use super::fields::{
+    Ctx, aabb, build_platform, build_winch, coordinate, numbers, plc_section, positive,
+    refuse_sections, span_of,
 };
+use super::raw::{RawLinearDelta, RawRobot, RawRssu2};
 use super::{Aabb, Dof, Mechanism, Platform, Robot, TensionBounds};
 use crate::legs::{Cylinder, LinearDelta, Rssu2};
+use crate::text::Plain;
 use nalgebra::Vector3;
-use serde::Deserialize;
 use toml::Spanned;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawLinearDelta {
-    rail_angle: Spanned<f64>,
-    base_radius: Spanned<f64>,
-    platform_radius: Spanned<f64>,
-    arm_length: Spanned<f64>,
-    arm_spacing: Spanned<f64>,
-    arm_radius: Spanned<f64>,
-    stroke: Spanned<Vec<f64>>,
-    spherical_limit: Spanned<f64>,
-    cylinder: RawCylinder,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCylinder {
-    radius: Spanned<f64>,
-    height: Spanned<f64>,
-    z_top: Spanned<f64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawRssu2 {
-    half_width: Spanned<f64>,
-    forward: Spanned<f64>,
-    crank: Spanned<f64>,
-    rod: Spanned<f64>,
-    crank_limits: Spanned<Vec<f64>>,
-}
 
 fn range(ctx: &Ctx, s: &Spanned<Vec<f64>>, field: &str) -> Result<[f64; 2], RobotFileError> {
     let v = numbers(ctx, s, field, 2, "min, max")?;
@@ -52,15 +22,15 @@ fn range(ctx: &Ctx, s: &Spanned<Vec<f64>>, field: &str) -> Result<[f64; 2], Robo
             format!("must be finite, got [{lo}, {hi}]"),
         ));
     }
-    if lo.abs().max(hi.abs()) > super::file::MAX_COORDINATE {
+    if lo.abs().max(hi.abs()) > MAX_COORDINATE {
         return Err(ctx.err(
             Some(s.span()),
             field,
             format!(
                 "must be within ±{} (m or rad), got [{}, {}]",
-                super::file::MAX_COORDINATE,
-                super::file::Short(lo),
-                super::file::Short(hi)
+                MAX_COORDINATE,
+                Plain(lo),
+                Plain(hi)
             ),
         ));
     }

@@ -4,18 +4,22 @@
 //! [`Robot`]. Everything downstream (kinematics, statics, simulation, the ADS shadow, the
 //! viewer) reads this struct and never the file. All quantities are SI (m, kg, s, N).
 
+mod error;
+mod fields;
 mod file;
 mod mechanism;
+mod raw;
 
 use nalgebra::{Matrix3, Vector3};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-pub use file::{
-    DEFAULT_WINCH_KD, DEFAULT_WINCH_KI, DEFAULT_WINCH_KP, DEFAULT_WINCH_MASS, INERTIA_RANGE,
-    MASS_RANGE, MAX_COORDINATE, MAX_FILE_BYTES, MAX_HOME_ANGLE, MAX_TENSION, MIN_CABLE_LENGTH,
-    RobotFileError, parse_robot,
+pub use error::{
+    INERTIA_RANGE, MASS_RANGE, MAX_COORDINATE, MAX_FILE_BYTES, MAX_HOME_ANGLE, MAX_TENSION,
+    MIN_CABLE_LENGTH, RobotFileError,
 };
+pub use fields::{DEFAULT_WINCH_KD, DEFAULT_WINCH_KI, DEFAULT_WINCH_KP, DEFAULT_WINCH_MASS};
+pub use file::parse_robot;
 
 /// The text of `path`, read through a cap of `max` bytes so that `/dev/zero` or a huge file
 /// cannot eat the memory: Err(None) when the file is larger, Err(Some(e)) for an OS or UTF-8
@@ -245,14 +249,14 @@ impl Robot {
         Robot::from_text(&text, path)
     }
 
-    /// The text of a robot file, refused past [`file::MAX_FILE_BYTES`] (a robot file is a
+    /// The text of a robot file, refused past [`MAX_FILE_BYTES`] (a robot file is a
     /// few kB: `/dev/zero` or a video is not read to the end).
     pub fn read_file_text(path: &Path) -> Result<String, RobotFileError> {
         let file = path.display().to_string();
-        read_capped(path, file::MAX_FILE_BYTES).map_err(|e| match e {
+        read_capped(path, MAX_FILE_BYTES).map_err(|e| match e {
             None => RobotFileError::TooLarge {
                 file,
-                max: file::MAX_FILE_BYTES,
+                max: MAX_FILE_BYTES,
             },
             Some(error) => RobotFileError::Io { file, error },
         })

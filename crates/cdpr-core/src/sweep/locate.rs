@@ -53,7 +53,12 @@ pub(super) struct Locator<'a> {
 }
 
 impl Locator<'_> {
-    pub(super) fn at(&self, span: Range<usize>, field: &str, message: impl Into<String>) -> SweepError {
+    pub(super) fn at(
+        &self,
+        span: Range<usize>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> SweepError {
         SweepError::Invalid {
             file: self.origin.to_string(),
             line: line_of(self.text, span.start),
@@ -190,4 +195,3 @@ pub(super) fn run_options(loc: &Locator) -> Result<(RunRequest, Vec<String>), Sw
     }
     Ok((run, warnings))
 }
-

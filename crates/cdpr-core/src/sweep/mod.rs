@@ -54,9 +54,9 @@ mod plan;
 mod spec;
 
 pub use exec::{ExecuteOptions, Summary, execute};
-pub use plan::{Cell, METRIC_COLUMNS, Row, RunPlan, SplitMix64, run_one, run_seed};
 pub use locate::run_option_keys;
 pub use parameters::{ParamValues, Parameter, parameters};
+pub use plan::{Cell, METRIC_COLUMNS, Row, RunPlan, SplitMix64, run_one, run_seed};
 pub use spec::{MAX_RUNS, Mode, Spec};
 
 /// `jobs`: runs at a time.

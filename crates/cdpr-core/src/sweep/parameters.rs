@@ -20,10 +20,18 @@ const fn scale(name: &'static str, min: f64, max: f64, help: &'static str) -> Op
     }
 }
 
-pub static STIFFNESS_SCALE: OptionSpec =
-    scale("stiffness_scale", 1e-3, 1e3, "multiplies every cable's stiffness (k or EA)");
-pub static DAMPING_SCALE: OptionSpec =
-    scale("damping_scale", 0.0, 1e3, "multiplies every cable's damping");
+pub static STIFFNESS_SCALE: OptionSpec = scale(
+    "stiffness_scale",
+    1e-3,
+    1e3,
+    "multiplies every cable's stiffness (k or EA)",
+);
+pub static DAMPING_SCALE: OptionSpec = scale(
+    "damping_scale",
+    0.0,
+    1e3,
+    "multiplies every cable's damping",
+);
 pub static PAYLOAD: OptionSpec = OptionSpec {
     name: "payload",
     ..number(
@@ -48,8 +56,12 @@ pub static ANCHOR_OFFSET: OptionSpec = OptionSpec {
     )
     .default(DefaultValue::Number(0.0))
 };
-pub static WINCH_SPEED_SCALE: OptionSpec =
-    scale("winch_speed_scale", 1e-2, 1e2, "multiplies the winches' velocity limit");
+pub static WINCH_SPEED_SCALE: OptionSpec = scale(
+    "winch_speed_scale",
+    1e-2,
+    1e2,
+    "multiplies the winches' velocity limit",
+);
 pub static WINCH_ACCEL_SCALE: OptionSpec = scale(
     "winch_accel_scale",
     1e-2,
@@ -101,9 +113,16 @@ pub(super) fn parse_parameters(
     random: bool,
 ) -> Result<Vec<(Parameter, ParamValues)>, SweepError> {
     let known = parameters();
-    if let Some((name, value)) = raw.iter().find(|(n, _)| !known.iter().any(|p| p.name == n.as_str())) {
+    if let Some((name, value)) = raw
+        .iter()
+        .find(|(n, _)| !known.iter().any(|p| p.name == n.as_str()))
+    {
         let unknown = options::unknown(name, known.iter().map(|p| p.name));
-        return Err(loc.at(value.span(), &format!("parameters.{name}"), unknown.to_string()));
+        return Err(loc.at(
+            value.span(),
+            &format!("parameters.{name}"),
+            unknown.to_string(),
+        ));
     }
     let mut out = Vec::new();
     for param in known {

@@ -130,13 +130,15 @@ fn bad_specs_are_refused_with_file_line_and_field() {
     let e = error("robots = [\"uvigo8\"]\ntrajectories = [\"poly5\"]\nsped = [0.1]\n");
     assert_eq!(
         e,
-        "spec.toml:3: sped: unknown option `sped` (did you mean `seed`?)"
+        "spec.toml:3: sped: unknown option `sped` (did you mean `speeds`?)"
     );
     let e = error(
         "robots = [\"uvigo8\"]\ntrajectories = [\"poly5\"]\n[parameters]\nstifness = [1.0]\n",
     );
     assert!(
-        e.starts_with("spec.toml:4: parameters.stifness: unknown field"),
+        e.starts_with(
+            "spec.toml:4: parameters.stifness: unknown option `stifness` (did you mean `stiffness_scale`?)"
+        ),
         "{e}"
     );
     let e = error(
