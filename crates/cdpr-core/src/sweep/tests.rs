@@ -174,7 +174,7 @@ fn bad_specs_are_refused_with_file_line_and_field() {
     );
     let e = error("robots = [\"uvigo8\"]\ntrajectories = [\"poly5\"]\nmodel = \"rigid\"\n");
     assert!(
-        e.contains("spec.toml:3: model: `rigid` is not a model"),
+        e.contains("spec.toml:3: model: `rigid` is not one of chain, elastic or surrogate"),
         "{e}"
     );
     let e = error("robots = []\ntrajectories = [\"poly5\"]\n");
