@@ -100,3 +100,30 @@ def test_types_and_docstrings_are_there():
 
     files = r.files("cdpr")
     assert (files / "_cdpr.pyi").is_file() and (files / "py.typed").is_file()
+
+
+def test_options_and_models_are_the_cores_tables():
+    options = {o["name"]: o for o in cdpr.options()}
+    assert {"speed", "dt", "model", "control", "compensate", "payload", "remove_lag"} <= set(options)
+    dt = options["dt"]
+    assert (dt["kind"], dt["min"], dt["max"], dt["default"], dt["unit"]) == ("number", 1e-5, 0.01, 0.001, "s")
+    assert options["remove_lag"]["default"] is True
+    models = [m["name"] for m in cdpr.models()]
+    assert models == options["model"]["choices"]
+    surrogate = next(m for m in cdpr.models() if m["name"] == "surrogate")
+    assert surrogate["controls"] == ["ideal"] and surrogate["needs_surrogate"]
+    # Every option simulate() documents is in its docstring, with its range.
+    for name, o in options.items():
+        if name not in ("robot", "trajectory"):
+            assert f"    {name}: " in cdpr.simulate.__doc__, name
+
+
+def test_keyword_arguments_are_checked_against_the_table():
+    with pytest.raises(TypeError, match="did you mean 'speed'"):
+        cdpr.simulate("uvigo8", "seed000", speeed=0.1)
+    with pytest.raises(TypeError, match="not one of this function's"):
+        cdpr.Sim(cdpr.Robot.load("uvigo8"), speed=0.1)
+    with pytest.raises(ValueError, match="model: `rigid` is not one of chain, elastic or surrogate"):
+        cdpr.simulate("uvigo8", "seed000", model="rigid")
+    with pytest.raises(ValueError, match="substeps: must be a whole number from 1 to 100, got 0"):
+        cdpr.Sim(cdpr.Robot.load("uvigo8"), model="chain", substeps=0)

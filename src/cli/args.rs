@@ -73,19 +73,6 @@ pub fn within(
     }
 }
 
-/// A clap value parser for a whole number in `[min, max]`.
-pub fn count_within(
-    min: usize,
-    max: usize,
-) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
-    move |text: &str| match text.trim().parse::<usize>() {
-        Ok(n) if (min..=max).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "must be a whole number from {min} to {max}, got {text}"
-        )),
-    }
-}
-
 pub use cdpr_core::text::short;
 
 /// Wraps `error` in "`what` `name`" context, or just "`what`" when its message already names
@@ -205,10 +192,6 @@ mod tests {
         assert!(dt("inf").unwrap_err().contains("got inf"));
         assert!(dt("nan").unwrap_err().contains("got nan"));
         assert_eq!(dt("x").unwrap_err(), "`x` is not a number");
-        let n = count_within(1, 100);
-        assert_eq!(n("100"), Ok(100));
-        assert!(n("0").unwrap_err().contains("from 1 to 100, got 0"));
-        assert!(n("1000000").is_err() && n("-1").is_err() && n("2.5").is_err());
     }
 
     #[test]

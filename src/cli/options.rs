@@ -33,11 +33,6 @@ impl<S: Selection> RunArgs<S> {
     fn specs() -> impl Iterator<Item = &'static OptionSpec> {
         S::NAMES.iter().filter_map(|n| request::option(n))
     }
-
-    /// Whether the user gave option `name`.
-    pub fn given(&self, name: &str) -> bool {
-        self.given.contains(&name)
-    }
 }
 
 /// Whether a flag option is on by default (then the command line turns it off).
@@ -346,7 +341,7 @@ mod tests {
         assert_eq!(r.model.name(), "elastic");
         assert!(!r.remove_lag && r.compensate);
         assert_eq!(r.pgs, 3);
-        assert!(cli.run.given("dt") && !cli.run.given("speed"));
+        assert!(cli.run.given.contains(&"dt") && !cli.run.given.contains(&"speed"));
         assert_eq!(r.speed, RunRequest::default().speed);
 
         let e = Cli::try_parse_from(["cdpr", "-r", "x", "-t", "y", "--dt", "0.5"]).unwrap_err();
