@@ -516,6 +516,16 @@ fn unit_suffix(unit: &str) -> String {
     }
 }
 
+/// The number an option of `spec` gives: `value` checked against the spec's range.
+pub fn checked_number(spec: &'static OptionSpec, value: f64) -> Result<f64, OptionError> {
+    f64::from_value(spec, Value::Number(value))
+}
+
+/// The whole number an option of `spec` gives: `value` checked against the spec's range.
+pub fn checked_whole(spec: &'static OptionSpec, value: i64) -> Result<usize, OptionError> {
+    usize::from_value(spec, Value::Whole(value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -564,14 +574,4 @@ mod tests {
             "unknown option `zzz`"
         );
     }
-}
-
-/// The number an option of `spec` gives: `value` checked against the spec's range.
-pub fn checked_number(spec: &'static OptionSpec, value: f64) -> Result<f64, OptionError> {
-    f64::from_value(spec, Value::Number(value))
-}
-
-/// The whole number an option of `spec` gives: `value` checked against the spec's range.
-pub fn checked_whole(spec: &'static OptionSpec, value: i64) -> Result<usize, OptionError> {
-    usize::from_value(spec, Value::Whole(value))
 }

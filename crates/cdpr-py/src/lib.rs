@@ -11,12 +11,12 @@
 //! arguments of `simulate`, `Sim` and `trajectory` are checked against it, so a new option
 //! needs no change here.
 //!
-//! - [`convert`]: errors, values, poses;
-//! - [`robot`]: `Robot` and the commands on one robot (ik, fk, tensions, equilibrium,
-//!   workspace);
-//! - [`run`]: trajectories, runs, comparisons and the option and model tables;
-//! - [`sim`]: `Sim`, the physics stepped by hand;
-//! - [`sweep`]: `SweepSpec`.
+//! - errors, values and poses in [`convert`];
+//! - `Robot` and the commands on one robot (ik, fk, tensions, equilibrium, workspace) in
+//!   [`robot`];
+//! - trajectories, runs, comparisons and the option and model tables in [`run`];
+//! - `Sim`, the physics stepped by hand, in [`sim`];
+//! - `SweepSpec` in [`sweep`].
 #![deny(clippy::unwrap_used)]
 
 mod convert;

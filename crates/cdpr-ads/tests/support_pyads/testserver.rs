@@ -195,7 +195,7 @@ fn numbers(v: &Value) -> Vec<f64> {
 }
 
 fn allow_listed(robot: &Robot) -> Vec<String> {
-    let mut w = cdpr_ads::PlcSymbols::of(&robot).expect("[plc]").writable;
+    let mut w = cdpr_ads::PlcSymbols::of(robot).expect("[plc]").writable;
     w.sort();
     w
 }
