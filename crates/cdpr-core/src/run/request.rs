@@ -21,7 +21,7 @@ use crate::options::{
 use crate::robot::MASS_RANGE;
 use crate::sim::{ChainConfig, ControlMode, DT_RANGE, ModelKind};
 use crate::trajectory::{ProfileKind, Transition};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::PathBuf;
 
 crate::choice_value!(ModelKind, ControlMode, ProfileKind, Transition);
@@ -31,10 +31,10 @@ crate::choice_value!(ModelKind, ControlMode, ProfileKind, Transition);
 macro_rules! options {
     ($( $(#[doc = $doc:literal])* $field:ident : $ty:ty = $default:expr, $spec:expr; )+) => {
         /// Everything a run is asked to do, as the user said it: the faces fill it (command
-        /// line, Python keywords, a sweep spec's TOML, the viewer's panel) and the core
-        /// resolves it ([`RunRequest::resolve`]). Its serde form has the options' names.
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        #[serde(default, deny_unknown_fields)]
+        /// line, Python keywords, a sweep spec's TOML, the viewer's panel) through
+        /// [`RunRequest::set`], which checks each value against its spec, and the core resolves
+        /// it ([`RunRequest::resolve`]). Its serde form has the options' names.
+        #[derive(Debug, Clone, PartialEq, Serialize)]
         pub struct RunRequest {
             $( $(#[doc = $doc])* pub $field: $ty, )+
         }
@@ -242,30 +242,6 @@ impl RunRequest {
             problem: Problem::Missing("a built-in trajectory's name or a CSV file"),
         })
     }
-
-    /// Checks every option against its spec (the faces that set fields directly — the
-    /// viewer's panel, a deserialised request — call it; [`RunRequest::set`] checks as it
-    /// goes).
-    pub fn check(&self) -> Result<(), OptionError> {
-        for spec in OPTIONS {
-            if let Some(value) = self.get(spec.name) {
-                let mut copy = RunRequest::default();
-                copy.set(spec.name, value).map_err(|e| match e {
-                    SetError::Value(e) => e,
-                    SetError::Unknown(_) => unreachable_option(spec),
-                })?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `get` and `set` cover the same names: a name `get` gave is never unknown to `set`.
-fn unreachable_option(spec: &'static OptionSpec) -> OptionError {
-    OptionError {
-        option: spec.name,
-        problem: Problem::Missing("an option of the table"),
-    }
 }
 
 #[cfg(test)]
@@ -290,7 +266,6 @@ mod tests {
                 .expect("its own default is valid");
             assert_eq!(copy, defaults, "{}", spec.name);
         }
-        assert!(defaults.check().is_ok());
         // Names are unique, and so are the command line's flags.
         let mut names: Vec<String> = OPTIONS.iter().map(|s| s.cli_flag()).collect();
         names.sort();
