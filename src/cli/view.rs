@@ -59,7 +59,7 @@ pub struct ViewArgs {
     /// Exit after this many wall-clock seconds (measurements).
     #[arg(long, value_name = "S", value_parser = within(1e-3, YEAR_S, "s"))]
     pub duration: Option<f64>,
-    /// ECS executor of the main schedules (see the README for the measurement).
+    /// ECS executor of the main schedules (the guide's viewer page has the measurement).
     #[arg(long, value_enum, default_value = "single", hide = true)]
     pub executor: ExecutorArg,
     /// Print the frame-time and physics-rate summary at exit.

@@ -278,7 +278,7 @@ pub fn align_tracks(
 
 /// The Fréchet programme's budget, cells per sample pair (at least [`FRECHET_MIN_CELLS`]):
 /// about 0.2–0.4 µs per sample, a tenth of an elastic-model physics step, so the metrics never
-/// cost more than the run they judge. Every README run fits (a band of ~200 cells); a slow run
+/// cost more than the run they judge. Every run of the user guide fits (a band of ~200 cells); a slow run
 /// sampled every few µm of path does not, and is thinned.
 pub const FRECHET_CELLS_PER_SAMPLE: usize = 200;
 /// See [`FRECHET_CELLS_PER_SAMPLE`].

@@ -19,7 +19,7 @@ pub const REGION_LIMIT_M: f64 = 1e4;
 
 /// Largest number of pose checks (QPs, a plot cell counted as 21 for its LP) one request may
 /// ask for: about half a minute on two free cores at 1.5–4 µs a QP (measured on the shared
-/// machine under load: 7–16 µs). The README's `--grid 40 --orientation 10` example is 1.1e7.
+/// machine under load: 7–16 µs). The guide's `--grid 40 --orientation 10` example is 1.1e7.
 pub const MAX_POSE_CHECKS: f64 = 2e7;
 
 /// `grid`: cells per axis of the volume grid (N³ tension-distribution QPs).
