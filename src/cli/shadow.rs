@@ -4,11 +4,12 @@ use super::args::{ModelArgs, within};
 use super::output::{StatusLine, Table, json};
 use super::plc::{YEAR_S, duration_within};
 use anyhow::{Context, Result};
-use cdpr_ads::plc::{AdsSource, AmsAddr, AmsNetId, ExchangeChoice};
+use cdpr_ads::link::{AdsSource, ExchangeChoice};
 use cdpr_ads::shadow::{
     self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
     StartReport, Summary,
 };
+use cdpr_ads::wire::{AmsAddr, AmsNetId};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::{ControlMode, SimConfig};
 use clap::Args;

@@ -12,7 +12,7 @@
 //! cycle (~2 µs). Trail and plot samples are taken every [`SAMPLE_EVERY`] physics steps.
 
 use super::playback::{SAMPLE_EVERY, TRAIL_SAMPLES};
-use cdpr_ads::plc::Controller;
+use cdpr_ads::link::Controller;
 use cdpr_ads::shadow::{self, CycleReport, CycleStatus, Shadow, ShadowError, Summary};
 use cdpr_core::kinematics::{self, FkOptions, Pose};
 use cdpr_core::robot::Robot;

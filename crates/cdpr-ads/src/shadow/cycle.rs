@@ -2,7 +2,7 @@
 
 use super::record::Row;
 use super::{CycleReport, CycleStatus, CycleTiming, Link, PendingRow, Shadow, ShadowError, model};
-use crate::plc::{Backoff, CommandGuard, Controller, ControllerError, CycleInputs, ShadowOutputs};
+use crate::link::{Backoff, CommandGuard, Controller, ControllerError, CycleInputs, ShadowOutputs};
 use cdpr_core::kinematics::{self, FkOptions};
 use cdpr_core::sim::{Command, SimError};
 use std::time::{Duration, Instant};
@@ -389,7 +389,10 @@ impl<C: Controller> Shadow<C> {
     }
 
     /// Refuses a controller whose anchors moved since the start: the model would be wrong.
-    fn check_geometry(&self, geometry: &crate::plc::ControllerGeometry) -> Result<(), ShadowError> {
+    fn check_geometry(
+        &self,
+        geometry: &crate::link::ControllerGeometry,
+    ) -> Result<(), ShadowError> {
         match model::geometry_change(&self.geometry, geometry) {
             None => Err(ShadowError::CableCountChanged {
                 before: self.geometry.frame_anchors.len(),

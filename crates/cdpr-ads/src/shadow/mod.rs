@@ -53,7 +53,7 @@ pub use report::{AnchorSummary, ShadowReport, StartSummary};
 pub use run::{run, run_with};
 pub use stats::{Histogram, ShadowStats, Summary};
 
-use crate::plc::{CommandGuard, Controller, ControllerError, ControllerGeometry, CycleInputs};
+use crate::link::{CommandGuard, Controller, ControllerError, ControllerGeometry, CycleInputs};
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::{GeometryError, Robot, RobotFileError};
 use cdpr_core::sim::{
@@ -168,7 +168,7 @@ pub enum ShadowError {
         endpoint: String,
         source_addr: String,
         source_net_id: String,
-        target: crate::plc::AmsAddr,
+        target: crate::wire::AmsAddr,
         cause: String,
     },
     /// The router answered that the AMS address asked for is not there (ADS 0x6/0x7).
@@ -176,7 +176,7 @@ pub enum ShadowError {
     Target(String),
     #[error("resolving the shadow's symbols on {target}")]
     Resolve {
-        target: crate::plc::AmsAddr,
+        target: crate::wire::AmsAddr,
         #[source]
         source: ControllerError,
     },
@@ -249,7 +249,7 @@ enum Link {
     Down {
         since: Instant,
         next_attempt: Instant,
-        backoff: crate::plc::Backoff,
+        backoff: crate::link::Backoff,
     },
 }
 

@@ -3,10 +3,9 @@
 
 use super::*;
 use crate::PlcSymbols;
-use crate::plc::memory::{self, PlcMemory};
-use crate::plc::{
-    InProcessController, InProcessTransport, PlcCore, ShadowLink, SymbolTable, Timing, WritePolicy,
-};
+use crate::link::{InProcessController, InProcessTransport, ShadowLink, WritePolicy};
+use crate::server::memory::{self, PlcMemory};
+use crate::server::{PlcCore, SymbolTable, Timing};
 use cdpr_core::fixtures::{column, csv_rows, num, uvigo8};
 use cdpr_core::kinematics::Pose;
 use cdpr_core::sim::run::{self as sim_run, RunOptions};

@@ -1,7 +1,7 @@
 //! Guards for the per-cycle exchange: a plausibility check on commanded lengths and the
 //! back-off between reconnect attempts.
 
-use super::controller::CycleInputs;
+use super::shadow_link::CycleInputs;
 use cdpr_core::robot::Winch;
 use std::time::Duration;
 

@@ -15,10 +15,10 @@
 use std::fmt;
 use std::str::FromStr;
 
-mod request;
+mod command;
 mod sum;
 
-pub use request::*;
+pub use command::*;
 pub use sum::*;
 
 /// Bytes of the AMS/TCP header (reserved + length).

@@ -1,9 +1,9 @@
 use super::*;
-use crate::plc::guard::{Backoff, CommandGuard};
-use crate::plc::in_process::{InProcessController, InProcessTransport};
-use crate::plc::memory::PlcMemory;
-use crate::plc::symbols::SymbolTable;
-use crate::plc::virtual_plc::{PlcCore, Timing};
+use crate::link::guard::{Backoff, CommandGuard};
+use crate::link::in_process::{InProcessController, InProcessTransport};
+use crate::server::memory::PlcMemory;
+use crate::server::symbols::SymbolTable;
+use crate::server::virtual_plc::{PlcCore, Timing};
 use cdpr_core::fixtures::uvigo8;
 use cdpr_core::kinematics::{self};
 use cdpr_core::robot::Robot;
@@ -100,7 +100,7 @@ fn lockstep_echo_reacts_within_one_plc_cycle() {
         .expect("pose");
     let v = core
         .memory()
-        .with_image(|img| crate::plc::memory::get_reals(img, &pose))
+        .with_image(|img| crate::server::memory::get_reals(img, &pose))
         .expect("reals");
     assert!((v[0] - 10.0).abs() < 1e-12 && (v[2] - 160.0).abs() < 1e-12);
     assert!((v[5] - 0.1f64.to_degrees()).abs() < 1e-12);

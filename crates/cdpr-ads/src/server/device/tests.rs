@@ -1,5 +1,5 @@
 use super::*;
-use crate::plc::symbols::SymbolTable;
+use crate::server::symbols::SymbolTable;
 
 fn device() -> Device {
     let robot = cdpr_core::fixtures::uvigo8();

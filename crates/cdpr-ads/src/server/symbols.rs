@@ -7,8 +7,8 @@
 //! `ads` crate does not), and array elements can be addressed as TwinCAT allows:
 //! `GVL_Shadow.aCmdLengths[3]`, `GVL_Shadow.aFrameAnchors[2,1]`.
 
-use super::wire::{Cursor, group, len32};
 use crate::plc_symbols::PlcSymbols;
+use crate::wire::{Cursor, group, len32};
 use cdpr_core::robot::{Robot, RobotFileError};
 use std::collections::HashMap;
 
@@ -561,5 +561,4 @@ pub fn decode_symbol_entry(b: &[u8]) -> Option<SymbolEntry> {
 }
 
 #[cfg(test)]
-#[path = "symbols_tests.rs"]
 mod tests;

@@ -8,7 +8,7 @@
 
 use super::memory::PlcMemory;
 use super::symbols::SymbolRef;
-use super::wire::{
+use crate::wire::{
     self, AmsAddr, AmsHeader, NotificationParams, Request, Response, ads_state, cmd, error, group,
     len32, trans_mode,
 };
@@ -454,9 +454,7 @@ impl Device {
     }
 }
 
-#[path = "device_sum.rs"]
 mod sum;
 
 #[cfg(test)]
-#[path = "device_tests.rs"]
 mod tests;

@@ -1,10 +1,10 @@
 //! The in-process [`Transport`]: the virtual PLC's memory read and written directly, no
 //! sockets, for fast deterministic tests and one-process demos.
 
-use super::controller::{ControllerError, ShadowLink, Transport};
-use super::exchange::SYMBOL_VERSION_INVALID;
-use super::memory::PlcMemory;
-use super::symbols::IecType;
+use super::ads_client::exchange::SYMBOL_VERSION_INVALID;
+use super::shadow_link::{ControllerError, ShadowLink, Transport};
+use crate::server::memory::PlcMemory;
+use crate::server::symbols::IecType;
 use std::sync::Arc;
 
 /// The virtual PLC's memory, read and written directly (no sockets). Writes count as

@@ -15,7 +15,7 @@
 //! connection.
 
 use super::device::{Device, Session};
-use super::wire::{self, AmsAddr, Frame, FrameError, TCP_HEADER_LEN, router};
+use crate::wire::{self, AmsAddr, Frame, FrameError, TCP_HEADER_LEN, router};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};

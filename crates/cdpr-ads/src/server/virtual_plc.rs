@@ -19,8 +19,8 @@
 
 use super::memory::{self, PlcMemory};
 use super::symbols::{SymbolRef, reaction_symbol};
-use super::units::{pose_to_plc, to_mm};
-use super::wire::ads_state;
+use crate::units::{pose_to_plc, to_mm};
+use crate::wire::ads_state;
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::Trajectory;
@@ -500,5 +500,4 @@ impl Drop for VirtualPlc {
 }
 
 #[cfg(test)]
-#[path = "virtual_plc_tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@
 //! nothing but the allow-listed symbols was ever written from outside.
 
 use super::symbols::{IecType, Scalar, SymbolRef, SymbolTable};
-use super::wire::{ads_state, error};
+use crate::wire::{ads_state, error};
 use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 

@@ -10,11 +10,11 @@
 //! values read that are NaN or infinite are refused with the symbol and element named; mm and
 //! degrees are converted to SI here and nowhere else on the shadow's side.
 
-use super::exchange::Exchange;
-use super::memory;
-use super::symbols::{IecType, Scalar};
-use super::units::{from_mm, pose_from_plc, pose_to_plc, to_mm};
+use super::ads_client::Exchange;
 use crate::plc_symbols::PlcSymbols;
+use crate::server::memory;
+use crate::server::symbols::{IecType, Scalar};
+use crate::units::{from_mm, pose_from_plc, pose_to_plc, to_mm};
 use cdpr_core::kinematics::Pose;
 use nalgebra::Vector3;
 use std::collections::HashSet;
@@ -245,7 +245,7 @@ impl Slot {
             Slot::ShadowLengths => s.shadow_lengths.clone(),
             Slot::ShadowTensions => s.shadow_tensions.clone(),
             Slot::ShadowCycle => s.shadow_cycle.clone(),
-            Slot::Reaction => super::symbols::reaction_symbol(s),
+            Slot::Reaction => crate::server::symbols::reaction_symbol(s),
         }
     }
 
@@ -610,5 +610,4 @@ impl<T: Transport> Controller for ShadowLink<T> {
 }
 
 #[cfg(test)]
-#[path = "controller_tests.rs"]
 mod tests;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::plc::symbols::SymbolTable;
+use crate::server::symbols::SymbolTable;
 use cdpr_core::fixtures::uvigo8;
 use cdpr_core::trajectory::Sample;
 
@@ -184,7 +184,7 @@ fn reaction_is_counted_from_the_echo() {
 fn stop_over_ads_holds_the_tasks_and_bad_timing_is_refused() {
     let robot = uvigo8();
     let mut c = core(&robot, Trajectory::default());
-    c.memory().set_ads_state(crate::plc::wire::ads_state::STOP);
+    c.memory().set_ads_state(crate::wire::ads_state::STOP);
     for _ in 0..20 {
         c.tick();
     }

@@ -2,7 +2,7 @@
 //! same Read/Write/ReadWrite/notification handlers as single requests.
 
 use super::{Device, Session};
-use crate::plc::wire::{self, AmsHeader, SumItem, error, group};
+use crate::wire::{self, AmsHeader, SumItem, error, group};
 
 impl Device {
     /// A sum command with `count` items. Per-item errors go in the item's result slot; the

@@ -12,14 +12,14 @@
 //!
 //! A socket error or a garbled reply drops the client, and [`Transport::reopen`] builds a new
 //! one (the exchange is picked again); the caller spaces attempts with
-//! [`Backoff`](super::guard::Backoff). ADS codes that mean a handle went stale (an online
+//! [`Backoff`](crate::link::guard::Backoff). ADS codes that mean a handle went stale (an online
 //! change) come back as [`ControllerError::Stale`], the link kept, for the caller to resolve
 //! the symbols again.
 
-use super::controller::{ControllerError, Transport};
 use super::exchange::{Exchange, ExchangeChoice, NOT_SERVED, STALE_HANDLE};
-use super::symbols::{self, IecType};
-use super::wire::{self, AmsAddr, AmsNetId, group};
+use crate::link::shadow_link::{ControllerError, Transport};
+use crate::server::symbols::{self, IecType};
+use crate::wire::{self, AmsAddr, AmsNetId, group};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
@@ -592,7 +592,6 @@ impl Transport for AdsTransport {
 }
 
 /// The shadow's controller over ADS.
-pub type AdsController = super::controller::ShadowLink<AdsTransport>;
+pub type AdsController = crate::link::shadow_link::ShadowLink<AdsTransport>;
 
-#[path = "ads_client_sum.rs"]
 mod sum;

@@ -5,8 +5,8 @@
 //! decides nothing but the error.
 
 use super::{AdsTransport, Failure, Resolved, SYMBOL_ENTRY_BUFFER, code_error, short, to_ads};
-use crate::plc::controller::ControllerError;
-use crate::plc::wire::{self, SumItem, group, len32};
+use crate::link::shadow_link::ControllerError;
+use crate::wire::{self, SumItem, group, len32};
 
 impl AdsTransport {
     /// [`AdsTransport::fetch_one_by_one`] in two round trips: symbol infos (0xF009), then

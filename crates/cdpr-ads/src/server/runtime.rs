@@ -1,48 +1,11 @@
-//! ADS (Beckhoff TwinCAT's Automation Device Specification): the controller boundary.
-//!
-//! Named `plc` because `ads` is the crates.io client this module uses.
-//!
-//! - [`wire`]: the wire format (AMS/TCP, AMS header, commands, sum commands, error codes);
-//! - [`symbols`], [`memory`]: the symbol table built from a robot file and the bytes behind it;
-//! - [`device`], [`server`]: an AMS/TCP server on std threads that serves them (the part of
-//!   TwinCAT no crate offers);
-//! - [`virtual_plc`]: a TwinCAT stand-in with a PLC task (10 ms) and an NC task (2 ms) that runs
-//!   a trajectory through the inverse kinematics within the winch limits;
-//! - [`controller`], [`ads_client`]: what the shadow needs from a controller, as a trait, with
-//!   an `ads`-crate implementation and an in-process one; [`exchange`]: how the `ads`-crate
-//!   one moves its bytes (sum commands by handle or by address, or single requests).
-//!
-//! Units: SI everywhere else; mm and degrees only in the symbols, converted in [`units`].
-//! Layering: uses `robot`, `kinematics`, `trajectory`; never `sim`.
+//! A virtual PLC serving its memory over ADS: what `cdpr plc` runs, and what it reports.
 
-pub mod ads_client;
-pub mod controller;
-pub mod device;
-pub mod exchange;
-pub mod guard;
-pub mod in_process;
-pub mod memory;
-pub mod server;
-pub mod symbols;
-pub mod units;
-pub mod virtual_plc;
-pub mod wire;
-
-pub use ads_client::{AdsConfig, AdsController, AdsSource, AdsTransport};
-pub use controller::{
-    Controller, ControllerError, ControllerGeometry, CycleInputs, ShadowLink, ShadowOutputs,
-    Transport, WritePolicy,
-};
-pub use device::{Device, DeviceIdentity, Session};
-pub use exchange::{Exchange, ExchangeChoice};
-pub use guard::{Backoff, CommandGuard, Rejection};
-pub use in_process::{InProcessController, InProcessTransport};
-pub use memory::PlcMemory;
-pub use server::{DEFAULT_LISTEN, Server, ServerConfig};
-pub use symbols::{IecType, Scalar, SymbolTable};
-pub use virtual_plc::{PlcCore, PlcStats, Timing, VirtualPlc};
-pub use wire::{AmsAddr, AmsNetId};
-
+use super::device::{Device, DeviceIdentity};
+use super::memory::PlcMemory;
+use super::symbols::SymbolTable;
+use super::tcp::{Server, ServerConfig};
+use super::virtual_plc::{self, PlcCore, PlcStats, Timing, VirtualPlc};
+use crate::wire::AmsNetId;
 use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::Trajectory;
 use std::sync::atomic::Ordering;
