@@ -1,9 +1,7 @@
-//! Guards for the per-cycle exchange: a plausibility check on commanded lengths and the
-//! back-off between reconnect attempts.
+//! The command guard: a plausibility check on the commanded lengths of each sample.
 
-use super::shadow_link::CycleInputs;
+use super::controller::CycleInputs;
 use cdpr_core::robot::Winch;
-use std::time::Duration;
 
 /// Rejects commanded-length samples that jump further than the winches can move, holding
 /// the last good sample (the "physically absurd" values).
@@ -67,36 +65,5 @@ impl CommandGuard {
     /// The last accepted sample.
     pub fn last_good(&self) -> Option<&CycleInputs> {
         self.last_good.as_ref()
-    }
-}
-
-/// Exponential back-off for reconnect attempts: 50 ms, doubling, at most 2 s.
-#[derive(Debug, Clone)]
-pub struct Backoff {
-    next: Duration,
-    pub first: Duration,
-    pub max: Duration,
-}
-
-impl Default for Backoff {
-    fn default() -> Backoff {
-        Backoff {
-            next: Duration::from_millis(50),
-            first: Duration::from_millis(50),
-            max: Duration::from_secs(2),
-        }
-    }
-}
-
-impl Backoff {
-    /// The wait before the next attempt (and doubles the one after).
-    pub fn next_delay(&mut self) -> Duration {
-        let d = self.next;
-        self.next = (self.next * 2).min(self.max);
-        d
-    }
-    /// After a success.
-    pub fn reset(&mut self) {
-        self.next = self.first;
     }
 }

@@ -1,10 +1,12 @@
 //! The in-process [`Transport`]: the virtual PLC's memory read and written directly, no
 //! sockets, for fast deterministic tests and one-process demos.
 
-use super::ads_client::exchange::SYMBOL_VERSION_INVALID;
-use super::shadow_link::{ControllerError, ShadowLink, Transport};
+use super::error::ControllerError;
+use super::shadow_link::ShadowLink;
+use super::transport::Transport;
 use crate::server::memory::PlcMemory;
-use crate::server::symbols::IecType;
+use crate::wire::IecType;
+use crate::wire::error::{self, SYMBOL_VERSION_INVALID};
 use std::sync::Arc;
 
 /// The virtual PLC's memory, read and written directly (no sockets). Writes count as
@@ -39,7 +41,7 @@ impl InProcessTransport {
                 .and_then(|k| self.names.get(k).cloned())
                 .unwrap_or_default(),
             code,
-            text: super::ads_client::error_text(code).to_string(),
+            text: error::text(code).to_string(),
         })
     }
 }

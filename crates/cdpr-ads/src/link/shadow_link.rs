@@ -11,272 +11,16 @@
 //! degrees are converted to SI here and nowhere else on the shadow's side.
 
 use super::ads_client::Exchange;
+use super::controller::{Controller, ControllerGeometry, CycleInputs, ShadowOutputs};
+use super::error::ControllerError;
+use super::slot::Slot;
+use super::transport::Transport;
+use super::write_policy::WritePolicy;
 use crate::plc_symbols::PlcSymbols;
-use crate::server::memory;
-use crate::server::symbols::{IecType, Scalar};
 use crate::units::{from_mm, pose_from_plc, pose_to_plc, to_mm};
-use cdpr_core::kinematics::Pose;
+use crate::wire::{self, IecType, Scalar};
 use nalgebra::Vector3;
 use std::collections::HashSet;
-
-/// The geometry a controller holds, SI (seed 000 builds its model from exactly this).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ControllerGeometry {
-    /// a_i, world frame, m.
-    pub frame_anchors: Vec<Vector3<f64>>,
-    /// b_i, platform frame, m.
-    pub platform_anchors: Vec<Vector3<f64>>,
-    /// Current cable lengths, m.
-    pub lengths: Vec<f64>,
-    /// (θz, θx) per cable, rad (seed 000 eqs. 2–3).
-    pub cable_angles: Vec<[f64; 2]>,
-    /// TCP pose, m and rad.
-    pub tcp_pose: Pose,
-}
-
-/// What the shadow reads every cycle, in one sum read.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CycleInputs {
-    /// Commanded cable lengths, m.
-    pub commanded_lengths: Vec<f64>,
-    /// The PLC's cycle counter.
-    pub cycle: u32,
-    pub motion_enable: bool,
-    /// The PLC's own reaction-time diagnostic (`nReactionCycles` beside the cycle counter,
-    /// PLC cycles), read in the same sum read when the PLC has that symbol.
-    pub reaction_cycles: Option<u32>,
-}
-
-/// What the shadow writes back every cycle, in one sum write.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShadowOutputs {
-    /// Platform pose, m and rad.
-    pub pose: Pose,
-    /// Cable lengths, m.
-    pub lengths: Vec<f64>,
-    /// Cable tensions, N.
-    pub tensions: Vec<f64>,
-    /// The PLC cycle counter these outputs answer (lets the PLC measure the reaction time).
-    pub cycle: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ControllerError {
-    #[error("PLC symbol `{symbol}`: {reason}")]
-    Symbol { symbol: String, reason: String },
-    #[error("PLC symbol `{symbol}` element {element}: {value} is not a finite number")]
-    NotFinite {
-        symbol: String,
-        element: usize,
-        value: f64,
-    },
-    #[error("writing to the PLC is disabled (the shadow writes only with --write)")]
-    WriteDisabled,
-    #[error(
-        "PLC symbol `{symbol}` is not on the robot file's plc.writable allow-list: nothing was written"
-    )]
-    NotWritable { symbol: String },
-    #[error("PLC symbol `{symbol}`: ADS error {code:#x} ({text})")]
-    Ads {
-        symbol: String,
-        code: u32,
-        text: String,
-    },
-    /// The connection is gone or unusable: reconnect (see [`Backoff`]).
-    #[error("link to the PLC lost: {0}")]
-    Link(String),
-    /// No TCP connection to the controller could be opened (reconnecting may help later).
-    #[error("{}", unreachable_text(endpoint, *refused, text))]
-    Unreachable {
-        endpoint: String,
-        /// Refused: the host answered that nothing listens on the port.
-        refused: bool,
-        text: String,
-    },
-    /// The PLC no longer knows a handle the link holds (ADS 0x710 symbol not found, 0x711
-    /// symbol version invalid, 0x722 symbol not active, 0x1 internal error on a handle): an
-    /// online change or a re-download. [`ShadowLink`] re-resolves and carries on.
-    #[error(
-        "PLC symbol `{symbol}`: ADS error {code:#x} ({text}): its handle is stale (an online change or a re-download)"
-    )]
-    Stale {
-        symbol: String,
-        code: u32,
-        text: String,
-    },
-    /// The exchange asked for is not served by this PLC (see [`Exchange`]).
-    #[error(
-        "the PLC does not serve the `{exchange}` exchange ({}): {reason}; `auto` uses what it serves",
-        exchange.wire()
-    )]
-    Unsupported { exchange: Exchange, reason: String },
-}
-
-impl ControllerError {
-    /// Whether reconnecting may help.
-    pub fn is_link(&self) -> bool {
-        matches!(
-            self,
-            ControllerError::Link(_) | ControllerError::Unreachable { .. }
-        )
-    }
-
-    /// Whether re-resolving the symbols on the same link may help.
-    pub fn is_stale(&self) -> bool {
-        matches!(self, ControllerError::Stale { .. })
-    }
-}
-
-fn unreachable_text(endpoint: &str, refused: bool, text: &str) -> String {
-    if refused {
-        format!(
-            "no PLC listening on {endpoint} (connection refused): is TwinCAT — or `cdpr plc` — \
-             running on that host, and the port right (ADS: 48898)?"
-        )
-    } else {
-        format!("cannot open a TCP connection to {endpoint}: {text}")
-    }
-}
-
-/// The shadow's view of a controller.
-pub trait Controller {
-    /// Cables, as the controller's symbol sizes say.
-    fn cable_count(&self) -> usize;
-    /// Reads the geometry (once, at start, and after a reconnect if wanted).
-    fn read_geometry(&mut self) -> Result<ControllerGeometry, ControllerError>;
-    /// One sum read of commanded lengths, cycle counter and motion enable.
-    fn read_cycle(&mut self) -> Result<CycleInputs, ControllerError>;
-    /// One sum write of pose, lengths, tensions and cycle echo. Refused unless writing is
-    /// enabled and all four symbols are on the allow-list.
-    fn write_cycle(&mut self, outputs: &ShadowOutputs) -> Result<(), ControllerError>;
-    /// Re-establishes a lost link and re-resolves the symbols (one attempt).
-    fn reconnect(&mut self) -> Result<(), ControllerError>;
-    /// How reads and writes currently travel; `None` when there is no choice (in-process) or
-    /// none made yet on this connection.
-    fn exchange(&self) -> Option<Exchange> {
-        None
-    }
-    /// Times the symbols were re-resolved on a live link because the PLC invalidated their
-    /// handles (an online change or a re-download): each is a gap the shadow accounts for.
-    fn re_resolves(&self) -> u64 {
-        0
-    }
-}
-
-/// Moves bytes of named symbols; the transport under [`ShadowLink`].
-pub trait Transport {
-    /// Resolves the names (handles, types); called on connect and after each reconnect.
-    fn resolve(&mut self, names: &[String]) -> Result<Vec<IecType>, ControllerError>;
-    /// Reads the given symbols (indices into the resolved names): in one request where the
-    /// PLC serves sum commands, else one per symbol (see [`Exchange`]). A handle the PLC no
-    /// longer knows is [`ControllerError::Stale`].
-    fn sum_read(&mut self, symbols: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError>;
-    /// Writes the given symbols, as [`Transport::sum_read`] reads them.
-    fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError>;
-    /// Opens a new link (the old one is dropped).
-    fn reopen(&mut self) -> Result<(), ControllerError>;
-    /// The exchange in use on this link, once picked (see [`Controller::exchange`]).
-    fn exchange(&self) -> Option<Exchange> {
-        None
-    }
-}
-
-/// The shadow's symbols, in the order their names are handed to the transport (a slot's
-/// `index()` is its position there).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Slot {
-    FrameAnchors,
-    PlatformAnchors,
-    Lengths,
-    CableAngles,
-    TcpPose,
-    Commanded,
-    Cycle,
-    Enable,
-    ShadowPose,
-    ShadowLengths,
-    ShadowTensions,
-    ShadowCycle,
-    /// Optional: the PLC's reaction-time diagnostic (resolved only if the PLC has it).
-    Reaction,
-}
-
-impl Slot {
-    /// The symbols every controller must have, in transport order.
-    const REQUIRED: [Slot; 12] = [
-        Slot::FrameAnchors,
-        Slot::PlatformAnchors,
-        Slot::Lengths,
-        Slot::CableAngles,
-        Slot::TcpPose,
-        Slot::Commanded,
-        Slot::Cycle,
-        Slot::Enable,
-        Slot::ShadowPose,
-        Slot::ShadowLengths,
-        Slot::ShadowTensions,
-        Slot::ShadowCycle,
-    ];
-    /// What the shadow writes back each cycle.
-    const OUTPUTS: [Slot; 4] = [
-        Slot::ShadowPose,
-        Slot::ShadowLengths,
-        Slot::ShadowTensions,
-        Slot::ShadowCycle,
-    ];
-
-    fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The symbol's name in `symbols` (the reaction diagnostic's is derived from the counter's).
-    fn name(self, symbols: &PlcSymbols) -> String {
-        let s = symbols;
-        match self {
-            Slot::FrameAnchors => s.frame_anchors.clone(),
-            Slot::PlatformAnchors => s.platform_anchors.clone(),
-            Slot::Lengths => s.lengths.clone(),
-            Slot::CableAngles => s.cable_angles.clone(),
-            Slot::TcpPose => s.tcp_pose.clone(),
-            Slot::Commanded => s.commanded_lengths.clone(),
-            Slot::Cycle => s.cycle_counter.clone(),
-            Slot::Enable => s.motion_enable.clone(),
-            Slot::ShadowPose => s.shadow_pose.clone(),
-            Slot::ShadowLengths => s.shadow_lengths.clone(),
-            Slot::ShadowTensions => s.shadow_tensions.clone(),
-            Slot::ShadowCycle => s.shadow_cycle.clone(),
-            Slot::Reaction => crate::server::symbols::reaction_symbol(s),
-        }
-    }
-
-    /// (reals per cable, fixed reals) a real-valued symbol must hold; `None` for scalars.
-    fn expected_reals(self) -> Option<(usize, usize)> {
-        match self {
-            Slot::FrameAnchors | Slot::PlatformAnchors => Some((3, 0)),
-            Slot::CableAngles => Some((2, 0)),
-            Slot::Lengths | Slot::Commanded | Slot::ShadowLengths | Slot::ShadowTensions => {
-                Some((1, 0))
-            }
-            Slot::TcpPose | Slot::ShadowPose => Some((0, 6)),
-            Slot::Cycle | Slot::Enable | Slot::ShadowCycle | Slot::Reaction => None,
-        }
-    }
-
-    /// The scalar type of a non-real symbol.
-    fn scalar(self) -> Scalar {
-        match self {
-            Slot::Enable => Scalar::Bool,
-            _ => Scalar::UDInt,
-        }
-    }
-}
-
-/// Whether the shadow may write at all (`--write`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WritePolicy {
-    ReadOnly,
-    AllowListed,
-}
 
 /// [`Controller`] over a [`Transport`].
 pub struct ShadowLink<T: Transport> {
@@ -390,7 +134,7 @@ impl<T: Transport> ShadowLink<T> {
 
     fn reals(&self, slot: Slot, bytes: &[u8]) -> Result<Vec<f64>, ControllerError> {
         let (name, ty) = (&self.names[slot.index()], &self.types[slot.index()]);
-        let values = memory::decode_reals(ty, bytes).ok_or_else(|| ControllerError::Symbol {
+        let values = wire::decode_reals(ty, bytes).ok_or_else(|| ControllerError::Symbol {
             symbol: name.clone(),
             reason: format!("expected {} bytes, got {}", ty.size(), bytes.len()),
         })?;
@@ -406,7 +150,7 @@ impl<T: Transport> ShadowLink<T> {
 
     fn scalar(&self, slot: Slot, bytes: &[u8]) -> Result<u32, ControllerError> {
         let ty = &self.types[slot.index()];
-        memory::decode_u32(ty, bytes).ok_or_else(|| ControllerError::Symbol {
+        wire::decode_u32(ty, bytes).ok_or_else(|| ControllerError::Symbol {
             symbol: self.names[slot.index()].clone(),
             reason: format!("cannot decode {} bytes as {}", bytes.len(), ty.type_name()),
         })
@@ -421,7 +165,7 @@ impl<T: Transport> ShadowLink<T> {
                 value,
             });
         }
-        memory::encode_reals(ty, values).ok_or_else(|| ControllerError::Symbol {
+        wire::encode_reals(ty, values).ok_or_else(|| ControllerError::Symbol {
             symbol: name.clone(),
             reason: format!("{} values do not fit {}", values.len(), ty.type_name()),
         })
@@ -571,7 +315,7 @@ impl<T: Transport> Controller for ShadowLink<T> {
         let pose = pose_to_plc(&out.pose);
         let lengths = to_mm(out.lengths.iter().copied());
         let cycle_slot = Slot::ShadowCycle.index();
-        let cycle = memory::encode_u32(&self.types[cycle_slot], out.cycle).ok_or_else(|| {
+        let cycle = wire::encode_u32(&self.types[cycle_slot], out.cycle).ok_or_else(|| {
             ControllerError::Symbol {
                 symbol: self.names[cycle_slot].clone(),
                 reason: "is not a UDINT".into(),

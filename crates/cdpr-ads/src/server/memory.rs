@@ -6,8 +6,9 @@
 //! through the in-process controller) are counted per symbol, so that a test can prove that
 //! nothing but the allow-listed symbols was ever written from outside.
 
-use super::symbols::{IecType, Scalar, SymbolRef, SymbolTable};
+use super::symbols::{SymbolRef, SymbolTable};
 use crate::wire::{ads_state, error};
+use crate::wire::{decode_reals, decode_u32, encode_reals, encode_u32};
 use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -147,64 +148,6 @@ impl PlcMemory {
 /// `base` is its own offset). `None` if the image is too short.
 fn slot<'a>(image: &'a mut [u8], r: &SymbolRef) -> Option<&'a mut [u8]> {
     image.get_mut(r.offset as usize..r.offset as usize + r.size())
-}
-
-/// Decodes an array (or scalar) of REAL/LREAL into f64; `None` for other types or a size
-/// mismatch.
-pub fn decode_reals(ty: &IecType, bytes: &[u8]) -> Option<Vec<f64>> {
-    if bytes.len() != ty.size() {
-        return None;
-    }
-    match ty.scalar {
-        Scalar::LReal => Some(
-            bytes
-                .chunks_exact(8)
-                .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-                .collect(),
-        ),
-        Scalar::Real => Some(
-            bytes
-                .chunks_exact(4)
-                .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-                .collect(),
-        ),
-        _ => None,
-    }
-}
-
-/// Encodes f64 values as the REAL/LREAL array `ty`; `None` if the count or type differs.
-pub fn encode_reals(ty: &IecType, values: &[f64]) -> Option<Vec<u8>> {
-    if values.len() != ty.elements() {
-        return None;
-    }
-    match ty.scalar {
-        Scalar::LReal => Some(values.iter().flat_map(|v| v.to_le_bytes()).collect()),
-        Scalar::Real => Some(
-            values
-                .iter()
-                .flat_map(|&v| (v as f32).to_le_bytes())
-                .collect(),
-        ),
-        _ => None,
-    }
-}
-
-/// Decodes a UDINT (or a BOOL, as 0/1) scalar.
-pub fn decode_u32(ty: &IecType, bytes: &[u8]) -> Option<u32> {
-    match (ty.scalar, bytes) {
-        (Scalar::UDInt, [a, b, c, d]) => Some(u32::from_le_bytes([*a, *b, *c, *d])),
-        (Scalar::Bool, [a]) => Some(u32::from(*a != 0)),
-        _ => None,
-    }
-}
-
-/// Encodes a UDINT or BOOL scalar.
-pub fn encode_u32(ty: &IecType, value: u32) -> Option<Vec<u8>> {
-    match ty.scalar {
-        Scalar::UDInt if ty.dims.is_empty() => Some(value.to_le_bytes().to_vec()),
-        Scalar::Bool if ty.dims.is_empty() => Some(vec![u8::from(value != 0)]),
-        _ => None,
-    }
 }
 
 /// Writes reals into a symbol's slot of the image (task code).

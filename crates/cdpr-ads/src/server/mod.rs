@@ -19,6 +19,6 @@ pub mod virtual_plc;
 pub use device::{Device, DeviceIdentity, Session};
 pub use memory::PlcMemory;
 pub use runtime::{PlcReport, Runtime, default_identity};
-pub use symbols::{IecType, Scalar, SymbolTable};
+pub use symbols::SymbolTable;
 pub use tcp::{DEFAULT_LISTEN, Server, ServerConfig};
 pub use virtual_plc::{PlcCore, PlcStats, Timing, VirtualPlc};

@@ -8,118 +8,9 @@
 //! `GVL_Shadow.aCmdLengths[3]`, `GVL_Shadow.aFrameAnchors[2,1]`.
 
 use crate::plc_symbols::PlcSymbols;
-use crate::wire::{Cursor, group, len32};
+use crate::wire::{IecType, Scalar, SymbolEntry, encode_symbol_entry, group, len32};
 use cdpr_core::robot::{Robot, RobotFileError};
 use std::collections::HashMap;
-
-/// The elementary types used here, with their ADS type codes (`ADST_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scalar {
-    Bool,
-    UDInt,
-    Real,
-    LReal,
-}
-
-impl Scalar {
-    pub fn size(self) -> usize {
-        match self {
-            Scalar::Bool => 1,
-            Scalar::UDInt | Scalar::Real => 4,
-            Scalar::LReal => 8,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Scalar::Bool => "BOOL",
-            Scalar::UDInt => "UDINT",
-            Scalar::Real => "REAL",
-            Scalar::LReal => "LREAL",
-        }
-    }
-    /// ADST code: BOOL is ADST_BIT (33) though it takes a whole byte, as in TwinCAT.
-    pub fn ads_type(self) -> u32 {
-        match self {
-            Scalar::Bool => 33,
-            Scalar::UDInt => 19,
-            Scalar::Real => 4,
-            Scalar::LReal => 5,
-        }
-    }
-    fn parse(s: &str) -> Option<Scalar> {
-        match s.trim().to_ascii_uppercase().as_str() {
-            "BOOL" => Some(Scalar::Bool),
-            "UDINT" | "DWORD" => Some(Scalar::UDInt),
-            "REAL" => Some(Scalar::Real),
-            "LREAL" => Some(Scalar::LReal),
-            _ => None,
-        }
-    }
-}
-
-/// A scalar or an array of scalars; `dims` holds (lower bound, element count) per dimension.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct IecType {
-    pub scalar: Scalar,
-    pub dims: Vec<(i32, u32)>,
-}
-
-impl IecType {
-    pub fn scalar(scalar: Scalar) -> IecType {
-        IecType {
-            scalar,
-            dims: Vec::new(),
-        }
-    }
-    /// `ARRAY[1..n1, 1..n2, ...] OF scalar`.
-    pub fn array(scalar: Scalar, counts: &[u32]) -> IecType {
-        IecType {
-            scalar,
-            dims: counts.iter().map(|&n| (1, n)).collect(),
-        }
-    }
-    pub fn elements(&self) -> usize {
-        self.dims.iter().map(|&(_, n)| n as usize).product()
-    }
-    pub fn size(&self) -> usize {
-        self.elements() * self.scalar.size()
-    }
-    /// The type string TwinCAT reports, e.g. `ARRAY [1..8,1..3] OF LREAL` (with the space
-    /// after ARRAY that pyads' type regex expects).
-    pub fn type_name(&self) -> String {
-        if self.dims.is_empty() {
-            return self.scalar.name().to_string();
-        }
-        let dims: Vec<String> = self
-            .dims
-            .iter()
-            .map(|&(lo, n)| format!("{lo}..{}", lo as i64 + n as i64 - 1))
-            .collect();
-        format!("ARRAY [{}] OF {}", dims.join(","), self.scalar.name())
-    }
-    /// Parses what [`IecType::type_name`] writes (and `ARRAY[1..8] OF LREAL` without space).
-    pub fn parse(s: &str) -> Option<IecType> {
-        let s = s.trim();
-        let upper = s.to_ascii_uppercase();
-        let Some(rest) = upper.strip_prefix("ARRAY") else {
-            return Scalar::parse(s).map(IecType::scalar);
-        };
-        let rest = rest.trim_start().strip_prefix('[')?;
-        let (ranges, tail) = rest.split_once(']')?;
-        let scalar = Scalar::parse(tail.trim_start().strip_prefix("OF")?)?;
-        let mut dims = Vec::new();
-        for range in ranges.split(',') {
-            let (lo, hi) = range.split_once("..")?;
-            let (lo, hi): (i32, i32) = (lo.trim().parse().ok()?, hi.trim().parse().ok()?);
-            let count = u32::try_from(i64::from(hi) - i64::from(lo) + 1).ok()?;
-            if count == 0 {
-                return None;
-            }
-            dims.push((lo, count));
-        }
-        Some(IecType { scalar, dims })
-    }
-}
 
 /// One symbol of the table.
 #[derive(Debug, Clone, PartialEq)]
@@ -248,20 +139,11 @@ fn declarations(plc: &PlcSymbols, cables: u32) -> Vec<(String, IecType, &'static
             "written by the shadow: the PLC cycle counter its outputs answer",
         ),
         (
-            reaction_symbol(plc),
+            plc.reaction(),
             IecType::scalar(UDInt),
             "PLC diagnostic: last reaction time of the shadow, PLC cycles",
         ),
     ]
-}
-
-/// The diagnostic symbol the virtual PLC publishes its measured reaction time in: beside the
-/// cycle counter, in the same GVL (`GVL_Shadow.nReactionCycles` by default).
-pub fn reaction_symbol(plc: &PlcSymbols) -> String {
-    match plc.cycle_counter.rsplit_once('.') {
-        Some((gvl, _)) => format!("{gvl}.nReactionCycles"),
-        None => "nReactionCycles".to_string(),
-    }
 }
 
 impl SymbolTable {
@@ -475,89 +357,6 @@ impl SymbolTable {
         }
         (out, seen.len())
     }
-}
-
-/// An `AdsSymbolEntry` (Beckhoff AdsDef.h): what 0xF009 answers and 0xF00B concatenates.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SymbolEntry {
-    pub index_group: u32,
-    pub index_offset: u32,
-    pub size: u32,
-    pub data_type: u32,
-    pub flags: u32,
-    pub name: String,
-    pub type_name: String,
-    pub comment: String,
-}
-
-/// Fixed part of an `AdsSymbolEntry`: 6 × u32 + 3 × u16.
-const SYMBOL_ENTRY_FIXED: usize = 30;
-
-/// Encodes a record: entryLength, group, offset, size, type, flags, three string lengths,
-/// then the three strings each NUL-terminated. pyads insists that entryLength equals the
-/// bytes returned, so nothing is padded.
-pub fn encode_symbol_entry(e: &SymbolEntry) -> Vec<u8> {
-    let len = SYMBOL_ENTRY_FIXED + e.name.len() + e.type_name.len() + e.comment.len() + 3;
-    let mut out = Vec::with_capacity(len);
-    for v in [
-        len32(len),
-        e.index_group,
-        e.index_offset,
-        e.size,
-        e.data_type,
-        e.flags,
-    ] {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    for s in [&e.name, &e.type_name, &e.comment] {
-        out.extend_from_slice(&(s.len().min(u16::MAX as usize) as u16).to_le_bytes());
-    }
-    for s in [&e.name, &e.type_name, &e.comment] {
-        out.extend_from_slice(s.as_bytes());
-        out.push(0);
-    }
-    out
-}
-
-/// Decodes one record by its declared lengths; `None` if it is truncated or a string runs past
-/// `entryLength`.
-///
-/// The strings are read by their lengths, and the one byte after the name and after the type
-/// is skipped whatever it holds: TwinCAT terminates each string with a NUL (and its
-/// `entryLength` counts all three, plus any padding or TwinCAT 3 extras after the comment),
-/// pyads' test server (`PLCVariable.get_packed_info`, pyads 3.6) separates them with a space
-/// and leaves the comment unterminated (its `entryLength` counts +1 for name and type only).
-pub fn decode_symbol_entry(b: &[u8]) -> Option<SymbolEntry> {
-    let mut c = Cursor::new(b);
-    let entry_len = c.u32()? as usize;
-    if entry_len > b.len() || entry_len < SYMBOL_ENTRY_FIXED {
-        return None;
-    }
-    let mut c = Cursor::new(&b[4..entry_len]);
-    let (index_group, index_offset, size, data_type, flags) =
-        (c.u32()?, c.u32()?, c.u32()?, c.u32()?, c.u32()?);
-    let (ln, lt, lc) = (c.u16()? as usize, c.u16()? as usize, c.u16()? as usize);
-    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
-    let name = text(c.bytes(ln)?);
-    c.bytes(1)?; // NUL (TwinCAT) or space (pyads)
-    let type_name = text(c.bytes(lt)?);
-    // An empty comment may end the entry right after the type's separator, or even without it.
-    let comment = if lc == 0 {
-        String::new()
-    } else {
-        c.bytes(1)?;
-        text(c.bytes(lc)?)
-    };
-    Some(SymbolEntry {
-        index_group,
-        index_offset,
-        size,
-        data_type,
-        flags,
-        name,
-        type_name,
-        comment,
-    })
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 //! change of the lengths the shadow writes back.
 
 use super::memory::{self, PlcMemory};
-use super::symbols::{SymbolRef, reaction_symbol};
+use super::symbols::SymbolRef;
 use crate::units::{pose_to_plc, to_mm};
 use crate::wire::ads_state;
 use cdpr_core::kinematics::{self, Pose};
@@ -28,6 +28,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+mod limiter;
+mod stats;
+
+pub use limiter::WinchLimiter;
+pub use stats::{PlcStats, ReactionStats};
 
 /// Task periods.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,115 +68,6 @@ pub enum PlcError {
     Names(#[from] cdpr_core::robot::RobotFileError),
     #[error("cannot start the PLC: {0}")]
     Io(#[from] std::io::Error),
-}
-
-/// Per-cable rate limiter: set points within the winch's velocity and acceleration limits.
-///
-/// It follows a target that respects the limits exactly (velocity feed-forward), and brakes
-/// towards one that jumps as fast as the limits allow: the speed relative to the target is
-/// capped at √(2·a·|e|), the speed from which the winch can still stop within the error e.
-#[derive(Debug, Clone)]
-pub struct WinchLimiter {
-    pub positions: Vec<f64>,
-    pub velocities: Vec<f64>,
-    previous_targets: Vec<f64>,
-    max_velocity: f64,
-    max_acceleration: f64,
-}
-
-impl WinchLimiter {
-    pub fn new(start: &[f64], max_velocity: f64, max_acceleration: f64) -> WinchLimiter {
-        WinchLimiter {
-            positions: start.to_vec(),
-            velocities: vec![0.0; start.len()],
-            previous_targets: start.to_vec(),
-            max_velocity,
-            max_acceleration,
-        }
-    }
-
-    /// Advances by `dt` towards `targets` (m).
-    pub fn step(&mut self, targets: &[f64], dt: f64) {
-        let (vmax, amax) = (self.max_velocity, self.max_acceleration);
-        for (k, &target) in targets.iter().enumerate().take(self.positions.len()) {
-            let target_velocity = (target - self.previous_targets[k]) / dt;
-            let pos = self.positions[k];
-            // Error left if the winch moved with the target this tick.
-            let e = target - (pos + target_velocity * dt);
-            // Braking speed in discrete time: decelerating by a·dt per tick from v covers
-            // v²/(2a) + v·dt/2, so v = (−a·dt + √(a²dt² + 8·a·|e|))/2 stops within |e|.
-            let brake = (-amax * dt + (amax * amax * dt * dt + 8.0 * amax * e.abs()).sqrt()) / 2.0;
-            let correction = e.signum() * (e.abs() / dt).min(brake);
-            let wanted = target_velocity + correction;
-            let v_prev = self.velocities[k];
-            let v = wanted
-                .clamp(v_prev - amax * dt, v_prev + amax * dt)
-                .clamp(-vmax, vmax);
-            self.velocities[k] = v;
-            self.positions[k] = pos + v * dt;
-            self.previous_targets[k] = target;
-        }
-    }
-}
-
-/// Reaction-time figures, in PLC cycles.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ReactionStats {
-    /// counts[r] = how many echoes arrived r cycles after the cycle they answer (the last slot
-    /// holds everything ≥ its index).
-    pub counts: Vec<u64>,
-    pub last: Option<u32>,
-    pub max: Option<u32>,
-}
-
-impl ReactionStats {
-    const SLOTS: usize = 64;
-
-    fn record(&mut self, cycles: u32) {
-        if self.counts.is_empty() {
-            self.counts = vec![0; Self::SLOTS];
-        }
-        let slot = (cycles as usize).min(Self::SLOTS - 1);
-        self.counts[slot] += 1;
-        self.last = Some(cycles);
-        self.max = Some(self.max.map_or(cycles, |m| m.max(cycles)));
-    }
-
-    pub fn samples(&self) -> u64 {
-        self.counts.iter().sum()
-    }
-
-    /// The q-quantile (0…1) of the recorded reactions.
-    pub fn quantile(&self, q: f64) -> Option<u32> {
-        let n = self.samples();
-        if n == 0 {
-            return None;
-        }
-        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
-        let mut seen = 0;
-        for (r, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                return Some(r as u32);
-            }
-        }
-        None
-    }
-}
-
-/// What the PLC has seen so far.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PlcStats {
-    pub plc_cycles: u32,
-    pub nc_ticks: u64,
-    /// NC ticks the real-time loop ran late by more than one period.
-    pub overruns: u64,
-    pub reaction: ReactionStats,
-    /// Seed 003's figure: PLC cycles from the first commanded length change to the first
-    /// change of the shadow's written-back lengths (None until both happened).
-    pub motion_delay_cycles: Option<u32>,
-    /// The trajectory has been played to its end.
-    pub finished: bool,
 }
 
 struct Refs {
@@ -242,7 +139,7 @@ impl PlcCore {
             enable: find(&p.motion_enable)?,
             shadow_lengths: find(&p.shadow_lengths)?,
             shadow_cycle: find(&p.shadow_cycle)?,
-            reaction: find(&reaction_symbol(p))?,
+            reaction: find(&p.reaction())?,
         };
         let start_pose = trajectory
             .samples

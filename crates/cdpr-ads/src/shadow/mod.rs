@@ -37,150 +37,34 @@
 //! For a viewer: drive `cycle()` from a thread of its own at the shadow's period (or call
 //! [`run`]) and read [`Shadow::state`], [`Shadow::robot`], [`Shadow::stats`] for drawing.
 
+mod config;
 mod connect;
 mod cycle;
+mod error;
 pub mod model;
 pub mod record;
 mod report;
 mod run;
 pub mod stats;
+mod throttle;
 mod timeline;
 
+pub use config::{CycleTiming, ShadowConfig};
 pub use connect::{Connected, ShadowSetup, connect, endpoint, net_id};
+pub use error::ShadowError;
 pub use model::{AnchorDifference, AnchorKind, Consistency};
 pub use record::{RecordError, Recorder};
 pub use report::{AnchorSummary, ShadowReport, StartSummary};
 pub use run::{run, run_with};
 pub use stats::{Histogram, ShadowStats, Summary};
 
-use crate::link::{CommandGuard, Controller, ControllerError, ControllerGeometry, CycleInputs};
+use crate::link::{CommandGuard, Controller, ControllerGeometry, CycleInputs};
 use cdpr_core::kinematics::{self, Pose};
-use cdpr_core::robot::{GeometryError, Robot, RobotFileError};
-use cdpr_core::sim::{
-    ChainConfig, Command, ControlMode, ModelKind, Sim, SimConfig, SimError, SimState,
-};
+use cdpr_core::robot::Robot;
+use cdpr_core::sim::{Command, Sim, SimState};
 use serde::Serialize;
 use std::time::{Duration, Instant};
-
-/// Where the controller's time comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CycleTiming {
-    /// One exchange every `period` of wall-clock time; physics steps to the wall clock, the
-    /// commands interpolated on the PLC's time line (its counter × `plc_period`, the
-    /// counter's measured rate once known) one PLC period and one `period` late.
-    Free {
-        period: Duration,
-        plc_period: Duration,
-    },
-    /// Physics advances (counter delta) × `plc_period`; the counter is polled.
-    Lockstep { plc_period: Duration },
-}
-
-impl CycleTiming {
-    /// The shadow's cycle (free) or the PLC task period (lockstep).
-    pub fn period(&self) -> Duration {
-        match *self {
-            CycleTiming::Free { period, .. } => period,
-            CycleTiming::Lockstep { plc_period } => plc_period,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShadowConfig {
-    /// Physics: fixed dt, model, winch mode. Default: 1 ms, `chain` (seed 000's Rapier
-    /// construction), `ideal` winches (the NC has shaped the set points already; see the
-    /// README).
-    pub sim: SimConfig,
-    pub timing: CycleTiming,
-    /// Write pose, lengths, tensions and the cycle echo back every cycle.
-    pub write: bool,
-    /// Length jump allowed on top of v_max × elapsed time, m.
-    pub guard_slack: f64,
-    /// Most physics time one cycle may catch up; beyond it steps are skipped (and counted).
-    pub max_catch_up: Duration,
-}
-
-impl Default for ShadowConfig {
-    fn default() -> ShadowConfig {
-        ShadowConfig {
-            sim: SimConfig {
-                dt: 1e-3,
-                model: ModelKind::Chain,
-                control: ControlMode::Ideal,
-                chain: ChainConfig::default(),
-                surrogate: None,
-            },
-            timing: CycleTiming::Free {
-                period: Duration::from_millis(2),
-                plc_period: Duration::from_millis(10),
-            },
-            write: false,
-            guard_slack: 1e-3,
-            max_catch_up: Duration::from_millis(50),
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ShadowError {
-    #[error(transparent)]
-    Controller(#[from] ControllerError),
-    #[error("the robot file does not fit the controller: {0}")]
-    Geometry(#[from] GeometryError),
-    /// The robot file's `[plc]` section is wrong.
-    #[error(transparent)]
-    Names(#[from] RobotFileError),
-    #[error("physics: {0}")]
-    Sim(#[from] SimError),
-    #[error(transparent)]
-    Record(#[from] RecordError),
-    #[error(
-        "after the reconnect the anchors of cable {cable} are {moved_mm:.3} mm from where they were: the controller drives another geometry now; restart the shadow"
-    )]
-    GeometryChanged { cable: usize, moved_mm: f64 },
-    #[error("the controller has {now} cables now, {before} at start; restart the shadow")]
-    CableCountChanged { before: usize, now: usize },
-    #[error("{0}")]
-    Config(String),
-    #[error("connecting to the PLC")]
-    Connect {
-        endpoint: String,
-        #[source]
-        source: ControllerError,
-    },
-    #[error("creating the record {}", path.display())]
-    RecordFile {
-        path: std::path::PathBuf,
-        #[source]
-        source: RecordError,
-    },
-    /// The PLC took the TCP connection but answered no ADS request: TwinCAT without a route
-    /// for this PC closes such connections at once (or lets them time out).
-    #[error(
-        "{endpoint} accepted the connection but answered no ADS request from {source_addr} \
-         ({cause}): the PLC most likely has no route for this PC — add one naming AMS NetId \
-         {source_net_id} and this PC's address (TwinCAT: SYSTEM → Routes → Add Route; see \
-         assets/twincat/README.md, section 2), or check that {target} is the PLC's AMS address \
-         (--ams-net-id, --ams-port)"
-    )]
-    NoRoute {
-        endpoint: String,
-        source_addr: String,
-        source_net_id: String,
-        target: crate::wire::AmsAddr,
-        cause: String,
-    },
-    /// The router answered that the AMS address asked for is not there (ADS 0x6/0x7).
-    #[error("{0}")]
-    Target(String),
-    #[error("resolving the shadow's symbols on {target}")]
-    Resolve {
-        target: crate::wire::AmsAddr,
-        #[source]
-        source: ControllerError,
-    },
-}
+use throttle::Throttle;
 
 /// What [`Shadow::new`] found and did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -251,33 +135,6 @@ enum Link {
         next_attempt: Instant,
         backoff: crate::link::Backoff,
     },
-}
-
-/// Logs at most once a second, counting what it held back.
-#[derive(Default)]
-struct Throttle {
-    last: Option<Instant>,
-    held: u64,
-}
-
-impl Throttle {
-    fn warn(&mut self, now: Instant, message: impl FnOnce() -> String) {
-        if self
-            .last
-            .is_some_and(|l| now.saturating_duration_since(l) < Duration::from_secs(1))
-        {
-            self.held += 1;
-            return;
-        }
-        let held = std::mem::take(&mut self.held);
-        let suffix = if held > 0 {
-            format!(" (+{held} more since the last message)")
-        } else {
-            String::new()
-        };
-        tracing::warn!("{}{suffix}", message());
-        self.last = Some(now);
-    }
 }
 
 /// A time as a base plus a whole number of periods. Counting periods rather than adding them

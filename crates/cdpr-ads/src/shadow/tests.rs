@@ -3,11 +3,13 @@
 
 use super::*;
 use crate::PlcSymbols;
+use crate::link::ControllerError;
 use crate::link::{InProcessController, InProcessTransport, ShadowLink, WritePolicy};
 use crate::server::memory::{self, PlcMemory};
 use crate::server::{PlcCore, SymbolTable, Timing};
 use cdpr_core::fixtures::{column, csv_rows, num, uvigo8};
 use cdpr_core::kinematics::Pose;
+use cdpr_core::sim::ModelKind;
 use cdpr_core::sim::run::{self as sim_run, RunOptions};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use nalgebra::Vector3;

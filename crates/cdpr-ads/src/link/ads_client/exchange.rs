@@ -15,8 +15,7 @@ use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
 
-/// ADS 0x711: "symbol version invalid -> create a new handle" (an online change).
-pub const SYMBOL_VERSION_INVALID: u32 = 0x711;
+use crate::wire::error::SYMBOL_VERSION_INVALID;
 
 /// ADS codes on a handle's read or write that mean the handle went stale — an online change or
 /// a PLC re-download: 0x1 (internal error, as some runtimes answer then), 0x710 (symbol not

@@ -16,65 +16,14 @@
 //! change) come back as [`ControllerError::Stale`], the link kept, for the caller to resolve
 //! the symbols again.
 
-use super::exchange::{Exchange, ExchangeChoice, NOT_SERVED, STALE_HANDLE};
-use crate::link::shadow_link::{ControllerError, Transport};
-use crate::server::symbols::{self, IecType};
-use crate::wire::{self, AmsAddr, AmsNetId, group};
+use super::config::{AdsConfig, AdsSource, from_ads, to_ads};
+use super::exchange::{Exchange, ExchangeChoice, NOT_SERVED};
+use super::failure::{Failure, code_error};
+use crate::link::error::ControllerError;
+use crate::link::transport::Transport;
+use crate::wire::{self, AmsAddr, IecType, decode_symbol_entry, group};
 use std::cell::Cell;
-use std::time::{Duration, Instant};
-
-/// Which AMS source address the client uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AdsSource {
-    /// The local IPv4 address + ".1.1", port 58913 (the route on the PLC must name it).
-    Auto,
-    /// Ask the router on the other end for a port (a TwinCAT router on 127.0.0.1 wants it).
-    Request,
-    /// A fixed address.
-    Fixed(AmsAddr),
-}
-
-/// Where the controller is and how to talk to it.
-#[derive(Debug, Clone)]
-pub struct AdsConfig {
-    /// `host:port` of the AMS/TCP endpoint (TwinCAT: port 48898).
-    pub endpoint: String,
-    /// NetId and AMS port of the PLC runtime (TwinCAT 3's first runtime: 851).
-    pub target: AmsAddr,
-    pub source: AdsSource,
-    /// Connect, read and write timeout; a dead PLC is noticed within it.
-    pub timeout: Duration,
-    /// How reads and writes travel (default: probe).
-    pub exchange: ExchangeChoice,
-}
-
-impl AdsConfig {
-    pub fn new(endpoint: impl Into<String>, target: AmsAddr) -> AdsConfig {
-        AdsConfig {
-            endpoint: endpoint.into(),
-            target,
-            source: AdsSource::Auto,
-            timeout: Duration::from_millis(500),
-            exchange: ExchangeChoice::Auto,
-        }
-    }
-}
-
-fn to_ads(a: AmsAddr) -> ads::AmsAddr {
-    let n = a.net_id.0;
-    ads::AmsAddr::new(
-        ads::AmsNetId::new(n[0], n[1], n[2], n[3], n[4], n[5]),
-        a.port,
-    )
-}
-
-/// The text of an ADS return code, from the `ads` crate's table.
-pub fn error_text(code: u32) -> &'static str {
-    ads::errors::ADS_ERRORS
-        .iter()
-        .find(|(c, _)| *c == code)
-        .map_or("unknown ADS error", |(_, text)| *text)
-}
+use std::time::Instant;
 
 /// What the link knows of one resolved symbol.
 #[derive(Debug, Clone)]
@@ -85,58 +34,6 @@ struct Resolved {
     /// Its address from the symbol info (pyads' test server: group 12345, offsets from 10000).
     index_group: u32,
     index_offset: u32,
-}
-
-/// Why a request failed, as the exchange probe needs to know it.
-enum Failure {
-    /// No reply within the timeout (or the peer closed): the client was dropped.
-    Silent(String),
-    /// The request as a whole refused as not served (ADS 0x701/0x702).
-    Refused(u32),
-    Other(ControllerError),
-}
-
-impl Failure {
-    /// Outside the probe: silence is a lost link, a refusal an ADS error.
-    fn into_error(self, what: &str) -> ControllerError {
-        match self {
-            Failure::Silent(why) => ControllerError::Link(format!("`{what}`: {why}")),
-            Failure::Refused(code) => code_error(what, code),
-            Failure::Other(e) => e,
-        }
-    }
-
-    fn reason(&self) -> String {
-        match self {
-            Failure::Silent(why) => why.clone(),
-            Failure::Refused(code) => format!("ADS {code:#x} ({})", error_text(*code)),
-            Failure::Other(e) => e.to_string(),
-        }
-    }
-}
-
-impl From<ControllerError> for Failure {
-    fn from(e: ControllerError) -> Failure {
-        Failure::Other(e)
-    }
-}
-
-/// An ADS return code for `what`: a stale handle, or any other error.
-fn code_error(what: &str, code: u32) -> ControllerError {
-    let text = error_text(code).to_string();
-    if STALE_HANDLE.contains(&code) {
-        ControllerError::Stale {
-            symbol: what.to_string(),
-            code,
-            text,
-        }
-    } else {
-        ControllerError::Ads {
-            symbol: what.to_string(),
-            code,
-            text,
-        }
-    }
 }
 
 /// The `ads` crate client as a [`Transport`].
@@ -215,12 +112,7 @@ impl AdsTransport {
 
     /// The client's own AMS address (what a route on a real PLC must name).
     pub fn source(&self) -> Option<AmsAddr> {
-        self.client.as_ref().map(|c| {
-            let s = c.source();
-            let mut id = [0u8; 6];
-            id.copy_from_slice(&s.netid().0);
-            AmsAddr::new(AmsNetId(id), s.port())
-        })
+        self.client.as_ref().map(|c| from_ads(c.source()))
     }
 
     /// What was asked for.
@@ -326,7 +218,7 @@ impl AdsTransport {
                 symbol: name.clone(),
                 reason,
             };
-            let entry = symbols::decode_symbol_entry(&entry)
+            let entry = decode_symbol_entry(&entry)
                 .ok_or_else(|| bad("the PLC sent a malformed symbol entry".into()))?;
             let ty = IecType::parse(&entry.type_name)
                 .ok_or_else(|| bad(format!("unsupported type `{}`", entry.type_name)))?;

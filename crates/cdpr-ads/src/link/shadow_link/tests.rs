@@ -1,11 +1,11 @@
 use super::*;
-use crate::link::guard::{Backoff, CommandGuard};
 use crate::link::in_process::{InProcessController, InProcessTransport};
+use crate::link::{Backoff, CommandGuard};
 use crate::server::memory::PlcMemory;
 use crate::server::symbols::SymbolTable;
 use crate::server::virtual_plc::{PlcCore, Timing};
 use cdpr_core::fixtures::uvigo8;
-use cdpr_core::kinematics::{self};
+use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::Trajectory;
 use std::sync::Arc;

@@ -4,8 +4,10 @@
 //! asked for panics there). Every length here is checked against the request: what a PLC sends
 //! decides nothing but the error.
 
-use super::{AdsTransport, Failure, Resolved, SYMBOL_ENTRY_BUFFER, code_error, short, to_ads};
-use crate::link::shadow_link::ControllerError;
+use super::{AdsTransport, Resolved, SYMBOL_ENTRY_BUFFER, short};
+use crate::link::ads_client::config::to_ads;
+use crate::link::ads_client::failure::{Failure, code_error};
+use crate::link::error::ControllerError;
 use crate::wire::{self, SumItem, group, len32};
 
 impl AdsTransport {
