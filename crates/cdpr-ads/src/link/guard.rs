@@ -4,7 +4,8 @@ use super::controller::CycleInputs;
 use cdpr_core::robot::Winch;
 
 /// Rejects commanded-length samples that jump further than the winches can move, holding
-/// the last good sample (the "physically absurd" values).
+/// the last good sample (the "physically absurd" values). It keeps the one copy of
+/// the last good sample there is: samples are moved in, and a refused one is handed back.
 #[derive(Debug, Clone)]
 pub struct CommandGuard {
     max_velocity: f64,
@@ -26,6 +27,13 @@ pub struct Rejection {
     pub allowed_m: f64,
 }
 
+/// A refused sample, handed back with the reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused {
+    pub rejection: Rejection,
+    pub sample: CycleInputs,
+}
+
 impl CommandGuard {
     /// `slack`: m allowed on top of v_max·dt (e.g. 1 mm).
     pub fn new(winch: &Winch, slack: f64) -> CommandGuard {
@@ -38,8 +46,9 @@ impl CommandGuard {
     }
 
     /// Accepts `sample` if no cable moved more than v_max·dt + slack since the last accepted
-    /// one (`dt` in s). On rejection the last good sample stays the one to use.
-    pub fn check(&mut self, sample: CycleInputs, dt: f64) -> Result<&CycleInputs, Rejection> {
+    /// one (`dt` in s): it becomes the last good one. On rejection the last good sample stays
+    /// the one to use, and `sample` comes back with the reason.
+    pub fn check(&mut self, sample: CycleInputs, dt: f64) -> Result<&CycleInputs, Refused> {
         if let Some(prev) = &self.last_good {
             let allowed = self.max_velocity * dt.max(0.0) + self.slack;
             for (cable, (a, b)) in prev
@@ -51,10 +60,13 @@ impl CommandGuard {
                 let jump = (b - a).abs();
                 if jump > allowed {
                     self.rejected += 1;
-                    return Err(Rejection {
-                        cable: cable + 1,
-                        jump_m: jump,
-                        allowed_m: allowed,
+                    return Err(Refused {
+                        rejection: Rejection {
+                            cable: cable + 1,
+                            jump_m: jump,
+                            allowed_m: allowed,
+                        },
+                        sample,
                     });
                 }
             }

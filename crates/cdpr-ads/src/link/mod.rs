@@ -31,7 +31,7 @@ pub use ads_client::{AdsConfig, AdsController, AdsSource, AdsTransport, Exchange
 pub use backoff::Backoff;
 pub use controller::{Controller, ControllerGeometry, CycleInputs, ShadowOutputs};
 pub use error::ControllerError;
-pub use guard::{CommandGuard, Rejection};
+pub use guard::{CommandGuard, Refused, Rejection};
 #[cfg(any(test, feature = "fixtures"))]
 pub use in_process::{InProcessController, InProcessTransport};
 pub use shadow_link::ShadowLink;

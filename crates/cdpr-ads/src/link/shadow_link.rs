@@ -15,12 +15,11 @@ use super::controller::{Controller, ControllerGeometry, CycleInputs, ShadowOutpu
 use super::error::ControllerError;
 use super::slot::Slot;
 use super::transport::Transport;
-use super::write_policy::WritePolicy;
+use super::write_policy::{WriteAccess, WritePolicy};
 use crate::plc_symbols::PlcSymbols;
 use crate::units::{from_mm, pose_from_plc, pose_to_plc, to_mm};
 use crate::wire::{self, IecType, Scalar};
 use nalgebra::Vector3;
-use std::collections::HashSet;
 
 /// [`Controller`] over a [`Transport`].
 pub struct ShadowLink<T: Transport> {
@@ -28,8 +27,8 @@ pub struct ShadowLink<T: Transport> {
     names: Vec<String>,
     types: Vec<IecType>,
     cables: usize,
-    writable: HashSet<String>,
-    policy: WritePolicy,
+    /// The write policy resolved against the allow-list when the link was made.
+    access: WriteAccess,
     /// Whether the reaction diagnostic exists on the PLC and is read every cycle.
     has_reaction: bool,
     /// Re-resolutions after stale handles (see [`Controller::re_resolves`]).
@@ -56,16 +55,11 @@ impl<T: Transport> ShadowLink<T> {
         let types = transport.resolve(&names)?;
         let cables = check_types(&names, &types)?;
         Ok(ShadowLink {
+            access: WriteAccess::resolve(policy, &names, &symbols.writable),
             transport,
             names,
             types,
             cables,
-            writable: symbols
-                .writable
-                .iter()
-                .map(|n| n.to_ascii_lowercase())
-                .collect(),
-            policy,
             has_reaction,
             re_resolves: 0,
         })
@@ -300,18 +294,8 @@ impl<T: Transport> Controller for ShadowLink<T> {
     }
 
     fn write_cycle(&mut self, out: &ShadowOutputs) -> Result<(), ControllerError> {
-        if self.policy != WritePolicy::AllowListed {
-            return Err(ControllerError::WriteDisabled);
-        }
         // The allow-list first, for all four, so that a refused write writes nothing.
-        for slot in Slot::OUTPUTS {
-            let name = &self.names[slot.index()];
-            if !self.writable.contains(&name.to_ascii_lowercase()) {
-                return Err(ControllerError::NotWritable {
-                    symbol: name.clone(),
-                });
-            }
-        }
+        self.access.check()?;
         let pose = pose_to_plc(&out.pose);
         let lengths = to_mm(out.lengths.iter().copied());
         let cycle_slot = Slot::ShadowCycle.index();

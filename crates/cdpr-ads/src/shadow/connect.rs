@@ -162,12 +162,11 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
         .map_err(|e| resolve_error(&endpoint, target, source, e))?;
     let mut shadow = Shadow::new(controller, setup.robot.clone(), setup.config.clone())?;
     if let Some(path) = &setup.record {
-        let recorder = Recorder::create(path, shadow.robot().cable_count()).map_err(|source| {
-            ShadowError::RecordFile {
+        let recorder =
+            Recorder::create(path, shadow.robot()).map_err(|source| ShadowError::RecordFile {
                 path: path.clone(),
                 source,
-            }
-        })?;
+            })?;
         shadow.record_to(recorder);
     }
     let banner = banner(&shadow, setup, &endpoint, target, source);

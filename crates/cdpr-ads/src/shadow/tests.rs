@@ -8,7 +8,9 @@ use crate::link::{InProcessController, InProcessTransport, ShadowLink, WritePoli
 use crate::server::memory::{self, PlcMemory};
 use crate::server::{PlcCore, SymbolTable, Timing};
 use cdpr_core::fixtures::{column, csv_rows, num, uvigo8};
-use cdpr_core::kinematics::Pose;
+use cdpr_core::kinematics::{self, Pose};
+use cdpr_core::sim::Command;
+use std::time::Duration;
 use cdpr_core::sim::ModelKind;
 use cdpr_core::sim::run::{self as sim_run, RunOptions};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
@@ -97,7 +99,7 @@ fn seed000_recorded(
     let core = plc(robot, seed000(robot, 0.4), 20);
     let mut s = shadow(&core, Some(robot.clone()), config(timing, model));
     let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
+    s.record_to(Recorder::new(Box::new(buffer.clone()), robot).expect("record"));
     (core, s, buffer)
 }
 
@@ -276,7 +278,7 @@ fn free_running_shadow_matches_a_simulation_of_the_same_trajectory() {
         config(FREE_2MS, ModelKind::Chain),
     );
     let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
+    s.record_to(Recorder::new(Box::new(buffer.clone()), &robot).expect("record"));
     let origin = s.clock_origin();
     let ticks = ((trajectory.duration() * 1e3) as u64 + hold_ms) / 2 + 50;
     for tick in 1..=ticks {
@@ -401,5 +403,4 @@ fn free_running_commands_are_as_smooth_as_lockstep_under_poll_jitter() {
     }
 }
 
-#[path = "tests_faults.rs"]
 mod faults;

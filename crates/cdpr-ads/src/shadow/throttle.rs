@@ -28,3 +28,14 @@ impl Throttle {
         self.last = Some(now);
     }
 }
+
+/// The shadow's rate-limited warnings, one throttle per kind of trouble.
+#[derive(Default)]
+pub(super) struct Warnings {
+    /// Samples refused.
+    pub(super) rejected: Throttle,
+    /// The physics falling behind the controller.
+    pub(super) behind: Throttle,
+    /// The PLC still unreachable.
+    pub(super) offline: Throttle,
+}

@@ -562,11 +562,15 @@ impl RecordLayout {
 
 /// Writes a run as CSV record by record (see [`write_csv`] for the columns): memory does not
 /// grow with the run. The header is written with the first record (whose sizes it takes).
+/// A face with columns of its own (the ADS shadow's PLC cycle and flags) names them with
+/// [`CsvRecorder::with_extra_columns`] and gives their values to [`CsvRecorder::write_with`].
 pub struct CsvRecorder<W: Write> {
     w: csv::Writer<W>,
     robot: Robot,
     layout: Option<RecordLayout>,
     segment_names: Vec<String>,
+    /// Columns after `segment`, written by the caller.
+    extra: Vec<String>,
     buf: String,
 }
 
@@ -578,14 +582,23 @@ impl<W: Write> CsvRecorder<W> {
             robot: robot.clone(),
             layout: None,
             segment_names: source.segments.clone(),
+            extra: Vec::new(),
             buf: String::with_capacity(32),
         }
+    }
+
+    /// The same recorder with columns `names` after `segment`, whose values each row gives
+    /// to [`CsvRecorder::write_with`].
+    pub fn with_extra_columns(mut self, names: &[&str]) -> CsvRecorder<W> {
+        self.extra = names.iter().map(|n| n.to_string()).collect();
+        self
     }
 
     fn header(&mut self, first: Option<&Record>) -> Result<RecordLayout, csv::Error> {
         let layout = RecordLayout::new(&self.robot, first);
         let mut header = layout.columns();
         header.push("segment".into());
+        header.extend(self.extra.iter().cloned());
         self.w.write_record(&header)?;
         self.layout = Some(layout);
         Ok(layout)
@@ -595,6 +608,13 @@ impl<W: Write> CsvRecorder<W> {
     /// into one reused buffer and handed to the CSV writer as a field: no allocation per
     /// number (the bytes are those of `format!("{v}")`).
     pub fn write(&mut self, r: &Record) -> Result<(), csv::Error> {
+        self.write_with(r, &[])
+    }
+
+    /// [`CsvRecorder::write`], then `extra`: the values of the extra columns, formatted as
+    /// the others (an integer as such: `7`, not `7.0`). A count other than the columns'
+    /// is refused by the CSV writer.
+    pub fn write_with(&mut self, r: &Record, extra: &[f64]) -> Result<(), csv::Error> {
         use std::fmt::Write as _;
         let layout = match &self.layout {
             Some(l) => *l,
@@ -614,7 +634,22 @@ impl<W: Write> CsvRecorder<W> {
             .map(String::as_str)
             .unwrap_or("");
         self.w.write_field(segment)?;
+        for v in extra {
+            self.buf.clear();
+            let _ = write!(self.buf, "{v}");
+            self.w.write_field(self.buf.as_bytes())?;
+        }
         self.w.write_record(None::<&[u8]>)
+    }
+
+    /// Writes the header if no record came yet and flushes what was written; the recorder
+    /// stays open (a long run flushes now and then, and at its end).
+    pub fn flush(&mut self) -> Result<(), csv::Error> {
+        if self.layout.is_none() {
+            self.header(None)?;
+        }
+        self.w.flush()?;
+        Ok(())
     }
 
     /// Flushes (writing the header if no record came) and returns the writer.
@@ -701,6 +736,48 @@ mod tests {
         let r = outcome.records.last().expect("records");
         assert_eq!(last[0], r.state.time);
         assert_eq!(last[7..13], r.state.pose.to_array());
+    }
+
+    #[test]
+    fn extra_columns_follow_the_segment_and_leave_the_rest_as_it_was() {
+        let robot = crate::fixtures::robot("silva4");
+        let home = Pose::from_array(robot.home);
+        let options = RunOptions::default();
+        let traj = hold(home, 0.01, options.config.dt);
+        let outcome = run::run(&robot, &traj, &options, &mut |_| {}).expect("runs");
+        let mut plain = Vec::new();
+        write_csv(&mut plain, &robot, &traj, &outcome).expect("written");
+        let mut extended = CsvRecorder::new(Vec::new(), &robot, &traj)
+            .with_extra_columns(&["plc_cycle", "enable"]);
+        for (k, r) in outcome.records.iter().enumerate() {
+            extended
+                .write_with(r, &[4_294_967_295.0 - k as f64, (k % 2) as f64])
+                .expect("written");
+        }
+        // Flushing keeps it open; a count other than the columns' is refused.
+        extended.flush().expect("flushed");
+        let r = &outcome.records[0];
+        assert!(extended.write_with(r, &[1.0]).is_err());
+        let extended = extended.finish().expect("finished");
+        let (plain, extended) = (
+            String::from_utf8(plain).expect("utf-8"),
+            String::from_utf8(extended).expect("utf-8"),
+        );
+        let mut rows = 0;
+        for (k, (p, e)) in plain.lines().zip(extended.lines()).enumerate() {
+            let tail = match k {
+                0 => ",plc_cycle,enable".to_string(),
+                k => format!(",{},{}", 4_294_967_296 - k as u64, (k - 1) % 2),
+            };
+            assert_eq!(e, format!("{p}{tail}"), "line {k}");
+            rows += 1;
+        }
+        assert_eq!(rows, outcome.records.len() + 1);
+        // No record at all: the header alone.
+        let mut empty = CsvRecorder::new(Vec::new(), &robot, &traj).with_extra_columns(&["gap"]);
+        empty.flush().expect("header");
+        let header = String::from_utf8(empty.finish().expect("finished")).expect("utf-8");
+        assert!(header.ends_with(",segment,gap\n"), "{header}");
     }
 
     #[test]

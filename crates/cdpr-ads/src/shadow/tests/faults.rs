@@ -13,7 +13,7 @@ fn absurd_samples_are_rejected_held_and_flagged() {
         config(FREE_2MS, ModelKind::Elastic),
     );
     let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
+    s.record_to(Recorder::new(Box::new(buffer.clone()), &robot).expect("record"));
     let origin = s.clock_origin();
     let cmd = core
         .memory()
