@@ -5,10 +5,11 @@
 //! and so is the reaction time in PLC cycles of a 2 ms echo loop against the wall-clock PLC.
 //! Run: cargo bench --no-default-features --bench ads
 
-use cdpr_ads::plc::{
-    self, AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Controller, Runtime,
-    ServerConfig, ShadowLink, ShadowOutputs, Timing, WritePolicy,
+use cdpr_ads::link::{
+    AdsConfig, AdsController, AdsTransport, Controller, ShadowLink, ShadowOutputs, WritePolicy,
 };
+use cdpr_ads::server::{self, Runtime, ServerConfig, Timing};
+use cdpr_ads::wire::{AmsAddr, AmsNetId};
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::Trajectory;
@@ -22,7 +23,7 @@ fn runtime(robot: &Robot) -> Runtime {
         robot,
         Trajectory::default(),
         Timing::default(),
-        plc::default_identity(),
+        server::default_identity(),
         config,
     )
     .expect("virtual PLC")

@@ -11,7 +11,8 @@
 //!
 //! Criterion times one back-to-back cycle too. Run: cargo bench --no-default-features --bench shadow
 
-use cdpr_ads::plc::{self, AdsController, Runtime, ServerConfig, Timing};
+use cdpr_ads::link::AdsController;
+use cdpr_ads::server::{self, Runtime, ServerConfig, Timing};
 use cdpr_ads::shadow::{self, Shadow, Summary};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::ModelKind;
@@ -35,7 +36,14 @@ fn runtime(robot: &Robot, hold: Duration) -> Runtime {
         ..Timing::default()
     };
     let config = ServerConfig::new("127.0.0.1:0".parse().expect("address"));
-    Runtime::start(robot, trajectory, timing, plc::default_identity(), config).expect("PLC")
+    Runtime::start(
+        robot,
+        trajectory,
+        timing,
+        server::default_identity(),
+        config,
+    )
+    .expect("PLC")
 }
 
 fn shadow(rt: &Runtime, robot: &Robot, model: ModelKind) -> Shadow<AdsController> {

@@ -6,10 +6,9 @@
 
 mod common;
 
-use cdpr_ads::plc::{
-    AdsConfig, AdsTransport, AmsAddr, AmsNetId, Controller, ShadowLink, WritePolicy,
-};
+use cdpr_ads::link::{AdsConfig, AdsTransport, Controller, ShadowLink, WritePolicy};
 use cdpr_ads::shadow::ShadowConfig;
+use cdpr_ads::wire::{AmsAddr, AmsNetId};
 use cdpr_core::fixtures::{column, csv_rows, num, uvigo8};
 use cdpr_core::kinematics::Pose;
 use cdpr_core::metrics::{self, CompareOptions};
@@ -39,7 +38,7 @@ fn shadow(addr: &str, extra: &[&str]) -> Proc {
     Proc::spawn(&args)
 }
 
-fn link(addr: &str) -> cdpr_ads::plc::AdsController {
+fn link(addr: &str) -> cdpr_ads::link::AdsController {
     let t = AdsTransport::connect(AdsConfig::new(addr, AmsAddr::new(AmsNetId::LOCAL, 851)))
         .expect("connects");
     ShadowLink::connect(

@@ -3,7 +3,8 @@
 use super::args::{RobotArg, warn, within};
 use super::output::{StatusLine, Table, json};
 use anyhow::{Context, Result, bail};
-use cdpr_ads::plc::{self, AmsNetId, DeviceIdentity, Runtime, ServerConfig, Timing};
+use cdpr_ads::server::{self, DeviceIdentity, Runtime, ServerConfig, Timing};
+use cdpr_ads::wire::AmsNetId;
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
 use std::net::SocketAddr;
@@ -17,7 +18,7 @@ pub struct PlcArgs {
     /// Address to serve AMS/TCP on (loopback unless told otherwise; 48898 is ADS's port).
     /// Any other address serves every client that can reach it, without authentication
     /// (ADS has none): a warning says so.
-    #[arg(long, default_value = plc::DEFAULT_LISTEN, value_name = "ADDR:PORT")]
+    #[arg(long, default_value = server::DEFAULT_LISTEN, value_name = "ADDR:PORT")]
     pub listen: SocketAddr,
     /// AMS NetId the PLC answers as.
     #[arg(long, default_value = "127.0.0.1.1.1", value_name = "NETID")]
@@ -141,7 +142,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
     let identity = DeviceIdentity {
         net_id: a.ams_net_id,
         port: a.ams_port,
-        ..plc::default_identity()
+        ..server::default_identity()
     };
     let rt = Runtime::start(
         &robot,

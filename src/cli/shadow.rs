@@ -5,11 +5,12 @@ use super::options::{RunArgs, Shadow};
 use super::output::{StatusLine, Table, json};
 use super::plc::{YEAR_S, duration_within};
 use anyhow::{Context, Result};
-use cdpr_ads::plc::{AdsSource, AmsAddr, AmsNetId, ExchangeChoice};
+use cdpr_ads::link::{AdsSource, ExchangeChoice};
 use cdpr_ads::shadow::{
     self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
     StartReport, Summary,
 };
+use cdpr_ads::wire::{AmsAddr, AmsNetId};
 use cdpr_core::run::{CommandSource, RunRequest};
 use clap::Args;
 use std::path::PathBuf;

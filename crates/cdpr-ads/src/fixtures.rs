@@ -3,7 +3,7 @@
 //! the `fixtures` feature, for the other crates'.
 #![allow(clippy::expect_used)]
 
-use crate::plc::{self, Runtime, ServerConfig, Timing};
+use crate::server::{self, Runtime, ServerConfig, Timing};
 use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::Trajectory;
 use std::time::Duration;
@@ -22,7 +22,7 @@ pub fn runtime_with(robot: &Robot, trajectory: Trajectory) -> Runtime {
         robot,
         trajectory,
         Timing::default(),
-        plc::default_identity(),
+        server::default_identity(),
         config,
     )
     .expect("virtual PLC starts")
@@ -61,9 +61,10 @@ pub fn shadow_over_ads(
     rt: &Runtime,
     robot: &Robot,
     model: cdpr_core::sim::ModelKind,
-) -> crate::shadow::Shadow<crate::plc::AdsController> {
-    use crate::plc::{AdsConfig, AdsTransport, AmsAddr, AmsNetId, ShadowLink, WritePolicy};
+) -> crate::shadow::Shadow<crate::link::AdsController> {
+    use crate::link::{AdsConfig, AdsTransport, ShadowLink, WritePolicy};
     use crate::shadow::{CycleTiming, Shadow, ShadowConfig};
+    use crate::wire::{AmsAddr, AmsNetId};
     let target = AmsAddr::new(AmsNetId::LOCAL, 851);
     let t = AdsTransport::connect(AdsConfig::new(rt.server.local_addr().to_string(), target))
         .expect("connects");
@@ -88,8 +89,8 @@ pub fn shadow_over_ads(
 // ------------------------------------------------------------------------------ raw frames
 
 /// The header of a request from a made-up client (10.0.0.9.1.1:30000) to the PLC runtime.
-pub fn request_header(command: u16, invoke_id: u32) -> crate::plc::wire::AmsHeader {
-    use crate::plc::wire::{self, AmsAddr, AmsHeader, AmsNetId};
+pub fn request_header(command: u16, invoke_id: u32) -> crate::wire::AmsHeader {
+    use crate::wire::{self, AmsAddr, AmsHeader, AmsNetId};
     AmsHeader {
         target: AmsAddr::new(AmsNetId::LOCAL, 851),
         source: AmsAddr::new(AmsNetId([10, 0, 0, 9, 1, 1]), 30000),
@@ -102,8 +103,8 @@ pub fn request_header(command: u16, invoke_id: u32) -> crate::plc::wire::AmsHead
 }
 
 /// A complete request frame (AMS/TCP header included).
-pub fn request_frame(req: &crate::plc::wire::Request, invoke_id: u32) -> Vec<u8> {
-    use crate::plc::wire;
+pub fn request_frame(req: &crate::wire::Request, invoke_id: u32) -> Vec<u8> {
+    use crate::wire;
     wire::encode_frame(
         &request_header(req.command(), invoke_id),
         &wire::encode_request(req),
@@ -123,7 +124,7 @@ pub fn raw_connect(port: u16) -> std::net::TcpStream {
 /// frame (replies to earlier frames, notifications). `false` if the server closed the
 /// connection.
 pub fn probe(s: &mut std::net::TcpStream, invoke_id: u32) -> bool {
-    use crate::plc::wire::{self, Request, cmd};
+    use crate::wire::{self, Request, cmd};
     use std::io::{Read, Write};
     use std::time::Instant;
     let req = request_frame(&Request::ReadState, invoke_id);

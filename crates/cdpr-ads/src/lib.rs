@@ -1,17 +1,29 @@
-//! cdpr-ads: the controller boundary over ADS (Beckhoff TwinCAT's protocol) and the live
-//! shadow that drives `cdpr-core`'s physics with a controller's commands.
+//! cdpr-ads: the controller boundary over ADS (Beckhoff TwinCAT's Automation Device
+//! Specification) and the live shadow that drives `cdpr-core`'s physics with a controller's
+//! commands. Laid out as the protocol reads, in layers (each uses only those above it):
 //!
-//! - [`plc`]: the wire format, an ADS server and a virtual PLC (a TwinCAT stand-in), and the
-//!   [`plc::Controller`] trait the shadow talks to, over ADS or in-process;
-//! - [`shadow`]: a `cdpr_core::sim::Sim` stepped with a [`plc::Controller`]'s commands.
+//! - [`wire`]: the ADS wire format — AMS/TCP and AMS headers, the ADS commands, sum commands,
+//!   return codes, AMS addresses. Bytes only: nothing in it knows a robot;
+//! - [`plc_symbols`], [`units`]: the controller's conventions, shared by both ends — which
+//!   symbols hold what (the robot file's `[plc]` section) and their units (mm, degrees);
+//! - [`server`]: what stands in for TwinCAT — an AMS/TCP server, the ADS device behind it, the
+//!   PLC memory and symbol table it serves, and the virtual PLC that writes them (`cdpr plc`);
+//! - [`link`]: how the shadow talks to a controller — the [`link::Controller`] trait, its
+//!   implementation over the `ads` crate's client, the guards of the exchange. The link never
+//!   uses the server (a test-only in-process transport aside), the server never the link;
+//! - [`shadow`]: a `cdpr_core::sim::Sim` stepped with a [`link::Controller`]'s commands.
 //!
-//! Layering: `plc` uses `cdpr_core`'s robot, kinematics and trajectory, never `sim`; `shadow`
-//! owns a `Sim` and a `Controller`. Nothing here knows of windows.
+//! `cdpr_core`: the server uses its robot, kinematics and trajectory, never `sim`; the shadow
+//! owns a `Sim` and a `Controller`. Nothing here knows of windows. SI everywhere but in the
+//! symbols (mm, degrees), converted in [`units`] and nowhere else.
 #![deny(clippy::unwrap_used)]
 
-pub mod plc;
+pub mod link;
 pub mod plc_symbols;
+pub mod server;
 pub mod shadow;
+pub mod units;
+pub mod wire;
 
 pub use plc_symbols::PlcSymbols;
 

@@ -96,6 +96,16 @@ impl PlcSymbols {
         }
     }
 
+    /// The diagnostic symbol a PLC publishes its measured reaction time in (the virtual PLC
+    /// does; the shadow reads it when the PLC has it): beside the cycle counter, in the same
+    /// GVL (`GVL_Shadow.nReactionCycles` by default).
+    pub fn reaction(&self) -> String {
+        match self.cycle_counter.rsplit_once('.') {
+            Some((gvl, _)) => format!("{gvl}.nReactionCycles"),
+            None => "nReactionCycles".to_string(),
+        }
+    }
+
     /// The symbols `robot`'s file names (its `[plc]` section), the defaults for those it
     /// leaves out; all defaults for a robot without the section.
     pub fn of(robot: &Robot) -> Result<PlcSymbols, RobotFileError> {
@@ -305,6 +315,14 @@ mod tests {
             line_of(&text, "plc = {"),
             "is empty",
         );
+    }
+
+    #[test]
+    fn reaction_symbol_sits_in_the_counters_gvl() {
+        let mut p = PlcSymbols::defaults();
+        assert_eq!(p.reaction(), "GVL_Shadow.nReactionCycles");
+        p.cycle_counter = "MAIN.fbRobot.nCycle".into();
+        assert_eq!(p.reaction(), "MAIN.fbRobot.nReactionCycles");
     }
 
     #[test]

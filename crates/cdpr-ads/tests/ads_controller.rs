@@ -4,11 +4,14 @@
 
 use cdpr_ads::PlcSymbols;
 use cdpr_ads::fixtures::*;
-use cdpr_ads::plc::{
-    self, AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Backoff, Controller,
-    ControllerError, Device, PlcCore, PlcMemory, Runtime, Server, ServerConfig, ShadowLink,
-    ShadowOutputs, SymbolTable, Timing, WritePolicy,
+use cdpr_ads::link::{
+    AdsConfig, AdsController, AdsTransport, Backoff, Controller, ControllerError, ShadowLink,
+    ShadowOutputs, WritePolicy,
 };
+use cdpr_ads::server::{
+    self, Device, PlcCore, PlcMemory, Runtime, Server, ServerConfig, SymbolTable, Timing,
+};
+use cdpr_ads::wire::{AmsAddr, AmsNetId};
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::trajectory::Trajectory;
 use std::sync::atomic::Ordering;
@@ -177,7 +180,7 @@ fn reconnects_after_the_link_drops_and_after_a_plc_restart() {
         &robot,
         Trajectory::default(),
         Timing::default(),
-        plc::default_identity(),
+        server::default_identity(),
         ServerConfig::new(addr),
     )
     .expect("restart on the same port");
@@ -215,7 +218,7 @@ fn reaction_time_over_ads_is_one_plc_cycle_when_the_shadow_answers_each_cycle() 
     .expect("core");
     let server = Server::start(
         ServerConfig::new("127.0.0.1:0".parse().expect("address")),
-        Device::new(plc::default_identity(), memory),
+        Device::new(server::default_identity(), memory),
     )
     .expect("server");
     let t = AdsTransport::connect(AdsConfig::new(

@@ -11,12 +11,14 @@
 //! TwinCAT does after an online change or a re-download.
 
 use cdpr_ads::fixtures::*;
-use cdpr_ads::plc::memory;
-use cdpr_ads::plc::{
-    AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, Controller, ControllerError,
-    Exchange, ExchangeChoice, Runtime, ShadowLink, ShadowOutputs, WritePolicy,
+use cdpr_ads::link::{
+    AdsConfig, AdsController, AdsTransport, Controller, ControllerError, Exchange, ExchangeChoice,
+    ShadowLink, ShadowOutputs, WritePolicy,
 };
+use cdpr_ads::server::Runtime;
+use cdpr_ads::server::memory;
 use cdpr_ads::shadow::{self, Shadow, ShadowConfig};
+use cdpr_ads::wire::{AmsAddr, AmsNetId};
 use cdpr_core::kinematics::{self, Pose};
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Read, Write};

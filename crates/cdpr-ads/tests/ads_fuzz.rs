@@ -3,8 +3,8 @@
 //! request handler. Seeded (xorshift64), so a failure reproduces.
 
 use cdpr_ads::fixtures::*;
-use cdpr_ads::plc::wire::{self, AmsNetId, NotificationParams, Request, SumItem, group};
-use cdpr_ads::plc::{DeviceIdentity, Session};
+use cdpr_ads::server::{DeviceIdentity, Session};
+use cdpr_ads::wire::{self, AmsNetId, NotificationParams, Request, SumItem, group};
 use std::io::{Read, Write};
 use std::net::Shutdown;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -274,10 +274,10 @@ fn ten_thousand_broken_frames_do_not_take_the_server_down() {
 #[test]
 fn random_payloads_into_the_request_handler_never_panic() {
     let robot = uvigo8();
-    let memory = cdpr_ads::plc::PlcMemory::new(
-        cdpr_ads::plc::SymbolTable::from_robot(&robot).expect("table"),
+    let memory = cdpr_ads::server::PlcMemory::new(
+        cdpr_ads::server::SymbolTable::from_robot(&robot).expect("table"),
     );
-    let device = cdpr_ads::plc::Device::new(
+    let device = cdpr_ads::server::Device::new(
         DeviceIdentity {
             net_id: AmsNetId::LOCAL,
             port: 851,

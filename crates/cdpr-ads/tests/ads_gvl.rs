@@ -3,7 +3,8 @@
 //! `cdpr plc` look the same to the shadow.
 
 use cdpr_ads::PlcSymbols;
-use cdpr_ads::plc::{IecType, SymbolTable};
+use cdpr_ads::server::SymbolTable;
+use cdpr_ads::wire::IecType;
 use std::collections::HashMap;
 
 /// The text of a file shipped in `assets/twincat/`.
@@ -91,7 +92,7 @@ fn the_twincat_readme_says_which_symbols_are_required_and_their_types() {
     let table = SymbolTable::from_robot(&robot).expect("table");
     let rows = readme_table();
     assert_eq!(rows.len(), table.symbols().len(), "{rows:?}");
-    let reaction = cdpr_ads::plc::symbols::reaction_symbol(&PlcSymbols::of(&robot).expect("[plc]"));
+    let reaction = PlcSymbols::of(&robot).expect("[plc]").reaction();
     for s in table.symbols() {
         let short = s.name.trim_start_matches("GVL_Shadow.");
         let (_, need, ty) = rows

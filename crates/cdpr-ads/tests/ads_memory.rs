@@ -10,8 +10,8 @@
 
 use cap::Cap;
 use cdpr_ads::fixtures::*;
-use cdpr_ads::plc::wire::{self, MAX_REPLY_LEN, cmd, group, trans_mode};
-use cdpr_ads::plc::{Device, DeviceIdentity, PlcMemory, Session, SymbolTable};
+use cdpr_ads::server::{Device, DeviceIdentity, PlcMemory, Session, SymbolTable};
+use cdpr_ads::wire::{self, MAX_REPLY_LEN, cmd, group, trans_mode};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};

@@ -3,7 +3,8 @@
 //! it, and the PLC's view of its reaction time.
 
 use cdpr_ads::fixtures::*;
-use cdpr_ads::plc::{AdsController, Runtime};
+use cdpr_ads::link::AdsController;
+use cdpr_ads::server::Runtime;
 use cdpr_ads::shadow::{self, Shadow};
 use cdpr_core::sim::ModelKind;
 use std::sync::atomic::AtomicBool;

@@ -7,14 +7,16 @@
 //! frame cannot delay an exchange with the PLC, and closing the window cannot lose the record
 //! (the thread flushes it when [`LiveHandle::finish`] stops it).
 //!
-//! The ghost is the controller's commanded pose: forward kinematics of the commanded lengths
-//! of its last sample (rigid cables), warm-started, computed on the shadow's thread after each
-//! cycle (~2 µs). Trail and plot samples are taken every [`SAMPLE_EVERY`] physics steps.
+//! The ghost is the controller's commanded pose as the shadow solves it
+//! ([`Shadow::commanded_pose`]: forward kinematics of the commanded lengths the physics
+//! follows, rigid cables, warm-started — once per recorded step, or once per cycle when asked
+//! here), read on the shadow's thread after each cycle. Trail and plot samples are taken every
+//! [`SAMPLE_EVERY`] physics steps.
 
 use super::playback::{SAMPLE_EVERY, TRAIL_SAMPLES};
-use cdpr_ads::plc::Controller;
+use cdpr_ads::link::Controller;
 use cdpr_ads::shadow::{self, CycleReport, CycleStatus, Shadow, ShadowError, Summary};
-use cdpr_core::kinematics::{self, FkOptions, Pose};
+use cdpr_core::kinematics::Pose;
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::SimState;
 use std::collections::VecDeque;
@@ -41,7 +43,7 @@ pub enum LinkState {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub state: SimState,
-    /// The controller's commanded pose (FK of its commanded lengths).
+    /// The controller's commanded pose (FK of the commanded lengths the physics follows).
     pub commanded: Pose,
     /// The commanded lengths of the controller's last sample, m.
     pub commanded_lengths: Vec<f64>,
@@ -164,7 +166,7 @@ pub fn spawn<C: Controller + Send + 'static>(
         std::thread::Builder::new()
             .name("cdpr-shadow".into())
             .spawn(move || {
-                let mut publisher = Publisher::new(&shadow, commanded);
+                let mut publisher = Publisher::new(&shadow);
                 let result = shadow::run_with(&mut shadow, duration, &stop, |s, report| {
                     publisher.publish(s, report, &shared)
                 });
@@ -200,7 +202,6 @@ pub fn spawn<C: Controller + Send + 'static>(
 
 /// The shadow thread's side: decides when to sample and what to copy.
 struct Publisher {
-    commanded: Pose,
     next_sample: u64,
     steps: u64,
     last_step: u64,
@@ -209,9 +210,8 @@ struct Publisher {
 }
 
 impl Publisher {
-    fn new<C: Controller>(shadow: &Shadow<C>, commanded: Pose) -> Publisher {
+    fn new<C: Controller>(shadow: &Shadow<C>) -> Publisher {
         Publisher {
-            commanded,
             next_sample: SAMPLE_EVERY,
             steps: 0,
             last_step: shadow.state().step,
@@ -236,19 +236,7 @@ impl Publisher {
         if sample {
             self.next_sample = (self.steps / SAMPLE_EVERY + 1) * SAMPLE_EVERY;
         }
-        let options = FkOptions {
-            guess: Some(self.commanded),
-            max_iterations: 20,
-            ..FkOptions::default()
-        };
-        // Lengths FK cannot match keep the last ghost.
-        if let Ok(fk) = kinematics::forward(
-            shadow.robot(),
-            &shadow.last_inputs().commanded_lengths,
-            &options,
-        ) {
-            self.commanded = fk.pose;
-        }
+        let commanded = shadow.commanded_pose();
         let now = Instant::now();
         if now.duration_since(self.last_summary) >= SUMMARY_EVERY {
             self.summary = shadow.summary();
@@ -260,7 +248,7 @@ impl Publisher {
         };
         let mut snapshot = lock(shared);
         snapshot.state.clone_from(state);
-        snapshot.commanded = self.commanded;
+        snapshot.commanded = commanded;
         snapshot
             .commanded_lengths
             .clone_from(&shadow.last_inputs().commanded_lengths);
@@ -269,7 +257,7 @@ impl Publisher {
             if snapshot.samples.len() >= TRAIL_SAMPLES {
                 snapshot.samples.pop_front();
             }
-            snapshot.samples.push_back((state.clone(), self.commanded));
+            snapshot.samples.push_back((state.clone(), commanded));
         }
         snapshot.link = link;
         snapshot.plc_cycle = shadow.last_inputs().cycle;

@@ -4,9 +4,11 @@
 //! controller's commanded pose, and its indicator the state of the link.
 
 use cdpr_ads::fixtures::*;
-use cdpr_ads::plc::{AdsConfig, AdsController, AdsTransport, AmsAddr, AmsNetId, ShadowLink};
-use cdpr_ads::plc::{Runtime, WritePolicy};
+use cdpr_ads::link::WritePolicy;
+use cdpr_ads::link::{AdsConfig, AdsController, AdsTransport, ShadowLink};
+use cdpr_ads::server::Runtime;
 use cdpr_ads::shadow::{CycleTiming, Recorder, Shadow, ShadowConfig};
+use cdpr_ads::wire::{AmsAddr, AmsNetId};
 use cdpr_core::kinematics;
 use cdpr_core::trajectory::{self, BuiltinOptions, ProfileKind};
 use cdpr_viewer::live::{self, LinkState};
@@ -35,7 +37,7 @@ fn shadow_of(rt: &Runtime, record: &std::path::Path) -> Shadow<AdsController> {
         ..ShadowConfig::default()
     };
     let mut shadow = Shadow::new(link, Some(robot.clone()), config).expect("starts");
-    shadow.record_to(Recorder::create(record, robot.cable_count()).expect("record"));
+    shadow.record_to(Recorder::create(record, &robot).expect("record"));
     shadow
 }
 

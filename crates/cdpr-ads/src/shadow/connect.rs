@@ -4,11 +4,12 @@
 //! built.
 
 use super::{CycleTiming, Recorder, Shadow, ShadowConfig, ShadowError};
-use crate::plc::{
-    AdsConfig, AdsController, AdsSource, AdsTransport, AmsAddr, AmsNetId, Controller,
-    ControllerError, Exchange, ExchangeChoice, ShadowLink, WritePolicy,
+use crate::link::{
+    AdsConfig, AdsController, AdsSource, AdsTransport, Controller, ControllerError, Exchange,
+    ExchangeChoice, ShadowLink, WritePolicy,
 };
 use crate::plc_symbols::PlcSymbols;
+use crate::wire::{AmsAddr, AmsNetId};
 use cdpr_core::robot::{Mechanism, Robot};
 use cdpr_core::sim::{ControlMode, SimConfig};
 use std::path::PathBuf;
@@ -161,12 +162,11 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
         .map_err(|e| resolve_error(&endpoint, target, source, e))?;
     let mut shadow = Shadow::new(controller, setup.robot.clone(), setup.config.clone())?;
     if let Some(path) = &setup.record {
-        let recorder = Recorder::create(path, shadow.robot().cable_count()).map_err(|source| {
-            ShadowError::RecordFile {
+        let recorder =
+            Recorder::create(path, shadow.robot()).map_err(|source| ShadowError::RecordFile {
                 path: path.clone(),
                 source,
-            }
-        })?;
+            })?;
         shadow.record_to(recorder);
     }
     let banner = banner(&shadow, setup, &endpoint, target, source);
@@ -188,7 +188,7 @@ fn resolve_error(
     source: Option<AmsAddr>,
     e: ControllerError,
 ) -> ShadowError {
-    use crate::plc::wire::error::{TARGET_MACHINE_NOT_FOUND, TARGET_PORT_NOT_FOUND};
+    use crate::wire::error::{TARGET_MACHINE_NOT_FOUND, TARGET_PORT_NOT_FOUND};
     match e {
         e if e.is_link() => {
             let cause = match &e {

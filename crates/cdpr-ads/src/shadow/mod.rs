@@ -4,11 +4,14 @@
 //! A [`Shadow`] owns a [`Controller`] (a real TwinCAT or `cdpr plc` over ADS, or the virtual
 //! PLC in-process) and a [`Sim`]. [`Shadow::new`] reads the controller's geometry, builds the
 //! model from it (seed 000's automatic generation, [`model`]) and puts the platform at rest
-//! where the controller's commanded lengths hold it. Each [`Shadow::cycle`] is one exchange:
-//! one sum read of commanded lengths, cycle counter and enable flag; the physics stepped at its
-//! fixed dt up to the controller's time, the commands interpolated linearly between the last
-//! sample and this one; one sum write of pose, lengths, tensions and the counter echo. The
-//! shadow never re-implements physics: it only feeds `Sim::set_command` and calls `Sim::step`.
+//! where the controller's commanded lengths hold it ([`start`]). Each [`Shadow::cycle`] is one
+//! exchange, in stages ([`cycle`]): read one sum read of commanded lengths, cycle counter and
+//! enable flag; clock the time the physics must reach ([`clock`]); guard the sample
+//! ([`commands`]); step the physics at its fixed dt up to that time, the commands interpolated
+//! between the last sample and this one ([`step`], [`timeline`]); write one sum write of pose,
+//! lengths, tensions and the counter echo; record the cycle's statistics ([`stats`]) and its
+//! steps ([`record`]). The shadow never re-implements physics: it only feeds
+//! `Sim::set_command_lengths` and calls `Sim::step`.
 //!
 //! Time, two ways ([`CycleTiming`]):
 //! - free-running: the controller's time is the wall clock since the start (the PLC runs in
@@ -30,466 +33,88 @@
 //!
 //! Faults: a lost link (or any ADS error mid-cycle) sends the shadow offline; each later
 //! `cycle` call retries with exponential back-off (it never sleeps itself), re-resolving the
-//! handles. On return — or when the cycle counter goes back, a PLC restarted — the platform is
+//! handles ([`reconnect`]). On return — or when the cycle counter goes back, a PLC restarted — the platform is
 //! re-settled where the new commands hold it, the clock re-based, and the record's next row
 //! carries `gap = 1`. A controller whose anchors changed meanwhile is refused.
 //!
 //! For a viewer: drive `cycle()` from a thread of its own at the shadow's period (or call
-//! [`run`]) and read [`Shadow::state`], [`Shadow::robot`], [`Shadow::stats`] for drawing.
+//! [`run`]) and read [`Shadow::state`], [`Shadow::commanded_pose`], [`Shadow::robot`],
+//! [`Shadow::stats`] for drawing.
 
+mod clock;
+mod commands;
+mod config;
 mod connect;
 mod cycle;
+mod error;
 pub mod model;
+mod reconnect;
 pub mod record;
 mod report;
 mod run;
+mod start;
 pub mod stats;
+mod step;
+mod throttle;
 mod timeline;
 
+pub use config::{CycleTiming, ShadowConfig};
 pub use connect::{Connected, ShadowSetup, connect, endpoint, net_id};
+pub use cycle::{CycleReport, CycleStatus};
+pub use error::ShadowError;
 pub use model::{AnchorDifference, AnchorKind, Consistency};
 pub use record::{RecordError, Recorder};
 pub use report::{AnchorSummary, ShadowReport, StartSummary};
 pub use run::{run, run_with};
+pub use start::StartReport;
 pub use stats::{Histogram, ShadowStats, Summary};
 
-use crate::plc::{CommandGuard, Controller, ControllerError, ControllerGeometry, CycleInputs};
-use cdpr_core::kinematics::{self, Pose};
-use cdpr_core::robot::{GeometryError, Robot, RobotFileError};
-use cdpr_core::run::{CommandSource, RunRequest};
-use cdpr_core::sim::{Command, Sim, SimConfig, SimError, SimState};
-use serde::Serialize;
-use std::time::{Duration, Instant};
-
-/// Where the controller's time comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CycleTiming {
-    /// One exchange every `period` of wall-clock time; physics steps to the wall clock, the
-    /// commands interpolated on the PLC's time line (its counter × `plc_period`, the
-    /// counter's measured rate once known) one PLC period and one `period` late.
-    Free {
-        period: Duration,
-        plc_period: Duration,
-    },
-    /// Physics advances (counter delta) × `plc_period`; the counter is polled.
-    Lockstep { plc_period: Duration },
-}
-
-impl CycleTiming {
-    /// The shadow's cycle (free) or the PLC task period (lockstep).
-    pub fn period(&self) -> Duration {
-        match *self {
-            CycleTiming::Free { period, .. } => period,
-            CycleTiming::Lockstep { plc_period } => plc_period,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShadowConfig {
-    /// Physics: fixed dt, model, winch mode. Default: 1 ms, `chain` (seed 000's Rapier
-    /// construction), `ideal` winches (the NC has shaped the set points already; see the
-    /// README).
-    pub sim: SimConfig,
-    pub timing: CycleTiming,
-    /// Write pose, lengths, tensions and the cycle echo back every cycle.
-    pub write: bool,
-    /// Length jump allowed on top of v_max × elapsed time, m.
-    pub guard_slack: f64,
-    /// Most physics time one cycle may catch up; beyond it steps are skipped (and counted).
-    pub max_catch_up: Duration,
-}
-
-impl Default for ShadowConfig {
-    fn default() -> ShadowConfig {
-        ShadowConfig {
-            // The run options' defaults, as a controller's commands take them.
-            sim: RunRequest::default().sim_config(CommandSource::Controller, None),
-            timing: CycleTiming::Free {
-                period: Duration::from_millis(2),
-                plc_period: Duration::from_millis(10),
-            },
-            write: false,
-            guard_slack: 1e-3,
-            max_catch_up: Duration::from_millis(50),
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ShadowError {
-    #[error(transparent)]
-    Controller(#[from] ControllerError),
-    #[error("the robot file does not fit the controller: {0}")]
-    Geometry(#[from] GeometryError),
-    /// The robot file's `[plc]` section is wrong.
-    #[error(transparent)]
-    Names(#[from] RobotFileError),
-    #[error("physics: {0}")]
-    Sim(#[from] SimError),
-    #[error(transparent)]
-    Record(#[from] RecordError),
-    #[error(
-        "after the reconnect the anchors of cable {cable} are {moved_mm:.3} mm from where they were: the controller drives another geometry now; restart the shadow"
-    )]
-    GeometryChanged { cable: usize, moved_mm: f64 },
-    #[error("the controller has {now} cables now, {before} at start; restart the shadow")]
-    CableCountChanged { before: usize, now: usize },
-    #[error("{0}")]
-    Config(String),
-    #[error("connecting to the PLC")]
-    Connect {
-        endpoint: String,
-        #[source]
-        source: ControllerError,
-    },
-    #[error("creating the record {}", path.display())]
-    RecordFile {
-        path: std::path::PathBuf,
-        #[source]
-        source: RecordError,
-    },
-    /// The PLC took the TCP connection but answered no ADS request: TwinCAT without a route
-    /// for this PC closes such connections at once (or lets them time out).
-    #[error(
-        "{endpoint} accepted the connection but answered no ADS request from {source_addr} \
-         ({cause}): the PLC most likely has no route for this PC — add one naming AMS NetId \
-         {source_net_id} and this PC's address (TwinCAT: SYSTEM → Routes → Add Route; see \
-         assets/twincat/README.md, section 2), or check that {target} is the PLC's AMS address \
-         (--ams-net-id, --ams-port)"
-    )]
-    NoRoute {
-        endpoint: String,
-        source_addr: String,
-        source_net_id: String,
-        target: crate::plc::AmsAddr,
-        cause: String,
-    },
-    /// The router answered that the AMS address asked for is not there (ADS 0x6/0x7).
-    #[error("{0}")]
-    Target(String),
-    #[error("resolving the shadow's symbols on {target}")]
-    Resolve {
-        target: crate::plc::AmsAddr,
-        #[source]
-        source: ControllerError,
-    },
-}
-
-/// What [`Shadow::new`] found and did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StartReport {
-    pub cables: usize,
-    /// Mass, stiffness and limits came from a robot file (else from the default template).
-    pub from_file: bool,
-    /// The controller's TCP pose (orientation zeroed for a 3-DOF robot).
-    pub tcp_pose: Pose,
-    /// Where the platform rests: the elastic equilibrium of the commanded lengths, searched
-    /// from the TCP pose.
-    pub start_pose: Pose,
-    /// |start − TCP| position, m: the sag of elastic cables under uncompensated lengths.
-    pub sag: f64,
-    pub consistency: Consistency,
-    /// With a robot file: every anchor further than [`model::ANCHOR_TOLERANCE`] from the
-    /// controller's (the model uses the controller's).
-    pub anchors: Vec<AnchorDifference>,
-    /// The controller's commanded lengths at start (the platform rests where they hold it), m.
-    pub commanded_lengths: Vec<f64>,
-    /// The PLC cycle counter at start.
-    pub plc_cycle: u32,
-    /// The PLC publishes its reaction-time diagnostic.
-    pub reaction_diagnostic: bool,
-}
-
-/// What one [`Shadow::cycle`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CycleStatus {
-    /// Read, stepped, written.
-    Exchanged,
-    /// Lockstep: the counter had not moved; nothing stepped or written.
-    Polled,
-    /// Lockstep: the sample could not be used (non-finite) and gives no time; nothing done.
-    Rejected,
-    /// The link is down; the next attempt is due at `retry_at`.
-    Offline,
-    /// The link is back (or the PLC restarted); the physics was re-settled.
-    Resynced,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CycleReport {
-    pub status: CycleStatus,
-    pub steps: u64,
-    /// This cycle's sample was refused and the last good command held.
-    pub rejected: bool,
-    pub plc_cycle: Option<u32>,
-    pub retry_at: Option<Instant>,
-}
-
-impl CycleReport {
-    fn new(status: CycleStatus) -> CycleReport {
-        CycleReport {
-            status,
-            steps: 0,
-            rejected: false,
-            plc_cycle: None,
-            retry_at: None,
-        }
-    }
-}
-
-enum Link {
-    Up,
-    Down {
-        since: Instant,
-        next_attempt: Instant,
-        backoff: crate::plc::Backoff,
-    },
-}
-
-/// Logs at most once a second, counting what it held back.
-#[derive(Default)]
-struct Throttle {
-    last: Option<Instant>,
-    held: u64,
-}
-
-impl Throttle {
-    fn warn(&mut self, now: Instant, message: impl FnOnce() -> String) {
-        if self
-            .last
-            .is_some_and(|l| now.saturating_duration_since(l) < Duration::from_secs(1))
-        {
-            self.held += 1;
-            return;
-        }
-        let held = std::mem::take(&mut self.held);
-        let suffix = if held > 0 {
-            format!(" (+{held} more since the last message)")
-        } else {
-            String::new()
-        };
-        tracing::warn!("{}{suffix}", message());
-        self.last = Some(now);
-    }
-}
-
-/// A time as a base plus a whole number of periods. Counting periods rather than adding them
-/// keeps the count exact over days (a sum of 0.001 s drifts 1e-9 of a step in a few thousand).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Counted {
-    /// s.
-    base: f64,
-    periods: u64,
-}
-
-impl Counted {
-    fn at(base: f64) -> Counted {
-        Counted { base, periods: 0 }
-    }
-
-    fn time(&self, period: f64) -> f64 {
-        self.base + self.periods as f64 * period
-    }
-}
-
-/// The free-running clock's origin: the wall instant of shadow time `time`.
-#[derive(Debug, Clone, Copy)]
-struct Origin {
-    wall: Instant,
-    time: f64,
-}
-
-impl Origin {
-    /// Shadow time at wall instant `now`.
-    fn time_at(&self, now: Instant) -> f64 {
-        self.time + now.saturating_duration_since(self.wall).as_secs_f64()
-    }
-}
-
-/// The instant and the PLC counter an estimate of the PLC's period runs from.
-#[derive(Debug, Clone, Copy)]
-struct PeriodProbe {
-    since: Instant,
-    counter: u32,
-}
-
-/// A step to be recorded once the cycle's write is out.
-struct PendingRow {
-    t: f64,
-    command: Vec<f64>,
-    state: SimState,
-    rejected: bool,
-    gap: bool,
-}
+use crate::link::{Controller, ControllerGeometry, CycleInputs, ShadowOutputs};
+use cdpr_core::kinematics::Pose;
+use cdpr_core::robot::Robot;
+use cdpr_core::sim::{Sim, SimState};
+use std::time::Instant;
 
 /// The live shadow of one controller. See the module docs.
 pub struct Shadow<C: Controller> {
+    // What it talks to and what it simulates.
     controller: C,
     config: ShadowConfig,
     robot: Robot,
-    sim: Sim,
+    /// The controller's geometry as read at start.
     geometry: ControllerGeometry,
     start: StartReport,
-    guard: CommandGuard,
-    link: Link,
-    /// Shadow time of the physics state: physics steps of dt since a base time.
-    clock: Counted,
-    /// Shadow time at which the last accepted sample was read.
-    good_time: f64,
-    /// Free-running: the wall instant and the shadow time of the clock's origin.
-    origin: Origin,
-    /// The PLC counter last exchanged.
-    counter: u32,
-    /// Lockstep: PLC cycles counted since the last re-base.
-    lock: Counted,
-    /// Where the estimate of the PLC's period runs from.
-    period_probe: Option<PeriodProbe>,
-    period_warned: bool,
-    /// The command the physics ended the last cycle on, m.
-    command: Vec<f64>,
+    sim: Sim,
+    // The parts of a cycle, by role.
+    /// The link: up, or down with a back-off.
+    link: reconnect::LinkState,
+    /// Clock: the physics' time and the controller's.
+    clock: clock::Clock,
+    /// Guard: the samples as the command guard lets them through.
+    commands: commands::Commands,
+    /// Step: the command the physics follows, and its buffers.
+    drive: step::Drive,
     /// Free-running: the commands on the PLC's time line.
     timeline: timeline::Timeline,
-    commanded_pose: Pose,
-    last_inputs: CycleInputs,
-    last_call: Option<Instant>,
-    gap_pending: bool,
-    recorder: Option<Recorder>,
-    pending: Vec<PendingRow>,
+    /// Write: the outputs, one buffer reused.
+    outputs: ShadowOutputs,
+    /// Record: the steps waiting for the write, the record, the commanded pose.
+    recording: record::Recording,
+    /// Statistics.
     stats: ShadowStats,
-    /// The controller's re-resolution count already accounted for.
-    seen_re_resolves: u64,
-    warn_rejected: Throttle,
-    warn_behind: Throttle,
-    warn_offline: Throttle,
+    /// Throttles of the warnings.
+    warnings: throttle::Warnings,
 }
 
 impl<C: Controller> Shadow<C> {
-    /// Reads the controller's geometry and first sample, builds the model (anchors from the
-    /// controller; the rest from `file`, else [`model::default_robot`]), settles the platform
-    /// where the commanded lengths hold it and — with `config.write` — writes that state once.
-    pub fn new(
-        mut controller: C,
-        file: Option<Robot>,
-        config: ShadowConfig,
-    ) -> Result<Shadow<C>, ShadowError> {
-        let period = config.timing.period();
-        if period.is_zero() || period > Duration::from_secs(10) {
-            return Err(ShadowError::Config(format!(
-                "the cycle period must lie in (0, 10] s, got {period:?}"
-            )));
-        }
-        if !(config.guard_slack.is_finite() && config.guard_slack >= 0.0) {
-            return Err(ShadowError::Config(format!(
-                "the guard slack must be ≥ 0 m, got {}",
-                config.guard_slack
-            )));
-        }
-        let geometry = controller.read_geometry()?;
-        let (robot, anchors, from_file) = match &file {
-            Some(f) => (
-                f.with_geometry(&geometry.frame_anchors, &geometry.platform_anchors)?,
-                model::compare_anchors(f, &geometry, model::ANCHOR_TOLERANCE),
-                true,
-            ),
-            None => (model::default_robot(&geometry)?, Vec::new(), false),
-        };
-        let inputs = controller.read_cycle()?;
-        let consistency = model::consistency(&robot, &geometry, &inputs.commanded_lengths);
-        let tcp_pose = kinematics::effective_pose(&robot, &geometry.tcp_pose);
-        let mut sim = Sim::at(&robot, config.sim.clone(), &tcp_pose)?;
-        sim.settle(&Command::Lengths(inputs.commanded_lengths.clone()))?;
-        let start_pose = sim.state().pose;
-        let mut guard = CommandGuard::new(&robot.winch, config.guard_slack);
-        // The first sample has nothing to jump from: accepted as the baseline.
-        let _ = guard.check(inputs.clone(), 0.0);
-        let start = StartReport {
-            cables: robot.cable_count(),
-            from_file,
-            tcp_pose,
-            start_pose,
-            sag: (start_pose.position - tcp_pose.position).norm(),
-            consistency,
-            anchors,
-            commanded_lengths: inputs.commanded_lengths.clone(),
-            plc_cycle: inputs.cycle,
-            reaction_diagnostic: inputs.reaction_cycles.is_some(),
-        };
-        warn_inconsistent(&start);
-        let now = Instant::now();
-        let seen_re_resolves = controller.re_resolves();
-        let mut shadow = Shadow {
-            controller,
-            config,
-            command: inputs.commanded_lengths.clone(),
-            timeline: timeline::Timeline::default(),
-            commanded_pose: tcp_pose,
-            counter: inputs.cycle,
-            lock: Counted::at(0.0),
-            last_inputs: inputs,
-            robot,
-            sim,
-            geometry,
-            start,
-            guard,
-            link: Link::Up,
-            clock: Counted::at(0.0),
-            good_time: 0.0,
-            origin: Origin {
-                wall: now,
-                time: 0.0,
-            },
-            period_probe: None,
-            period_warned: false,
-            last_call: None,
-            gap_pending: false,
-            recorder: None,
-            pending: Vec::new(),
-            stats: ShadowStats::default(),
-            seen_re_resolves,
-            warn_rejected: Throttle::default(),
-            warn_behind: Throttle::default(),
-            warn_offline: Throttle::default(),
-        };
-        if shadow.config.write {
-            shadow.write_outputs(shadow.last_inputs.cycle)?;
-        }
-        Ok(shadow)
-    }
-
     /// Records every following physics step.
     pub fn record_to(&mut self, recorder: Recorder) {
-        self.recorder = Some(recorder);
-    }
-
-    /// One exchange now (see [`Shadow::cycle_at`]).
-    pub fn cycle(&mut self) -> Result<CycleReport, ShadowError> {
-        self.cycle_at(Instant::now())
-    }
-
-    /// Symbols the controller re-resolved on the live link since the last call, because the
-    /// PLC had invalidated their handles (an online change or a re-download,
-    /// [`Controller::re_resolves`]): counted in `re_resolves`; the caller flags the gap.
-    fn take_re_resolves(&mut self) -> u64 {
-        let total = self.controller.re_resolves();
-        let new = total.saturating_sub(self.seen_re_resolves);
-        self.seen_re_resolves = total;
-        self.stats.re_resolves += new;
-        new
-    }
-
-    /// A gap in the record: counted, and the next recorded step carries `gap = 1`.
-    fn mark_gap(&mut self) {
-        self.stats.gaps += 1;
-        self.gap_pending = true;
+        self.recording.attach(recorder);
     }
 
     /// Flushes the record.
     pub fn finish(&mut self) -> Result<(), ShadowError> {
-        if let Some(r) = &mut self.recorder {
-            r.finish()?;
-        }
-        Ok(())
+        self.recording.finish()
     }
 
     pub fn robot(&self) -> &Robot {
@@ -501,19 +126,22 @@ impl<C: Controller> Shadow<C> {
         self.sim.state()
     }
 
-    /// Shadow time of that state, s.
-    pub fn time(&self) -> f64 {
-        self.clock.time(self.config.sim.dt)
+    /// The pose the commanded lengths the physics follows define for rigid cables (forward
+    /// kinematics, warm-started): the viewer's ghost. Solved once per recorded step, or —
+    /// without a record — at most once per cycle, when asked.
+    pub fn commanded_pose(&self) -> Pose {
+        self.recording
+            .commanded_pose(&self.robot, self.drive.command())
     }
 
-    /// Jumps the shadow time to `t` (skips and gaps).
-    fn set_time(&mut self, t: f64) {
-        self.clock = Counted::at(t);
+    /// Shadow time of that state, s.
+    pub fn time(&self) -> f64 {
+        self.clock.time()
     }
 
     /// The wall-clock instant of shadow time 0 for the free-running clock.
     pub fn clock_origin(&self) -> Instant {
-        self.origin.wall
+        self.clock.origin()
     }
 
     pub fn stats(&self) -> &ShadowStats {
@@ -540,46 +168,23 @@ impl<C: Controller> Shadow<C> {
         &self.config
     }
 
-    /// The last sample read from the controller.
+    /// The last sample read from the controller (refused or not).
     pub fn last_inputs(&self) -> &CycleInputs {
-        &self.last_inputs
+        self.commands.last_read()
     }
 
     /// Whether the link to the controller is up.
     pub fn is_linked(&self) -> bool {
-        matches!(self.link, Link::Up)
+        self.link.is_up()
     }
 
     /// When the link went down (`None` while it is up).
     pub fn offline_since(&self) -> Option<Instant> {
-        match self.link {
-            Link::Up => None,
-            Link::Down { since, .. } => Some(since),
-        }
+        self.link.down_since()
     }
 
     pub fn controller(&self) -> &C {
         &self.controller
-    }
-}
-
-fn warn_inconsistent(start: &StartReport) {
-    let c = &start.consistency;
-    match c.fk_position_offset {
-        Some(d) if d > 1e-3 => tracing::warn!(
-            "the controller's TCP pose and its commanded lengths disagree by {:.2} mm (forward kinematics of the lengths): check units and anchors",
-            d * 1e3
-        ),
-        None => tracing::warn!(
-            "forward kinematics of the controller's commanded lengths does not converge from its TCP pose: check units and anchors"
-        ),
-        _ => {}
-    }
-    if c.angle_mismatch > 0.5f64.to_radians() {
-        tracing::warn!(
-            "the controller's cable angles differ from the model's by up to {:.2}° (seed 000 eqs. 2–3 conventions?)",
-            c.angle_mismatch.to_degrees()
-        );
     }
 }
 

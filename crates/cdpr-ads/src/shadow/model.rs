@@ -7,7 +7,7 @@
 //! [`default_robot`]'s template. With a robot file the two geometries are compared anchor by
 //! anchor ([`compare_anchors`]).
 
-use crate::plc::ControllerGeometry;
+use crate::link::ControllerGeometry;
 use cdpr_core::kinematics::{self, FkOptions, Pose};
 use cdpr_core::robot::{
     Aabb, Cable, Dof, GeometryError, Platform, PlcSection, Robot, Stiffness, TensionBounds, Winch,

@@ -1,37 +1,31 @@
-//! The shadow's record: one CSV row per physics step, with the columns of
-//! `cdpr simulate --out` (so `cdpr compare` and `cdpr report` read it as they read a
-//! simulation) followed by the shadow's own: the PLC cycle answered, the motion-enable flag,
-//! and the flags `rejected` (the controller's sample was refused and the last good command
-//! held) and `gap` (first row after the link was lost, the PLC restarted or the physics was
-//! re-settled: the rows before and after are not one continuous motion).
+//! The record stage: one CSV row per physics step — core's record of a run (the columns of
+//! `cdpr simulate --out`, written by `cdpr_core::run::CsvRecorder`, so `cdpr compare`
+//! and `cdpr report` read it as they read a simulation) extended with the shadow's own
+//! columns: the PLC cycle answered, the motion-enable flag, and the flags `rejected` (the
+//! controller's sample was refused and the last good command held) and `gap` (first row after
+//! the link was lost, the PLC restarted or the physics was re-settled: the rows before and
+//! after are not one continuous motion).
+//!
+//! The commanded pose — forward kinematics of the commanded lengths for rigid cables,
+//! warm-started — is solved here and only here: per recorded step, or, without a record,
+//! when asked for (the viewer's ghost), for the command the physics follows.
 
-use cdpr_core::kinematics::Pose;
+use super::ShadowError;
+use cdpr_core::kinematics::{self, FkOptions, Pose};
+use cdpr_core::robot::Robot;
+use cdpr_core::run::{CsvRecorder, Record, RecordBuf};
 use cdpr_core::sim::SimState;
+use cdpr_core::trajectory::{Sample, Trajectory};
+use std::cell::Cell;
 use std::io::Write;
 
-/// One recorded physics step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row<'a> {
-    /// Shadow time, s (wall clock or PLC counter time since the shadow started; it jumps over
-    /// gaps).
-    pub t: f64,
-    /// The pose the commanded lengths define for rigid cables (forward kinematics).
-    pub commanded_pose: &'a Pose,
-    /// Commanded lengths applied at this step, m.
-    pub commanded: &'a [f64],
-    pub state: &'a SimState,
-    pub plc_cycle: u32,
-    pub enable: bool,
-    pub rejected: bool,
-    pub gap: bool,
-}
+/// The shadow's columns, after `cdpr simulate --out`'s.
+pub const COLUMNS: [&str; 4] = ["plc_cycle", "enable", "rejected", "gap"];
 
 /// Writes rows to any `Write` (a file, a buffer) through the CSV writer's buffer; flushed by
 /// [`Recorder::finish`] (and, ignoring errors, on drop).
 pub struct Recorder {
-    out: csv::Writer<Box<dyn Write + Send>>,
-    cables: usize,
-    fields: Vec<String>,
+    csv: CsvRecorder<Box<dyn Write + Send>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -44,63 +38,196 @@ impl From<std::io::Error> for RecordError {
     }
 }
 
-/// The header for `cables` cables: `cdpr simulate --out`'s columns, then the shadow's.
-pub fn header(cables: usize) -> Vec<String> {
-    let mut h = cdpr_core::run::csv_columns(cables);
-    h.extend(["segment", "plc_cycle", "enable", "rejected", "gap"].map(String::from));
-    h
-}
-
 impl Recorder {
-    /// Starts a record for `cables` cables on `out` (writes the header).
-    pub fn new(out: Box<dyn Write + Send>, cables: usize) -> Result<Recorder, RecordError> {
-        let mut out = csv::WriterBuilder::new()
-            .buffer_capacity(64 * 1024)
-            .from_writer(out);
-        out.write_record(header(cables))?;
-        Ok(Recorder {
-            out,
-            cables,
-            fields: Vec::with_capacity(13 + 3 * cables + 5),
-        })
+    /// Starts a record of a shadow of `robot` on `out` (writes the header).
+    pub fn new(out: Box<dyn Write + Send>, robot: &Robot) -> Result<Recorder, RecordError> {
+        let mut csv =
+            CsvRecorder::new(out, robot, &Trajectory::default()).with_extra_columns(&COLUMNS);
+        csv.flush()?;
+        Ok(Recorder { csv })
     }
 
     /// Creates (truncates) `path` and starts a record in it.
-    pub fn create(path: &std::path::Path, cables: usize) -> Result<Recorder, RecordError> {
-        Recorder::new(Box::new(std::fs::File::create(path)?), cables)
+    pub fn create(path: &std::path::Path, robot: &Robot) -> Result<Recorder, RecordError> {
+        let file = std::io::BufWriter::with_capacity(64 * 1024, std::fs::File::create(path)?);
+        Recorder::new(Box::new(file), robot)
     }
 
-    pub fn write(&mut self, row: &Row) -> Result<(), RecordError> {
-        let f = &mut self.fields;
-        f.clear();
-        f.push(row.t.to_string());
-        let pose = |p: &Pose| p.to_array().map(|v| v.to_string());
-        f.extend(pose(row.commanded_pose));
-        f.extend(pose(&row.state.pose));
-        for k in 0..self.cables {
-            let value = |v: Option<&f64>| v.map_or_else(String::new, f64::to_string);
-            f.push(value(row.commanded.get(k)));
-            f.push(value(row.state.lengths.get(k)));
-            f.push(value(row.state.tensions.get(k)));
-        }
-        f.push(String::new());
-        f.push(row.plc_cycle.to_string());
-        for flag in [row.enable, row.rejected, row.gap] {
-            f.push(if flag { "1" } else { "0" }.into());
-        }
-        self.out.write_record(&*f)?;
+    /// One step: `record` (its state's time is the shadow's), then the shadow's columns.
+    pub fn write(
+        &mut self,
+        record: &Record<'_>,
+        plc_cycle: u32,
+        enable: bool,
+        rejected: bool,
+        gap: bool,
+    ) -> Result<(), RecordError> {
+        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        self.csv.write_with(
+            record,
+            &[
+                f64::from(plc_cycle),
+                flag(enable),
+                flag(rejected),
+                flag(gap),
+            ],
+        )?;
         Ok(())
     }
 
     /// Flushes everything written so far.
     pub fn finish(&mut self) -> Result<(), RecordError> {
-        self.out.flush()?;
+        self.csv.flush()?;
         Ok(())
     }
 }
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        let _ = self.out.flush();
+        let _ = self.csv.flush();
+    }
+}
+
+/// A step waiting for the cycle's write to go out.
+struct Pending {
+    record: RecordBuf,
+    rejected: bool,
+    gap: bool,
+}
+
+/// The record stage's state.
+pub(super) struct Recording {
+    recorder: Option<Recorder>,
+    /// This cycle's steps: `pending[..used]`, their records reused from cycle to cycle.
+    pending: Vec<Pending>,
+    used: usize,
+    /// The next recorded step is the first after a gap.
+    gap_pending: bool,
+    /// The commanded pose, and whether the command moved since it was solved.
+    commanded_pose: Cell<Pose>,
+    stale: Cell<bool>,
+}
+
+/// Forward kinematics of `lengths` from `guess`; `None` when it does not converge.
+fn commanded_pose(robot: &Robot, lengths: &[f64], guess: Pose) -> Option<Pose> {
+    let options = FkOptions {
+        guess: Some(guess),
+        max_iterations: 20,
+        ..FkOptions::default()
+    };
+    kinematics::forward(robot, lengths, &options)
+        .ok()
+        .map(|fk| fk.pose)
+}
+
+impl Recording {
+    /// No record yet; the commanded pose starts at `pose` (the controller's TCP pose).
+    pub(super) fn new(pose: Pose) -> Recording {
+        Recording {
+            recorder: None,
+            pending: Vec::new(),
+            used: 0,
+            gap_pending: false,
+            commanded_pose: Cell::new(pose),
+            stale: Cell::new(false),
+        }
+    }
+
+    pub(super) fn attach(&mut self, recorder: Recorder) {
+        self.recorder = Some(recorder);
+    }
+
+    /// The next recorded step carries `gap = 1`.
+    pub(super) fn mark_gap(&mut self) {
+        self.gap_pending = true;
+    }
+
+    /// The command the physics follows moved. With a record its pose is solved with the
+    /// recorded steps; without, when asked for.
+    pub(super) fn command_moved(&self) {
+        if self.recorder.is_none() {
+            self.stale.set(true);
+        }
+    }
+
+    /// A physics step taken at shadow time `t` with `command`: kept for the record stage
+    /// (without a record, nothing).
+    pub(super) fn step(&mut self, t: f64, command: &[f64], state: &SimState, rejected: bool) {
+        if self.recorder.is_none() {
+            return;
+        }
+        let gap = std::mem::take(&mut self.gap_pending);
+        if self.used == self.pending.len() {
+            self.pending.push(Pending {
+                record: RecordBuf {
+                    commanded: Sample {
+                        t,
+                        pose: self.commanded_pose.get(),
+                        velocity: [0.0; 6],
+                        acceleration: [0.0; 6],
+                        segment: None,
+                    },
+                    length_command: command.to_vec(),
+                    tension_command: None,
+                    state: state.clone(),
+                },
+                rejected,
+                gap,
+            });
+        } else {
+            let p = &mut self.pending[self.used];
+            p.record.commanded.t = t;
+            p.record.length_command.clear();
+            p.record.length_command.extend_from_slice(command);
+            p.record.state.clone_from(state);
+            (p.rejected, p.gap) = (rejected, gap);
+        }
+        // The record's time is the shadow's (wall clock or PLC counter time since the start;
+        // it jumps over gaps), not the physics' own step count.
+        self.pending[self.used].record.state.time = t;
+        self.used += 1;
+    }
+
+    /// Writes the cycle's steps, answering PLC cycle `plc_cycle` with the motion-enable flag
+    /// `enable` (after the exchange, outside its measured time).
+    pub(super) fn flush(
+        &mut self,
+        robot: &Robot,
+        plc_cycle: u32,
+        enable: bool,
+    ) -> Result<(), ShadowError> {
+        let Some(recorder) = &mut self.recorder else {
+            return Ok(());
+        };
+        for p in &mut self.pending[..self.used] {
+            let guess = self.commanded_pose.get();
+            if let Some(pose) = commanded_pose(robot, &p.record.length_command, guess) {
+                self.commanded_pose.set(pose);
+            }
+            p.record.commanded.pose = self.commanded_pose.get();
+            recorder.write(&p.record.as_record(), plc_cycle, enable, p.rejected, p.gap)?;
+        }
+        self.used = 0;
+        Ok(())
+    }
+
+    /// Flushes the record.
+    pub(super) fn finish(&mut self) -> Result<(), ShadowError> {
+        if let Some(r) = &mut self.recorder {
+            r.finish()?;
+        }
+        Ok(())
+    }
+
+    /// The pose the commanded lengths define for rigid cables: of the last recorded step, or
+    /// solved now for `command` (the command the physics follows) if it moved since. Lengths
+    /// forward kinematics cannot match keep the last pose.
+    pub(super) fn commanded_pose(&self, robot: &Robot, command: &[f64]) -> Pose {
+        if self.stale.replace(false)
+            && let Some(pose) = commanded_pose(robot, command, self.commanded_pose.get())
+        {
+            self.commanded_pose.set(pose);
+        }
+        self.commanded_pose.get()
     }
 }

@@ -3,7 +3,7 @@
 //! `cdpr shadow --json`; the command line only formats it.
 
 use super::{AnchorDifference, AnchorKind, CycleTiming, Shadow, ShadowSetup, StartReport, Summary};
-use crate::plc::Controller;
+use crate::link::Controller;
 use cdpr_core::sim::{ControlMode, ModelKind};
 use serde::Serialize;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! thread of its own.
 
 use super::{CycleReport, CycleStatus, CycleTiming, Shadow, ShadowError};
-use crate::plc::Controller;
+use crate::link::Controller;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! What a shadow has done so far: counts, and cycle-time histograms with bounded memory (a
 //! shadow may run for days).
 
-use crate::plc::Exchange;
+use crate::link::Exchange;
 use serde::Serialize;
 
 /// Durations in 1 µs buckets up to [`Histogram::RANGE_US`], the exact maximum beyond: p50/p99

@@ -3,18 +3,19 @@
 
 use super::*;
 use crate::PlcSymbols;
-use crate::plc::memory::{self, PlcMemory};
-use crate::plc::{
-    InProcessController, InProcessTransport, PlcCore, ShadowLink, SymbolTable, Timing, WritePolicy,
-};
+use crate::link::ControllerError;
+use crate::link::{InProcessController, InProcessTransport, ShadowLink, WritePolicy};
+use crate::server::memory::{self, PlcMemory};
+use crate::server::{PlcCore, SymbolTable, Timing};
 use cdpr_core::fixtures::{column, csv_rows, num, uvigo8};
-use cdpr_core::kinematics::Pose;
+use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::run::{self as sim_run, RunOptions};
-use cdpr_core::sim::ModelKind;
+use cdpr_core::sim::{Command, ModelKind};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use nalgebra::Vector3;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 fn seed000(robot: &Robot, speed: f64) -> Trajectory {
     let options = BuiltinOptions {
@@ -97,7 +98,7 @@ fn seed000_recorded(
     let core = plc(robot, seed000(robot, 0.4), 20);
     let mut s = shadow(&core, Some(robot.clone()), config(timing, model));
     let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
+    s.record_to(Recorder::new(Box::new(buffer.clone()), robot).expect("record"));
     (core, s, buffer)
 }
 
@@ -276,7 +277,7 @@ fn free_running_shadow_matches_a_simulation_of_the_same_trajectory() {
         config(FREE_2MS, ModelKind::CHAIN),
     );
     let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), 8).expect("record"));
+    s.record_to(Recorder::new(Box::new(buffer.clone()), &robot).expect("record"));
     let origin = s.clock_origin();
     let ticks = ((trajectory.duration() * 1e3) as u64 + hold_ms) / 2 + 50;
     for tick in 1..=ticks {
@@ -398,5 +399,4 @@ fn free_running_commands_are_as_smooth_as_lockstep_under_poll_jitter() {
     }
 }
 
-#[path = "tests_faults.rs"]
 mod faults;

@@ -57,34 +57,61 @@ impl Timeline {
             }
             None => now,
         };
-        if self.samples.len() == KEPT {
-            self.samples.pop_front();
+        // The oldest sample's vector is reused: nothing is allocated once the line is full.
+        let mut kept = if self.samples.len() == KEPT {
+            self.samples.pop_front().map(|s| s.commands)
+        } else {
+            None
         }
+        .unwrap_or_default();
+        kept.clear();
+        kept.extend_from_slice(commands);
         self.samples.push_back(Sample {
             counter,
             time,
-            commands: commands.to_vec(),
+            commands: kept,
         });
     }
 
     /// The commands at PLC time `t`, linearly interpolated between the samples around it;
     /// before the first sample the first, after the last the last (held). `None` before any
     /// sample.
+    #[cfg(test)]
     pub fn at(&self, t: f64) -> Option<Vec<f64>> {
+        let mut out = Vec::new();
+        self.fill(t, &mut out).then_some(out)
+    }
+
+    /// [`Timeline::at`] into `out` (its length becomes the commands'); false, and `out`
+    /// untouched, before any sample.
+    pub fn fill(&self, t: f64, out: &mut Vec<f64>) -> bool {
         let after = self.samples.iter().position(|s| s.time > t);
         let (a, b) = match after {
-            None => return self.samples.back().map(|s| s.commands.clone()),
-            Some(0) => return self.samples.front().map(|s| s.commands.clone()),
+            None | Some(0) => {
+                let held = if after.is_none() {
+                    self.samples.back()
+                } else {
+                    self.samples.front()
+                };
+                return match held {
+                    Some(s) => {
+                        out.clone_from(&s.commands);
+                        true
+                    }
+                    None => false,
+                };
+            }
             Some(k) => (&self.samples[k - 1], &self.samples[k]),
         };
         let w = (t - a.time) / (b.time - a.time);
-        Some(
+        out.clear();
+        out.extend(
             a.commands
                 .iter()
                 .zip(&b.commands)
-                .map(|(x, y)| x + (y - x) * w)
-                .collect(),
-        )
+                .map(|(x, y)| x + (y - x) * w),
+        );
+        true
     }
 }
 

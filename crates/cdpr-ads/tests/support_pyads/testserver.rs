@@ -13,8 +13,9 @@
 //! costs one unanswered request.
 
 use cdpr_ads::fixtures::*;
-use cdpr_ads::plc::{AmsNetId, Exchange, ExchangeChoice};
+use cdpr_ads::link::{Exchange, ExchangeChoice};
 use cdpr_ads::shadow::{self, ShadowSetup, Summary};
+use cdpr_ads::wire::AmsNetId;
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::Robot;
 use serde_json::Value;

@@ -161,11 +161,15 @@ impl RecordLayout {
 
 /// Writes a run as CSV record by record (see [`write_csv`] for the columns): memory does not
 /// grow with the run. The header is written with the first record (whose sizes it takes).
+/// A face with columns of its own (the ADS shadow's PLC cycle and flags) names them with
+/// [`CsvRecorder::with_extra_columns`] and gives their values to [`CsvRecorder::write_with`].
 pub struct CsvRecorder<W: Write> {
     w: csv::Writer<W>,
     robot: Robot,
     layout: Option<RecordLayout>,
     segment_names: Vec<String>,
+    /// Columns after `segment`, written by the caller.
+    extra: Vec<String>,
     buf: String,
 }
 
@@ -177,14 +181,23 @@ impl<W: Write> CsvRecorder<W> {
             robot: robot.clone(),
             layout: None,
             segment_names: source.segments.clone(),
+            extra: Vec::new(),
             buf: String::with_capacity(32),
         }
+    }
+
+    /// The same recorder with columns `names` after `segment`, whose values each row gives
+    /// to [`CsvRecorder::write_with`].
+    pub fn with_extra_columns(mut self, names: &[&str]) -> CsvRecorder<W> {
+        self.extra = names.iter().map(|n| n.to_string()).collect();
+        self
     }
 
     fn header(&mut self, first: Option<&Record<'_>>) -> Result<RecordLayout, csv::Error> {
         let layout = RecordLayout::new(&self.robot, first);
         let mut header = layout.columns();
         header.push("segment".into());
+        header.extend(self.extra.iter().cloned());
         self.w.write_record(&header)?;
         self.layout = Some(layout);
         Ok(layout)
@@ -194,6 +207,13 @@ impl<W: Write> CsvRecorder<W> {
     /// into one reused buffer and handed to the CSV writer as a field: no allocation per
     /// number (the bytes are those of `format!("{v}")`).
     pub fn write(&mut self, r: &Record<'_>) -> Result<(), csv::Error> {
+        self.write_with(r, &[])
+    }
+
+    /// [`CsvRecorder::write`], then `extra`: the values of the extra columns, formatted as
+    /// the others (an integer as such: `7`, not `7.0`). A count other than the columns'
+    /// is refused by the CSV writer.
+    pub fn write_with(&mut self, r: &Record<'_>, extra: &[f64]) -> Result<(), csv::Error> {
         use std::fmt::Write as _;
         let layout = match &self.layout {
             Some(l) => *l,
@@ -213,7 +233,22 @@ impl<W: Write> CsvRecorder<W> {
             .map(String::as_str)
             .unwrap_or("");
         self.w.write_field(segment)?;
+        for v in extra {
+            self.buf.clear();
+            let _ = write!(self.buf, "{v}");
+            self.w.write_field(self.buf.as_bytes())?;
+        }
         self.w.write_record(None::<&[u8]>)
+    }
+
+    /// Writes the header if no record came yet and flushes what was written; the recorder
+    /// stays open (a long run flushes now and then, and at its end).
+    pub fn flush(&mut self) -> Result<(), csv::Error> {
+        if self.layout.is_none() {
+            self.header(None)?;
+        }
+        self.w.flush()?;
+        Ok(())
     }
 
     /// Flushes (writing the header if no record came) and returns the writer.

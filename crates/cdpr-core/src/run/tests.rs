@@ -51,6 +51,55 @@ fn a_held_pose_reports_a_tension_range_that_balances_the_weight_and_a_readable_c
 }
 
 #[test]
+fn extra_columns_follow_the_segment_and_leave_the_rest_as_it_was() {
+    let robot = crate::fixtures::robot("silva4");
+    let home = Pose::from_array(robot.home);
+    let options = RunOptions::new(crate::sim::SimConfig::new(
+        ModelKind::ELASTIC,
+        ControlMode::Ideal,
+        1e-3,
+    ));
+    let traj = hold(home, 0.01, options.config.dt);
+    let outcome = run(&robot, &traj, &options, &mut |_| {}).expect("runs");
+    let mut plain = Vec::new();
+    write_csv(&mut plain, &robot, &traj, &outcome).expect("written");
+    let mut extended =
+        CsvRecorder::new(Vec::new(), &robot, &traj).with_extra_columns(&["plc_cycle", "enable"]);
+    for (k, r) in outcome.records.iter().enumerate() {
+        extended
+            .write_with(
+                &r.as_record(),
+                &[4_294_967_295.0 - k as f64, (k % 2) as f64],
+            )
+            .expect("written");
+    }
+    // Flushing keeps it open; a count other than the columns' is refused.
+    extended.flush().expect("flushed");
+    let r = outcome.records[0].as_record();
+    assert!(extended.write_with(&r, &[1.0]).is_err());
+    let extended = extended.finish().expect("finished");
+    let (plain, extended) = (
+        String::from_utf8(plain).expect("utf-8"),
+        String::from_utf8(extended).expect("utf-8"),
+    );
+    let mut rows = 0;
+    for (k, (p, e)) in plain.lines().zip(extended.lines()).enumerate() {
+        let tail = match k {
+            0 => ",plc_cycle,enable".to_string(),
+            k => format!(",{},{}", 4_294_967_296 - k as u64, (k - 1) % 2),
+        };
+        assert_eq!(e, format!("{p}{tail}"), "line {k}");
+        rows += 1;
+    }
+    assert_eq!(rows, outcome.records.len() + 1);
+    // No record at all: the header alone.
+    let mut empty = CsvRecorder::new(Vec::new(), &robot, &traj).with_extra_columns(&["gap"]);
+    empty.flush().expect("header");
+    let header = String::from_utf8(empty.finish().expect("finished")).expect("utf-8");
+    assert!(header.ends_with(",segment,gap\n"), "{header}");
+}
+
+#[test]
 fn the_tension_range_of_nothing_is_none_and_angle_errors_match_a_hand_count() {
     let outcome = RunOutcome {
         records: Vec::new(),

@@ -49,7 +49,12 @@ impl DriveStage {
 
     /// Takes `command` for the following steps (checked by the caller).
     pub fn set_command(&mut self, command: &Command) {
-        self.command.copy_from_slice(command.values());
+        self.set_values(command.values());
+    }
+
+    /// [`DriveStage::set_command`] from the values alone (checked by the caller).
+    pub fn set_values(&mut self, values: &[f64]) {
+        self.command.copy_from_slice(values);
         for (c, [lo, hi]) in self.command.iter_mut().zip(&self.travel) {
             *c = c.clamp(*lo, *hi);
         }

@@ -264,10 +264,12 @@ impl Sim {
     }
 
     fn check_command(&self, command: &Command) -> Result<(), SimError> {
-        let (values, kind) = match command {
-            Command::Lengths(v) => (v, "lengths"),
-            Command::Tensions(v) => (v, "tensions"),
-        };
+        self.check_values(command.values(), matches!(command, Command::Lengths(_)))
+    }
+
+    /// Checks the values of a command of lengths (`lengths`) or tensions.
+    fn check_values(&self, values: &[f64], lengths: bool) -> Result<(), SimError> {
+        let kind = if lengths { "lengths" } else { "tensions" };
         if values.len() != self.drive.actuators() {
             return Err(SimError::CommandCount {
                 expected: self.drive.actuators(),
@@ -281,14 +283,10 @@ impl Sim {
                 value: *v,
             });
         }
-        let fits = matches!(
-            (command, self.config.control),
-            (Command::Tensions(_), ControlMode::Tension)
-                | (
-                    Command::Lengths(_),
-                    ControlMode::Ideal | ControlMode::Length
-                )
-        );
+        let fits = match self.config.control {
+            ControlMode::Tension => !lengths,
+            ControlMode::Ideal | ControlMode::Length => lengths,
+        };
         if !fits {
             return Err(SimError::WrongCommand {
                 given: kind,
@@ -318,6 +316,15 @@ impl Sim {
     pub fn set_command(&mut self, command: &Command) -> Result<(), SimError> {
         self.check_command(command)?;
         self.drive.set_command(command);
+        self.demand = None;
+        Ok(())
+    }
+
+    /// [`Sim::set_command`] with lengths, borrowed: a caller that computes a command every
+    /// step (the ADS shadow) fills one buffer rather than building a [`Command`] each time.
+    pub fn set_command_lengths(&mut self, lengths: &[f64]) -> Result<(), SimError> {
+        self.check_values(lengths, true)?;
+        self.drive.set_values(lengths);
         self.demand = None;
         Ok(())
     }

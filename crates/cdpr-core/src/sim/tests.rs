@@ -272,3 +272,50 @@ fn blow_up_is_caught_with_step_and_nothing_non_finite_is_recorded() {
         );
     }
 }
+
+/// `set_command_lengths` is `set_command(Command::Lengths(..))` without the vector: the same
+/// steps bit for bit, the same refusals.
+#[test]
+fn borrowed_lengths_command_the_same_as_a_command() {
+    let robot = uvigo8();
+    let home = Pose::from_array(robot.home);
+    let mut owned = sim(&robot, ModelKind::ELASTIC, ControlMode::Ideal, &home);
+    let mut borrowed = sim(&robot, ModelKind::ELASTIC, ControlMode::Ideal, &home);
+    let mut lengths = kinematics::lengths(&robot, &home);
+    for step in 0..50 {
+        lengths
+            .iter_mut()
+            .for_each(|l| *l += 1e-5 * f64::from(step % 7));
+        owned
+            .set_command(&Command::Lengths(lengths.clone()))
+            .expect("lengths");
+        borrowed.set_command_lengths(&lengths).expect("lengths");
+        owned.step().expect("steps");
+        borrowed.step().expect("steps");
+        assert_eq!(owned.state(), borrowed.state(), "step {step}");
+    }
+    let bad = |e: SimError| e.to_string();
+    let mut nan = lengths.clone();
+    nan[2] = f64::NAN;
+    assert_eq!(
+        bad(borrowed.set_command_lengths(&nan).expect_err("NaN")),
+        bad(owned
+            .set_command(&Command::Lengths(nan.clone()))
+            .expect_err("NaN"))
+    );
+    assert!(matches!(
+        borrowed.set_command_lengths(&lengths[..7]),
+        Err(SimError::CommandCount {
+            expected: 8,
+            got: 7
+        })
+    ));
+    let mut tension = sim(&robot, ModelKind::ELASTIC, ControlMode::Tension, &home);
+    assert!(matches!(
+        tension.set_command_lengths(&lengths),
+        Err(SimError::WrongCommand {
+            given: "lengths",
+            ..
+        })
+    ));
+}

@@ -1,0 +1,57 @@
+//! Where the controller is and how the `ads` crate's client reaches it.
+
+use super::exchange::ExchangeChoice;
+use crate::wire::{AmsAddr, AmsNetId};
+use std::time::Duration;
+
+/// Which AMS source address the client uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdsSource {
+    /// The local IPv4 address + ".1.1", port 58913 (the route on the PLC must name it).
+    Auto,
+    /// Ask the router on the other end for a port (a TwinCAT router on 127.0.0.1 wants it).
+    Request,
+    /// A fixed address.
+    Fixed(AmsAddr),
+}
+
+/// Where the controller is and how to talk to it.
+#[derive(Debug, Clone)]
+pub struct AdsConfig {
+    /// `host:port` of the AMS/TCP endpoint (TwinCAT: port 48898).
+    pub endpoint: String,
+    /// NetId and AMS port of the PLC runtime (TwinCAT 3's first runtime: 851).
+    pub target: AmsAddr,
+    pub source: AdsSource,
+    /// Connect, read and write timeout; a dead PLC is noticed within it.
+    pub timeout: Duration,
+    /// How reads and writes travel (default: probe).
+    pub exchange: ExchangeChoice,
+}
+
+impl AdsConfig {
+    pub fn new(endpoint: impl Into<String>, target: AmsAddr) -> AdsConfig {
+        AdsConfig {
+            endpoint: endpoint.into(),
+            target,
+            source: AdsSource::Auto,
+            timeout: Duration::from_millis(500),
+            exchange: ExchangeChoice::Auto,
+        }
+    }
+}
+
+pub(super) fn to_ads(a: AmsAddr) -> ads::AmsAddr {
+    let n = a.net_id.0;
+    ads::AmsAddr::new(
+        ads::AmsNetId::new(n[0], n[1], n[2], n[3], n[4], n[5]),
+        a.port,
+    )
+}
+
+/// The client's own AMS address in our terms.
+pub(super) fn from_ads(s: ads::AmsAddr) -> AmsAddr {
+    let mut id = [0u8; 6];
+    id.copy_from_slice(&s.netid().0);
+    AmsAddr::new(AmsNetId(id), s.port())
+}

@@ -1,0 +1,11 @@
+//! The link over the crates.io `ads` 0.4 client: [`AdsTransport`] resolves the shadow's
+//! symbols and moves their bytes as one of three [`Exchange`]s ([`exchange`]).
+
+pub mod config;
+pub mod exchange;
+mod failure;
+pub mod transport;
+
+pub use config::{AdsConfig, AdsSource};
+pub use exchange::{Exchange, ExchangeChoice};
+pub use transport::{AdsController, AdsTransport};

@@ -1,0 +1,489 @@
+//! [`Transport`] over the crates.io `ads` 0.4 client: a real TwinCAT runtime, `cdpr plc`, or
+//! pyads' test server.
+//!
+//! Symbols are resolved once per connection: type, size and address from the symbol info
+//! (0xF009), a handle (0xF003). Reads and writes then travel as one of the three
+//! [`Exchange`]s, picked once per connection at its first exchange and kept: the one asked
+//! for, or with [`ExchangeChoice::Auto`] the first the PLC serves — sum commands by handle,
+//! by symbol address, single requests by handle (see [`super::exchange`]). A device that does
+//! not serve one answers ADS 0x701/0x702 or, like pyads' test server, not at all: then the
+//! client is reopened (the `ads` crate cannot recover a request that timed out: a late reply
+//! would surface as a wrong invoke id), the symbols resolved again, and the next one tried.
+//!
+//! A socket error or a garbled reply drops the client, and [`Transport::reopen`] builds a new
+//! one (the exchange is picked again); the caller spaces attempts with
+//! [`Backoff`](crate::link::guard::Backoff). ADS codes that mean a handle went stale (an online
+//! change) come back as [`ControllerError::Stale`], the link kept, for the caller to resolve
+//! the symbols again.
+
+use super::config::{AdsConfig, AdsSource, from_ads, to_ads};
+use super::exchange::{Exchange, ExchangeChoice, NOT_SERVED};
+use super::failure::{Failure, code_error};
+use crate::link::error::ControllerError;
+use crate::link::transport::Transport;
+use crate::wire::{self, AmsAddr, IecType, decode_symbol_entry, group};
+use std::cell::Cell;
+use std::time::Instant;
+
+/// What the link knows of one resolved symbol.
+#[derive(Debug, Clone)]
+struct Resolved {
+    name: String,
+    handle: u32,
+    size: usize,
+    /// Its address from the symbol info (pyads' test server: group 12345, offsets from 10000).
+    index_group: u32,
+    index_offset: u32,
+}
+
+/// The `ads` crate client as a [`Transport`].
+pub struct AdsTransport {
+    config: AdsConfig,
+    client: Option<ads::Client>,
+    symbols: Vec<Resolved>,
+    /// The exchange of this connection, once picked.
+    exchange: Option<Exchange>,
+    /// This connection refused symbol infos and handles by sum read-write (0xF082).
+    no_sum_resolve: bool,
+    /// Reconnects that succeeded ([`Transport::reopen`]).
+    pub reconnects: u64,
+    /// Times the client was reopened while picking the exchange (a device that did not answer).
+    pub probe_reopens: u64,
+    /// When the current request was handed to the client (see [`AdsTransport::classify`]).
+    asked: Cell<Instant>,
+}
+
+impl AdsTransport {
+    /// Connects (one attempt).
+    pub fn connect(config: AdsConfig) -> Result<AdsTransport, ControllerError> {
+        let mut t = AdsTransport {
+            config,
+            client: None,
+            symbols: Vec::new(),
+            exchange: None,
+            no_sum_resolve: false,
+            reconnects: 0,
+            probe_reopens: 0,
+            asked: Cell::new(Instant::now()),
+        };
+        t.open()?;
+        Ok(t)
+    }
+
+    fn open(&mut self) -> Result<(), ControllerError> {
+        let source = match self.config.source {
+            AdsSource::Auto => ads::Source::Auto,
+            AdsSource::Request => ads::Source::Request,
+            AdsSource::Fixed(a) => ads::Source::Addr(to_ads(a)),
+        };
+        // A new connection: its handles are new, and what it serves is asked again.
+        self.client = None;
+        self.exchange = None;
+        self.no_sum_resolve = false;
+        let client = ads::Client::new(
+            self.config.endpoint.as_str(),
+            ads::Timeouts::new(self.config.timeout),
+            source,
+        )
+        .map_err(|e| {
+            let (refused, text) = match &e {
+                ads::Error::Io(_, io) => (
+                    io.kind() == std::io::ErrorKind::ConnectionRefused,
+                    match io.kind() {
+                        std::io::ErrorKind::TimedOut => format!(
+                            "no answer within {:?} (a wrong address, the host off, or a \
+                             firewall dropping TCP to this port)",
+                            self.config.timeout
+                        ),
+                        _ => io.to_string(),
+                    },
+                ),
+                other => (false, other.to_string()),
+            };
+            ControllerError::Unreachable {
+                endpoint: self.config.endpoint.clone(),
+                refused,
+                text,
+            }
+        })?;
+        self.client = Some(client);
+        Ok(())
+    }
+
+    /// The client's own AMS address (what a route on a real PLC must name).
+    pub fn source(&self) -> Option<AmsAddr> {
+        self.client.as_ref().map(|c| from_ads(c.source()))
+    }
+
+    /// What was asked for.
+    pub fn exchange_choice(&self) -> ExchangeChoice {
+        self.config.exchange
+    }
+
+    /// The client, for a request about to be sent (its time is noted).
+    fn client(&self) -> Result<&ads::Client, ControllerError> {
+        self.asked.set(Instant::now());
+        self.client
+            .as_ref()
+            .ok_or_else(|| ControllerError::Link("not connected".into()))
+    }
+
+    /// Sorts an `ads` error: ADS codes stay codes (0x701/0x702 as refusals), no reply is
+    /// silence, anything else a lost link. Silence and lost links drop the client, so that
+    /// the next call does not reuse it.
+    ///
+    /// The `ads` crate reports a connection closed before the reply (its reader thread gone)
+    /// as a timed-out reply too, but at once: "timed out" sooner than the timeout is a
+    /// lost link — not a device that does not serve the exchange.
+    fn classify(&mut self, what: &str, e: ads::Error) -> Failure {
+        match e {
+            ads::Error::Ads(_, _, code) if NOT_SERVED.contains(&code) => Failure::Refused(code),
+            ads::Error::Ads(_, _, code) => Failure::Other(code_error(what, code)),
+            ads::Error::Io(_, io) if io.kind() == std::io::ErrorKind::TimedOut => {
+                self.client = None;
+                let waited = self.asked.get().elapsed();
+                if waited < self.config.timeout {
+                    Failure::Other(ControllerError::Link(format!(
+                        "`{what}`: the connection closed after {:.1} ms, before the reply",
+                        waited.as_secs_f64() * 1e3
+                    )))
+                } else {
+                    Failure::Silent(format!("no reply within {:?}", self.config.timeout))
+                }
+            }
+            other => {
+                self.client = None;
+                Failure::Other(ControllerError::Link(format!("`{what}`: {other}")))
+            }
+        }
+    }
+
+    /// Releases the handles held (answers ignored: stale ones are gone already), in one sum
+    /// write when `sums`.
+    fn release_handles(&mut self, sums: bool) {
+        if let Some(client) = &self.client {
+            let dev = client.device(to_ads(self.config.target));
+            let handles: Vec<[u8; 4]> = self
+                .symbols
+                .iter()
+                .map(|s| s.handle.to_le_bytes())
+                .collect();
+            if sums {
+                let mut reqs: Vec<ads::client::WriteRequest> = handles
+                    .iter()
+                    .map(|h| ads::client::WriteRequest::new(group::SYM_RELEASE_HANDLE, 0, h))
+                    .collect();
+                let _ = dev.write_multi(&mut reqs);
+            } else {
+                for h in &handles {
+                    let _ = dev.write(group::SYM_RELEASE_HANDLE, 0, h);
+                }
+            }
+        }
+        self.symbols.clear();
+    }
+
+    /// Symbol info and a handle for each name, on the current client: in two sum round trips
+    /// (0xF082) on a connection known to serve sums by handle — so that symbols invalidated
+    /// by an online change are back within a millisecond or so, not one round trip per name
+    /// and handle — else, or if those are not served after all, one request each.
+    fn resolve_names(&mut self, names: &[String]) -> Result<Vec<IecType>, ControllerError> {
+        let sums =
+            self.exchange == Some(Exchange::SumHandle) && !self.no_sum_resolve && !names.is_empty();
+        self.release_handles(sums);
+        let fetched = if sums {
+            match self.fetch_by_sum(names) {
+                Ok(v) => v,
+                Err(Failure::Other(e)) => return Err(e),
+                Err(f) => {
+                    tracing::info!(
+                        "symbol info and handles by sum read-write (0xF082) not served ({}); one request each",
+                        f.reason()
+                    );
+                    if self.client.is_none() {
+                        self.open()?;
+                        self.probe_reopens += 1;
+                    }
+                    self.no_sum_resolve = true;
+                    self.fetch_one_by_one(names)?
+                }
+            }
+        } else {
+            self.fetch_one_by_one(names)?
+        };
+        let mut types = Vec::with_capacity(names.len());
+        let mut resolved = Vec::with_capacity(names.len());
+        for (name, (entry, handle)) in names.iter().zip(fetched) {
+            let bad = |reason: String| ControllerError::Symbol {
+                symbol: name.clone(),
+                reason,
+            };
+            let entry = decode_symbol_entry(&entry)
+                .ok_or_else(|| bad("the PLC sent a malformed symbol entry".into()))?;
+            let ty = IecType::parse(&entry.type_name)
+                .ok_or_else(|| bad(format!("unsupported type `{}`", entry.type_name)))?;
+            if ty.size() != entry.size as usize {
+                return Err(bad(format!(
+                    "type {} takes {} bytes but the PLC reports {}",
+                    entry.type_name,
+                    ty.size(),
+                    entry.size
+                )));
+            }
+            resolved.push(Resolved {
+                name: name.clone(),
+                handle,
+                size: ty.size(),
+                index_group: entry.index_group,
+                index_offset: entry.index_offset,
+            });
+            types.push(ty);
+        }
+        self.symbols = resolved;
+        Ok(types)
+    }
+
+    /// The `AdsSymbolEntry` bytes and a handle of each name, two requests per name.
+    fn fetch_one_by_one(
+        &mut self,
+        names: &[String],
+    ) -> Result<Vec<(Vec<u8>, u32)>, ControllerError> {
+        let mut fetched = Vec::with_capacity(names.len());
+        for name in names {
+            let result = {
+                let dev = self.client()?.device(to_ads(self.config.target));
+                let mut entry = vec![0u8; SYMBOL_ENTRY_BUFFER];
+                dev.write_read(group::SYM_INFO_BY_NAME_EX, 0, name.as_bytes(), &mut entry)
+                    .and_then(|n| {
+                        let mut h = [0u8; 4];
+                        dev.write_read_exact(
+                            group::SYM_HANDLE_BY_NAME,
+                            0,
+                            name.as_bytes(),
+                            &mut h,
+                        )?;
+                        entry.truncate(n);
+                        Ok((entry, u32::from_le_bytes(h)))
+                    })
+            };
+            let (entry, handle) = match result {
+                Ok(v) => v,
+                Err(ads::Error::Ads(_, _, code)) if code == wire::error::SYMBOL_NOT_FOUND => {
+                    return Err(ControllerError::Symbol {
+                        symbol: name.clone(),
+                        reason: "not found on the PLC (ADS 0x710)".into(),
+                    });
+                }
+                Err(e) => return Err(self.classify(name, e).into_error(name)),
+            };
+            fetched.push((entry, handle));
+        }
+        Ok(fetched)
+    }
+
+    /// After a probe the device did not answer: a new client, the same symbols resolved on it.
+    fn restore(&mut self) -> Result<(), ControllerError> {
+        let names: Vec<String> = self.symbols.iter().map(|s| s.name.clone()).collect();
+        self.symbols.clear();
+        // A new connection: one request per name (what it serves is not known yet).
+        self.open()?;
+        self.probe_reopens += 1;
+        self.resolve_names(&names)?;
+        Ok(())
+    }
+
+    fn items(&self, indices: &[usize]) -> Result<Vec<Resolved>, ControllerError> {
+        indices
+            .iter()
+            .map(|&k| {
+                self.symbols
+                    .get(k)
+                    .cloned()
+                    .ok_or_else(|| ControllerError::Link(format!("symbol {k} is not resolved")))
+            })
+            .collect()
+    }
+
+    /// Picks the exchange with the connection's first request — a read, or a write of the
+    /// allow-listed outputs that was to go out anyway: the first candidate the device serves.
+    /// That request's outcome is returned.
+    fn pick<R>(
+        &mut self,
+        mut attempt: impl FnMut(&mut Self, Exchange) -> Result<R, Failure>,
+    ) -> Result<R, ControllerError> {
+        let candidates = self.config.exchange.candidates();
+        let mut refused = Vec::new();
+        for (k, &mode) in candidates.iter().enumerate() {
+            match attempt(self, mode) {
+                Ok(data) => {
+                    let how = if refused.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (not served: {})", refused.join("; "))
+                    };
+                    tracing::info!("ADS exchange: {mode}, {}{how}", mode.wire());
+                    self.exchange = Some(mode);
+                    return Ok(data);
+                }
+                Err(f @ (Failure::Silent(_) | Failure::Refused(_))) => {
+                    let reason = f.reason();
+                    if k + 1 == candidates.len() {
+                        return Err(ControllerError::Unsupported {
+                            exchange: mode,
+                            reason,
+                        });
+                    }
+                    tracing::info!("ADS exchange {mode} not served ({reason}); trying the next");
+                    refused.push(format!("{mode}: {reason}"));
+                    if self.client.is_none() {
+                        self.restore()?;
+                    }
+                }
+                Err(Failure::Other(e)) => return Err(e),
+            }
+        }
+        Err(ControllerError::Link("no ADS exchange to try".into()))
+    }
+
+    fn read_as(&mut self, mode: Exchange, indices: &[usize]) -> Result<Vec<Vec<u8>>, Failure> {
+        let items = self.items(indices)?;
+        match mode {
+            Exchange::SumHandle => self.sum_read_by(group::SUM_READ_EX, &items, |s| {
+                (group::SYM_VALUE_BY_HANDLE, s.handle)
+            }),
+            Exchange::SumAddress => {
+                self.sum_read_by(group::SUM_READ, &items, |s| (s.index_group, s.index_offset))
+            }
+            Exchange::Single => items
+                .iter()
+                .map(|s| {
+                    let mut buf = vec![0u8; s.size];
+                    let result = self.client()?.device(to_ads(self.config.target)).read(
+                        group::SYM_VALUE_BY_HANDLE,
+                        s.handle,
+                        &mut buf,
+                    );
+                    let n = result.map_err(|e| self.classify(&s.name, e))?;
+                    if n != s.size {
+                        return Err(Failure::Other(short(&s.name, n, s.size)));
+                    }
+                    Ok(buf)
+                })
+                .collect(),
+        }
+    }
+
+    fn write_as(&mut self, mode: Exchange, items: &[(usize, Vec<u8>)]) -> Result<(), Failure> {
+        let targets = self.items(&items.iter().map(|(k, _)| *k).collect::<Vec<_>>())?;
+        let place = |s: &Resolved| match mode {
+            Exchange::SumAddress => (s.index_group, s.index_offset),
+            _ => (group::SYM_VALUE_BY_HANDLE, s.handle),
+        };
+        if mode == Exchange::Single {
+            for (s, (_, data)) in targets.iter().zip(items) {
+                let (ig, io) = place(s);
+                let result = self
+                    .client()?
+                    .device(to_ads(self.config.target))
+                    .write(ig, io, data);
+                result.map_err(|e| self.classify(&s.name, e))?;
+            }
+            return Ok(());
+        }
+        let results = {
+            let dev = self.client()?.device(to_ads(self.config.target));
+            let mut reqs: Vec<ads::client::WriteRequest> = targets
+                .iter()
+                .zip(items)
+                .map(|(s, (_, data))| {
+                    let (ig, io) = place(s);
+                    ads::client::WriteRequest::new(ig, io, data)
+                })
+                .collect();
+            dev.write_multi(&mut reqs)
+                .map(|()| reqs.iter().map(|r| r.ensure()).collect::<Vec<_>>())
+        };
+        let results = results.map_err(|e| self.classify("sum write", e))?;
+        for (s, r) in targets.iter().zip(results) {
+            if let Err(e) = r {
+                return Err(self.classify(&s.name, e));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn short(symbol: &str, got: usize, want: usize) -> ControllerError {
+    ControllerError::Symbol {
+        symbol: symbol.to_string(),
+        reason: format!("the PLC returned {got} bytes, {want} expected"),
+    }
+}
+
+impl Drop for AdsTransport {
+    fn drop(&mut self) {
+        self.release_handles(self.exchange == Some(Exchange::SumHandle));
+    }
+}
+
+/// Largest `AdsSymbolEntry` asked for: pyads' buffer size (fixed part + 768 bytes of text).
+const SYMBOL_ENTRY_BUFFER: usize = 798;
+
+impl Transport for AdsTransport {
+    fn resolve(&mut self, names: &[String]) -> Result<Vec<IecType>, ControllerError> {
+        self.resolve_names(names)
+    }
+
+    fn sum_read(&mut self, symbols: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError> {
+        match self.exchange {
+            Some(mode) => self
+                .read_as(mode, symbols)
+                .map_err(|f| f.into_error("sum read")),
+            None => self.pick(|t, mode| t.read_as(mode, symbols)),
+        }
+    }
+
+    fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {
+        let Some(mode) = self.exchange else {
+            return self.pick(|t, mode| t.write_as(mode, items));
+        };
+        match self.write_as(mode, items) {
+            Ok(()) => Ok(()),
+            // A device that reads sums but does not take sum writes: single writes for the
+            // rest of the connection (the same bytes again, should the sum have landed).
+            Err(f @ (Failure::Silent(_) | Failure::Refused(_)))
+                if self.config.exchange == ExchangeChoice::Auto && mode != Exchange::Single =>
+            {
+                tracing::warn!(
+                    "the PLC reads {mode} but did not take a sum write ({}); single writes from now on",
+                    f.reason()
+                );
+                if self.client.is_none() {
+                    self.restore()?;
+                }
+                self.exchange = Some(Exchange::Single);
+                self.write_as(Exchange::Single, items)
+                    .map_err(|f| f.into_error("write"))
+            }
+            Err(f) => Err(f.into_error("sum write")),
+        }
+    }
+
+    fn reopen(&mut self) -> Result<(), ControllerError> {
+        // Handles die with the old connection; releasing them over a half-dead socket would
+        // only wait out the timeout once per handle.
+        self.symbols.clear();
+        self.open()?;
+        self.reconnects += 1;
+        Ok(())
+    }
+
+    fn exchange(&self) -> Option<Exchange> {
+        self.exchange
+    }
+}
+
+/// The shadow's controller over ADS.
+pub type AdsController = crate::link::shadow_link::ShadowLink<AdsTransport>;
+
+mod sum;

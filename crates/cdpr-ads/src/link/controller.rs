@@ -1,0 +1,73 @@
+//! What the shadow needs from a controller ([`Controller`]) and what goes back and forth: the
+//! geometry read at start, each cycle's inputs and outputs (SI: the link converts).
+
+use super::ads_client::Exchange;
+use super::error::ControllerError;
+use cdpr_core::kinematics::Pose;
+use nalgebra::Vector3;
+
+/// The geometry a controller holds, SI (seed 000 builds its model from exactly this).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControllerGeometry {
+    /// a_i, world frame, m.
+    pub frame_anchors: Vec<Vector3<f64>>,
+    /// b_i, platform frame, m.
+    pub platform_anchors: Vec<Vector3<f64>>,
+    /// Current cable lengths, m.
+    pub lengths: Vec<f64>,
+    /// (θz, θx) per cable, rad (seed 000 eqs. 2–3).
+    pub cable_angles: Vec<[f64; 2]>,
+    /// TCP pose, m and rad.
+    pub tcp_pose: Pose,
+}
+
+/// What the shadow reads every cycle, in one sum read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CycleInputs {
+    /// Commanded cable lengths, m.
+    pub commanded_lengths: Vec<f64>,
+    /// The PLC's cycle counter.
+    pub cycle: u32,
+    pub motion_enable: bool,
+    /// The PLC's own reaction-time diagnostic (`nReactionCycles` beside the cycle counter,
+    /// PLC cycles), read in the same sum read when the PLC has that symbol.
+    pub reaction_cycles: Option<u32>,
+}
+
+/// What the shadow writes back every cycle, in one sum write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShadowOutputs {
+    /// Platform pose, m and rad.
+    pub pose: Pose,
+    /// Cable lengths, m.
+    pub lengths: Vec<f64>,
+    /// Cable tensions, N.
+    pub tensions: Vec<f64>,
+    /// The PLC cycle counter these outputs answer (lets the PLC measure the reaction time).
+    pub cycle: u32,
+}
+
+/// The shadow's view of a controller.
+pub trait Controller {
+    /// Cables, as the controller's symbol sizes say.
+    fn cable_count(&self) -> usize;
+    /// Reads the geometry (once, at start, and after a reconnect if wanted).
+    fn read_geometry(&mut self) -> Result<ControllerGeometry, ControllerError>;
+    /// One sum read of commanded lengths, cycle counter and motion enable.
+    fn read_cycle(&mut self) -> Result<CycleInputs, ControllerError>;
+    /// One sum write of pose, lengths, tensions and cycle echo. Refused unless writing is
+    /// enabled and all four symbols are on the allow-list.
+    fn write_cycle(&mut self, outputs: &ShadowOutputs) -> Result<(), ControllerError>;
+    /// Re-establishes a lost link and re-resolves the symbols (one attempt).
+    fn reconnect(&mut self) -> Result<(), ControllerError>;
+    /// How reads and writes currently travel; `None` when there is no choice (in-process) or
+    /// none made yet on this connection.
+    fn exchange(&self) -> Option<Exchange> {
+        None
+    }
+    /// Times the symbols were re-resolved on a live link because the PLC invalidated their
+    /// handles (an online change or a re-download): each is a gap the shadow accounts for.
+    fn re_resolves(&self) -> u64 {
+        0
+    }
+}

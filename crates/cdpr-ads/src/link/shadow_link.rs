@@ -1,0 +1,341 @@
+//! What the shadow needs from a controller, as a trait ([`Controller`]), and the one
+//! implementation of it, [`ShadowLink`], over two transports: the `ads` crate client
+//! ([`AdsTransport`](super::ads_client::AdsTransport), a real TwinCAT or `cdpr plc`) and the
+//! virtual PLC's memory in-process ([`InProcessTransport`](super::in_process::InProcessTransport),
+//! no sockets, for fast tests).
+//!
+//! Everything that keeps a real machine safe lives here, above the transport, so both
+//! transports share it: nothing is written unless writing was enabled, and then only symbols
+//! on the robot file's `plc.writable` allow-list — checked before a single byte goes out;
+//! values read that are NaN or infinite are refused with the symbol and element named; mm and
+//! degrees are converted to SI here and nowhere else on the shadow's side.
+
+use super::ads_client::Exchange;
+use super::controller::{Controller, ControllerGeometry, CycleInputs, ShadowOutputs};
+use super::error::ControllerError;
+use super::slot::Slot;
+use super::transport::Transport;
+use super::write_policy::{WriteAccess, WritePolicy};
+use crate::plc_symbols::PlcSymbols;
+use crate::units::{from_mm, pose_from_plc, pose_to_plc, to_mm};
+use crate::wire::{self, IecType, Scalar};
+use nalgebra::Vector3;
+
+/// [`Controller`] over a [`Transport`].
+pub struct ShadowLink<T: Transport> {
+    transport: T,
+    names: Vec<String>,
+    types: Vec<IecType>,
+    cables: usize,
+    /// The write policy resolved against the allow-list when the link was made.
+    access: WriteAccess,
+    /// Whether the reaction diagnostic exists on the PLC and is read every cycle.
+    has_reaction: bool,
+    /// Re-resolutions after stale handles (see [`Controller::re_resolves`]).
+    re_resolves: u64,
+}
+
+impl<T: Transport> ShadowLink<T> {
+    /// Resolves every symbol of `symbols` over `transport` and checks their types: REAL or
+    /// LREAL arrays sized for one cable count (taken from the frame anchors), UDINT counters,
+    /// a BOOL enable flag. Errors name the symbol.
+    pub fn connect(
+        mut transport: T,
+        symbols: &PlcSymbols,
+        policy: WritePolicy,
+    ) -> Result<ShadowLink<T>, ControllerError> {
+        let mut names: Vec<String> = Slot::REQUIRED.iter().map(|s| s.name(symbols)).collect();
+        // The reaction diagnostic is optional (a TwinCAT GVL may leave it out): probe it alone
+        // first, so that a PLC without it costs no half-resolved set of handles.
+        let reaction = Slot::Reaction.name(symbols);
+        let has_reaction = probe_reaction(&mut transport, &reaction)?;
+        if has_reaction {
+            names.push(reaction);
+        }
+        let types = transport.resolve(&names)?;
+        let cables = check_types(&names, &types)?;
+        Ok(ShadowLink {
+            access: WriteAccess::resolve(policy, &names, &symbols.writable),
+            transport,
+            names,
+            types,
+            cables,
+            has_reaction,
+            re_resolves: 0,
+        })
+    }
+
+    /// The PLC's reaction-time diagnostic symbol, if the PLC has one (read every cycle into
+    /// [`CycleInputs::reaction_cycles`]).
+    pub fn reaction_symbol(&self) -> Option<&str> {
+        self.has_reaction
+            .then(|| self.names[Slot::Reaction.index()].as_str())
+    }
+
+    pub fn transport(&self) -> &T {
+        &self.transport
+    }
+
+    pub fn transport_mut(&mut self) -> &mut T {
+        &mut self.transport
+    }
+
+    /// Resolves every symbol again (on the link as it is) and checks that the types still fit
+    /// the same robot; drops the reaction diagnostic if the PLC no longer has it.
+    fn resolve_all(&mut self) -> Result<(), ControllerError> {
+        let reaction = Slot::Reaction.index();
+        if self.has_reaction && !probe_reaction(&mut self.transport, &self.names[reaction])? {
+            // The PLC lacks the optional diagnostic now: carry on without it.
+            self.names.truncate(reaction);
+            self.has_reaction = false;
+        }
+        let types = self.transport.resolve(&self.names)?;
+        let cables = check_types(&self.names, &types)?;
+        if cables != self.cables {
+            return Err(ControllerError::Symbol {
+                symbol: self.names[Slot::FrameAnchors.index()].clone(),
+                reason: format!(
+                    "now holds {cables} cables, {} before the symbols were resolved again",
+                    self.cables
+                ),
+            });
+        }
+        self.types = types;
+        Ok(())
+    }
+
+    /// Runs `op` on the transport; when the PLC answers that a handle is stale (an online
+    /// change or a re-download), re-resolves every symbol on the same link and runs it once
+    /// more. Stale again right after: the link is given up (the shadow reconnects).
+    fn with_fresh_handles<R>(
+        &mut self,
+        op: impl Fn(&mut Self) -> Result<R, ControllerError>,
+    ) -> Result<R, ControllerError> {
+        let stale = match op(self) {
+            Err(e @ ControllerError::Stale { .. }) => e,
+            other => return other,
+        };
+        tracing::warn!("{stale}; re-resolving the symbols and carrying on");
+        self.resolve_all()?;
+        self.re_resolves += 1;
+        match op(self) {
+            Err(e @ ControllerError::Stale { .. }) => Err(ControllerError::Link(format!(
+                "{e}, again right after re-resolving"
+            ))),
+            other => other,
+        }
+    }
+
+    fn reals(&self, slot: Slot, bytes: &[u8]) -> Result<Vec<f64>, ControllerError> {
+        let (name, ty) = (&self.names[slot.index()], &self.types[slot.index()]);
+        let values = wire::decode_reals(ty, bytes).ok_or_else(|| ControllerError::Symbol {
+            symbol: name.clone(),
+            reason: format!("expected {} bytes, got {}", ty.size(), bytes.len()),
+        })?;
+        if let Some((element, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(ControllerError::NotFinite {
+                symbol: name.clone(),
+                element: element + 1,
+                value,
+            });
+        }
+        Ok(values)
+    }
+
+    fn scalar(&self, slot: Slot, bytes: &[u8]) -> Result<u32, ControllerError> {
+        let ty = &self.types[slot.index()];
+        wire::decode_u32(ty, bytes).ok_or_else(|| ControllerError::Symbol {
+            symbol: self.names[slot.index()].clone(),
+            reason: format!("cannot decode {} bytes as {}", bytes.len(), ty.type_name()),
+        })
+    }
+
+    fn encode(&self, slot: Slot, values: &[f64]) -> Result<Vec<u8>, ControllerError> {
+        let (name, ty) = (&self.names[slot.index()], &self.types[slot.index()]);
+        if let Some((element, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(ControllerError::NotFinite {
+                symbol: name.clone(),
+                element: element + 1,
+                value,
+            });
+        }
+        wire::encode_reals(ty, values).ok_or_else(|| ControllerError::Symbol {
+            symbol: name.clone(),
+            reason: format!("{} values do not fit {}", values.len(), ty.type_name()),
+        })
+    }
+}
+
+/// Whether `name` resolves to a UDINT scalar. A PLC that does not answer about an unknown
+/// name at all (pyads' test server raises and never replies) costs one timeout: the link is
+/// reopened — a late reply would desynchronise it — and the shadow carries on without it.
+fn probe_reaction<T: Transport>(transport: &mut T, name: &str) -> Result<bool, ControllerError> {
+    match transport.resolve(&[name.to_string()]) {
+        Ok(types) => Ok(matches!(
+            types.as_slice(),
+            [ty] if ty.scalar == Scalar::UDInt && ty.dims.is_empty()
+        )),
+        Err(e) if e.is_link() => {
+            tracing::info!("no answer about the optional `{name}` ({e}); reopening the link");
+            transport.reopen()?;
+            Ok(false)
+        }
+        Err(_) => Ok(false),
+    }
+}
+
+/// Checks the resolved types: REAL or LREAL arrays sized for one cable count (taken from the
+/// frame anchors), UDINT counters, a BOOL enable flag. Returns the cable count.
+fn check_types(names: &[String], types: &[IecType]) -> Result<usize, ControllerError> {
+    let bad = |slot: Slot, reason: String| ControllerError::Symbol {
+        symbol: names[slot.index()].clone(),
+        reason,
+    };
+    let anchors = &types[Slot::FrameAnchors.index()];
+    if !anchors.elements().is_multiple_of(3) || anchors.elements() == 0 {
+        return Err(bad(
+            Slot::FrameAnchors,
+            format!("{} is not an m×3 array", anchors.type_name()),
+        ));
+    }
+    let cables = anchors.elements() / 3;
+    let slots = Slot::REQUIRED
+        .iter()
+        .chain(std::iter::once(&Slot::Reaction));
+    for (&slot, ty) in slots.zip(types) {
+        match slot.expected_reals() {
+            Some((per_cable, fixed)) => {
+                let want = per_cable * cables + fixed;
+                if !matches!(ty.scalar, Scalar::Real | Scalar::LReal) || ty.elements() != want {
+                    return Err(bad(
+                        slot,
+                        format!(
+                            "is {}, expected {want} REAL or LREAL values for {cables} cables",
+                            ty.type_name()
+                        ),
+                    ));
+                }
+            }
+            None => {
+                let want = slot.scalar();
+                if ty.scalar != want || !ty.dims.is_empty() {
+                    return Err(bad(
+                        slot,
+                        format!("is {}, expected {}", ty.type_name(), want.name()),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(cables)
+}
+
+fn vectors_m(mm: &[f64]) -> Vec<Vector3<f64>> {
+    mm.chunks_exact(3)
+        .map(|c| Vector3::new(c[0], c[1], c[2]) / 1e3)
+        .collect()
+}
+
+impl<T: Transport> Controller for ShadowLink<T> {
+    fn cable_count(&self) -> usize {
+        self.cables
+    }
+
+    fn read_geometry(&mut self) -> Result<ControllerGeometry, ControllerError> {
+        let slots = [
+            Slot::FrameAnchors,
+            Slot::PlatformAnchors,
+            Slot::Lengths,
+            Slot::CableAngles,
+            Slot::TcpPose,
+        ];
+        let indices = slots.map(Slot::index);
+        let raw = self.with_fresh_handles(|link| link.transport.sum_read(&indices))?;
+        let v: Vec<Vec<f64>> = slots
+            .iter()
+            .zip(&raw)
+            .map(|(&slot, bytes)| self.reals(slot, bytes))
+            .collect::<Result<_, _>>()?;
+        Ok(ControllerGeometry {
+            frame_anchors: vectors_m(&v[0]),
+            platform_anchors: vectors_m(&v[1]),
+            lengths: from_mm(v[2].iter().copied()),
+            cable_angles: v[3]
+                .chunks_exact(2)
+                .map(|c| [c[0].to_radians(), c[1].to_radians()])
+                .collect(),
+            tcp_pose: pose_from_plc(&v[4]),
+        })
+    }
+
+    fn read_cycle(&mut self) -> Result<CycleInputs, ControllerError> {
+        let all = [Slot::Commanded, Slot::Cycle, Slot::Enable, Slot::Reaction].map(Slot::index);
+        // The slot count is taken inside: re-resolving may drop the reaction diagnostic.
+        let (raw, wanted) = self.with_fresh_handles(|link| {
+            let slots = &all[..if link.has_reaction { 4 } else { 3 }];
+            Ok((link.transport.sum_read(slots)?, slots.len()))
+        })?;
+        if raw.len() != wanted {
+            return Err(ControllerError::Link(format!(
+                "sum read returned {} of {wanted} symbols",
+                raw.len()
+            )));
+        }
+        let reaction_cycles = match raw.get(3) {
+            Some(bytes) => Some(self.scalar(Slot::Reaction, bytes)?),
+            None => None,
+        };
+        Ok(CycleInputs {
+            commanded_lengths: from_mm(self.reals(Slot::Commanded, &raw[0])?),
+            cycle: self.scalar(Slot::Cycle, &raw[1])?,
+            motion_enable: self.scalar(Slot::Enable, &raw[2])? != 0,
+            reaction_cycles,
+        })
+    }
+
+    fn write_cycle(&mut self, out: &ShadowOutputs) -> Result<(), ControllerError> {
+        // The allow-list first, for all four, so that a refused write writes nothing.
+        self.access.check()?;
+        let pose = pose_to_plc(&out.pose);
+        let lengths = to_mm(out.lengths.iter().copied());
+        let cycle_slot = Slot::ShadowCycle.index();
+        let cycle = wire::encode_u32(&self.types[cycle_slot], out.cycle).ok_or_else(|| {
+            ControllerError::Symbol {
+                symbol: self.names[cycle_slot].clone(),
+                reason: "is not a UDINT".into(),
+            }
+        })?;
+        let items = vec![
+            (
+                Slot::ShadowPose.index(),
+                self.encode(Slot::ShadowPose, &pose)?,
+            ),
+            (
+                Slot::ShadowLengths.index(),
+                self.encode(Slot::ShadowLengths, &lengths)?,
+            ),
+            (
+                Slot::ShadowTensions.index(),
+                self.encode(Slot::ShadowTensions, &out.tensions)?,
+            ),
+            (cycle_slot, cycle),
+        ];
+        self.with_fresh_handles(|link| link.transport.sum_write(&items))
+    }
+
+    fn reconnect(&mut self) -> Result<(), ControllerError> {
+        self.transport.reopen()?;
+        self.resolve_all()
+    }
+
+    fn exchange(&self) -> Option<Exchange> {
+        self.transport.exchange()
+    }
+
+    fn re_resolves(&self) -> u64 {
+        self.re_resolves
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,103 @@
+//! A virtual PLC serving its memory over ADS: what `cdpr plc` runs, and what it reports.
+
+use super::device::{Device, DeviceIdentity};
+use super::memory::PlcMemory;
+use super::symbols::SymbolTable;
+use super::tcp::{Server, ServerConfig};
+use super::virtual_plc::{self, PlcCore, PlcStats, Timing, VirtualPlc};
+use crate::wire::AmsNetId;
+use cdpr_core::robot::Robot;
+use cdpr_core::trajectory::Trajectory;
+use std::sync::atomic::Ordering;
+
+/// A virtual PLC serving its memory over ADS: what `cdpr plc` runs.
+pub struct Runtime {
+    /// Declared first so that it drops first: the server stops before the tasks.
+    pub server: Server,
+    pub plc: VirtualPlc,
+}
+
+impl Runtime {
+    /// Builds the symbol table from `robot`, starts the tasks playing `trajectory` and the
+    /// server answering as `identity` on `config.listen`.
+    pub fn start(
+        robot: &Robot,
+        trajectory: Trajectory,
+        timing: Timing,
+        identity: DeviceIdentity,
+        config: ServerConfig,
+    ) -> Result<Runtime, virtual_plc::PlcError> {
+        let memory = PlcMemory::new(SymbolTable::from_robot(robot)?);
+        let core = PlcCore::new(robot, trajectory, std::sync::Arc::clone(&memory), timing)?;
+        let plc = VirtualPlc::start(core)?;
+        let server = Server::start(config, Device::new(identity, memory))?;
+        Ok(Runtime { server, plc })
+    }
+
+    /// Stops server and tasks; the PLC's final statistics.
+    pub fn stop(self) -> PlcStats {
+        let Runtime { server, plc } = self;
+        server.stop();
+        plc.stop()
+    }
+
+    /// Stops server and tasks after `seconds` of serving; what `cdpr plc` reports at exit.
+    pub fn finish(self, seconds: f64) -> PlcReport {
+        let s = self.server.stats();
+        let (connections, frames, rejected_connections, evicted_connections) = (
+            s.connections.load(Ordering::Relaxed),
+            s.frames.load(Ordering::Relaxed),
+            s.rejected.load(Ordering::Relaxed),
+            s.evicted.load(Ordering::Relaxed),
+        );
+        let stats = self.stop();
+        let r = &stats.reaction;
+        PlcReport {
+            seconds,
+            plc_cycles: stats.plc_cycles,
+            nc_ticks: stats.nc_ticks,
+            overruns: stats.overruns,
+            finished: stats.finished,
+            reaction_samples: r.samples(),
+            reaction_p50_cycles: r.quantile(0.5),
+            reaction_p99_cycles: r.quantile(0.99),
+            reaction_max_cycles: r.max,
+            motion_delay_cycles: stats.motion_delay_cycles,
+            connections,
+            frames,
+            rejected_connections,
+            evicted_connections,
+        }
+    }
+}
+
+/// A virtual PLC's run summarised: its tasks, the reaction times it measured (in PLC
+/// cycles, seed 003's figure) and its server's traffic. The serde form is `cdpr plc --json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PlcReport {
+    pub seconds: f64,
+    pub plc_cycles: u32,
+    pub nc_ticks: u64,
+    pub overruns: u64,
+    pub finished: bool,
+    pub reaction_samples: u64,
+    pub reaction_p50_cycles: Option<u32>,
+    pub reaction_p99_cycles: Option<u32>,
+    pub reaction_max_cycles: Option<u32>,
+    pub motion_delay_cycles: Option<u32>,
+    pub connections: u64,
+    pub frames: u64,
+    /// Connections closed for a malformed, oversized or truncated frame.
+    pub rejected_connections: u64,
+    /// Connections closed to make room for a new client when all places were taken.
+    pub evicted_connections: u64,
+}
+
+/// The identity a pyads or TwinCAT client expects of a local runtime: 127.0.0.1.1.1, port 851.
+pub fn default_identity() -> DeviceIdentity {
+    DeviceIdentity {
+        net_id: AmsNetId::LOCAL,
+        port: 851,
+        name: "cdpr vPLC".into(),
+    }
+}

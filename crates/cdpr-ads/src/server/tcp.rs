@@ -1,0 +1,479 @@
+//! The AMS/TCP server: std threads, one per connection, plus one that sends notifications.
+//!
+//! Threads rather than async: a handful of clients, requests answered in microseconds from
+//! memory, and no runtime to carry. A malformed, oversized or truncated frame closes that
+//! connection with a log line; nothing a peer sends can take the server down (the fuzz test
+//! `tests/ads_fuzz.rs` sends it 10 000 broken frames, `tests/ads_memory.rs` counts the bytes
+//! hostile length fields make it allocate).
+//!
+//! Limits (see [`ServerConfig::new`]): 64 connections; when all are taken, a new client gets
+//! the place of the oldest connection that has not completed a frame (one that sent half a
+//! header and stalls, or never sent anything), or failing that of the one idle the longest —
+//! so a slow-loris of stalled connections cannot lock clients out. A frame must be complete
+//! within 1 s of its first byte; frames up to 64 KiB ([`wire::MAX_AMS_LEN`]), replies up to
+//! 64 KiB of data ([`wire::MAX_REPLY_LEN`]), 4096 symbol handles and 1024 notifications per
+//! connection.
+
+use super::device::{Device, Session};
+use crate::wire::{self, AmsAddr, Frame, FrameError, TCP_HEADER_LEN, router};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Server settings. [`ServerConfig::new`] gives the defaults a pyads/TwinCAT client expects of
+/// a local runtime, bound to 127.0.0.1 only.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    /// Frames whose AMS length exceeds this are refused (connection closed).
+    pub max_frame: usize,
+    /// Simultaneous connections; one more makes the server close the oldest incomplete or
+    /// longest idle one.
+    pub max_connections: usize,
+    /// A frame that has started must be complete within this time (an idle connection that
+    /// sends nothing may stay, until its place is needed).
+    pub frame_timeout: Duration,
+}
+
+impl ServerConfig {
+    pub fn new(listen: SocketAddr) -> ServerConfig {
+        ServerConfig {
+            listen,
+            max_frame: wire::MAX_AMS_LEN,
+            max_connections: 64,
+            // Clients write a frame in one call; on a LAN it arrives within milliseconds.
+            frame_timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+/// The default listen address: loopback, ADS port 48898.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:48898";
+
+/// Counters for tests and the exit summary.
+#[derive(Debug, Default)]
+pub struct ServerStats {
+    pub connections: AtomicU64,
+    pub frames: AtomicU64,
+    /// Connections closed because of a malformed, oversized or truncated frame.
+    pub rejected: AtomicU64,
+    /// Connections closed to make room for a new client (all places taken).
+    pub evicted: AtomicU64,
+    pub notifications: AtomicU64,
+}
+
+struct Conn {
+    writer: Mutex<TcpStream>,
+    session: Mutex<Session>,
+    alive: AtomicBool,
+    progress: Mutex<Progress>,
+}
+
+/// How far a connection has got: what decides which one makes room for a new client.
+#[derive(Debug, Clone, Copy)]
+struct Progress {
+    opened: Instant,
+    frames: u64,
+    /// When the first byte of the frame now being received arrived.
+    partial_since: Option<Instant>,
+    last_frame: Instant,
+}
+
+impl Progress {
+    /// Eviction order, smallest first: connections stalled mid-frame (a slow loris), the
+    /// longest stalled first; then connections not read from since they opened, oldest
+    /// first; then those that completed a frame, the longest idle first.
+    ///
+    /// A client that has just connected and sent its first request, whose bytes the server
+    /// has not read yet, counts as silent: ranking it with the stalled ones by its opening
+    /// time would make it the first to go once a flood of half-frames has churned every
+    /// older connection out (what a busy 2-core machine does before its thread runs).
+    fn eviction_key(&self) -> (u8, Instant) {
+        match (self.partial_since, self.frames) {
+            (Some(since), _) => (0, since),
+            (None, 0) => (1, self.opened),
+            (None, _) => (2, self.last_frame),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Shared {
+    device: Device,
+    config: ServerConfig,
+    stop: AtomicBool,
+    conns: Mutex<Vec<Arc<Conn>>>,
+    stats: ServerStats,
+    /// AMS ports handed out to clients that ask the "router" for one (`ads` crate
+    /// `Source::Request`); TwinCAT hands out ports from 32768 up as well.
+    next_port: AtomicU16,
+}
+
+/// A running server; stops (and closes every connection) on [`Server::stop`] or drop.
+pub struct Server {
+    shared: Arc<Shared>,
+    local_addr: SocketAddr,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Binds and starts serving `device`.
+    pub fn start(config: ServerConfig, device: Device) -> io::Result<Server> {
+        let listener = TcpListener::bind(config.listen)?;
+        let local_addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            device,
+            config,
+            stop: AtomicBool::new(false),
+            conns: Mutex::new(Vec::new()),
+            stats: ServerStats::default(),
+            next_port: AtomicU16::new(32905),
+        });
+        let accept = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("ads-accept".into())
+                .spawn(move || accept_loop(&shared, &listener))?
+        };
+        let notify = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("ads-notify".into())
+                .spawn(move || notify_loop(&shared))?
+        };
+        tracing::info!(%local_addr, ams = %AmsAddr::new(shared.device.identity.net_id, shared.device.identity.port), "ADS server listening");
+        Ok(Server {
+            shared,
+            local_addr,
+            threads: vec![accept, notify],
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    pub fn stats(&self) -> &ServerStats {
+        &self.shared.stats
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.shared.device
+    }
+
+    /// Closes every connection (clients see the peer vanish) but keeps listening: what a
+    /// PLC restart looks like from outside.
+    pub fn drop_connections(&self) {
+        for c in lock(&self.shared.conns).drain(..) {
+            c.alive.store(false, Ordering::Relaxed);
+            let _ = lock(&c.writer).shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Stops accepting, closes every connection and joins the server threads.
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        if self.threads.is_empty() {
+            return;
+        }
+        self.shared.stop.store(true, Ordering::Relaxed);
+        // The accept loop blocks in accept(): one connection wakes it to see `stop`.
+        let mut wake = self.local_addr;
+        if wake.ip().is_unspecified() {
+            wake.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        let _ = TcpStream::connect_timeout(&wake, Duration::from_millis(200));
+        self.drop_connections();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
+    while !shared.stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok(_) if shared.stop.load(Ordering::Relaxed) => break,
+            Ok((stream, peer)) => {
+                make_room(shared, peer);
+                if let Err(e) = spawn_connection(shared, stream, peer) {
+                    tracing::warn!(%peer, "cannot serve ADS connection: {e}");
+                }
+            }
+            Err(e) => {
+                tracing::warn!("ADS accept failed: {e}");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+/// With every place taken, closes the connection that has least claim to its place (see
+/// [`Progress::eviction_key`]) so that `peer` can be served.
+fn make_room(shared: &Shared, peer: SocketAddr) {
+    let mut conns = lock(&shared.conns);
+    if conns.len() < shared.config.max_connections {
+        return;
+    }
+    let victim = conns
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, c)| lock(&c.progress).eviction_key())
+        .map(|(k, _)| k);
+    if let Some(k) = victim {
+        let c = conns.swap_remove(k);
+        c.alive.store(false, Ordering::Relaxed);
+        let _ = lock(&c.writer).shutdown(std::net::Shutdown::Both);
+        shared.stats.evicted.fetch_add(1, Ordering::Relaxed);
+        let evicted = shared.stats.evicted.load(Ordering::Relaxed);
+        // Under a flood of connections, a line per eviction would flood the log too.
+        if evicted.is_power_of_two() {
+            tracing::warn!(%peer, open = conns.len() + 1, evicted,
+                "all ADS connections taken: closed the oldest incomplete or longest idle one");
+        }
+    }
+}
+
+fn spawn_connection(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -> io::Result<()> {
+    stream.set_nonblocking(false)?;
+    // Request/reply ping-pong: Nagle would add up to 40 ms per reply.
+    stream.set_nodelay(true)?;
+    // Short read timeout so the thread notices `stop`; a stuck reader cannot block writers.
+    stream.set_read_timeout(Some(Duration::from_millis(100)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
+    let reader = stream.try_clone()?;
+    let now = Instant::now();
+    let conn = Arc::new(Conn {
+        writer: Mutex::new(stream),
+        session: Mutex::new(Session::default()),
+        alive: AtomicBool::new(true),
+        progress: Mutex::new(Progress {
+            opened: now,
+            frames: 0,
+            partial_since: None,
+            last_frame: now,
+        }),
+    });
+    lock(&shared.conns).push(Arc::clone(&conn));
+    shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+    tracing::info!(%peer, "ADS client connected");
+    let shared = Arc::clone(shared);
+    std::thread::Builder::new()
+        .name(format!("ads-conn-{peer}"))
+        .spawn(move || {
+            let reason = serve(&shared, &conn, reader);
+            conn.alive.store(false, Ordering::Relaxed);
+            let _ = lock(&conn.writer).shutdown(std::net::Shutdown::Both);
+            lock(&shared.conns).retain(|c| !Arc::ptr_eq(c, &conn));
+            match reason {
+                Closed::Peer => tracing::info!(%peer, "ADS client disconnected"),
+                Closed::Stopped => {}
+                Closed::Io(e) => tracing::info!(%peer, "ADS connection lost: {e}"),
+                Closed::Malformed(e) => {
+                    shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(%peer, "closing ADS connection: {e}");
+                }
+            }
+        })?;
+    Ok(())
+}
+
+enum Closed {
+    Peer,
+    Stopped,
+    Io(io::Error),
+    Malformed(String),
+}
+
+/// Fills `buf` from the stream. `Ok(false)`: clean end of stream before the first byte.
+/// While no byte of a frame has arrived the wait is unbounded (an idle client is fine);
+/// once one has, the rest must come within the frame timeout.
+fn fill(
+    shared: &Shared,
+    conn: &Conn,
+    stream: &mut TcpStream,
+    buf: &mut [u8],
+    started: bool,
+) -> Result<bool, Closed> {
+    let mut got = 0;
+    let mut deadline = started.then(|| Instant::now() + shared.config.frame_timeout);
+    while got < buf.len() {
+        if shared.stop.load(Ordering::Relaxed) || !conn.alive.load(Ordering::Relaxed) {
+            return Err(Closed::Stopped);
+        }
+        match stream.read(&mut buf[got..]) {
+            Ok(0) if got == 0 && !started => return Ok(false),
+            Ok(0) => {
+                return Err(Closed::Malformed(format!(
+                    "truncated frame: stream ended after {got} of {} bytes",
+                    buf.len()
+                )));
+            }
+            Ok(n) => {
+                got += n;
+                deadline.get_or_insert_with(|| {
+                    let now = Instant::now();
+                    lock(&conn.progress).partial_since = Some(now);
+                    now + shared.config.frame_timeout
+                });
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                if deadline.is_some_and(|d| Instant::now() > d) {
+                    return Err(Closed::Malformed(format!(
+                        "truncated frame: {got} of {} bytes within {:?}",
+                        buf.len(),
+                        shared.config.frame_timeout
+                    )));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Closed::Io(e)),
+        }
+    }
+    Ok(true)
+}
+
+fn serve(shared: &Shared, conn: &Conn, mut stream: TcpStream) -> Closed {
+    let mut buf = Vec::with_capacity(1024);
+    loop {
+        let mut tcp = [0u8; TCP_HEADER_LEN];
+        match fill(shared, conn, &mut stream, &mut tcp, false) {
+            Ok(true) => {}
+            Ok(false) => return Closed::Peer,
+            Err(c) => return c,
+        }
+        let length = match wire::frame_length(&tcp, shared.config.max_frame) {
+            Ok((_, length)) => length,
+            Err(e) => return Closed::Malformed(e.to_string()),
+        };
+        buf.clear();
+        buf.extend_from_slice(&tcp);
+        buf.resize(TCP_HEADER_LEN + length, 0);
+        if let Err(c) = fill(shared, conn, &mut stream, &mut buf[TCP_HEADER_LEN..], true) {
+            return c;
+        }
+        shared.stats.frames.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut p = lock(&conn.progress);
+            p.frames += 1;
+            p.partial_since = None;
+            p.last_frame = Instant::now();
+        }
+        let reply = match wire::decode_frame(&buf, shared.config.max_frame) {
+            Ok(Some((Frame::Ams { header, payload }, _))) => {
+                shared
+                    .device
+                    .handle_frame(&mut lock(&conn.session), &header, payload)
+            }
+            Ok(Some((Frame::Router { kind, body }, _))) => router_frame(shared, kind, body),
+            Ok(None) => return Closed::Malformed(FrameError::TooShort { length }.to_string()),
+            Err(e) => return Closed::Malformed(e.to_string()),
+        };
+        if let Some(reply) = reply
+            && let Err(e) = lock(&conn.writer).write_all(&reply)
+        {
+            return Closed::Io(e);
+        }
+    }
+}
+
+/// Router frames from clients that believe they talk to a TwinCAT router: a port request
+/// gets the device's NetId and a fresh port; everything else needs no answer.
+fn router_frame(shared: &Shared, kind: u16, body: &[u8]) -> Option<Vec<u8>> {
+    match kind {
+        router::PORT_CONNECT => {
+            let port = shared.next_port.fetch_add(1, Ordering::Relaxed);
+            let net_id = shared.device.identity.net_id;
+            tracing::debug!(port, "router port request");
+            Some(wire::encode_port_connect_reply(AmsAddr::new(net_id, port)))
+        }
+        _ => {
+            tracing::debug!(kind, len = body.len(), "router frame ignored");
+            None
+        }
+    }
+}
+
+fn notify_loop(shared: &Shared) {
+    while !shared.stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        let mut next = now + Duration::from_millis(5);
+        let conns: Vec<Arc<Conn>> = lock(&shared.conns).clone();
+        for c in conns.iter().filter(|c| c.alive.load(Ordering::Relaxed)) {
+            let (frames, due) = shared.device.due_notifications(&mut lock(&c.session), now);
+            if let Some(due) = due {
+                next = next.min(due);
+            }
+            for f in frames {
+                if lock(&c.writer).write_all(&f).is_err() {
+                    c.alive.store(false, Ordering::Relaxed);
+                    break;
+                }
+                shared.stats.notifications.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let wait = next.saturating_duration_since(Instant::now());
+        std::thread::sleep(wait.max(Duration::from_micros(200)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Progress;
+    use std::time::{Duration, Instant};
+
+    fn progress(opened: Instant, frames: u64, partial_since: Option<Instant>) -> Progress {
+        Progress {
+            opened,
+            frames,
+            partial_since,
+            last_frame: opened,
+        }
+    }
+
+    /// The order `make_room` picks its victim in: a client not read from yet outlives
+    /// every half-frame, even half-frames that arrived after it connected.
+    #[test]
+    fn a_client_not_yet_read_outlives_connections_stalled_mid_frame() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let silent_older = progress(at(0), 0, None);
+        let client = progress(at(10), 0, None);
+        let loris = progress(at(20), 0, Some(at(21)));
+        let later_loris = progress(at(50), 0, Some(at(51)));
+        let idle = progress(at(0), 3, None);
+        let mut all = [
+            ("client", client),
+            ("later loris", later_loris),
+            ("idle", idle),
+            ("loris", loris),
+            ("silent older", silent_older),
+        ];
+        all.sort_by_key(|(_, p)| p.eviction_key());
+        let order: Vec<_> = all.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            order,
+            ["loris", "later loris", "silent older", "client", "idle"]
+        );
+    }
+}

@@ -1,0 +1,400 @@
+//! A TwinCAT stand-in: an NC task (2 ms) that interpolates a trajectory, runs it through the
+//! inverse kinematics and hands each winch a set point within its velocity and acceleration
+//! limits, and a PLC task (10 ms) that counts cycles, raises the motion-enable flag and reads
+//! back what the shadow writes (seed 003, section 3.4: "the default cycle times for the PLC
+//! and NC tasks were 10 ms and 2 ms").
+//!
+//! Both tasks run on one thread, the PLC task on every k-th NC tick: on a TwinCAT core the NC
+//! task has the higher priority and the PLC cycle is a multiple of it, so this is the same
+//! interleaving, and it is deterministic. [`PlcCore`] is the state machine (steppable from
+//! tests, no clock); [`VirtualPlc`] runs it against the wall clock.
+//!
+//! Reaction time, in PLC cycles (seed 003, section 4.2, measured 11–18 through pyads and
+//! CoppeliaSim, 2 on the real drives): the PLC publishes its cycle counter at the end of cycle
+//! n; the shadow copies the counter it acted on into `shadow_cycle`; when the PLC task reads an
+//! echo e at the start of cycle c, the reaction is c − e. One cycle is the least possible:
+//! inputs are read at the start of a cycle, outputs published at its end. A second figure
+//! follows seed 003 literally: PLC cycles from the first commanded length change to the first
+//! change of the lengths the shadow writes back.
+
+use super::memory::{self, PlcMemory};
+use super::symbols::SymbolRef;
+use crate::units::{pose_to_plc, to_mm};
+use crate::wire::ads_state;
+use cdpr_core::kinematics::{self, Pose};
+use cdpr_core::robot::Robot;
+use cdpr_core::trajectory::Trajectory;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+mod limiter;
+mod stats;
+
+pub use limiter::WinchLimiter;
+pub use stats::{PlcStats, ReactionStats};
+
+/// Task periods.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    /// PLC task period (seed 003: 10 ms).
+    pub task: Duration,
+    /// NC task period (seed 003: 2 ms); the task period must be a whole multiple of it.
+    pub nc: Duration,
+    /// Time the axes hold the start pose, motion disabled, before the trajectory starts.
+    pub hold: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Timing {
+        Timing {
+            task: Duration::from_millis(10),
+            nc: Duration::from_millis(2),
+            hold: Duration::from_millis(200),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlcError {
+    #[error("the PLC task period {task:?} must be a whole multiple (≥ 1) of the NC period {nc:?}")]
+    Timing { task: Duration, nc: Duration },
+    #[error("symbol `{0}` is missing from the symbol table")]
+    MissingSymbol(String),
+    #[error("{0}")]
+    Symbols(#[from] super::symbols::SymbolError),
+    #[error(transparent)]
+    Names(#[from] cdpr_core::robot::RobotFileError),
+    #[error("cannot start the PLC: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+struct Refs {
+    frame_anchors: SymbolRef,
+    platform_anchors: SymbolRef,
+    lengths: SymbolRef,
+    cable_angles: SymbolRef,
+    tcp_pose: SymbolRef,
+    commanded: SymbolRef,
+    cycle: SymbolRef,
+    enable: SymbolRef,
+    shadow_lengths: SymbolRef,
+    shadow_cycle: SymbolRef,
+    reaction: SymbolRef,
+}
+
+/// Threshold for "a length changed", m (0.01 mm: far below a step of any motion, far above
+/// rounding).
+const MOVED: f64 = 1e-5;
+
+/// The controller's state machine. Stepped by [`PlcCore::tick`], one NC period per call.
+pub struct PlcCore {
+    robot: Robot,
+    trajectory: Trajectory,
+    memory: Arc<PlcMemory>,
+    refs: Refs,
+    nc_dt: f64,
+    ticks_per_task: u64,
+    hold_ticks: u64,
+    limiter: WinchLimiter,
+    start_lengths: Vec<f64>,
+    last_echo: u32,
+    command_moved_at: Option<u32>,
+    shadow_baseline: Option<Vec<f64>>,
+    stats: PlcStats,
+}
+
+impl PlcCore {
+    /// A PLC for `robot` that will play `trajectory`, publishing into `memory` (whose table
+    /// must come from the same robot's `[plc]` names).
+    pub fn new(
+        robot: &Robot,
+        trajectory: Trajectory,
+        memory: Arc<PlcMemory>,
+        timing: Timing,
+    ) -> Result<PlcCore, PlcError> {
+        let nc = timing.nc.as_nanos();
+        if nc == 0 || !timing.task.as_nanos().is_multiple_of(nc) || timing.task < timing.nc {
+            return Err(PlcError::Timing {
+                task: timing.task,
+                nc: timing.nc,
+            });
+        }
+        let find = |name: &str| {
+            memory
+                .table()
+                .lookup_str(name)
+                .ok_or_else(|| PlcError::MissingSymbol(name.to_string()))
+        };
+        let p = &crate::plc_symbols::PlcSymbols::of(robot)?;
+        let refs = Refs {
+            frame_anchors: find(&p.frame_anchors)?,
+            platform_anchors: find(&p.platform_anchors)?,
+            lengths: find(&p.lengths)?,
+            cable_angles: find(&p.cable_angles)?,
+            tcp_pose: find(&p.tcp_pose)?,
+            commanded: find(&p.commanded_lengths)?,
+            cycle: find(&p.cycle_counter)?,
+            enable: find(&p.motion_enable)?,
+            shadow_lengths: find(&p.shadow_lengths)?,
+            shadow_cycle: find(&p.shadow_cycle)?,
+            reaction: find(&p.reaction())?,
+        };
+        let start_pose = trajectory
+            .samples
+            .first()
+            .map(|s| s.pose)
+            .unwrap_or_else(|| Pose::from_array(robot.home));
+        let start_lengths = kinematics::lengths(robot, &start_pose);
+        let limiter = WinchLimiter::new(
+            &start_lengths,
+            robot.winch.max_velocity,
+            robot.winch.max_acceleration,
+        );
+        let core = PlcCore {
+            robot: robot.clone(),
+            trajectory,
+            memory,
+            refs,
+            nc_dt: timing.nc.as_secs_f64(),
+            ticks_per_task: (timing.task.as_nanos() / nc) as u64,
+            hold_ticks: (timing.hold.as_nanos() / nc) as u64,
+            limiter,
+            start_lengths,
+            last_echo: 0,
+            command_moved_at: None,
+            shadow_baseline: None,
+            stats: PlcStats::default(),
+        };
+        core.publish_geometry();
+        core.publish_axes(&start_pose, false);
+        Ok(core)
+    }
+
+    pub fn memory(&self) -> &Arc<PlcMemory> {
+        &self.memory
+    }
+
+    pub fn stats(&self) -> &PlcStats {
+        &self.stats
+    }
+
+    /// Period of one NC tick, s.
+    pub fn nc_dt(&self) -> f64 {
+        self.nc_dt
+    }
+
+    /// NC ticks per PLC cycle.
+    pub fn ticks_per_task(&self) -> u64 {
+        self.ticks_per_task
+    }
+
+    fn publish_geometry(&self) {
+        let r = &self.refs;
+        let a: Vec<f64> = to_mm(
+            self.robot
+                .cables
+                .iter()
+                .flat_map(|c| c.frame_anchor.iter().copied()),
+        );
+        let b: Vec<f64> = to_mm(
+            self.robot
+                .cables
+                .iter()
+                .flat_map(|c| c.platform_anchor.iter().copied()),
+        );
+        self.memory.with_image(|img| {
+            memory::put_reals(img, &r.frame_anchors, &a);
+            memory::put_reals(img, &r.platform_anchors, &b);
+        });
+    }
+
+    /// Publishes the axes' state: commanded lengths, reported lengths (the previous command:
+    /// ideal drives one NC cycle behind), the set pose and the cable angles at it.
+    fn publish_axes(&self, set_pose: &Pose, enable: bool) {
+        let r = &self.refs;
+        let ik = kinematics::inverse(&self.robot, set_pose);
+        let angles: Vec<f64> = ik
+            .angles()
+            .iter()
+            .flat_map(|a| [a.theta_z.to_degrees(), a.theta_x.to_degrees()])
+            .collect();
+        let commanded = to_mm(self.limiter.positions.iter().copied());
+        let pose = pose_to_plc(set_pose);
+        self.memory.with_image(|img| {
+            let reported =
+                memory::get_reals(img, &r.commanded).unwrap_or_else(|| commanded.clone());
+            let reported = if self.stats.nc_ticks == 0 {
+                commanded.clone()
+            } else {
+                reported
+            };
+            memory::put_reals(img, &r.lengths, &reported);
+            memory::put_reals(img, &r.commanded, &commanded);
+            memory::put_reals(img, &r.tcp_pose, &pose);
+            memory::put_reals(img, &r.cable_angles, &angles);
+            memory::put_u32(img, &r.enable, u32::from(enable));
+        });
+    }
+
+    /// One NC period; every `ticks_per_task`-th call also runs the PLC task. A PLC stopped
+    /// over ADS (WriteControl STOP) holds everything.
+    pub fn tick(&mut self) {
+        if self.memory.ads_state() == ads_state::STOP {
+            return;
+        }
+        self.stats.nc_ticks += 1;
+        let (pose, enable) = match self.stats.nc_ticks.checked_sub(self.hold_ticks) {
+            Some(k) if !self.trajectory.samples.is_empty() => {
+                let t = k as f64 * self.nc_dt;
+                // Half a tick of tolerance: k·dt lands on the end time only up to rounding.
+                let moving = t <= self.trajectory.duration() + 0.5 * self.nc_dt;
+                if !moving {
+                    self.stats.finished = true;
+                }
+                let sample = self.trajectory.sample_at(self.trajectory.start_time() + t);
+                (sample.map(|s| s.pose), moving)
+            }
+            _ => (None, false),
+        };
+        let pose = pose.unwrap_or_else(|| self.start_pose());
+        let targets = kinematics::lengths(&self.robot, &pose);
+        self.limiter.step(&targets, self.nc_dt);
+        self.publish_axes(&pose, enable);
+        if self.stats.nc_ticks.is_multiple_of(self.ticks_per_task) {
+            self.plc_task();
+        }
+    }
+
+    fn start_pose(&self) -> Pose {
+        self.trajectory
+            .samples
+            .first()
+            .map(|s| s.pose)
+            .unwrap_or_else(|| Pose::from_array(self.robot.home))
+    }
+
+    /// The PLC task: read inputs (the shadow's echo and lengths), count the cycle, publish.
+    fn plc_task(&mut self) {
+        let r = &self.refs;
+        let (echo, shadow_lengths) = self.memory.with_image(|img| {
+            (
+                memory::get_u32(img, &r.shadow_cycle).unwrap_or(0),
+                memory::get_reals(img, &r.shadow_lengths).unwrap_or_default(),
+            )
+        });
+        let cycle = self.stats.plc_cycles.wrapping_add(1);
+        self.stats.plc_cycles = cycle;
+        if echo != self.last_echo && echo != 0 {
+            self.stats.reaction.record(cycle.wrapping_sub(echo));
+            self.last_echo = echo;
+        }
+        self.motion_delay(cycle, echo, &shadow_lengths);
+        let last = self.stats.reaction.last.unwrap_or(0);
+        let r = &self.refs;
+        self.memory.with_image(|img| {
+            memory::put_u32(img, &r.cycle, cycle);
+            memory::put_u32(img, &r.reaction, last);
+        });
+    }
+
+    fn motion_delay(&mut self, cycle: u32, echo: u32, shadow_mm: &[f64]) {
+        let moved = |a: &[f64], b: &[f64]| a.iter().zip(b).any(|(x, y)| (x - y).abs() > MOVED);
+        let shadow: Vec<f64> = shadow_mm.iter().map(|v| v / 1000.0).collect();
+        if self.command_moved_at.is_none() && moved(&self.limiter.positions, &self.start_lengths) {
+            self.command_moved_at = Some(cycle);
+            // Only a shadow that is already answering gives a baseline to move from.
+            self.shadow_baseline = (echo != 0).then(|| shadow.clone());
+        }
+        if let (Some(start), Some(base), None) = (
+            self.command_moved_at,
+            &self.shadow_baseline,
+            self.stats.motion_delay_cycles,
+        ) && moved(&shadow, base)
+        {
+            self.stats.motion_delay_cycles = Some(cycle - start);
+        }
+    }
+}
+
+/// A [`PlcCore`] running against the wall clock on its own thread.
+pub struct VirtualPlc {
+    core: Arc<Mutex<PlcCore>>,
+    memory: Arc<PlcMemory>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl VirtualPlc {
+    /// Starts the tasks. Deadlines are absolute (no drift); a tick more than one period late
+    /// is counted as an overrun and the schedule skips ahead rather than bursting.
+    pub fn start(core: PlcCore) -> Result<VirtualPlc, PlcError> {
+        let memory = Arc::clone(core.memory());
+        let period = Duration::from_secs_f64(core.nc_dt());
+        let core = Arc::new(Mutex::new(core));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (core, stop) = (Arc::clone(&core), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("plc-tasks".into())
+                .spawn(move || {
+                    let mut next = Instant::now() + period;
+                    while !stop.load(Ordering::Relaxed) {
+                        let now = Instant::now();
+                        if next > now {
+                            std::thread::sleep(next - now);
+                        }
+                        let mut c = core.lock().unwrap_or_else(|e| e.into_inner());
+                        c.tick();
+                        next += period;
+                        let now = Instant::now();
+                        if now > next + period {
+                            c.stats.overruns += 1;
+                            next = now + period;
+                        }
+                    }
+                })?
+        };
+        Ok(VirtualPlc {
+            core,
+            memory,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn memory(&self) -> &Arc<PlcMemory> {
+        &self.memory
+    }
+
+    pub fn stats(&self) -> PlcStats {
+        self.core
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .stats()
+            .clone()
+    }
+
+    /// Stops the tasks and returns the final statistics.
+    pub fn stop(mut self) -> PlcStats {
+        self.halt();
+        self.stats()
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for VirtualPlc {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+#[cfg(test)]
+mod tests;

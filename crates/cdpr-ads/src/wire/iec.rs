@@ -1,0 +1,172 @@
+//! The IEC 61131-3 types of the symbols (BOOL, UDINT, REAL, LREAL and arrays of them), their
+//! ADS type codes and names as TwinCAT prints them, and their values' bytes.
+
+/// The elementary types used here, with their ADS type codes (`ADST_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    Bool,
+    UDInt,
+    Real,
+    LReal,
+}
+
+impl Scalar {
+    pub fn size(self) -> usize {
+        match self {
+            Scalar::Bool => 1,
+            Scalar::UDInt | Scalar::Real => 4,
+            Scalar::LReal => 8,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::Bool => "BOOL",
+            Scalar::UDInt => "UDINT",
+            Scalar::Real => "REAL",
+            Scalar::LReal => "LREAL",
+        }
+    }
+    /// ADST code: BOOL is ADST_BIT (33) though it takes a whole byte, as in TwinCAT.
+    pub fn ads_type(self) -> u32 {
+        match self {
+            Scalar::Bool => 33,
+            Scalar::UDInt => 19,
+            Scalar::Real => 4,
+            Scalar::LReal => 5,
+        }
+    }
+    fn parse(s: &str) -> Option<Scalar> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "BOOL" => Some(Scalar::Bool),
+            "UDINT" | "DWORD" => Some(Scalar::UDInt),
+            "REAL" => Some(Scalar::Real),
+            "LREAL" => Some(Scalar::LReal),
+            _ => None,
+        }
+    }
+}
+
+/// A scalar or an array of scalars; `dims` holds (lower bound, element count) per dimension.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IecType {
+    pub scalar: Scalar,
+    pub dims: Vec<(i32, u32)>,
+}
+
+impl IecType {
+    pub fn scalar(scalar: Scalar) -> IecType {
+        IecType {
+            scalar,
+            dims: Vec::new(),
+        }
+    }
+    /// `ARRAY[1..n1, 1..n2, ...] OF scalar`.
+    pub fn array(scalar: Scalar, counts: &[u32]) -> IecType {
+        IecType {
+            scalar,
+            dims: counts.iter().map(|&n| (1, n)).collect(),
+        }
+    }
+    pub fn elements(&self) -> usize {
+        self.dims.iter().map(|&(_, n)| n as usize).product()
+    }
+    pub fn size(&self) -> usize {
+        self.elements() * self.scalar.size()
+    }
+    /// The type string TwinCAT reports, e.g. `ARRAY [1..8,1..3] OF LREAL` (with the space
+    /// after ARRAY that pyads' type regex expects).
+    pub fn type_name(&self) -> String {
+        if self.dims.is_empty() {
+            return self.scalar.name().to_string();
+        }
+        let dims: Vec<String> = self
+            .dims
+            .iter()
+            .map(|&(lo, n)| format!("{lo}..{}", lo as i64 + n as i64 - 1))
+            .collect();
+        format!("ARRAY [{}] OF {}", dims.join(","), self.scalar.name())
+    }
+    /// Parses what [`IecType::type_name`] writes (and `ARRAY[1..8] OF LREAL` without space).
+    pub fn parse(s: &str) -> Option<IecType> {
+        let s = s.trim();
+        let upper = s.to_ascii_uppercase();
+        let Some(rest) = upper.strip_prefix("ARRAY") else {
+            return Scalar::parse(s).map(IecType::scalar);
+        };
+        let rest = rest.trim_start().strip_prefix('[')?;
+        let (ranges, tail) = rest.split_once(']')?;
+        let scalar = Scalar::parse(tail.trim_start().strip_prefix("OF")?)?;
+        let mut dims = Vec::new();
+        for range in ranges.split(',') {
+            let (lo, hi) = range.split_once("..")?;
+            let (lo, hi): (i32, i32) = (lo.trim().parse().ok()?, hi.trim().parse().ok()?);
+            let count = u32::try_from(i64::from(hi) - i64::from(lo) + 1).ok()?;
+            if count == 0 {
+                return None;
+            }
+            dims.push((lo, count));
+        }
+        Some(IecType { scalar, dims })
+    }
+}
+
+/// Decodes an array (or scalar) of REAL/LREAL into f64; `None` for other types or a size
+/// mismatch.
+pub fn decode_reals(ty: &IecType, bytes: &[u8]) -> Option<Vec<f64>> {
+    if bytes.len() != ty.size() {
+        return None;
+    }
+    match ty.scalar {
+        Scalar::LReal => Some(
+            bytes
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .collect(),
+        ),
+        Scalar::Real => Some(
+            bytes
+                .chunks_exact(4)
+                .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Encodes f64 values as the REAL/LREAL array `ty`; `None` if the count or type differs.
+pub fn encode_reals(ty: &IecType, values: &[f64]) -> Option<Vec<u8>> {
+    if values.len() != ty.elements() {
+        return None;
+    }
+    match ty.scalar {
+        Scalar::LReal => Some(values.iter().flat_map(|v| v.to_le_bytes()).collect()),
+        Scalar::Real => Some(
+            values
+                .iter()
+                .flat_map(|&v| (v as f32).to_le_bytes())
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Decodes a UDINT (or a BOOL, as 0/1) scalar.
+pub fn decode_u32(ty: &IecType, bytes: &[u8]) -> Option<u32> {
+    match (ty.scalar, bytes) {
+        (Scalar::UDInt, [a, b, c, d]) => Some(u32::from_le_bytes([*a, *b, *c, *d])),
+        (Scalar::Bool, [a]) => Some(u32::from(*a != 0)),
+        _ => None,
+    }
+}
+
+/// Encodes a UDINT or BOOL scalar.
+pub fn encode_u32(ty: &IecType, value: u32) -> Option<Vec<u8>> {
+    match ty.scalar {
+        Scalar::UDInt if ty.dims.is_empty() => Some(value.to_le_bytes().to_vec()),
+        Scalar::Bool if ty.dims.is_empty() => Some(vec![u8::from(value != 0)]),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;
