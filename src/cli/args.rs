@@ -151,6 +151,16 @@ pub fn pose_list(text: &str) -> Result<Numbers, String> {
     Ok(Numbers(values))
 }
 
+/// Finds a robot by the one lookup rule (`cdpr_core::robot::lookup`), warning when the name
+/// also matches another robot file that is not used.
+pub fn find_robot(spec: &str) -> Result<Robot, cdpr_core::robot::RobotFileError> {
+    let found = cdpr_core::robot::lookup::find(spec)?;
+    if let Some(note) = found.note(spec) {
+        eprintln!("warning: {note}");
+    }
+    Ok(found.robot)
+}
+
 /// The robot to work on.
 #[derive(Args, Debug, Clone)]
 pub struct RobotArg {
@@ -165,8 +175,7 @@ pub struct RobotArg {
 
 impl RobotArg {
     pub fn load(&self) -> Result<Robot> {
-        let robot =
-            Robot::load(&self.robot).map_err(|e| naming(e, "loading robot", &self.robot))?;
+        let robot = find_robot(&self.robot).map_err(|e| naming(e, "loading robot", &self.robot))?;
         self.with_payload(robot)
     }
 

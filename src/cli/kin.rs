@@ -23,7 +23,7 @@ pub struct CheckArgs {
 
 pub fn check(a: CheckArgs) -> Result<ExitCode> {
     // Every robot-file error names the file (or the name looked for): no context to add.
-    let robot = Robot::load(&a.robot)?;
+    let robot = super::args::find_robot(&a.robot)?;
     if a.json {
         json(&robot)?;
         return Ok(ExitCode::SUCCESS);

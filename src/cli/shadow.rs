@@ -9,7 +9,6 @@ use cdpr_ads::shadow::{
     self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
     StartReport, Summary,
 };
-use cdpr_core::robot::Robot;
 use cdpr_core::sim::{ControlMode, SimConfig};
 use clap::Args;
 use std::path::PathBuf;
@@ -163,7 +162,9 @@ impl LinkArgs {
     pub fn setup(&self, plc: &str, choice: &ModelChoice) -> Result<ShadowSetup> {
         let robot = choice
             .robot
-            .map(|r| Robot::load(r).map_err(|e| super::args::naming(e, "loading robot", r)))
+            .map(|r| {
+                super::args::find_robot(r).map_err(|e| super::args::naming(e, "loading robot", r))
+            })
             .transpose()?;
         let surrogate = choice
             .physics
