@@ -218,8 +218,16 @@ impl AngleArg {
             AngleUnit::Rad
         }
     }
-    /// A pose from 3 or 6 numbers given on the command line.
+    /// A pose from 3 or 6 numbers given on the command line: every pose a command reads goes
+    /// through here. Angles beyond a turn in radians get a hint (once per run).
     pub fn pose(&self, values: &[f64]) -> Pose {
+        static HINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if !self.degrees
+            && let Some(hint) = cdpr_core::kinematics::radians_beyond_a_turn(values, "--degrees")
+            && !HINTED.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            eprintln!("warning: {hint}");
+        }
         self.unit().pose_from(values)
     }
 }

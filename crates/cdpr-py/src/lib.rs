@@ -149,6 +149,15 @@ fn pose_of(option: &str, values: &[f64], degrees: bool) -> PyResult<Pose> {
             *v
         };
     }
+    // As the CLI: an angle beyond a turn in radians was probably meant in degrees.
+    if !degrees && let Some(hint) = kinematics::radians_beyond_a_turn(values, "degrees=True") {
+        Python::attach(|py| {
+            let message = std::ffi::CString::new(format!("{option}: {hint}"))
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+            PyErr::warn(py, category.as_any(), &message, 1)
+        })?;
+    }
     Ok(Pose::from_array(a))
 }
 

@@ -10,7 +10,7 @@ mod pose;
 pub mod report;
 
 pub use fk::{FkError, FkMethod, FkOptions, FkSolution, forward, forward_lm, forward_sphere};
-pub use pose::{Pose, wrap_angle};
+pub use pose::{ONE_TURN, Pose, radians_beyond_a_turn, wrap_angle};
 pub use report::{AngleUnit, FkReport, IkReport, fk_report, ik_report, pose_warnings};
 
 use crate::robot::{Cable, Dof, Robot};
