@@ -45,3 +45,67 @@ fn an_angle_beyond_a_turn_in_radians_asks_for_degrees_once() {
     }
 }
 
+#[test]
+fn a_pose_in_millimetres_is_refused_with_how_far_it_is() {
+    for (run, option) in [
+        ("ik -r uvigo8 --pose 0,0,150", "--pose 0,0,150"),
+        ("tensions -r uvigo8 --pose 0,0,150", "--pose 0,0,150"),
+        ("equilibrium -r uvigo8 --sag-at 0,0,150", "--sag-at 0,0,150"),
+        (
+            "equilibrium -r uvigo8 --pretensioned-at 0,0,150",
+            "--pretensioned-at 0,0,150",
+        ),
+        (
+            "equilibrium -r uvigo8 --sag-at 0,0,0.15 --guess 0,0,150",
+            "--guess 0,0,150",
+        ),
+        (
+            "fk -r uvigo8 --lengths 1.7,1.7,1.7,1.7,1.6,1.6,1.6,1.6 --guess 0,0,150",
+            "--guess 0,0,150",
+        ),
+    ] {
+        let o = cdpr(&words(run));
+        assert_eq!(o.status.code(), Some(1), "{run}: {}", stdout(&o));
+        assert_stderr(
+            &o,
+            &format!(
+                "{option} is 149 m away from uvigo8's frame (2.90 m across): millimetres? the robot file is in metres"
+            ),
+        );
+        assert!(!stderr(&o).contains("slack"), "{run}: {}", stderr(&o));
+    }
+    // Past the parser's ±1000 m the parser asks too.
+    let o = cdpr(&words("ik -r caroca --pose 0,0,1500"));
+    assert_fails(&o, "(millimetres? poses are in metres)");
+    // Outside the frame but not absurd: computed, with the workspace warning.
+    let o = cdpr(&words("ik -r uvigo8 --pose 0,0,3"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_stderr(&o, "outside uvigo8's workspace");
+}
+
+#[test]
+fn a_trajectory_in_millimetres_is_refused_with_how_far_it_is() {
+    let dir = scratch("hints-mm-csv");
+    let csv = dir.join("mm.csv");
+    // seed 000's test volume, written in millimetres.
+    std::fs::write(
+        &csv,
+        "t,x,y,z\n0,0,0,150\n0.5,50,0,150\n1,100,0,150\n1.5,100,100,150\n",
+    )
+    .expect("write");
+    let path = csv.display().to_string();
+    for run in [
+        "simulate -r uvigo8 --model elastic --trajectory",
+        "trajectory -r uvigo8 --name",
+    ] {
+        let o = cdpr(&with(run, &[&path]));
+        assert_eq!(o.status.code(), Some(1), "{run}: {}", stdout(&o));
+        assert_stderr(
+            &o,
+            "the pose at t = 0 s, (0, 0, 150) m, is 149 m away from uvigo8's frame (2.90 m across): millimetres? the robot file is in metres",
+        );
+        assert_stderr(&o, &path);
+        assert!(!stderr(&o).contains("slack"), "{run}: {}", stderr(&o));
+    }
+}
+

@@ -142,9 +142,14 @@ pub fn pose_list(text: &str) -> Result<Numbers, String> {
         };
         if v.abs() > limit {
             return Err(format!(
-                "{} must be between -{limit} and {limit}{unit}, got {}",
+                "{} must be between -{limit} and {limit}{unit}, got {}{}",
                 NAMES[k],
-                text.split(',').nth(k).unwrap_or("").trim()
+                text.split(',').nth(k).unwrap_or("").trim(),
+                if k < 3 {
+                    " (millimetres? poses are in metres)"
+                } else {
+                    ""
+                }
             ));
         }
     }
@@ -229,6 +234,17 @@ impl AngleArg {
             eprintln!("warning: {hint}");
         }
         self.unit().pose_from(values)
+    }
+
+    /// [`AngleArg::pose`] for `robot`, refused when it lies far outside the robot's frame (a
+    /// pose in millimetres: `Robot::far_away`); `option` names it in the message.
+    pub fn pose_on(&self, robot: &Robot, values: &[f64], option: &str) -> Result<Pose> {
+        let pose = self.pose(values);
+        if let Some(far) = robot.far_away(&pose.position) {
+            let given: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            bail!("{option} {} is {far}", given.join(","));
+        }
+        Ok(pose)
     }
 }
 

@@ -125,7 +125,7 @@ pub struct IkArgs {
 
 pub fn ik(a: IkArgs) -> Result<ExitCode> {
     let robot = a.robot.load()?;
-    let pose = a.angles.pose(&a.pose);
+    let pose = a.angles.pose_on(&robot, &a.pose, "--pose")?;
     if !robot.is_cable_robot() {
         return super::legs::ik(&robot, &pose, a.json, &a.angles);
     }
@@ -215,7 +215,11 @@ pub fn fk(a: FkArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("fk")?;
     check_lengths(&a.lengths, "--lengths", &robot)?;
     let options = FkOptions {
-        guess: a.guess.as_ref().map(|g| a.angles.pose(g)),
+        guess: a
+            .guess
+            .as_ref()
+            .map(|g| a.angles.pose_on(&robot, g, "--guess"))
+            .transpose()?,
         max_residual: a.max_residual,
         ..FkOptions::default()
     };
@@ -281,7 +285,7 @@ pub struct TensionsArgs {
 pub fn tensions(a: TensionsArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("tensions")?;
     let bounds = a.bounds.bounds(&robot)?;
-    let pose = a.angles.pose(&a.pose);
+    let pose = a.angles.pose_on(&robot, &a.pose, "--pose")?;
     let r = statics::tensions_report(&robot, &pose, bounds, a.angles.unit());
     warn(&r.warnings);
     if a.json {
@@ -340,13 +344,20 @@ pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
         check_lengths(l0, "--rest-lengths", &robot)?;
         RestLengths::Given(l0.0.clone())
     } else if let Some(p) = &a.sag_at {
-        RestLengths::SagAt(a.angles.pose(p))
+        RestLengths::SagAt(a.angles.pose_on(&robot, p, "--sag-at")?)
     } else if let Some(p) = &a.pretensioned_at {
-        RestLengths::PretensionedAt(a.angles.pose(p), a.bounds.bounds(&robot)?)
+        RestLengths::PretensionedAt(
+            a.angles.pose_on(&robot, p, "--pretensioned-at")?,
+            a.bounds.bounds(&robot)?,
+        )
     } else {
         bail!("one of --rest-lengths, --sag-at, --pretensioned-at is needed")
     };
-    let guess = a.guess.as_ref().map(|g| a.angles.pose(g));
+    let guess = a
+        .guess
+        .as_ref()
+        .map(|g| a.angles.pose_on(&robot, g, "--guess"))
+        .transpose()?;
     let r = statics::equilibrium_report(&robot, &rest, guess, a.angles.unit())
         .with_context(|| format!("elastic equilibrium of {}", robot.name))?;
     warn(&r.warnings);

@@ -7,10 +7,13 @@
 mod file;
 pub mod lookup;
 mod mechanism;
+mod scale;
 
 use nalgebra::{Matrix3, Vector3};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+
+pub use scale::{FAR_FRAME_SIZES, FarAway, MIN_FRAME_SIZE_M};
 
 pub use file::{
     DEFAULT_WINCH_KD, DEFAULT_WINCH_KI, DEFAULT_WINCH_KP, DEFAULT_WINCH_MASS, INERTIA_RANGE,
