@@ -109,3 +109,34 @@ fn a_trajectory_in_millimetres_is_refused_with_how_far_it_is() {
     }
 }
 
+#[test]
+fn comparing_a_file_with_itself_says_the_zeros_mean_nothing() {
+    let dir = scratch("hints-compare-self");
+    let run = dir.join("run.csv");
+    let o = cdpr(&with(
+        "simulate -r uvigo8 -t poly5 --speed 0.5 --model elastic --out",
+        &[&run.display().to_string()],
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = run.display().to_string();
+    let warning = "the reference and the actual are the same file";
+    let o = cdpr(&with("compare --reference", &[&run, "--actual", &run]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(count(&o, warning), 1, "{}", stderr(&o));
+    assert_stderr(&o, "add --reference-columns _cmd");
+    // The same columns through another spelling of the path: still the same file.
+    let other = format!("{}/./run.csv", dir.display());
+    let o = cdpr(&with(
+        "compare --json --reference",
+        &[&other, "--actual", &run],
+    ));
+    assert_eq!(count(&o, warning), 1, "{}", stderr(&o));
+    // The commanded pose against the platform's: what a user means.
+    let o = cdpr(&with(
+        "compare --reference-columns _cmd --reference",
+        &[&run, "--actual", &run],
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(count(&o, warning), 0, "{}", stderr(&o));
+}
+
