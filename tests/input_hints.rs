@@ -140,3 +140,56 @@ fn comparing_a_file_with_itself_says_the_zeros_mean_nothing() {
     assert_eq!(count(&o, warning), 0, "{}", stderr(&o));
 }
 
+#[test]
+fn an_infeasible_distribution_prints_its_residual_with_units() {
+    // 1 kg on tensions of at most 0.1 N: nothing holds it.
+    let o = cdpr(&words(
+        "tensions -r uvigo8 --pose 0,0,0.15 --f-min 0 --f-max 0.1",
+    ));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let verdict = stderr(&o);
+    assert!(
+        verdict.contains("leaving a residual of ") && verdict.contains(" N (force), "),
+        "{verdict}"
+    );
+    assert!(verdict.contains(" N·m (moment)"), "{verdict}");
+    assert!(!verdict.contains("e0"), "{verdict}");
+    let line = stdout(&o)
+        .lines()
+        .find(|l| l.contains("‖W f + w_g‖"))
+        .map(str::to_string)
+        .expect("the residual line");
+    assert!(
+        line.contains(" N (force), ") && line.ends_with(" N·m (moment)"),
+        "{line}"
+    );
+    // A 3-DOF robot has no moment rows.
+    let o = cdpr(&words(
+        "tensions -r silva4 --pose 0,0,0.5 --f-min 0 --f-max 0.1",
+    ));
+    assert!(stderr(&o).contains(" N (force)"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("N·m"), "{}", stderr(&o));
+    // The other kinematics outputs give their units too.
+    let o = cdpr(&words("ik -r uvigo8 --pose 0,0,0.15"));
+    assert!(
+        stdout(&o).starts_with(
+            "uvigo8 at x,y,z 0.000000, 0.000000, 0.150000 m, roll,pitch,yaw 0.000000, 0.000000, 0.000000 rad"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let o = cdpr(&words("equilibrium -r uvigo8 --sag-at 0,0,0.15"));
+    assert!(
+        stdout(&o)
+            .lines()
+            .any(|l| l.starts_with("‖W f + w_g‖ = ") && l.contains(" N (force)")),
+        "{}",
+        stdout(&o)
+    );
+    let o = cdpr(&words("check uvigo8"));
+    assert!(
+        stdout(&o).contains("PID kp 200000 N/m, ki "),
+        "{}",
+        stdout(&o)
+    );
+}

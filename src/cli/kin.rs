@@ -52,7 +52,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         sig(i[(2, 2)], 5)
     );
     println!(
-        "tension {}…{} N; winch ≤ {} m/s, {} m/s², {} m/s³; PID kp {} ki {} kd {}",
+        "tension {}…{} N; winch ≤ {} m/s, {} m/s², {} m/s³; PID kp {} N/m, ki {} N/(m·s), kd {} N·s/m",
         robot.tension.min,
         robot.tension.max,
         robot.winch.max_velocity,
@@ -91,17 +91,15 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         ]);
     }
     t.print();
+    let home_pose = format!(
+        "x,y,z {} m, roll,pitch,yaw {} rad",
+        list(&robot.home[..3], 4),
+        list(&robot.home[3..], 4)
+    );
     if let Some(tensions) = &home.tensions {
-        println!(
-            "home pose ({}): tensions {} N",
-            list(&robot.home, 4),
-            list(tensions, 3)
-        );
+        println!("home pose {home_pose}: tensions {} N", list(tensions, 3));
     } else {
-        println!(
-            "warning: the tension distribution is infeasible at the home pose ({})",
-            list(&robot.home, 4)
-        );
+        println!("warning: the tension distribution is infeasible at the home pose {home_pose}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -136,7 +134,12 @@ pub fn ik(a: IkArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let u = r.angle_unit.name();
-    println!("{} at pose ({})", robot.name, list(&r.pose, 6));
+    println!(
+        "{} at x,y,z {} m, roll,pitch,yaw {} {u}",
+        robot.name,
+        list(&r.pose[..3], 6),
+        list(&r.pose[3..], 6)
+    );
     let mut t = Table::new(&[
         "cable".to_string(),
         "length [m]".into(),
@@ -297,8 +300,11 @@ pub fn tensions(a: TensionsArgs) -> Result<ExitCode> {
         }
         t.print();
         println!(
-            "bounds [{}, {}] N, mass {} kg, ‖W f + w_g‖ = {:.3e}",
-            r.f_min, r.f_max, r.mass, r.residual
+            "bounds [{}, {}] N, mass {} kg, ‖W f + w_g‖ = {}",
+            r.f_min,
+            r.f_max,
+            r.mass,
+            statics::residual_text(r.residual_force, r.residual_moment)
         );
     }
     match r.verdict() {
@@ -385,8 +391,9 @@ pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
     }
     t.print();
     println!(
-        "‖W f + w_g‖ = {:.3e}, {} Newton iterations",
-        r.residual, r.iterations
+        "‖W f + w_g‖ = {}; {} Newton iterations",
+        statics::residual_text(r.residual_force, r.residual_moment),
+        r.iterations
     );
     Ok(ExitCode::SUCCESS)
 }
