@@ -203,6 +203,8 @@ pub struct FkArgs {
     /// Starting pose for the least-squares method (default: the robot's home pose).
     #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
     pub guess: Option<Numbers>,
+    /// Solver: `lm`, Levenberg–Marquardt from --guess (any robot), or `sphere`, seed 003's
+    /// three spheres refined on all lengths (3-DOF robots).
     #[arg(long, value_enum, default_value = "lm")]
     pub method: FkMethod,
     /// Fail when the best fit leaves a length error above this (m, 1e-12 to 10).
@@ -210,6 +212,7 @@ pub struct FkArgs {
     pub max_residual: f64,
     #[command(flatten)]
     pub angles: AngleArg,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -281,6 +284,7 @@ pub struct TensionsArgs {
     pub bounds: BoundsArg,
     #[command(flatten)]
     pub angles: AngleArg,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -340,6 +344,7 @@ pub struct EquilibriumArgs {
     pub bounds: BoundsArg,
     #[command(flatten)]
     pub angles: AngleArg,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }
