@@ -1,7 +1,9 @@
-//! Every command's `--help`: each option and argument says what it is.
+//! Every command's `--help`: each option and argument says what it is, and the shipped robots
+//! are named as `cdpr robots` lists them (all of them or one at a time, never a stale subset).
 
 mod common;
 use common::*;
+use std::collections::BTreeSet;
 
 /// The subcommand paths of `cdpr`, depth first (`[]` is `cdpr` itself).
 fn command_paths() -> Vec<Vec<String>> {
@@ -95,3 +97,73 @@ fn every_option_of_every_command_has_a_help_text() {
     );
 }
 
+#[test]
+fn help_texts_name_the_shipped_robots_as_cdpr_robots_lists_them() {
+    let v = json(&["robots", "--json"]);
+    let shipped: BTreeSet<String> = v["robots"]
+        .as_array()
+        .expect("robots")
+        .iter()
+        .filter(|r| r["source"] == "shipped")
+        .map(|r| r["name"].as_str().expect("name").to_string())
+        .collect();
+    assert!(shipped.len() >= 5, "{shipped:?}");
+    let paths = command_paths();
+    assert!(paths.len() > 15, "{paths:?}");
+    let mut listing_seen = 0;
+    for path in paths {
+        let text = help(&path);
+        let named = |s: &str| -> BTreeSet<String> {
+            shipped
+                .iter()
+                .filter(|name| {
+                    s.match_indices(name.as_str()).any(|(at, _)| {
+                        let before = s[..at].chars().last();
+                        let after = s[at + name.len()..].chars().next();
+                        !before.is_some_and(|c| c.is_alphanumeric())
+                            && !after.is_some_and(|c| c.is_alphanumeric())
+                    })
+                })
+                .cloned()
+                .collect()
+        };
+        // Each paragraph about the shipped robots (example command lines aside: they name the
+        // robot they run) that names two of them or more names them all. (A paragraph may
+        // name a few robots for what they are: "robots with rigid legs (keops, rssu2)".)
+        for paragraph in text.split("\n\n") {
+            let prose: Vec<&str> = paragraph
+                .lines()
+                .filter(|l| {
+                    let t = l.trim_start();
+                    !(t.starts_with("cdpr ") || t.starts_with("xvfb-run "))
+                })
+                .collect();
+            // The list of shipped robots: one per line under its heading.
+            if let Some(at) = prose.iter().position(|l| *l == "Shipped robots:") {
+                let listed: BTreeSet<String> = prose[at + 1..]
+                    .iter()
+                    .take_while(|l| l.starts_with("  "))
+                    .filter_map(|l| l.split_whitespace().next())
+                    .map(str::to_string)
+                    .collect();
+                assert_eq!(listed, shipped, "cdpr {} --help", path.join(" "));
+                listing_seen += 1;
+                continue;
+            }
+            let prose = prose.join(" ");
+            if !prose.contains("shipped") {
+                continue;
+            }
+            let found = named(&prose);
+            assert!(
+                found.len() < 2 || found == shipped,
+                "cdpr {} --help names {found:?} of the shipped {shipped:?} in:\n{paragraph}",
+                path.join(" ")
+            );
+        }
+    }
+    assert!(
+        listing_seen >= 10,
+        "the robot list appears in {listing_seen} helps"
+    );
+}

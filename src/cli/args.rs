@@ -169,7 +169,7 @@ pub fn find_robot(spec: &str) -> Result<Robot, cdpr_core::robot::RobotFileError>
 /// The robot to work on.
 #[derive(Args, Debug, Clone)]
 pub struct RobotArg {
-    /// Robot file (TOML), or the name of a shipped robot: uvigo8, silva4, caroca.
+    /// A robot's name or a robot file's path (TOML): see "Robots" below, or `cdpr robots`.
     #[arg(long, short = 'r', value_name = "ROBOT")]
     pub robot: String,
     /// Total moving mass in kg, replacing the file's (inertia scales with it); e.g. caroca's

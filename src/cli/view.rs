@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 #[derive(Args, Debug)]
 #[command(
     after_help = "Without --robot and --trajectory the demo plays: uvigo8 on seed 000's test, \
-then silva4's pick-and-place, then CAROCA's quintic move, round and round.\n\n\
-Keys: Space pause/run, R reset, S one step, F frame the robot, H help, Esc quit. Mouse: left-drag \
+then every other robot of the picker (the shipped ones, then ./robots/*.toml) on its own \
+paper's trajectory, round and round.\n\n\
+Keys: Space pause/run, R reset, S one step, F frame the path / the whole robot, H help, Esc quit. Mouse: left-drag \
 orbit, right-drag pan, wheel zoom.\n\n\
 Live mode (--plc): the ADS shadow of a controller, exactly as `cdpr shadow` runs it (same cycle, \
 physics and write allow-list) on a thread of its own, drawn at the screen's rate; the panel shows \
@@ -31,8 +32,8 @@ cdpr view --robot silva4 --trajectory pickplace --speed 0.5 --model elastic --co
 xvfb-run -a -s \"-screen 0 1280x720x24\" cdpr view --robot caroca --screenshot caroca.png --seek 5"
 )]
 pub struct ViewArgs {
-    /// Robot file or shipped robot (uvigo8, silva4, caroca); alone it plays the robot's own
-    /// trajectory (seed000, pickplace or poly5).
+    /// A robot's name or a robot file's path (see "Robots" below); alone it plays the robot's
+    /// own paper's trajectory.
     #[arg(long, short = 'r', value_name = "ROBOT")]
     pub robot: Option<String>,
     /// A built-in trajectory (seed000, pickplace, poly5) or a CSV file.
