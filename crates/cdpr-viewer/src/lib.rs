@@ -243,9 +243,10 @@ fn build_app(options: &ViewerOptions, playback: Playback) -> App {
     .insert_resource(scene::SpawnedFor::default())
     .insert_resource(scene::DisplayOptions::default())
     .insert_resource(scene::TensionScale(1.0))
-    .insert_resource(panel::PanelState::new(scenario::robot_choices(
-        &options.robots_dir,
-    )))
+    .insert_resource(panel::PanelState {
+        fixed_frame_s: screenshot_mode.then(|| SCREENSHOT_FRAME.as_secs_f64()),
+        ..panel::PanelState::new(scenario::robot_choices(&options.robots_dir))
+    })
     .insert_resource(overlay::GhostText(ghost))
     .insert_resource(camera::SmoothCamera(!screenshot_mode))
     .insert_resource(capture::FrameStats::default())
