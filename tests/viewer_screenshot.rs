@@ -40,6 +40,15 @@ fn main() {
             "live_mode_errors_name_what_is_wrong_without_a_window",
             live_mode_errors_name_what_is_wrong_without_a_window,
         ),
+        plain(
+            "a_screenshot_format_this_build_cannot_write_is_refused_before_the_window",
+            a_screenshot_format_this_build_cannot_write_is_refused_before_the_window,
+        ),
+        windowed(
+            "a_screenshot_that_cannot_be_written_is_an_error_not_wrote",
+            a_screenshot_that_cannot_be_written_is_an_error_not_wrote,
+            &missing,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -322,6 +331,66 @@ fn without_a_display_the_viewer_says_so_instead_of_panicking() {
     assert!(err.contains("no display"), "{err}");
     assert!(err.contains("xvfb-run"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `--screenshot shot.jpg` once logged an error, printed "wrote shot.jpg", exited 0 and left
+/// 0 bytes: the extension is checked with the arguments, before any window opens.
+fn a_screenshot_format_this_build_cannot_write_is_refused_before_the_window() {
+    let dir = scratch("viewer-screenshot-format");
+    for name in ["shot.jpg", "shot.JPEG", "shot.webp", "shot"] {
+        let path = dir.join(name);
+        let o = Command::new(env!("CARGO_BIN_EXE_cdpr"))
+            .args(["view", "--robot", "uvigo8", "--screenshot"])
+            .arg(&path)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .output()
+            .expect("runs");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(name) && err.contains("a screenshot is written as .png"),
+            "{name}: {err}"
+        );
+        assert!(!err.contains("no display"), "{name}: {err}");
+        assert!(!stdout(&o).contains("wrote"), "{name}: {}", stdout(&o));
+        assert!(!path.exists(), "{name} was created");
+    }
+    // The upper-case spelling of a writable format is fine (then the display is missing).
+    let o = Command::new(env!("CARGO_BIN_EXE_cdpr"))
+        .args(["view", "--robot", "uvigo8", "--screenshot"])
+        .arg(dir.join("shot.PNG"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("runs");
+    assert!(stderr(&o).contains("no display"), "{}", stderr(&o));
+}
+
+/// A picture that is not written (here: into a directory that does not exist) fails the run
+/// and is never announced as written.
+fn a_screenshot_that_cannot_be_written_is_an_error_not_wrote() {
+    let dir = scratch("viewer-screenshot-unwritable");
+    let path = dir.join("no-such-dir").join("shot.png");
+    let out = under_xvfb(
+        &[
+            "view",
+            "--robot",
+            "silva4",
+            "--screenshot",
+            &path.to_string_lossy(),
+            "--frames",
+            "2",
+        ],
+        &dir,
+    );
+    assert!(!stdout(&out).contains("wrote"), "{}", stdout(&out));
+    assert!(!path.exists());
+    assert!(
+        stderr(&out).contains("the screenshot was not written to"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// `cdpr plc` in the background on a free loopback port; killed on drop.

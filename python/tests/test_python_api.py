@@ -2,6 +2,7 @@
 
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -19,6 +20,16 @@ def test_robot_arrays_match_the_file():
     assert np.allclose(ik["lengths"], lengths, rtol=0, atol=1e-12)
     assert robot.to_dict()["name"] == "uvigo8" == robot.name
     assert "uvigo8" in cdpr.robot_names()
+
+
+def test_an_angle_beyond_a_turn_in_radians_warns_as_the_cli_does():
+    robot = cdpr.Robot.load("uvigo8")
+    with pytest.warns(UserWarning, match=r"^pose: yaw 90 rad: did you mean degrees=True\?$"):
+        robot.ik([0, 0, 0.15, 0, 0, 90])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        robot.ik([0, 0, 0.15, 0, 0, 90], degrees=True)
+        robot.ik([0, 0, 0.15, 0, 0, 6.2])
 
 
 def test_run_data_are_views_of_one_array():

@@ -107,13 +107,32 @@ pub fn pose_list(text: &str) -> Result<Numbers, String> {
     Ok(Numbers(values))
 }
 
+/// Finds a robot by the one lookup rule (`cdpr_core::robot::lookup`), warning when the name
+/// also matches another robot file that is not used.
+pub fn find_robot(spec: &str) -> Result<Robot, cdpr_core::robot::RobotFileError> {
+    let found = cdpr_core::robot::lookup::find(spec)?;
+    if let Some(note) = found.note(spec) {
+        eprintln!("warning: {note}");
+    }
+    Ok(found.robot)
+}
+
+/// The robot a run request names, with its payload, warning as [`find_robot`] does.
+pub fn load_robot(request: &cdpr_core::run::RunRequest) -> Result<Robot> {
+    let (robot, note) = request.load_robot_noted()?;
+    if let Some(note) = note {
+        eprintln!("warning: {note}");
+    }
+    Ok(robot)
+}
+
 /// The robot to work on (`--robot`, `--payload`: core's run options).
 pub type RobotArg = RunArgs<RobotOnly>;
 
 impl<S: Selection> RunArgs<S> {
     /// The robot asked for, with its payload.
     pub fn load(&self) -> Result<Robot> {
-        Ok(self.request.load_robot()?)
+        load_robot(&self.request)
     }
 
     /// Loads a robot for a command that only makes sense for cable robots.
@@ -147,9 +166,28 @@ impl AngleArg {
             AngleUnit::Rad
         }
     }
-    /// A pose from 3 or 6 numbers given on the command line.
+    /// A pose from 3 or 6 numbers given on the command line: every pose a command reads goes
+    /// through here. Angles beyond a turn in radians get a hint (once per run).
     pub fn pose(&self, values: &[f64]) -> Pose {
+        static HINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if !self.degrees
+            && let Some(hint) = cdpr_core::kinematics::radians_beyond_a_turn(values, "--degrees")
+            && !HINTED.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            eprintln!("warning: {hint}");
+        }
         self.unit().pose_from(values)
+    }
+
+    /// [`AngleArg::pose`] for `robot`, refused when it lies far outside the robot's frame (a
+    /// pose in millimetres: `Robot::far_away`); `option` names it in the message.
+    pub fn pose_on(&self, robot: &Robot, values: &[f64], option: &str) -> Result<Pose> {
+        let pose = self.pose(values);
+        if let Some(far) = robot.far_away(&pose.position) {
+            let given: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            bail!("{option} {} is {far}", given.join(","));
+        }
+        Ok(pose)
     }
 }
 

@@ -4,20 +4,47 @@
 
 use super::output::{Table, json};
 use anyhow::Result;
-use cdpr_core::robot::{BUILTIN_ROBOTS, Robot};
+use cdpr_core::robot::Robot;
+use cdpr_core::robot::lookup::{self, Listed, NAME_DIRS, RobotSource};
 use cdpr_core::trajectory::{BUILTINS, signals::SIGNALS};
 use clap::{Args, Command, ValueEnum};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The shipped robots, one per line: name, kind and the file's description.
+/// How `--robot` finds a robot: the rule of `cdpr_core::robot::lookup`, in words.
+pub fn lookup_rule() -> String {
+    let files: Vec<String> = NAME_DIRS
+        .iter()
+        .map(|d| {
+            if *d == "." {
+                "./NAME.toml".to_string()
+            } else {
+                format!("./{d}/NAME.toml")
+            }
+        })
+        .collect();
+    format!(
+        "--robot NAME is the shipped robot NAME, else {} (the first found; a warning names a \
+         file of that name it leaves out); --robot PATH (with a / or ending in .toml) is that \
+         file, which must exist. `cdpr robots` lists them all, `cdpr check ROBOT` explains one.",
+        files.join(", else ")
+    )
+}
+
+/// The shipped robots, one per line: name, kind and the file's description; after the rule
+/// that finds robots by name.
 pub fn robots_help() -> String {
-    let mut text = String::from("Shipped robots (--robot NAME, or a robot file):");
+    let mut text = format!(
+        "Robots: {}
+Shipped robots:",
+        lookup_rule()
+    );
     for name in Robot::builtin_names() {
-        let line = match Robot::load(name) {
-            Ok(r) => format!("{name:<8} {}", r.description),
-            Err(e) => format!("{name:<8} (does not load: {e})"),
+        let line = match Robot::builtin(name) {
+            Some(Ok(r)) => format!("{name:<8} {}", r.description),
+            Some(Err(e)) => format!("{name:<8} (does not load: {e})"),
+            None => format!("{name:<8}"),
         };
         text.push_str("\n  ");
         text.push_str(&line);
@@ -47,7 +74,7 @@ pub fn trajectories_help() -> String {
 pub fn with_catalogue(cmd: Command) -> Command {
     let takes = |c: &Command, id: &str| c.get_arguments().any(|a| a.get_id() == id);
     let mut extra = Vec::new();
-    if takes(&cmd, "robot") {
+    if takes(&cmd, "robot") || cmd.get_name() == "robots" {
         extra.push(robots_help());
     }
     if takes(&cmd, "trajectory") || (cmd.get_name() == "trajectory" && takes(&cmd, "name")) {
@@ -80,8 +107,9 @@ pub fn with_catalogue(cmd: Command) -> Command {
 /// `cdpr robots`: the shipped robots and the robot files here.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Looks for *.toml in ./robots and the current directory (and in each \
---dir); a file that is not a robot file is listed with the reason.\n\n\
+    after_help = "Lists the shipped robots, then the robot files (*.toml) in ./robots and the \
+current directory and in each --dir, each under what --robot takes for it (its name when the \
+name finds it, else its path); a file that is not a valid robot file is listed with the reason.\n\n\
 Examples:\n  cdpr robots\n  cdpr robots --dir ~/my-robots --json"
 )]
 pub struct RobotsArgs {
@@ -96,6 +124,9 @@ pub struct RobotsArgs {
 #[derive(Serialize)]
 struct Entry {
     name: String,
+    /// What `--robot` takes for it: the name when the lookup finds this robot by name, else
+    /// the file's path.
+    robot_arg: String,
     /// "shipped" or the file's path.
     source: String,
     kind: Option<String>,
@@ -107,10 +138,20 @@ struct Entry {
 }
 
 impl Entry {
-    fn of(name: String, source: String, robot: Result<Robot>) -> Entry {
-        match robot {
+    fn of(listed: Listed) -> Entry {
+        let (source, stem) = match &listed.source {
+            RobotSource::Shipped(name) => ("shipped".to_string(), name.to_string()),
+            RobotSource::File(path) => (
+                path.display().to_string(),
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            ),
+        };
+        match listed.robot {
             Ok(r) => Entry {
                 name: r.name.clone(),
+                robot_arg: listed.spec,
                 source,
                 kind: Some(r.mechanism.kind().to_string()),
                 cables: r.is_cable_robot().then(|| r.cable_count()),
@@ -119,72 +160,32 @@ impl Entry {
                 error: None,
             },
             Err(e) => Entry {
-                name,
+                name: stem,
+                robot_arg: listed.spec,
                 source,
                 kind: None,
                 cables: None,
                 mass_kg: None,
                 description: String::new(),
-                error: Some(format!("{e:#}")),
+                error: Some(e.to_string()),
             },
         }
     }
 }
 
-/// `*.toml` in `dir` that declare a robot (a `[platform]` or `[[cables]]` at least look like
-/// one), with their text, read once (and capped like every robot file); unreadable
-/// directories and files are skipped.
-fn robot_files(dir: &Path) -> Vec<(PathBuf, String)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<(PathBuf, String)> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
-        .filter_map(|p| Robot::read_file_text(&p).ok().map(|text| (p, text)))
-        // Cargo.toml, rustfmt.toml, surrogate parameter files: not robots.
-        .filter(|(_, text)| text.contains("[platform]") || text.contains("[[cables]]"))
-        .collect();
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    files
-}
-
 pub fn robots(a: RobotsArgs) -> Result<ExitCode> {
-    let mut entries: Vec<Entry> = Robot::builtin_names()
-        .map(|name| {
-            Entry::of(
-                name.to_string(),
-                "shipped".into(),
-                Robot::load(name).map_err(Into::into),
-            )
-        })
+    // The listing walks the places `--robot NAME` looks in, so each robot is shown under what
+    // finds it.
+    let entries: Vec<Entry> = lookup::listing(Path::new(""), &a.dir)
+        .into_iter()
+        .map(Entry::of)
         .collect();
-    let mut dirs = vec![PathBuf::from("robots"), PathBuf::from(".")];
-    dirs.extend(a.dir.iter().cloned());
-    let mut seen = std::collections::BTreeSet::new();
-    for dir in &dirs {
-        for (file, text) in robot_files(dir) {
-            let key = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
-            // The shipped robots' own files (robots/ in the repository) are listed once.
-            let shipped = BUILTIN_ROBOTS.iter().any(|(_, t)| *t == text);
-            if shipped || !seen.insert(key) {
-                continue;
-            }
-            let shown = file.display().to_string();
-            let robot = Robot::from_text(&text, &file).map_err(anyhow::Error::from);
-            let stem = file
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            entries.push(Entry::of(stem, shown, robot));
-        }
-    }
     if a.json {
         json(&serde_json::json!({ "robots": entries }))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = Table::new(&[
-        "robot",
+        "--robot",
         "from",
         "kind",
         "cables",
@@ -194,7 +195,7 @@ pub fn robots(a: RobotsArgs) -> Result<ExitCode> {
     .left(&[1, 2, 5]);
     for e in &entries {
         t.row(vec![
-            e.name.clone(),
+            e.robot_arg.clone(),
             e.source.clone(),
             e.kind.clone().unwrap_or_else(|| "-".into()),
             e.cables.map_or("-".into(), |n| n.to_string()),
@@ -206,9 +207,7 @@ pub fn robots(a: RobotsArgs) -> Result<ExitCode> {
         ]);
     }
     t.print();
-    println!(
-        "use one with --robot NAME (shipped) or --robot PATH; `cdpr check PATH` explains a file"
-    );
+    println!("{}", lookup_rule());
     Ok(ExitCode::SUCCESS)
 }
 

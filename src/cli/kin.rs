@@ -33,7 +33,7 @@ struct CheckedRobot<'a> {
 
 pub fn check(a: CheckArgs) -> Result<ExitCode> {
     // Every robot-file error names the file (or the name looked for): no context to add.
-    let robot = Robot::load(&a.robot)?;
+    let robot = super::args::find_robot(&a.robot)?;
     // The [plc] section belongs to the controller boundary: checked as `cdpr shadow` and
     // `cdpr plc` read it.
     let plc = PlcSymbols::of(&robot)?;
@@ -65,7 +65,7 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         sig(i[(2, 2)], 5)
     );
     println!(
-        "tension {}…{} N; winch ≤ {} m/s, {} m/s², {} m/s³; PID kp {} ki {} kd {}",
+        "tension {}…{} N; winch ≤ {} m/s, {} m/s², {} m/s³; PID kp {} N/m, ki {} N/(m·s), kd {} N·s/m",
         robot.tension.min,
         robot.tension.max,
         robot.winch.max_velocity,
@@ -104,17 +104,15 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         ]);
     }
     t.print();
+    let home_pose = format!(
+        "x,y,z {} m, roll,pitch,yaw {} rad",
+        list(&robot.home[..3], 4),
+        list(&robot.home[3..], 4)
+    );
     if let Some(tensions) = &home.tensions {
-        println!(
-            "home pose ({}): tensions {} N",
-            list(&robot.home, 4),
-            list(tensions, 3)
-        );
+        println!("home pose {home_pose}: tensions {} N", list(tensions, 3));
     } else {
-        println!(
-            "warning: the tension distribution is infeasible at the home pose ({})",
-            list(&robot.home, 4)
-        );
+        println!("warning: the tension distribution is infeasible at the home pose {home_pose}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -138,7 +136,7 @@ pub struct IkArgs {
 
 pub fn ik(a: IkArgs) -> Result<ExitCode> {
     let robot = a.robot.load()?;
-    let pose = a.angles.pose(&a.pose);
+    let pose = a.angles.pose_on(&robot, &a.pose, "--pose")?;
     if !robot.is_cable_robot() {
         return super::legs::ik(&robot, &pose, a.json, &a.angles);
     }
@@ -149,7 +147,12 @@ pub fn ik(a: IkArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let u = r.angle_unit.name();
-    println!("{} at pose ({})", robot.name, list(&r.pose, 6));
+    println!(
+        "{} at x,y,z {} m, roll,pitch,yaw {} {u}",
+        robot.name,
+        list(&r.pose[..3], 6),
+        list(&r.pose[3..], 6)
+    );
     let mut t = Table::new(&[
         "cable".to_string(),
         "length [m]".into(),
@@ -189,6 +192,8 @@ pub struct FkArgs {
     /// Starting pose for the least-squares method (default: the robot's home pose).
     #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
     pub guess: Option<Numbers>,
+    /// Solver: `lm`, Levenberg–Marquardt from --guess (any robot), or `sphere`, seed 003's
+    /// three spheres refined on all lengths (3-DOF robots).
     #[arg(long, value_parser = super::options::choice::<FkMethod>(), default_value = "lm")]
     pub method: FkMethod,
     #[arg(long, default_value_t = 1e-3, value_name = "M", value_parser = number_of(&MAX_RESIDUAL),
@@ -196,6 +201,7 @@ pub struct FkArgs {
     pub max_residual: f64,
     #[command(flatten)]
     pub angles: AngleArg,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -204,7 +210,11 @@ pub fn fk(a: FkArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("fk")?;
     check_lengths(&a.lengths, "--lengths", &robot)?;
     let options = FkOptions {
-        guess: a.guess.as_ref().map(|g| a.angles.pose(g)),
+        guess: a
+            .guess
+            .as_ref()
+            .map(|g| a.angles.pose_on(&robot, g, "--guess"))
+            .transpose()?,
         max_residual: a.max_residual,
         ..FkOptions::default()
     };
@@ -264,6 +274,7 @@ pub struct TensionsArgs {
     pub bounds: BoundsArg,
     #[command(flatten)]
     pub angles: AngleArg,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -271,7 +282,7 @@ pub struct TensionsArgs {
 pub fn tensions(a: TensionsArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("tensions")?;
     let bounds = a.bounds.bounds(&robot)?;
-    let pose = a.angles.pose(&a.pose);
+    let pose = a.angles.pose_on(&robot, &a.pose, "--pose")?;
     let r = statics::tensions_report(&robot, &pose, bounds, a.angles.unit());
     warn(&r.warnings);
     if a.json {
@@ -283,8 +294,11 @@ pub fn tensions(a: TensionsArgs) -> Result<ExitCode> {
         }
         t.print();
         println!(
-            "bounds [{}, {}] N, mass {} kg, ‖W f + w_g‖ = {:.3e}",
-            r.f_min, r.f_max, r.mass, r.residual
+            "bounds [{}, {}] N, mass {} kg, ‖W f + w_g‖ = {}",
+            r.f_min,
+            r.f_max,
+            r.mass,
+            statics::residual_text(r.residual_force, r.residual_moment)
         );
     }
     match r.verdict() {
@@ -320,6 +334,7 @@ pub struct EquilibriumArgs {
     pub bounds: BoundsArg,
     #[command(flatten)]
     pub angles: AngleArg,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -330,13 +345,20 @@ pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
         check_lengths(l0, "--rest-lengths", &robot)?;
         RestLengths::Given(l0.0.clone())
     } else if let Some(p) = &a.sag_at {
-        RestLengths::SagAt(a.angles.pose(p))
+        RestLengths::SagAt(a.angles.pose_on(&robot, p, "--sag-at")?)
     } else if let Some(p) = &a.pretensioned_at {
-        RestLengths::PretensionedAt(a.angles.pose(p), a.bounds.bounds(&robot)?)
+        RestLengths::PretensionedAt(
+            a.angles.pose_on(&robot, p, "--pretensioned-at")?,
+            a.bounds.bounds(&robot)?,
+        )
     } else {
         bail!("one of --rest-lengths, --sag-at, --pretensioned-at is needed")
     };
-    let guess = a.guess.as_ref().map(|g| a.angles.pose(g));
+    let guess = a
+        .guess
+        .as_ref()
+        .map(|g| a.angles.pose_on(&robot, g, "--guess"))
+        .transpose()?;
     let r = statics::equilibrium_report(&robot, &rest, guess, a.angles.unit())
         .with_context(|| format!("elastic equilibrium of {}", robot.name))?;
     warn(&r.warnings);
@@ -364,8 +386,9 @@ pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
     }
     t.print();
     println!(
-        "‖W f + w_g‖ = {:.3e}, {} Newton iterations",
-        r.residual, r.iterations
+        "‖W f + w_g‖ = {}; {} Newton iterations",
+        statics::residual_text(r.residual_force, r.residual_moment),
+        r.iterations
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -25,9 +25,9 @@ use std::process::ExitCode;
 
 /// Digital shadow for cable-driven parallel robots (CDPRs).
 ///
-/// Robots are TOML files (see robots/); the shipped ones can also be named directly:
-/// uvigo8 (seed 000's 8-cable suspended robot), silva4 (seed 003's 4-cable robot) and
-/// caroca (seed 001's CAROCA). All quantities are SI: metres, radians, kilograms, newtons.
+/// Robots are TOML files (see robots/); the shipped ones, and the files in ./robots and
+/// here, can also be named directly (`cdpr robots` lists them). All quantities are SI:
+/// metres, radians, kilograms, newtons.
 /// Poses are x,y,z[,roll,pitch,yaw] with R = Rz(yaw)·Ry(pitch)·Rx(roll).
 #[derive(Parser, Debug)]
 #[command(name = "cdpr", version, propagate_version = true, max_term_width = 100)]

@@ -151,7 +151,7 @@ impl LinkArgs {
         let robot = request
             .robot
             .is_some()
-            .then(|| request.load_robot())
+            .then(|| super::args::load_robot(request))
             .transpose()?;
         let (surrogate, warnings) = request.load_surrogate(robot.as_ref())?;
         super::args::warn(&warnings);

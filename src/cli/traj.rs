@@ -263,7 +263,37 @@ pub struct CompareInputs {
 }
 
 impl CompareInputs {
+    /// A warning when the reference and the actual are the same columns of the same file: the
+    /// comparison is then zero by construction.
+    fn same_input_warning(&self) -> Option<String> {
+        let same_file = match (
+            std::fs::canonicalize(&self.reference),
+            std::fs::canonicalize(&self.actual),
+        ) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => self.reference == self.actual,
+        };
+        (same_file && self.reference_columns == self.actual_columns).then(|| {
+            let (columns, fix) = match self.reference_columns.as_str() {
+                "" => ("x, y, z, …".to_string(), "add --reference-columns _cmd"),
+                s => (
+                    format!("x{s}, y{s}, z{s}, …"),
+                    "keep --reference-columns _cmd and drop --actual-columns",
+                ),
+            };
+            format!(
+                "the reference and the actual are the same file ({}) and the same columns \
+                 ({columns}): every error below is zero by construction; to compare a run's \
+                 platform with its commanded pose, {fix}",
+                self.actual.display()
+            )
+        })
+    }
+
     fn load(&self) -> Result<(Trajectory, Trajectory)> {
+        if let Some(w) = self.same_input_warning() {
+            eprintln!("warning: {w}");
+        }
         let read = |path: &PathBuf, suffix: &str, what: &str| {
             let options = CsvOptions {
                 suffix: suffix.to_string(),

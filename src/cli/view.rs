@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 #[derive(Args, Debug)]
 #[command(
     after_help = "Without --robot and --trajectory the demo plays: uvigo8 on seed 000's test, \
-then silva4's pick-and-place, then CAROCA's quintic move, round and round.\n\n\
-Keys: Space pause/run, R reset, S one step, F frame the robot, H help, Esc quit. Mouse: left-drag \
+then every other robot of the picker (the shipped ones, then ./robots/*.toml) on its own \
+paper's trajectory, round and round.\n\n\
+Keys: Space pause/run, R reset, S one step, F frame the path / the whole robot, H help, Esc quit. Mouse: left-drag \
 orbit, right-drag pan, wheel zoom.\n\n\
 Live mode (--plc): the ADS shadow of a controller, exactly as `cdpr shadow` runs it (same cycle, \
 physics and write allow-list) on a thread of its own, drawn at the screen's rate; the panel shows \
@@ -44,7 +45,7 @@ pub struct ViewArgs {
     pub seek: f64,
     /// Render, save the window as this PNG after --frames frames, and exit. Each frame then
     /// advances the simulation by exactly 1/60 s, so the picture depends only on the arguments.
-    #[arg(long, value_name = "PNG")]
+    #[arg(long, value_name = "PNG", value_parser = screenshot_path)]
     pub screenshot: Option<PathBuf>,
     /// Frame at which the screenshot is taken.
     #[arg(long, default_value_t = 5, value_name = "N", requires = "screenshot",
@@ -79,6 +80,25 @@ pub enum ExecutorArg {
     #[default]
     Single,
     Multi,
+}
+
+/// A screenshot path with an extension this build can write (refused before any window opens).
+fn screenshot_path(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    viewer::capture::check_screenshot_path(&path)?;
+    Ok(path)
+}
+
+/// "wrote PATH" once the screenshot is there and not empty; an error otherwise.
+fn wrote_screenshot(path: &std::path::Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() > 0 => {
+            println!("wrote {}", path.display());
+            Ok(())
+        }
+        Ok(_) => bail!("the screenshot {} is empty: not written", path.display()),
+        Err(e) => bail!("the screenshot {} was not written: {e}", path.display()),
+    }
 }
 
 fn parse_size(text: &str) -> Result<(u32, u32), String> {
@@ -131,7 +151,7 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
         eprintln!("{}", summary.line());
     }
     if let Some(path) = &a.screenshot {
-        println!("wrote {}", path.display());
+        wrote_screenshot(path)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -214,7 +234,7 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
         eprintln!("{}", summary.line());
     }
     if let Some(path) = &a.screenshot {
-        println!("wrote {}", path.display());
+        wrote_screenshot(path)?;
     }
     match outcome {
         Some(LiveOutcome { result, .. }) => result.context("the shadow stopped")?,

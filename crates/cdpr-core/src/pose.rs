@@ -88,6 +88,27 @@ impl Pose {
     }
 }
 
+/// Largest roll, pitch or yaw given in radians that is taken without a word: one turn (2π).
+/// Beyond it an angle in radians is pointless (the same rotation as its remainder) and almost
+/// always a number meant in degrees (`90` for a quarter turn).
+pub const ONE_TURN: f64 = std::f64::consts::TAU;
+
+/// A hint when angles given in radians (roll, pitch, yaw: the entries after x, y, z of
+/// `pose_values`) exceed one turn in magnitude: "yaw 90 rad: did you mean {degrees}?", where
+/// `degrees` is how the caller's face asks for degrees (`--degrees`, `degrees=True`). None when
+/// every angle is within a turn.
+pub fn radians_beyond_a_turn(pose_values: &[f64], degrees: &str) -> Option<String> {
+    const NAMES: [&str; 3] = ["roll", "pitch", "yaw"];
+    let big: Vec<String> = pose_values
+        .iter()
+        .skip(3)
+        .zip(NAMES)
+        .filter(|(a, _)| a.abs() > ONE_TURN)
+        .map(|(a, name)| format!("{name} {a} rad"))
+        .collect();
+    (!big.is_empty()).then(|| format!("{}: did you mean {degrees}?", big.join(", ")))
+}
+
 /// Wraps an angle to (−π, π].
 pub fn wrap_angle(a: f64) -> f64 {
     let two_pi = std::f64::consts::TAU;
@@ -112,7 +133,8 @@ pub const COORDINATES: [&str; 6] = ["x", "y", "z", "roll", "pitch", "yaw"];
 pub enum PoseError {
     #[error("expected 3 (x,y,z) or 6 (x,y,z,roll,pitch,yaw) numbers, got {0}")]
     Count(usize),
-    #[error("{coordinate} must be between -{limit} and {limit}{unit}, got {}", crate::text::short(*value))]
+    #[error("{coordinate} must be between -{limit} and {limit}{unit}, got {}{}", crate::text::short(*value),
+        if *unit == " m" { " (millimetres? poses are in metres)" } else { "" })]
     OutOfRange {
         coordinate: &'static str,
         value: f64,
@@ -200,6 +222,24 @@ mod tests {
             let pose = Pose::from_rotation(Vector3::zeros(), &rotation);
             assert_relative_eq!(pose.rpy, Vector3::new(r, p, y), epsilon = 1e-12);
         }
+    }
+
+    #[test]
+    fn angles_beyond_a_turn_in_radians_ask_for_degrees() {
+        let hint = |v: &[f64]| radians_beyond_a_turn(v, "--degrees");
+        assert_eq!(
+            hint(&[0.0, 0.0, 0.15, 0.0, 0.0, 90.0]).as_deref(),
+            Some("yaw 90 rad: did you mean --degrees?")
+        );
+        assert_eq!(
+            hint(&[0.0, 0.0, 0.15, -45.0, 0.1, 7.0]).as_deref(),
+            Some("roll -45 rad, yaw 7 rad: did you mean --degrees?")
+        );
+        // Within a turn either way (2π itself included), and positions never count.
+        let turn = std::f64::consts::TAU;
+        assert_eq!(hint(&[500.0, 0.0, 0.15, turn, -turn, 3.0]), None);
+        assert_eq!(hint(&[0.0, 0.0, 90.0]), None);
+        assert!(hint(&[0.0, 0.0, 0.0, 0.0, 6.3, 0.0]).is_some());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use cdpr_core::sim::{Command, ControlMode, ModelKind, Sim, SimConfig};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 
 fn keops() -> (Robot, LinearDelta, cdpr_core::legs::Cylinder) {
-    let robot = Robot::load("robots/keops.toml").expect("keops loads");
+    let robot = Robot::load("keops").expect("keops loads");
     let Mechanism::LinearDelta { delta, cylinder } = robot.mechanism.clone() else {
         panic!("keops is a linear delta");
     };
@@ -20,7 +20,7 @@ fn keops() -> (Robot, LinearDelta, cdpr_core::legs::Cylinder) {
 }
 
 fn rssu2() -> (Robot, cdpr_core::legs::Rssu2) {
-    let robot = Robot::load("robots/rssu2.toml").expect("rssu2 loads");
+    let robot = Robot::load("rssu2").expect("rssu2 loads");
     let Mechanism::Rssu2(r) = robot.mechanism.clone() else {
         panic!("rssu2 is a 2-RSSU");
     };

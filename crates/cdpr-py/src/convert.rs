@@ -122,7 +122,15 @@ pub fn whole(spec: &'static OptionSpec, value: i64) -> PyResult<usize> {
 
 /// A pose from 3 (position) or 6 numbers, by core's rule ([`Pose::from_user`]).
 pub fn pose_of(argument: &str, values: &[f64], degrees: bool) -> PyResult<Pose> {
-    Pose::from_user(values, degrees).map_err(|e| PyValueError::new_err(format!("{argument}: {e}")))
+    let pose = Pose::from_user(values, degrees)
+        .map_err(|e| PyValueError::new_err(format!("{argument}: {e}")))?;
+    // As the CLI: an angle beyond a turn in radians was probably meant in degrees.
+    if !degrees
+        && let Some(hint) = cdpr_core::kinematics::radians_beyond_a_turn(values, "degrees=True")
+    {
+        Python::attach(|py| warn(py, &[format!("{argument}: {hint}")]))?;
+    }
+    Ok(pose)
 }
 
 /// A serde value as a Python object (through `json`, so numbers round-trip exactly).

@@ -1,5 +1,6 @@
-//! Camera and input: an orbit camera framing the whole robot in the part of the window right of
-//! the panel, mouse input withheld from it while the pointer is on the panel, and the keyboard
+//! Camera and input: an orbit camera framing the workspace and the path (or, with `F`, the whole
+//! robot) in the part of the window right of the panel, mouse input withheld from it while the
+//! pointer is on the panel, and the keyboard
 //! shortcuts of the help overlay.
 
 use super::colors;
@@ -15,7 +16,9 @@ use bevy::render::render_resource::BlendState;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{PrimaryEguiContext, egui, input::EguiWantsInput};
 use bevy_panorbit_camera::PanOrbitCamera;
-use cdpr_core::robot::Robot;
+use cdpr_core::robot::{Aabb, Robot};
+use cdpr_core::trajectory::Trajectory;
+use nalgebra::Vector3;
 
 /// The 3D view's camera (the egui camera is a separate overlay, see [`spawn_cameras`]).
 #[derive(Component)]
@@ -23,6 +26,8 @@ pub struct SceneCamera;
 
 const YAW: f32 = 0.55;
 const PITCH: f32 = 0.42;
+/// How much room the default view leaves around [`path_region`]'s bounding sphere.
+const PATH_MARGIN: f32 = 1.6;
 /// Vertical field of view of Bevy's default perspective projection.
 const FOV: f32 = std::f32::consts::FRAC_PI_4;
 
@@ -37,11 +42,52 @@ pub fn framing(robot: &Robot) -> (Vec3, f32) {
     )
 }
 
+/// What the default view frames: the robot's workspace box and the trajectory's path (when
+/// there is one), grown by the platform's box so that the platform at the path's edge is in
+/// the picture too. The frame itself may be much larger (uvigo8: a 2.9 m frame around a 0.2 m
+/// test volume, whose path the platform box hides at that distance).
+pub fn path_region(robot: &Robot, path: Option<&Trajectory>) -> Aabb {
+    let mut region = robot.workspace;
+    for sample in path.map(|t| t.samples.as_slice()).unwrap_or_default() {
+        let p = sample.pose.position;
+        region.min = region.min.inf(&p);
+        region.max = region.max.sup(&p);
+    }
+    // The platform's box around each of those points (its rotation aside).
+    let half = robot.platform.size * 0.5;
+    let (low, high) = (
+        robot.platform.box_center - half,
+        robot.platform.box_center + half,
+    );
+    Aabb {
+        min: region.min + low.inf(&Vector3::zeros()),
+        max: region.max + high.sup(&Vector3::zeros()),
+    }
+}
+
+/// Focus and distance of the default view: [`path_region`]'s bounding sphere fills the
+/// vertical field of view (never farther out than the whole robot's [`framing`]).
+pub fn path_framing(robot: &Robot, path: Option<&Trajectory>) -> (Vec3, f32) {
+    let region = path_region(robot, path);
+    let radius = 0.5 * region.size().norm() as f32;
+    let distance = PATH_MARGIN * radius / (0.5 * FOV).sin();
+    let (_, whole) = framing(robot);
+    (to_bevy(&region.center()), distance.min(whole))
+}
+
+/// The default view of what `playback` plays.
+fn default_framing(playback: &Playback) -> (Vec3, f32) {
+    path_framing(
+        playback.robot(),
+        playback.driver().map(|driver| driver.trajectory()),
+    )
+}
+
 /// Two cameras, as bevy_egui's side-panel example has them: the 3D camera draws into the part
 /// of the window right of the panel, and a camera that draws nothing but egui (and the bevy_ui
 /// overlays) covers the whole window on top.
 pub fn spawn_cameras(mut commands: Commands, playback: Res<Playback>, smooth: Res<SmoothCamera>) {
-    let (focus, radius) = framing(playback.robot());
+    let (focus, radius) = default_framing(&playback);
     let mut orbit = PanOrbitCamera {
         focus,
         radius: Some(radius),
@@ -71,7 +117,7 @@ pub fn spawn_cameras(mut commands: Commands, playback: Res<Playback>, smooth: Re
         },
     ));
     // One shadowed sun from above and behind the default view; cascades sized to the robot.
-    let reach = 4.0 * radius;
+    let reach = 4.0 * framing(playback.robot()).1;
     commands.spawn((
         DirectionalLight {
             illuminance: 9_000.0,
@@ -94,9 +140,9 @@ pub fn spawn_cameras(mut commands: Commands, playback: Res<Playback>, smooth: Re
 #[derive(Resource, Debug, Clone, Copy)]
 pub struct SmoothCamera(pub bool);
 
-/// Points the camera at the whole robot again (the `F` key, and each new robot).
-pub fn reframe(camera: &mut PanOrbitCamera, robot: &Robot) {
-    let (focus, radius) = framing(robot);
+/// Points the camera at `(focus, radius)` from the default direction (the `F` key, and each
+/// new robot).
+pub fn reframe(camera: &mut PanOrbitCamera, (focus, radius): (Vec3, f32)) {
     camera.target_focus = focus;
     camera.target_radius = radius;
     camera.target_yaw = YAW;
@@ -113,7 +159,7 @@ pub fn reframe_on_new_robot(
         return;
     }
     for mut camera in &mut cameras {
-        reframe(&mut camera, playback.robot());
+        reframe(&mut camera, default_framing(&playback));
     }
 }
 
@@ -173,7 +219,7 @@ pub fn gate_camera_input(
     }
 }
 
-/// Space pause, R reset, S step, H help, F frame the robot, Esc quit.
+/// Space pause, R reset, S step, H help, F frame the path / the whole robot, Esc quit.
 #[allow(clippy::too_many_arguments)]
 pub fn keyboard(
     keys: Res<ButtonInput<KeyCode>>,
@@ -182,6 +228,7 @@ pub fn keyboard(
     mut help: Query<&mut Visibility, With<HelpOverlay>>,
     mut cameras: Query<&mut PanOrbitCamera>,
     mut exit: MessageWriter<AppExit>,
+    mut whole_robot: Local<bool>,
 ) {
     if wants.wants_any_keyboard_input() {
         return; // typing into a text field
@@ -210,8 +257,15 @@ pub fn keyboard(
         }
     }
     if keys.just_pressed(KeyCode::KeyF) {
+        // Alternately the whole robot and the path (the default view).
+        *whole_robot = !*whole_robot;
+        let target = if *whole_robot {
+            framing(playback.robot())
+        } else {
+            default_framing(&playback)
+        };
         for mut camera in &mut cameras {
-            reframe(&mut camera, playback.robot());
+            reframe(&mut camera, target);
         }
     }
     if keys.just_pressed(KeyCode::Escape) {

@@ -23,6 +23,38 @@ pub struct CapturePlan {
     pub started: Instant,
 }
 
+/// File extensions a screenshot can be written as in this build: Bevy's `save_to_disk` goes
+/// through the `image` crate, whose encoders are cargo features (this workspace enables PNG
+/// only). Asked of the crate, so that enabling another encoder extends the list.
+pub fn screenshot_extensions() -> Vec<&'static str> {
+    image::ImageFormat::all()
+        .filter(|f| f.writing_enabled())
+        .flat_map(|f| f.extensions_str().iter().copied())
+        .collect()
+}
+
+/// Refuses a screenshot path this build cannot write (before any window opens), naming the
+/// formats that work.
+pub fn check_screenshot_path(path: &std::path::Path) -> Result<(), String> {
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let known = screenshot_extensions();
+    match extension {
+        Some(e) if known.contains(&e.as_str()) => Ok(()),
+        _ => Err(format!(
+            "{}: a screenshot is written as {} (this build has no other image encoder)",
+            path.display(),
+            known
+                .iter()
+                .map(|e| format!(".{e}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
 /// Frames the screenshot may take to arrive before the run counts as failed.
 const SCREENSHOT_WATCHDOG: u32 = 300;
 

@@ -156,6 +156,9 @@ pub fn run_live(options: ViewerOptions, feed: LiveFeed) -> Result<Summary, Viewe
 }
 
 fn run_playback(options: &ViewerOptions, playback: Playback) -> Result<Summary, ViewerError> {
+    if let Some(path) = &options.screenshot {
+        capture::check_screenshot_path(path).map_err(ViewerError::Options)?;
+    }
     if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
         return Err(ViewerError::NoDisplay);
     }
@@ -181,8 +184,9 @@ fn run_playback(options: &ViewerOptions, playback: Playback) -> Result<Summary, 
         .ok()
         .and_then(|mut slot| slot.take())
         .ok_or_else(|| ViewerError::Startup("the app ended before its first frame".into()))?;
+    // Written and not empty (an encoder that fails leaves an empty file behind).
     if let Some(path) = &options.screenshot
-        && !path.is_file()
+        && !std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0)
     {
         return Err(ViewerError::Screenshot(path.clone()));
     }
@@ -253,9 +257,10 @@ fn build_app(options: &ViewerOptions, playback: Playback) -> App {
     .insert_resource(scene::SpawnedFor::default())
     .insert_resource(scene::DisplayOptions::default())
     .insert_resource(scene::TensionScale(1.0))
-    .insert_resource(panel::PanelState::new(scenario::robot_choices(
-        &options.robots_dir,
-    )))
+    .insert_resource(panel::PanelState {
+        fixed_frame_s: screenshot_mode.then(|| SCREENSHOT_FRAME.as_secs_f64()),
+        ..panel::PanelState::new(scenario::robot_choices(&options.robots_dir))
+    })
     .insert_resource(overlay::GhostText(ghost))
     .insert_resource(camera::SmoothCamera(!screenshot_mode))
     .insert_resource(capture::FrameStats::default())

@@ -21,7 +21,7 @@ pub struct LegendTitle;
 pub const HELP: &str = "Space  pause / run\n\
 R      reset the run\n\
 S      one physics step (pauses)\n\
-F      frame the robot\n\
+F      frame the path / whole robot\n\
 H, F1  hide / show this help\n\
 Esc    quit\n\
 Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
@@ -30,7 +30,7 @@ Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
 pub const HELP_LIVE: &str = "Space  freeze / follow the view\n\
        (the shadow keeps running)\n\
 R      clear the trails and plots\n\
-F      frame the robot\n\
+F      frame the path / whole robot\n\
 H, F1  hide / show this help\n\
 Esc    quit (stops the shadow)\n\
 Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";

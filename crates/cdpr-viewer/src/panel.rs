@@ -3,7 +3,7 @@
 
 use super::colors::{self, to_color32};
 use super::live::LinkState;
-use super::playback::{PLOT_SAMPLES, Playback};
+use super::playback::{PLOT_SAMPLES, Playback, SAMPLE_EVERY};
 use super::scenario::{self, Scenario};
 use super::scene::{DisplayOptions, TensionScale};
 use bevy::prelude::*;
@@ -11,6 +11,7 @@ use bevy_egui::{EguiContexts, egui};
 use cdpr_core::choice::Choice;
 use cdpr_core::run::CommandSource;
 use cdpr_core::sim::{ControlMode, MODELS, ModelKind};
+use cdpr_core::text::short;
 use cdpr_core::trajectory::BUILTINS;
 
 /// What the panel keeps between frames.
@@ -26,6 +27,9 @@ pub struct PanelState {
     /// Frame time, smoothed, s.
     pub frame_time: f64,
     pub steps_last_frame: u64,
+    /// Simulated time per frame when it is fixed (screenshot mode), s; None: the wall clock
+    /// paces the physics and the panel shows the real-time factor.
+    pub fixed_frame_s: Option<f64>,
 }
 
 impl PanelState {
@@ -37,6 +41,7 @@ impl PanelState {
             speed_edit: None,
             frame_time: 0.0,
             steps_last_frame: 0,
+            fixed_frame_s: None,
         }
     }
 }
@@ -58,6 +63,16 @@ fn winches() -> Vec<(ControlMode, &'static str, &'static str)> {
         .into_iter()
         .map(|c| (c, c.name(), c.help()))
         .collect()
+}
+
+/// "1/60 s" for a frame of 16.67 ms (a whole number of frames per second), else "12.5 ms".
+pub fn frame_period_text(seconds: f64) -> String {
+    let rate = 1.0 / seconds;
+    if (rate - rate.round()).abs() < 1e-3 {
+        format!("1/{} s", rate.round())
+    } else {
+        format!("{:.1} ms", seconds * 1e3)
+    }
 }
 
 /// Colours told apart in the tension plot, one per cable (cycled beyond eight).
@@ -448,15 +463,26 @@ fn numbers(ui: &mut egui::Ui, playback: &Playback, state: &PanelState, scale_max
             );
         });
         ui.end_row();
-        let rtf = if playback.is_live() {
-            format!("{:5.2}×", playback.rtf.value)
-        } else {
-            format!(
-                "{:5.2}× (asked {:.2}×)",
-                playback.rtf.value, playback.time_scale
-            )
-        };
-        row(ui, "real-time factor", rtf);
+        match state.fixed_frame_s {
+            // Screenshot mode: each frame advances the simulation by a fixed step, whatever
+            // the wall clock does; a wall-clock real-time factor would describe the renderer.
+            Some(frame) => row(
+                ui,
+                "clock",
+                format!("fixed step, {} per frame", frame_period_text(frame)),
+            ),
+            None => {
+                let rtf = if playback.is_live() {
+                    format!("{:5.2}×", playback.rtf.value)
+                } else {
+                    format!(
+                        "{:5.2}× (asked {:.2}×)",
+                        playback.rtf.value, playback.time_scale
+                    )
+                };
+                row(ui, "real-time factor", rtf);
+            }
+        }
         row(
             ui,
             "frame",
@@ -477,14 +503,17 @@ fn row(ui: &mut egui::Ui, name: &str, value: String) {
 
 fn plots(ui: &mut egui::Ui, playback: &Playback, scale_max: f64) {
     let history = &playback.history;
-    let what = if playback.robot().is_cable_robot() {
+    let robot = playback.robot();
+    let what = if robot.is_cable_robot() {
         "cable tensions"
     } else {
         "leg forces"
     };
-    ui.label(format!("{what} [N], last {} s", PLOT_SAMPLES / 100));
+    let window = plot_window_s(playback.dt());
+    ui.label(format!("{what} [N] over the last {} s", short(window)));
     // One series per cable, or per leg of a robot with legs.
     let cables = playback.state().tensions.len();
+    let times: Vec<f64> = history.tensions.iter().map(|(t, _)| *t).collect();
     let series: Vec<Vec<f64>> = (0..cables)
         .map(|k| {
             history
@@ -497,12 +526,28 @@ fn plots(ui: &mut egui::Ui, playback: &Playback, scale_max: f64) {
     let colors: Vec<egui::Color32> = (0..cables)
         .map(|k| CABLE_COLORS[k % CABLE_COLORS.len()])
         .collect();
-    line_plot(ui, &series, &colors, 0.0, scale_max, "N");
+    line_plot(ui, window, &times, &series, &colors, 0.0, scale_max, "N");
+    // The key: each series' colour and its cable's (or leg's) name.
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 3.0;
+        for (k, color) in colors.iter().enumerate() {
+            let name = robot
+                .cables
+                .get(k)
+                .map_or_else(|| format!("leg {}", k + 1), |c| c.name.clone());
+            let (swatch, _) = ui.allocate_exact_size(egui::vec2(9.0, 9.0), egui::Sense::hover());
+            ui.painter().rect_filled(swatch, 1.0, *color);
+            ui.label(egui::RichText::new(format!("{name} ")).small());
+        }
+    });
     ui.label("tracking error |p_cmd − p| [mm]");
+    let error_times: Vec<f64> = history.error.iter().map(|(t, _)| *t).collect();
     let error: Vec<f64> = history.error.iter().map(|(_, e)| e * 1e3).collect();
     let top = colors::nice_ceil(error.iter().copied().fold(0.0, f64::max));
     line_plot(
         ui,
+        window,
+        &error_times,
         &[error],
         &[egui::Color32::from_rgb(255, 90, 190)],
         0.0,
@@ -511,35 +556,85 @@ fn plots(ui: &mut egui::Ui, playback: &Playback, scale_max: f64) {
     );
 }
 
-/// A small line plot drawn with egui's painter: series share the x axis (sample index over the
-/// plot window) and the y range; the range's top is written in the corner.
+/// Time the plots span, s: their window of [`PLOT_SAMPLES`] samples, one every
+/// [`SAMPLE_EVERY`] physics steps of `dt`.
+pub fn plot_window_s(dt: f64) -> f64 {
+    PLOT_SAMPLES as f64 * SAMPLE_EVERY as f64 * dt
+}
+
+/// The time span a plot shows: `window` s ending at the last sample once the data is that
+/// long, starting at the first sample before (the plot fills from the left).
+pub fn time_window(times: &[f64], window: f64) -> (f64, f64) {
+    let first = times.first().copied().unwrap_or(0.0);
+    let last = times.last().copied().unwrap_or(0.0);
+    let start = if last - first < window {
+        first
+    } else {
+        last - window
+    };
+    (start, start + window)
+}
+
+/// Tick positions (s) for a time axis from `t0` to `t1`: multiples of 1, 2 or 5 × 10^k s, about
+/// five of them.
+pub fn time_ticks(t0: f64, t1: f64) -> Vec<f64> {
+    let span = t1 - t0;
+    if !(span.is_finite() && span > 0.0) {
+        return Vec::new();
+    }
+    let rough = span / 5.0;
+    let decade = 10f64.powf(rough.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * decade)
+        .find(|s| *s >= rough * (1.0 - 1e-9))
+        .unwrap_or(10.0 * decade);
+    let first = (t0 / step - 1e-9).ceil() as i64;
+    let last = (t1 / step + 1e-9).floor() as i64;
+    // Rounded so that 3 × 0.2 is written 0.6.
+    (first..=last)
+        .map(|k| (k as f64 * step * 1e9).round() / 1e9)
+        .collect()
+}
+
+/// A small line plot drawn with egui's painter: series share the time axis (`times`, s, drawn
+/// below with ticks) and the y range; the range's top is written in the corner.
+#[allow(clippy::too_many_arguments)]
 fn line_plot(
     ui: &mut egui::Ui,
+    window: f64,
+    times: &[f64],
     series: &[Vec<f64>],
     colors: &[egui::Color32],
     y_min: f64,
     y_max: f64,
     unit: &str,
 ) {
-    let size = egui::vec2(ui.available_width().max(120.0), 80.0);
+    const AXIS: f32 = 13.0;
+    let size = egui::vec2(ui.available_width().max(120.0), 80.0 + AXIS);
     let (response, painter) = ui.allocate_painter(size, egui::Sense::hover());
-    let rect = response.rect;
+    let rect = egui::Rect::from_min_max(
+        response.rect.min,
+        egui::pos2(response.rect.max.x, response.rect.max.y - AXIS),
+    );
     painter.rect_filled(rect, 2.0, egui::Color32::from_gray(22));
+    let (t0, t1) = time_window(times, window);
+    let x_of = |t: f64| egui::lerp(rect.left()..=rect.right(), ((t - t0) / (t1 - t0)) as f32);
     let span = (y_max - y_min).max(1e-12);
     for (values, color) in series.iter().zip(colors) {
         if values.len() < 2 {
             continue;
         }
-        let points: Vec<egui::Pos2> = values
+        let points: Vec<egui::Pos2> = times
             .iter()
-            .enumerate()
-            .map(|(i, &v)| {
-                let x = egui::lerp(
-                    rect.left()..=rect.right(),
-                    i as f32 / (PLOT_SAMPLES - 1) as f32,
-                );
+            .zip(values)
+            .filter(|(t, _)| **t >= t0)
+            .map(|(&t, &v)| {
                 let s = (((v - y_min) / span).clamp(0.0, 1.0)) as f32;
-                egui::pos2(x, egui::lerp(rect.bottom() - 1.0..=rect.top() + 1.0, s))
+                egui::pos2(
+                    x_of(t),
+                    egui::lerp(rect.bottom() - 1.0..=rect.top() + 1.0, s),
+                )
             })
             .collect();
         painter.line(points, egui::Stroke::new(1.3, *color));
@@ -551,4 +646,60 @@ fn line_plot(
         egui::FontId::monospace(10.0),
         egui::Color32::GRAY,
     );
+    // The time axis: ticks and their times under the plot, the unit after the last.
+    let ticks = time_ticks(t0, t1);
+    let tick_color = egui::Color32::from_gray(150);
+    for (k, &t) in ticks.iter().enumerate() {
+        let x = x_of(t);
+        painter.line_segment(
+            [
+                egui::pos2(x, rect.bottom()),
+                egui::pos2(x, rect.bottom() + 3.0),
+            ],
+            egui::Stroke::new(1.0, tick_color),
+        );
+        let last = k + 1 == ticks.len();
+        let (text, align) = if last {
+            (format!("{t} s"), egui::Align2::RIGHT_TOP)
+        } else {
+            (format!("{t}"), egui::Align2::CENTER_TOP)
+        };
+        let x = if last { x.min(rect.right()) } else { x };
+        painter.text(
+            egui::pos2(x, rect.bottom() + 3.0),
+            align,
+            text,
+            egui::FontId::monospace(9.0),
+            tick_color,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixed_frame_is_written_as_a_rate() {
+        assert_eq!(
+            frame_period_text(crate::SCREENSHOT_FRAME.as_secs_f64()),
+            "1/60 s"
+        );
+        assert_eq!(frame_period_text(0.0125), "1/80 s");
+        assert_eq!(frame_period_text(0.013), "13.0 ms");
+    }
+
+    #[test]
+    fn time_ticks_are_round_and_inside_the_window() {
+        assert_eq!(time_ticks(0.0, 10.0), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(time_ticks(2.05, 12.05), vec![4.0, 6.0, 8.0, 10.0, 12.0]);
+        assert_eq!(time_ticks(0.0, 1.0), vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
+        assert!(time_ticks(1.0, 1.0).is_empty());
+        // The window: from the first sample until it is full, then the last 10 s.
+        let window = plot_window_s(1e-3);
+        assert_eq!(window, 10.0);
+        assert_eq!(time_window(&[0.5, 3.0], window), (0.5, 10.5));
+        assert_eq!(time_window(&[0.0, 4.0, 12.0], window), (2.0, 12.0));
+        assert_eq!(time_window(&[], window), (0.0, 10.0));
+    }
 }

@@ -250,7 +250,8 @@ impl Playback {
         }
     }
 
-    fn dt(&self) -> f64 {
+    /// The physics step, s.
+    pub fn dt(&self) -> f64 {
         match &self.source {
             Source::Run(driver) => driver.options().config.dt,
             Source::Live(feed) => feed.dt,

@@ -9,7 +9,7 @@ mod fk;
 pub mod legs;
 pub mod solutions;
 
-pub use crate::pose::{Pose, wrap_angle};
+pub use crate::pose::{ONE_TURN, Pose, radians_beyond_a_turn, wrap_angle};
 pub use fk::{
     FkError, FkMethod, FkOptions, FkSolution, MAX_RESIDUAL, forward, forward_lm, forward_sphere,
 };

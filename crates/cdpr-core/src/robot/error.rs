@@ -10,8 +10,23 @@ pub enum RobotFileError {
     Io { file: String, error: std::io::Error },
     #[error("{file}: is larger than {max} bytes: not a robot file")]
     TooLarge { file: String, max: u64 },
-    #[error("no robot file `{spec}` and no built-in robot of that name (built in: {builtin})")]
-    NotFound { spec: String, builtin: String },
+    #[error("no robot `{spec}`: not a shipped robot ({builtin}) and none of {searched} exists")]
+    NotFound {
+        spec: String,
+        builtin: String,
+        /// The files looked for, in lookup order.
+        searched: String,
+    },
+    /// A path (it has a separator or ends in `.toml`) that does not exist; `shipped` is the
+    /// shipped robot its stem names, if any.
+    #[error("file not found: {path}{}", match shipped {
+        Some(name) => format!(" (`{name}` alone names the shipped robot {name})"),
+        None => String::new(),
+    })]
+    FileNotFound {
+        path: String,
+        shipped: Option<String>,
+    },
     /// A section the robot needs is not in the file (no line to point at).
     #[error("{file}: missing section [{section}] ({why})")]
     MissingSection {

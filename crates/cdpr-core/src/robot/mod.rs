@@ -7,12 +7,16 @@
 mod error;
 mod fields;
 mod file;
+pub mod lookup;
 mod mechanism;
 mod raw;
+mod scale;
 
 use nalgebra::{Matrix3, Vector3};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+
+pub use scale::{FAR_FRAME_SIZES, FarAway, MIN_FRAME_SIZE_M};
 
 pub use error::{
     INERTIA_RANGE, MASS_RANGE, MAX_COORDINATE, MAX_FILE_BYTES, MAX_HOME_ANGLE, MAX_TENSION,
@@ -283,21 +287,12 @@ impl Robot {
         BUILTIN_ROBOTS.iter().map(|(n, _)| *n)
     }
 
-    /// Opens `spec` as a file if it exists, else as the name of a built-in robot
-    /// (`uvigo8`, `robots/uvigo8.toml` and `uvigo8.toml` all work from anywhere).
+    /// Loads `spec`, a robot file's path or a robot's name, by the one lookup rule of
+    /// [`lookup`]: a path (it has a separator or ends in `.toml`) must exist; a name is the
+    /// shipped robot, else `robots/NAME.toml`, else `NAME.toml`. [`lookup::find`] also says
+    /// where the robot came from and which files of the same name it shadows.
     pub fn load(spec: &str) -> Result<Robot, RobotFileError> {
-        let path = Path::new(spec);
-        if path.exists() {
-            return Robot::from_file(path);
-        }
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(spec);
-        match Robot::builtin(stem) {
-            Some(robot) => robot,
-            None => Err(RobotFileError::NotFound {
-                spec: spec.to_string(),
-                builtin: Robot::builtin_names().collect::<Vec<_>>().join(", "),
-            }),
-        }
+        lookup::find(spec).map(|found| found.robot)
     }
 
     pub fn cable_count(&self) -> usize {

@@ -249,10 +249,11 @@ fn inconsistent_values_are_rejected() {
 
 #[test]
 fn load_names_unknown_robots() {
-    let err = Robot::load("no/such/robot.toml").unwrap_err();
-    let msg = err.to_string();
+    let msg = Robot::load("no/such/robot.toml").unwrap_err().to_string();
+    assert_eq!(msg, "file not found: no/such/robot.toml");
+    let msg = Robot::load("nosuchrobot").unwrap_err().to_string();
     assert!(
-        msg.contains("no/such/robot.toml") && msg.contains("uvigo8"),
+        msg.contains("no robot `nosuchrobot`") && msg.contains("uvigo8, silva4"),
         "{msg}"
     );
 }

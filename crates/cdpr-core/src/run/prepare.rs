@@ -60,12 +60,19 @@ pub struct Resolved {
 impl RunRequest {
     /// The robot asked for, carrying the payload asked for.
     pub fn load_robot(&self) -> Result<Robot, LoadError> {
+        self.load_robot_noted().map(|(robot, _)| robot)
+    }
+
+    /// [`RunRequest::load_robot`], with what a user should be told about the choice
+    /// ([`crate::robot::lookup::Found::note`]: a robot file of the same name not used).
+    pub fn load_robot_noted(&self) -> Result<(Robot, Option<String>), LoadError> {
         let spec = self.robot_spec()?;
-        let robot = Robot::load(spec).map_err(|source| LoadError::Robot {
+        let found = crate::robot::lookup::find(spec).map_err(|source| LoadError::Robot {
             spec: spec.to_string(),
             source,
         })?;
-        Ok(self.with_payload(robot))
+        let note = found.note(spec);
+        Ok((self.with_payload(found.robot), note))
     }
 
     /// `robot` carrying the payload asked for (unchanged without one).

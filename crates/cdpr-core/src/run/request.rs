@@ -78,7 +78,8 @@ options! {
     /// A robot file, or the name of a shipped robot.
     robot: Option<String> = None,
         OptionSpec::new(RobotGroup, Kind::Name, "ROBOT",
-            "robot file (TOML), or the name of a shipped robot (`cdpr robots` lists them)").short('r');
+            "a robot's name or a robot file's path (TOML): a name is a shipped robot, else \
+             robots/NAME.toml, else NAME.toml; a path must exist (`cdpr robots` lists them)").short('r');
     /// Total moving mass, kg, replacing the robot file's (inertia scales with it).
     payload: Option<f64> = None,
         number(RobotGroup, "kg", MASS_RANGE.0, MASS_RANGE.1, "KG",

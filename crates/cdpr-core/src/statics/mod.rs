@@ -14,7 +14,7 @@ pub use equilibrium::{
 pub use qp::{QpInfeasible, QpSolution, min_norm_qp};
 pub use solutions::{
     EquilibriumReport, HomeReport, RestLengths, TensionsReport, equilibrium_report, home_report,
-    tension_bounds, tensions_report,
+    residual_parts, residual_text, tension_bounds, tensions_report,
 };
 
 use crate::kinematics::{self, InverseKinematics, Pose};

@@ -66,8 +66,13 @@ pub struct TensionsReport {
     /// N, one per cable; when infeasible, the closest tensions (see `verdict`).
     pub tensions: Vec<f64>,
     pub feasible: bool,
-    /// ‖W f + w_g‖ over the controlled rows.
+    /// ‖W f + w_g‖ over the controlled rows (force rows in N and moment rows in N·m, mixed:
+    /// see `residual_force` and `residual_moment`).
     pub residual: f64,
+    /// ‖force rows of W f + w_g‖, N.
+    pub residual_force: f64,
+    /// ‖moment rows of W f + w_g‖, N·m (None for a 3-DOF robot: no moment rows).
+    pub residual_moment: Option<f64>,
     pub largest_min_tension: Option<f64>,
     pub f_min: f64,
     pub f_max: f64,
@@ -89,8 +94,9 @@ impl TensionsReport {
                 self.f_min, self.f_max
             ),
             None => format!(
-                "infeasible: no tensions ≤ {} N hold the platform here (outside the wrench-feasible workspace); shown: the closest, leaving residual {:.3e}",
-                self.f_max, self.residual
+                "infeasible: no tensions ≤ {} N hold the platform here (outside the wrench-feasible workspace); shown: the closest, leaving a residual of {}",
+                self.f_max,
+                residual_text(self.residual_force, self.residual_moment)
             ),
         })
     }
@@ -104,17 +110,45 @@ pub fn tensions_report(
     unit: AngleUnit,
 ) -> TensionsReport {
     let d = super::tension_distribution(robot, pose, bounds);
+    let used = effective_pose(robot, pose);
+    let (residual_force, residual_moment) = residual_parts(robot, &used, &d.tensions);
     TensionsReport {
         robot: robot.name.clone(),
-        pose: unit.pose(&effective_pose(robot, pose)),
+        pose: unit.pose(&used),
         tensions: d.tensions,
         feasible: d.feasible,
         residual: d.residual,
+        residual_force,
+        residual_moment,
         largest_min_tension: d.largest_min_tension,
         f_min: bounds.min,
         f_max: bounds.max,
         mass: robot.platform.mass,
         warnings: pose_warnings(robot, pose, "pose"),
+    }
+}
+
+/// The force (N) and moment (N·m, None for a 3-DOF robot) parts of W f + w_g at `pose`.
+pub fn residual_parts(robot: &Robot, pose: &Pose, tensions: &[f64]) -> (f64, Option<f64>) {
+    let r = super::wrench_residual(robot, pose, tensions);
+    let force = r.rows(0, r.len().min(3)).norm();
+    let moment = (r.len() > 3).then(|| r.rows(3, r.len() - 3).norm());
+    (force, moment)
+}
+
+/// "2.033 N (force), 0.0104 N·m (moment)": each part of a residual wrench with its unit, plain
+/// for ordinary magnitudes, in scientific notation for tiny or huge ones.
+pub fn residual_text(force: f64, moment: Option<f64>) -> String {
+    let plain = |x: f64| {
+        if x == 0.0 || (1e-3..1e6).contains(&x.abs()) {
+            format!("{}", (x * 1e4).round() / 1e4)
+        } else {
+            format!("{x:.3e}")
+        }
+    };
+    match moment {
+        Some(m) => format!("{} N (force), {} N·m (moment)", plain(force), plain(m)),
+        None => format!("{} N (force)", plain(force)),
     }
 }
 
@@ -138,7 +172,12 @@ pub struct EquilibriumReport {
     pub pose: [f64; 6],
     pub tensions: Vec<f64>,
     pub rest_lengths: Vec<f64>,
+    /// ‖W f + w_g‖ over the controlled rows (N and N·m mixed: see the parts below).
     pub residual: f64,
+    /// ‖force rows of W f + w_g‖, N.
+    pub residual_force: f64,
+    /// ‖moment rows of W f + w_g‖, N·m (None for a 3-DOF robot).
+    pub residual_moment: Option<f64>,
     pub iterations: usize,
     /// The pose the rest lengths were derived from, if any.
     pub target: Option<[f64; 6]>,
@@ -186,12 +225,15 @@ pub fn equilibrium_report(
             }
         })
     });
+    let (residual_force, residual_moment) = residual_parts(robot, &eq.pose, &eq.tensions);
     Ok(EquilibriumReport {
         robot: robot.name.clone(),
         pose: unit.pose(&eq.pose),
         tensions: eq.tensions,
         rest_lengths: eq.rest_lengths,
         residual: eq.residual,
+        residual_force,
+        residual_moment,
         iterations: eq.iterations,
         target: target.map(|t| unit.pose(&t)),
         displacement,

@@ -62,6 +62,19 @@ pub enum TrajectoryError {
     TooLarge { file: String, message: String },
     #[error("{0}")]
     Geometry(String),
+    /// A pose far outside the robot's frame: a CSV in millimetres, probably.
+    #[error(
+        "{file}: the pose at t = {t} s, ({x}, {y}, {z}) m, is {far}",
+        x = .position[0],
+        y = .position[1],
+        z = .position[2]
+    )]
+    FarAway {
+        file: String,
+        t: f64,
+        position: [f64; 3],
+        far: crate::robot::FarAway,
+    },
     #[error("`{spec}` is neither a built-in trajectory ({known}) nor an existing CSV file")]
     UnknownName { spec: String, known: String },
     /// A sampling that would hold more than [`MAX_SAMPLES`] samples.
@@ -131,7 +144,16 @@ pub fn load(
         return signals::signal(robot, kind, options.dt);
     }
     if Path::new(spec).is_file() {
-        return csv::read(spec);
+        let traj = csv::read(spec)?;
+        return match traj.far_away(robot) {
+            Some((t, position, far)) => Err(TrajectoryError::FarAway {
+                file: spec.to_string(),
+                t,
+                position,
+                far,
+            }),
+            None => Ok(traj),
+        };
     }
     let identification = signals::SIGNALS.iter().map(|(n, _)| *n);
     Err(TrajectoryError::UnknownName {
@@ -175,6 +197,18 @@ impl Trajectory {
 
     pub fn start_time(&self) -> f64 {
         self.samples.first().map(|s| s.t).unwrap_or(0.0)
+    }
+
+    /// The first sample whose position lies far outside `robot`'s frame (see
+    /// [`crate::robot::FarAway`]): its time, position and how far away it is.
+    pub fn far_away(
+        &self,
+        robot: &crate::robot::Robot,
+    ) -> Option<(f64, [f64; 3], crate::robot::FarAway)> {
+        self.samples.iter().find_map(|s| {
+            let p = s.pose.position;
+            robot.far_away(&p).map(|far| (s.t, [p.x, p.y, p.z], far))
+        })
     }
 
     /// Name of a sample's segment, if any.
