@@ -1,7 +1,7 @@
 //! `compare` on seed 000 at 100 mm/s sampled every 2 ms (15 699 samples each), including the
 //! discrete Fréchet distance; and Fréchet alone on 20 000 × 20 000 samples, for a tracking
 //! copy (the pruned band) and for unrelated paths (the full dynamic programme).
-//! And (issue 15) the metrics of a long slow run: seed 000 at 5 mm/s, 309 295 samples.
+//! And the metrics of a long slow run: seed 000 at 5 mm/s, 309 295 samples.
 //! Run: cargo bench --no-default-features --bench metrics
 
 use cdpr_core::metrics::{self, CompareOptions, Point};
@@ -59,7 +59,7 @@ fn benches(c: &mut Criterion) {
     group.bench_function("frechet_20000x20000_unrelated", |b| {
         b.iter(|| metrics::frechet(black_box(&p), black_box(&reversed)))
     });
-    // Issue 15: the metrics of a long slow run, as `simulate` computes them after
+    // The metrics of a long slow run, as `simulate` computes them after
     // `trajectory --name seed000 --speed 0.005 --dt 0.002` (618.6 s): 309 295 samples,
     // lag search over 500 lags, Fréchet of the total and of the five segments.
     let slow = trajectory::builtin(

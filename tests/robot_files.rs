@@ -1,4 +1,4 @@
-//! `cdpr check` on bad and hostile robot files (issue 15): one clear error naming the file,
+//! `cdpr check` on bad and hostile robot files: one clear error naming the file,
 //! line and field; exit code 0, 1 or 2, never a panic or an abort; bounded time and memory.
 
 mod common;

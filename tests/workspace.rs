@@ -31,7 +31,7 @@ fn uvigo8_workspace_contains_the_test_box_and_reports_the_5n_height() {
 }
 
 #[test]
-fn text_report_and_clear_errors() {
+fn the_text_report_names_volume_and_tension_and_bad_regions_are_refused() {
     let o = cdpr(&words("workspace --robot uvigo8 --grid 6 --no-plot"));
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);

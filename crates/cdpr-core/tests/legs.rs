@@ -1,4 +1,4 @@
-//! The robots with rigid legs (issue 8): seed 002's linear delta (`robots/keops.toml`) and
+//! The robots with rigid legs: seed 002's linear delta (`robots/keops.toml`) and
 //! seed 004's 2-RSSU motion platform (`robots/rssu2.toml`) — their workspace against the
 //! papers' numbers, and their Rapier models against their closed-form inverse kinematics.
 

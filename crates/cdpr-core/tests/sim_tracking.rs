@@ -1,4 +1,5 @@
-//! Tracking of seed 000's test trajectory on uvigo8 (issue 5's figures, as assertions).
+//! Tracking of seed 000's test trajectory on uvigo8: the elastic cables' error against the exact
+//! answer, the sag without compensation, PID winches against ideal ones.
 
 use cdpr_core::metrics::{self, CompareOptions};
 use cdpr_core::robot::{GRAVITY, Robot};
@@ -126,7 +127,7 @@ fn compensated_elastic_cables_track_seed000_like_the_exact_answer() {
     // elastic compliance, by hand above); applied suddenly (the trapezoid's acceleration steps
     // at every corner) an undamped oscillator overshoots to twice its static deflection, so
     // the largest error stays below twice the largest such deflection along the path.
-    // (Issue 5: the exact elastic-cable answer is about 0.17 mm RMS at 100 mm/s; CoppeliaSim
+    // (The exact elastic-cable answer is about 0.17 mm RMS at 100 mm/s; CoppeliaSim
     // 0.866 mm.)
     let bound = 2.0 * worst_inertial_deflection(&robot, &traj, PATH_ACCEL);
     eprintln!(

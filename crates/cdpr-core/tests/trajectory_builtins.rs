@@ -28,7 +28,7 @@ fn seed000_has_the_papers_segments_and_sample_count() {
     let duration = 12.0 * (0.2 / 0.1 + 0.1 / 3.0) + 2.0 * (diagonal / 0.1 + 0.1 / 3.0);
     let expected = (duration / 0.002).ceil() as usize + 1;
     assert_eq!(t.samples.len(), expected);
-    assert_eq!(expected, 15_699); // the "15 700-sample" trajectory
+    assert_eq!(expected, 15_699); // seed 000's "15 700-sample" trajectory
     assert!((t.samples[1].t - 0.002).abs() < 1e-15);
 }
 

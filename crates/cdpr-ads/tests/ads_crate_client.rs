@@ -6,7 +6,7 @@ use cdpr_ads::fixtures::*;
 use std::time::Duration;
 
 #[test]
-fn state_and_device_info() {
+fn the_ads_state_and_device_info_are_the_virtual_plcs() {
     let rt = runtime();
     let c = client(&rt);
     let dev = c.device(target());
@@ -133,7 +133,7 @@ fn sum_write_then_sum_read_back() {
 }
 
 #[test]
-fn error_codes_unknown_symbol_and_bad_size() {
+fn an_unknown_symbol_and_a_bad_size_get_their_ads_error_codes() {
     let rt = runtime();
     let c = client(&rt);
     let dev = c.device(target());
@@ -176,7 +176,7 @@ fn error_codes_unknown_symbol_and_bad_size() {
 }
 
 #[test]
-fn cyclic_and_on_change_notifications() {
+fn cyclic_and_on_change_notifications_arrive() {
     let rt = runtime();
     let c = client(&rt);
     let dev = c.device(target());
@@ -259,7 +259,7 @@ fn symbol_upload_decodes_with_the_ads_crate() {
 }
 
 #[test]
-fn router_port_request_client() {
+fn a_client_asking_for_a_router_port_is_granted_one() {
     // `Source::Request`: what a client of a local TwinCAT router does first.
     let rt = runtime();
     let c = ads::Client::new(

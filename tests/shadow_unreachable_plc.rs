@@ -1,4 +1,4 @@
-//! Issue 15: why `cdpr shadow` cannot reach its PLC, told apart — nothing listening, a host
+//! Why `cdpr shadow` cannot reach its PLC, told apart — nothing listening, a host
 //! that takes the connection but answers no ADS request (TwinCAT without a route for this PC
 //! closes it at once or stays silent), a wrong AMS NetId or port — each said once.
 

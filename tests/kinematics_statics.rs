@@ -96,7 +96,7 @@ fn tensions_report_feasibility_and_exit_status() {
 }
 
 #[test]
-fn equilibrium_modes() {
+fn equilibrium_sag_pretension_and_rest_lengths_agree() {
     let sag = json(&words("equilibrium -r uvigo8 --sag-at 0,0,0.05 --json"));
     let z = floats(&sag["pose"])[2];
     assert!((z - 0.0490666).abs() < 1e-7, "{z}");

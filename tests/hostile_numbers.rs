@@ -666,7 +666,7 @@ fn number(range: Option<(f64, f64)>) -> BoxedStrategy<String> {
 }
 
 #[test]
-fn random_values_per_subcommand() {
+fn random_values_on_every_subcommand_are_refused_or_run_cleanly() {
     let files = files();
     let cases: u32 = std::env::var("PROPTEST_CASES")
         .ok()
@@ -742,7 +742,7 @@ fn random_values_per_subcommand() {
 /// Cases the sweep found (issue 15), kept as a fixed list: (subcommand, option, value); each
 /// must be refused naming the option.
 #[test]
-fn regressions() {
+fn values_the_sweep_once_found_accepted_are_refused_naming_the_option() {
     let files = files();
     let cases: &[(&str, &str, &str)] = &[
         // An absurd mass went through to the physics: "no equilibrium: every cable is

@@ -36,7 +36,7 @@ fn the_shadow_loop_rides_out_a_dropped_link() {
     assert!(s.is_linked());
     // The PLC measured the shadow's reaction (seed 003's figure). How many echoes and how fast
     // depends on the machine's load here (two threads against the wall clock): exact with the
-    // PLC ticked by hand in ads_controller.rs, measured in benches/ads.rs.
+    // PLC ticked by hand in controller_over_ads.rs, measured in benches/ads.rs.
     let stats = rt.stop();
     assert!(
         stats.reaction.samples() > 0,

@@ -137,7 +137,7 @@ fn cdpr_plc_warns_when_it_listens_beyond_loopback_and_bounds_duration() {
             bad,
         ]);
         let err = String::from_utf8_lossy(&o.stderr);
-        // Refused by clap with the range (tests/bounds_link.rs has the rest).
+        // Refused by clap with the range (tests/hostile_numbers.rs has the rest).
         assert_eq!(o.status.code(), Some(2), "--duration {bad}: {err}");
         assert!(err.contains("--duration") && err.contains(bad), "{err}");
     }

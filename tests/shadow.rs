@@ -136,7 +136,7 @@ fn shadow_follows_seed000_writes_back_and_matches_simulate() {
     assert!(summary["error"].is_null());
     // Seed 003's reaction time (11–18 PLC cycles through its gateway), measured by the PLC and
     // read back by the shadow. Its value over two processes depends on the machine's load:
-    // printed above; exact with an injected clock in crates/cdpr-ads/tests/ads_controller.rs,
+    // printed above; exact with an injected clock in crates/cdpr-ads/tests/controller_over_ads.rs,
     // measured against the wall clock in benches/ads.rs.
     assert!(summary["reaction_cycles"].as_u64().expect("reaction") >= 1);
     assert!(plc_stats["reaction_p50_cycles"].as_u64().expect("p50") >= 1);
@@ -347,7 +347,7 @@ fn a_shadow_whose_plc_dies_and_returns_reconnects_and_marks_the_gap() {
     assert_eq!(v["gaps"], 1);
     assert!(v["error"].is_null());
     // The shadow answers the new PLC (how fast, in PLC cycles, depends on the machine's
-    // load: see ads_controller.rs and benches/ads.rs for the figure).
+    // load: see controller_over_ads.rs and benches/ads.rs for the figure).
     assert!(
         after["reaction_samples"].as_u64().expect("samples") > 0,
         "the shadow answers the new PLC"

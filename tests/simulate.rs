@@ -78,7 +78,7 @@ fn json_and_csv_outputs_follow_the_contract() {
 }
 
 #[test]
-fn bad_inputs_are_named() {
+fn an_unknown_trajectory_and_an_out_of_range_dt_are_named() {
     let o = cdpr(&words("simulate -r uvigo8 -t nosuch"));
     assert!(!o.status.success());
     assert!(stderr(&o).contains("nosuch"), "{}", stderr(&o));

@@ -176,7 +176,7 @@ fn the_library_run_and_the_viewer_agree_on_every_record() {
     );
 }
 
-/// Issue 15: the viewer's loading errors say their cause once (in the message, not again as
+/// The viewer's loading errors say their cause once (in the message, not again as
 /// the error's source, which an error chain would print a second time).
 #[test]
 fn the_viewers_loading_errors_say_their_cause_once() {

@@ -231,14 +231,14 @@ fn hostile_lengths_allocate_a_bounded_amount_and_the_server_keeps_serving() {
         .set_limit(ALLOC.allocated() + (512 << 20))
         .expect("limit above what is allocated");
 
-    // The frame of issue 14, by hand: 0xF083 accepting a 4 GiB reply, one item asking for
+    // The worst frame known, by hand: 0xF083 accepting a 4 GiB reply, one item asking for
     // 0xF000_0000 bytes of an unknown index group.
     let d = device();
     let mut s = session_with_handle(&d);
-    let mut issue = le(&[group::SUM_READ_EX, 1, u32::MAX, 12]);
-    issue.extend(le(&[0x0BAD_0000, 0, 0xF000_0000]));
-    let worst_known = allocated_by(&d, &mut s, cmd::READ_WRITE, &issue);
-    assert!(worst_known < 4096, "issue 14's frame: {worst_known} bytes");
+    let mut known = le(&[group::SUM_READ_EX, 1, u32::MAX, 12]);
+    known.extend(le(&[0x0BAD_0000, 0, 0xF000_0000]));
+    let worst_known = allocated_by(&d, &mut s, cmd::READ_WRITE, &known);
+    assert!(worst_known < 4096, "the 4 GiB sum read: {worst_known} bytes");
 
     // Generated frames, shrunk to the smallest offender on failure.
     let mut runner = TestRunner::new(Config {
@@ -262,7 +262,7 @@ fn hostile_lengths_allocate_a_bounded_amount_and_the_server_keeps_serving() {
     });
     let (used, command, payload) = worst.take();
     eprintln!(
-        "worst generated frame: command {command}, {used} bytes allocated (issue 14's frame: {worst_known}); payload {:02x?}",
+        "worst generated frame: command {command}, {used} bytes allocated (the 4 GiB sum read: {worst_known}); payload {:02x?}",
         &payload[..payload.len().min(48)]
     );
     if let Err(e) = result {

@@ -12,7 +12,7 @@
 //! `[SKIPPED: …]` and why, unless `CDPR_REQUIRE_PYADS=1` (CI sets it), when they fail. A
 //! libtest-mimic harness (`harness = false` in Cargo.toml): libtest has no way to skip a test
 //! at run time. The ignored `measure_*` trial prints the cycle and reaction figures of the
-//! README (`cargo test -p cdpr-ads --test ads_pyads -- --ignored measure`).
+//! README (`cargo test -p cdpr-ads --test pyads -- --ignored measure`).
 
 use cdpr_ads::fixtures::*;
 use libtest_mimic::{Arguments, Trial};
