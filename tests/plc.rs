@@ -109,10 +109,10 @@ fn cdpr_plc_prints_statistics_on_sigterm_and_sigint() {
     }
 }
 
-/// Serving on every interface is allowed but never silent; `--duration` beyond what a
-/// clock can wait is refused by name instead of panicking.
+/// Serving on every interface is allowed but never silent. (A `--duration` beyond what a clock
+/// can wait, and the other numbers: hostile_numbers.rs.)
 #[test]
-fn cdpr_plc_warns_when_it_listens_beyond_loopback_and_bounds_duration() {
+fn cdpr_plc_warns_when_it_listens_beyond_loopback() {
     let o = common::cdpr(&common::words(
         "plc --robot uvigo8 --listen 0.0.0.0:0 --duration 0",
     ));
@@ -126,19 +126,4 @@ fn cdpr_plc_warns_when_it_listens_beyond_loopback_and_bounds_duration() {
         "plc --robot uvigo8 --listen 127.0.0.1:0 --duration 0",
     ));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
-    for bad in ["1e300", "NaN", "inf"] {
-        let o = common::cdpr(&[
-            "plc",
-            "--robot",
-            "uvigo8",
-            "--listen",
-            "127.0.0.1:0",
-            "--duration",
-            bad,
-        ]);
-        let err = String::from_utf8_lossy(&o.stderr);
-        // Refused by clap with the range (tests/hostile_numbers.rs has the rest).
-        assert_eq!(o.status.code(), Some(2), "--duration {bad}: {err}");
-        assert!(err.contains("--duration") && err.contains(bad), "{err}");
-    }
 }

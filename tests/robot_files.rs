@@ -1,9 +1,9 @@
-//! `cdpr check` on bad and hostile robot files: one clear error naming the file,
-//! line and field; exit code 0, 1 or 2, never a panic or an abort; bounded time and memory.
+//! `cdpr check` on good, bad and hostile robot files: one clear error naming the file, line
+//! and field; exit code 0, 1 or 2, never a panic or an abort; bounded time and memory.
 
 mod common;
 
-use common::{cdpr, scratch, stderr};
+use common::{cdpr, scratch, stderr, stdout};
 use std::path::Path;
 use std::time::Duration;
 
@@ -152,30 +152,6 @@ fn the_shipped_robots_still_pass() {
     }
 }
 
-#[test]
-fn fk_and_equilibrium_refuse_absurd_lengths() {
-    let o = cdpr(&["fk", "--robot", "silva4", "--lengths", "1e300,1,1,1"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("--lengths: item 1 must be a length in (0, 1e4] m, got 1e300"),
-        "{}",
-        stderr(&o)
-    );
-    let o = cdpr(&[
-        "equilibrium",
-        "--robot",
-        "silva4",
-        "--rest-lengths",
-        "1,1,-1,1",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("--rest-lengths: item 3"),
-        "{}",
-        stderr(&o)
-    );
-}
-
 /// A small deterministic generator (xorshift): the CLI runs are few and must be reproducible.
 struct Rng(u64);
 impl Rng {
@@ -197,17 +173,7 @@ fn check_on_mutated_files_exits_cleanly_in_bounded_time_and_memory() {
         include_str!("../robots/keops.toml"),
         include_str!("../robots/rssu2.toml"),
     ];
-    let hostile = [
-        "0",
-        "-0",
-        "-1",
-        "1e300",
-        "-1e300",
-        "nan",
-        "inf",
-        "1e-300",
-        "99999999999999999999",
-    ];
+    let hostile = common::HOSTILE_VALUES;
     let mut rng = Rng(0x5eed_1515);
     for case in 0..20 {
         let text = robots[case % robots.len()];
@@ -272,4 +238,32 @@ fn check_on_mutated_files_exits_cleanly_in_bounded_time_and_memory() {
             );
         }
     }
+}
+
+#[test]
+fn check_validates_and_names_the_culprit() {
+    let o = cdpr(&["check", "robots/uvigo8.toml"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("uvigo8: OK") && stdout(&o).contains("lower3"));
+    let dir = scratch("check_bad");
+    let bad = dir.join("bad.toml");
+    let text = cdpr_core::fixtures::edited(
+        &std::fs::read_to_string("robots/uvigo8.toml").unwrap(),
+        "mass = 1.0 ",
+        "mass = -1.0 ",
+    );
+    std::fs::write(&bad, &text).unwrap();
+    let o = cdpr(&["check", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("mass = -1.0"))
+        .unwrap()
+        + 1;
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("bad.toml:{line}: platform.mass: must be positive")),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"));
 }

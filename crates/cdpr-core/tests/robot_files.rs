@@ -5,21 +5,8 @@
 use cdpr_core::robot::{BUILTIN_ROBOTS, MAX_COORDINATE, RobotFileError, Stiffness, parse_robot};
 use proptest::prelude::*;
 
-const HOSTILE: &[&str] = &[
-    "0",
-    "-0",
-    "-1",
-    "1e300",
-    "-1e300",
-    "nan",
-    "inf",
-    "-inf",
-    "1e-300",
-    "99999999999999999999",
-    "9223372036854775807",
-    "[]",
-    "\"x\"",
-];
+/// The workspace's one list of hostile values (shared with the command-line tests).
+const HOSTILE: &[&str] = cdpr_core::fixtures::HOSTILE_VALUES;
 
 /// Byte ranges of the numbers in `text` (outside comments and strings, roughly).
 fn numbers(text: &str) -> Vec<std::ops::Range<usize>> {
