@@ -29,7 +29,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// Longest a single run may take (debug build, 2 busy cores).
+/// A hang guard, not a speed claim: a run still going after this long (debug build, 2 busy
+/// cores; a refusal takes milliseconds) is killed, and fails if its value had to be refused.
 const DEADLINE: Duration = Duration::from_secs(20);
 
 /// The values every typed option gets, besides its range ends: the workspace's one list.
@@ -502,7 +503,12 @@ fn verdict(opt: &Opt, value: &str, args: &[String], refuse: bool, run: &Run) -> 
         return Some(format!("panic: {}", shown()));
     }
     if run.timed_out {
-        return refuse.then(|| format!("not refused within {DEADLINE:?}: {}", shown()));
+        return refuse.then(|| {
+            format!(
+                "hung: not refused, still running after {DEADLINE:?} (killed): {}",
+                shown()
+            )
+        });
     }
     if !matches!(run.code, Some(0..=2)) {
         return Some(format!("bad exit: {}", shown()));

@@ -5,19 +5,18 @@ mod common;
 
 use common::{cdpr, scratch, stderr, stdout};
 use std::path::Path;
-use std::time::Duration;
 
 const SILVA4: &str = include_str!("../robots/silva4.toml");
 
-/// Runs `cdpr ARGS` under a 4 GB address-space limit, killed after 10 s: (exit code, stderr).
+/// Runs `cdpr ARGS` under a 3 GB address-space limit, failed as hung if still running at the
+/// deadline: (exit code, stderr).
 fn bounded(args: &[&str]) -> (Option<i32>, String) {
-    let run = common::bounded(
-        args,
-        Path::new(env!("CARGO_MANIFEST_DIR")),
-        4_000_000,
-        Duration::from_secs(10),
+    let run = common::capped(args);
+    assert!(
+        !run.timed_out,
+        "hung: cdpr {args:?} still running after {:?}, killed",
+        common::DEADLINE
     );
-    assert!(!run.timed_out, "cdpr {args:?} ran for more than 10 s");
     (run.code, run.stderr)
 }
 

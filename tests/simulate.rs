@@ -43,7 +43,20 @@ fn json_and_csv_outputs_follow_the_contract() {
     }
     let rms = v["rms_3d"].as_f64().unwrap();
     assert!(rms > 0.0 && rms < 1e-3, "rms_3d {rms} m");
-    assert!(v["rtf"].as_f64().unwrap() > 1.0);
+    // The real-time factor is simulated over wall time, of the steps taken (its size is the
+    // machine's business: benches/sim.rs).
+    let simulated = v["simulated_s"].as_f64().unwrap();
+    let wall = v["wall_s"].as_f64().unwrap();
+    let rtf = v["rtf"].as_f64().unwrap();
+    assert!(
+        (rtf - simulated / wall).abs() <= 1e-9 * rtf,
+        "rtf {rtf}, {simulated} s in {wall} s"
+    );
+    assert!(
+        (simulated - v["steps"].as_f64().unwrap() * 1e-3).abs() < 1e-9,
+        "{simulated} s for {} steps of 1 ms",
+        v["steps"]
+    );
     assert_eq!(v["segments"].as_array().unwrap().len(), 5);
 
     let text = std::fs::read_to_string(&csv_path).unwrap();
@@ -177,9 +190,10 @@ fn simulate_wall_time_covers_the_whole_process_and_its_split_adds_up() {
     ));
     let process_s = started.elapsed().as_secs_f64();
     let wall = v["wall_s"].as_f64().expect("wall_s");
-    // The process also starts up and exits (a few ms): the report covers all but that.
+    // Measured inside the process, the report cannot exceed what the process took (true
+    // however fast or loaded the machine: no speed is asserted here).
     assert!(
-        wall <= process_s && wall >= 0.8 * process_s - 0.05,
+        wall <= process_s,
         "reported {wall} s, the process took {process_s} s"
     );
     let split = &v["wall_split"];
@@ -192,6 +206,9 @@ fn simulate_wall_time_covers_the_whole_process_and_its_split_adds_up() {
         })
         .collect();
     assert!(parts.iter().all(|&p| p >= 0.0), "{split}");
+    // It covers the whole command, not the stepping loop alone: loading, physics, writing the
+    // CSV and the metrics were each timed.
+    assert!(parts[..4].iter().all(|&p| p > 0.0), "{split}");
     let sum: f64 = parts.iter().sum();
     assert!(
         (sum - wall).abs() <= 1e-3 + 1e-3 * wall,

@@ -140,13 +140,14 @@ fn reconnects_after_the_link_drops_and_after_a_plc_restart() {
 
     // The PLC drops every connection (a router restart): the next read fails as a link error.
     rt.server.drop_connections();
-    // The client notices at its next exchange or soon after: poll (no fixed sleep to guess).
-    let deadline = Instant::now() + Duration::from_secs(5);
+    // The client notices at its next exchange or soon after: poll (no fixed sleep to guess;
+    // the deadline is a hang guard, not a speed figure).
+    let deadline = Instant::now() + Duration::from_secs(60);
     let e = loop {
         match c.read_cycle() {
             Err(e) => break e,
             Ok(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-            Ok(_) => panic!("the link still answers 5 s after the PLC dropped it"),
+            Ok(_) => panic!("hung: the link still answers a minute after the PLC dropped it"),
         }
     };
     assert!(e.is_link(), "{e}");

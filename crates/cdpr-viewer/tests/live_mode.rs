@@ -208,9 +208,10 @@ fn live_mode_shows_a_lost_link_as_offline() {
         if let LinkState::Offline { since } = link(&app) {
             break since;
         }
+        // A hang guard (the link's timeout is 200 ms), not a speed figure.
         assert!(
-            lost.elapsed() < Duration::from_secs(5),
-            "still {:?} 5 s after the PLC stopped",
+            lost.elapsed() < Duration::from_secs(60),
+            "hung: still {:?} a minute after the PLC stopped",
             link(&app)
         );
         std::thread::sleep(Duration::from_millis(20));
