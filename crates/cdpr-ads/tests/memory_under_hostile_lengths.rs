@@ -238,7 +238,10 @@ fn hostile_lengths_allocate_a_bounded_amount_and_the_server_keeps_serving() {
     let mut known = le(&[group::SUM_READ_EX, 1, u32::MAX, 12]);
     known.extend(le(&[0x0BAD_0000, 0, 0xF000_0000]));
     let worst_known = allocated_by(&d, &mut s, cmd::READ_WRITE, &known);
-    assert!(worst_known < 4096, "the 4 GiB sum read: {worst_known} bytes");
+    assert!(
+        worst_known < 4096,
+        "the 4 GiB sum read: {worst_known} bytes"
+    );
 
     // Generated frames, shrunk to the smallest offender on failure.
     let mut runner = TestRunner::new(Config {

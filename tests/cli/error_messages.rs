@@ -1,7 +1,6 @@
 //! Error messages say each cause and each name once, down the chain of contexts.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Every cause and every name once in an error ("x.csv: No such file or directory
 /// (os error 2): No such file or directory (os error 2)" before).
@@ -62,4 +61,3 @@ fn errors_print_each_cause_and_each_name_once() {
         );
     }
 }
-

@@ -4,8 +4,9 @@
 //! `cdpr simulate` of the same trajectory; the allow-list, a dying PLC and Ctrl-C are tested
 //! the same way.
 
-mod common;
+use crate::common;
 
+use crate::common::{Proc, scratch};
 use cdpr_ads::plc::{
     AdsConfig, AdsTransport, AmsAddr, AmsNetId, Controller, ShadowLink, WritePolicy,
 };
@@ -14,7 +15,6 @@ use cdpr_core::fixtures::{column, csv_rows, num, uvigo8};
 use cdpr_core::kinematics::Pose;
 use cdpr_core::metrics::{self, CompareOptions};
 use cdpr_core::sim::{Command as SimCommand, Sim};
-use common::{Proc, scratch};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -136,8 +136,9 @@ fn shadow_follows_seed000_writes_back_and_matches_simulate() {
     assert!(summary["error"].is_null());
     // Seed 003's reaction time (11–18 PLC cycles through its gateway), measured by the PLC and
     // read back by the shadow. Its value over two processes depends on the machine's load:
-    // printed above; exact with an injected clock in crates/cdpr-ads/tests/controller_over_ads.rs,
-    // measured against the wall clock in benches/ads.rs.
+    // printed above; exact with an injected clock in
+    // crates/cdpr-ads/tests/integration/controller_over_ads.rs, measured against the wall
+    // clock in benches/ads.rs.
     assert!(summary["reaction_cycles"].as_u64().expect("reaction") >= 1);
     assert!(plc_stats["reaction_p50_cycles"].as_u64().expect("p50") >= 1);
 
@@ -462,7 +463,10 @@ fn a_shadow_at_the_smallest_physics_step_accounts_for_every_step() {
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let o = common::bounded(&args, root, 4_000_000, Duration::from_secs(60));
-    assert!(!o.timed_out, "hung: a 0.5 s shadow still running after a minute");
+    assert!(
+        !o.timed_out,
+        "hung: a 0.5 s shadow still running after a minute"
+    );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let s: serde_json::Value = serde_json::from_str(&o.stdout).expect("json");
     // 10 µs steps: 200 per 2 ms cycle. Whatever this machine manages, no real time is lost

@@ -2,10 +2,9 @@
 //! built-in trajectories, signals — from the library's own lists) and teaches by example,
 //! `cdpr completions` writes completion scripts, a build without the viewer says how to get it.
 
-mod common;
+use crate::common::*;
 use cdpr_core::robot::{BUILTIN_ROBOTS, Robot};
 use cdpr_core::trajectory::{BUILTINS, signals::SIGNALS};
-use common::*;
 
 #[test]
 fn help_lists_every_shipped_robot_trajectory_and_signal() {

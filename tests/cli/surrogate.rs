@@ -1,8 +1,7 @@
 //! `cdpr surrogate fit`/`validate` and `simulate --model surrogate`: a fit on a recorded run
 //! or generated signals, its warnings and errors, and a simulation with the fitted filters.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 #[test]

@@ -2,8 +2,7 @@
 //! that takes the connection but answers no ADS request (TwinCAT without a route for this PC
 //! closes it at once or stays silent), a wrong AMS NetId or port — each said once.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::Read;
 use std::net::TcpListener;
 

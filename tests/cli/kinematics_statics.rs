@@ -1,8 +1,8 @@
 //! The command-line contract of `ik`, `fk`, `tensions` and `equilibrium`: the papers' numbers,
 //! round trips through the binary, exit statuses, and inputs refused naming the item.
 
-mod common;
-use common::*;
+use crate::common;
+use crate::common::*;
 
 #[test]
 fn ik_json_has_the_contract_keys_and_right_numbers() {

@@ -1,8 +1,7 @@
 //! `cdpr sweep`: the same rows whatever the shard, threads or resume; the rows are
 //! `cdpr simulate`'s numbers; the parameters really change the robot; clear errors.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 
 const SPEC: &str = "robots/sweeps/uvigo8-stiffness.toml";

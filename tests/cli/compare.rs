@@ -1,8 +1,7 @@
 //! `cdpr compare`: the lag and the errors of a delayed, offset, resampled copy, per segment
 //! and as seed 000's table; the commanded and actual columns of one simulation run.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn path_str(p: &std::path::Path) -> String {
     p.display().to_string()

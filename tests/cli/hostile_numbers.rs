@@ -17,9 +17,9 @@
 //! `PROPTEST_CASES` (default 16) sets the random cases per subcommand; the fixed sweep and the
 //! list of values once accepted always run in full.
 
-mod common;
+use crate::common;
 
-use common::scratch;
+use crate::common::scratch;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -376,18 +376,16 @@ fn catalogue() -> &'static Vec<Opt> {
                     continue;
                 }
                 let big = probe("1e300");
-                let range = RANGE_LEADS
-                    .iter()
-                    .find_map(|lead| {
-                        let rest = big.stderr.split(lead).nth(1)?;
-                        let (a, rest) = rest.split_once(if lead.contains("between") {
-                            " and "
-                        } else {
-                            " to "
-                        })?;
-                        let b = rest.split([' ', ',', '\n']).next()?;
-                        Some((a.to_string(), b.to_string()))
-                    });
+                let range = RANGE_LEADS.iter().find_map(|lead| {
+                    let rest = big.stderr.split(lead).nth(1)?;
+                    let (a, rest) = rest.split_once(if lead.contains("between") {
+                        " and "
+                    } else {
+                        " to "
+                    })?;
+                    let b = rest.split([' ', ',', '\n']).next()?;
+                    Some((a.to_string(), b.to_string()))
+                });
                 let whole = big.stderr.contains(RANGE_LEADS[1]);
                 opts.push(Opt {
                     path: path.clone(),

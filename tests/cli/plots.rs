@@ -2,10 +2,10 @@
 //! tick labels, every text inside the figure and the legend off the data, the title naming the
 //! run, both series drawn.
 
-mod common;
+use crate::common;
 
-use common::svg::{assert_texts_inside, readable, texts};
-use common::*;
+use crate::common::svg::{assert_texts_inside, readable, texts};
+use crate::common::*;
 use std::path::Path;
 
 fn s(p: &Path) -> &str {

@@ -1,7 +1,6 @@
 //! The `cdpr` binary on the robots with legs: check, ik, simulate, and their errors.
 
-mod common;
-use common::{cdpr, with, words};
+use crate::common::{cdpr, with, words};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

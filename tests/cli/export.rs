@@ -1,8 +1,7 @@
 //! `cdpr export --mjcf`: writes a MuJoCo model, refuses what it cannot export with one clear
 //! message. (The model itself is stepped in MuJoCo by python/tests/test_mjcf.py.)
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn writes_the_mjcf_file_and_says_how_to_open_it() {

@@ -1,7 +1,7 @@
 //! The `cdpr workspace` contract on uvigo8: seed 000's box contained, the 5 N report, the plot.
 
-mod common;
-use common::*;
+use crate::common;
+use crate::common::*;
 
 #[test]
 fn uvigo8_workspace_contains_the_test_box_and_reports_the_5n_height() {

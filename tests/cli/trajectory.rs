@@ -1,8 +1,8 @@
 //! `cdpr trajectory`: seed 000 written and summarised, the winch-limit check and time scaling,
 //! unknown names and bad files refused with the file and line.
 
-mod common;
-use common::*;
+use crate::common;
+use crate::common::*;
 
 fn path_str(p: &std::path::Path) -> String {
     p.display().to_string()
@@ -77,4 +77,3 @@ fn bad_inputs_fail_with_the_file_and_line() {
     let o = cdpr(&words("trajectory -r uvigo8 --name seed000 --speed 0"));
     common::assert_stderr(&o, "invalid value '0' for '--speed <M/S>': must be between");
 }
-

@@ -5,9 +5,7 @@
 //! Every run here is spawned under `ulimit -v` with a deadline, so that a regression fails
 //! the test instead of eating the machine.
 
-mod common;
-
-use common::{capped, refused, scratch, words};
+use crate::common::{capped, refused, scratch, words};
 
 /// Within the per-option ranges the products can still be too much: the library's sample
 /// budget answers with the numbers and the options to change.
@@ -74,7 +72,6 @@ fn compare_reads_a_bounded_amount_of_csv() {
     );
 }
 
-
 #[test]
 fn the_workspace_grid_budget_names_the_options() {
     // Each option within its range, their product beyond the budget: refused at once by
@@ -94,7 +91,11 @@ fn the_workspace_grid_budget_names_the_options() {
 #[test]
 fn the_linear_delta_cloud_budget_names_the_step() {
     // A step within its range whose cloud would be too large for the budget.
-    let r = refused(&words("workspace -r keops --no-plot --step 1e-4"), 1, "at most");
+    let r = refused(
+        &words("workspace -r keops --no-plot --step 1e-4"),
+        1,
+        "at most",
+    );
     assert!(
         r.stderr.contains("--step") && r.stderr.contains("points"),
         "{}",

@@ -1,9 +1,7 @@
 //! `cdpr report`: the JSON, Markdown and plots it writes, and a CSV with an absurd value refused
 //! naming the series, the axis and the time.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 
 fn s(p: &Path) -> &str {

@@ -1,8 +1,7 @@
 //! Numbers as people write them: one format per quantity, no `9.607e0`-style exponents for
 //! ordinary magnitudes, no Debug forms (`[0.0, …]`, enum names) in the text of the commands.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn inertia_and_the_fk_method_read_as_people_write_them() {

@@ -1,8 +1,7 @@
 //! `cdpr simulate`: the defaults work, the JSON keys, the CSV header, the wall time and its
 //! split, a blow-up and a fall out of the frame kept on record, clear errors.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Instant;
 
 #[test]

@@ -1,12 +1,15 @@
 //! `cdpr check` on good, bad and hostile robot files: one clear error naming the file, line
 //! and field; exit code 0, 1 or 2, never a panic or an abort; bounded time and memory.
 
-mod common;
+use crate::common;
 
-use common::{cdpr, scratch, stderr, stdout};
+use crate::common::{cdpr, scratch, stderr, stdout};
 use std::path::Path;
 
-const SILVA4: &str = include_str!("../robots/silva4.toml");
+/// The text of the shipped silva4 robot file.
+fn silva4() -> &'static str {
+    cdpr_core::fixtures::robot_text("silva4")
+}
 
 /// Runs `cdpr ARGS` under a 3 GB address-space limit, failed as hung if still running at the
 /// deadline: (exit code, stderr).
@@ -27,8 +30,8 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 }
 
 fn edited(from: &str, to: &str) -> String {
-    assert!(SILVA4.contains(from), "{from}");
-    SILVA4.replacen(from, to, 1)
+    assert!(silva4().contains(from), "{from}");
+    silva4().replacen(from, to, 1)
 }
 
 #[test]
@@ -73,7 +76,7 @@ fn check_refuses_each_bad_file_with_file_line_and_field() {
         ),
         (
             "plc.toml",
-            format!("{SILVA4}\n[plc]\ncommanded_lengths = \"\"\n"),
+            format!("{}\n[plc]\ncommanded_lengths = \"\"\n", silva4()),
             ": plc.commanded_lengths: symbol name \"\" is empty",
         ),
         (
@@ -90,7 +93,7 @@ fn check_refuses_each_bad_file_with_file_line_and_field() {
             "legs.toml",
             format!(
                 "{}\n[cables]\nframe_anchors = [[0, 0, 1]]\nplatform_anchors = [[0, 0, 0]]\ndamping = 1.0\n",
-                include_str!("../robots/keops.toml")
+                cdpr_core::fixtures::robot_text("keops")
             ),
             ": cables: a linear_delta robot takes no [cables]",
         ),
@@ -113,12 +116,12 @@ fn check_refuses_each_bad_file_with_file_line_and_field() {
 #[test]
 fn messages_have_no_bogus_line_or_repeated_cause() {
     let dir = scratch("robot_files_messages");
-    let start = SILVA4.find("[platform]").expect("platform");
-    let end = SILVA4.find("[cables]").expect("cables");
+    let start = silva4().find("[platform]").expect("platform");
+    let end = silva4().find("[cables]").expect("cables");
     let path = write(
         &dir,
         "noplatform.toml",
-        &format!("{}{}", &SILVA4[..start], &SILVA4[end..]),
+        &format!("{}{}", &silva4()[..start], &silva4()[end..]),
     );
     let o = cdpr(&["check", &path]);
     assert_eq!(
@@ -166,11 +169,11 @@ impl Rng {
 fn check_on_mutated_files_exits_cleanly_in_bounded_time_and_memory() {
     let dir = scratch("robot_files_mutated");
     let robots = [
-        include_str!("../robots/uvigo8.toml"),
-        include_str!("../robots/silva4.toml"),
-        include_str!("../robots/caroca.toml"),
-        include_str!("../robots/keops.toml"),
-        include_str!("../robots/rssu2.toml"),
+        cdpr_core::fixtures::robot_text("uvigo8"),
+        cdpr_core::fixtures::robot_text("silva4"),
+        cdpr_core::fixtures::robot_text("caroca"),
+        cdpr_core::fixtures::robot_text("keops"),
+        cdpr_core::fixtures::robot_text("rssu2"),
     ];
     let hostile = common::HOSTILE_VALUES;
     let mut rng = Rng(0x5eed_1515);

@@ -2,9 +2,9 @@
 //! seed 000's trajectory; an `ads` crate client reads the moving set points, and the exit
 //! statistics come out as one JSON object.
 
-mod common;
+use crate::common;
 
-use common::plc;
+use crate::common::plc;
 use std::time::Duration;
 
 #[test]

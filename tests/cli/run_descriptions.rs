@@ -2,10 +2,8 @@
 //! `simulate`, a perturbed copy), every reader skips comment lines, and `report` titles come
 //! from the descriptions (on two lines when long, every text inside its SVG).
 
-mod common;
-
-use common::svg::{assert_texts_inside, texts};
-use common::*;
+use crate::common::svg::{assert_texts_inside, texts};
+use crate::common::*;
 use std::path::Path;
 
 #[test]
@@ -130,4 +128,3 @@ fn report_titles_come_from_the_runs_and_commented_csvs_load_everywhere() {
         "{title}"
     );
 }
-

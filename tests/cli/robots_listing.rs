@@ -1,9 +1,8 @@
 //! `cdpr robots`: the shipped robots once each and the robot files at hand, a broken one with
 //! its mistake, other TOML files left out.
 
-mod common;
+use crate::common::*;
 use cdpr_core::robot::BUILTIN_ROBOTS;
-use common::*;
 
 #[test]
 fn lists_the_shipped_robots_and_the_files_at_hand() {

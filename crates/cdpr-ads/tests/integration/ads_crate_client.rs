@@ -195,9 +195,7 @@ fn cyclic_and_on_change_notifications_arrive() {
     let h = dev.add_notification(ig, io, &cyclic).expect("add");
     let mut values = Vec::new();
     while values.len() < 5 {
-        let n = rx
-            .recv_timeout(HUNG)
-            .expect("hung: no cyclic notification");
+        let n = rx.recv_timeout(HUNG).expect("hung: no cyclic notification");
         for s in n.samples() {
             assert_eq!(s.handle, h);
             assert!(s.timestamp > 130_000_000_000_000_000, "FILETIME after 2012");

@@ -1,14 +1,13 @@
 //! Same inputs, same trajectory: the viewer's app, run headless (MinimalPlugins, one manual
 //! `update()` per frame with a fixed virtual time), steps the physics core exactly as
 //! `cdpr simulate` does — bit for bit, at every frame — however long its frames are.
-#![cfg(feature = "viewer")]
 
-mod common;
+use crate::common;
 
+use crate::common::*;
 use cdpr_core::sim::run::{self, RunOptions};
 use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
 use cdpr_viewer::{Playback, Scenario, headless_app};
-use common::*;
 use std::time::Duration;
 
 /// `cdpr simulate --out` rows: (t, actual pose, per cable length and tension), parsed exactly

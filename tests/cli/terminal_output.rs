@@ -1,8 +1,7 @@
 //! What cdpr writes to a terminal and to a pipe: no colour codes in a pipe, a status line for
 //! long runs on a terminal only.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn no_colour_codes_when_stderr_is_not_a_terminal() {

@@ -1,5 +1,5 @@
 //! The surrogate against the physics core (elastic model, length winches) on trajectories it
-//! was not fitted on (the command-line contract: tests/surrogate.rs at the top level).
+//! was not fitted on (the command-line contract: tests/cli/surrogate.rs at the top level).
 
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::run::RunOptions;
