@@ -11,6 +11,7 @@ pub mod svg;
 
 /// The workspace's one list of hostile values (numbers in every spelling, malformed ones,
 /// wrong types), kept in the core's fixtures so that its own tests use it too.
+#[allow(unused_imports)] // not every binary that shares `common` throws hostile values
 pub use cdpr_core::fixtures::HOSTILE_VALUES;
 
 /// The words of `line` (split at blanks) followed by `tail`: a command line written as one
