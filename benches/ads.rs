@@ -115,10 +115,10 @@ fn benches(c: &mut Criterion) {
 }
 
 /// The reaction time over ADS against the wall-clock PLC (moved here from
-/// `crates/cdpr-ads/tests/ads_controller.rs`, where the PLC is now ticked by hand): a shadow
-/// loop at the NC rate (2 ms) echoing each cycle counter it reads for 1.5 s, while the PLC
-/// task (10 ms) counts how many cycles each echo took to come back. Expected on an idle
-/// machine: p50 1 cycle (seed 003 measured 11–18 through pyads and CoppeliaSim).
+/// `crates/cdpr-ads/tests/integration/controller_over_ads.rs`, where the PLC is now ticked by
+/// hand): a shadow loop at the NC rate (2 ms) echoing each cycle counter it reads for 1.5 s,
+/// while the PLC task (10 ms) counts how many cycles each echo took to come back. Expected on
+/// an idle machine: p50 1 cycle (seed 003 measured 11–18 through pyads and CoppeliaSim).
 fn reaction_on_the_wall_clock(robot: &Robot) {
     let rt = runtime(robot);
     let mut c = controller(&rt, robot);

@@ -1,8 +1,11 @@
-//! IK, FK (warm start) and tension distribution on uvigo8.
+//! IK, FK (warm start) and tension distribution on uvigo8; and a robot file of 2000 cables
+//! parsed, validated and its home statics answered (the figure that was once a "< 5 s"
+//! assertion in `robot::tests`).
 //! Run: cargo bench --no-default-features --bench foundation
 
 use cdpr_core::fixtures::uvigo8;
 use cdpr_core::kinematics::{self, FkOptions, Pose};
+use cdpr_core::robot::parse_robot;
 use cdpr_core::statics;
 use criterion::{Criterion, criterion_group, criterion_main};
 use nalgebra::DVector;
@@ -47,5 +50,49 @@ fn benches(c: &mut Criterion) {
     });
 }
 
-criterion_group!(foundation, benches);
+/// A robot file of `n` cables on a circle (the one of `robot::tests`'s
+/// `two_thousand_cables_parse_and_their_statics_answer`).
+fn many_cables(n: usize) -> String {
+    let mut frame = String::new();
+    let mut platform = String::new();
+    for i in 0..n {
+        let t = std::f64::consts::TAU * i as f64 / n as f64;
+        frame.push_str(&format!(
+            "[{}, {}, {}],\n",
+            2.0 * t.cos(),
+            2.0 * t.sin(),
+            2.0 + 0.5 * (i % 2) as f64
+        ));
+        platform.push_str(&format!("[{}, {}, 0.0],\n", 0.1 * t.cos(), 0.1 * t.sin()));
+    }
+    format!(
+        "name = \"many\"\ndof = 6\nhome = [0.0, 0.0, 1.0]\n[platform]\nmass = 500.0\ncom = [0.0, 0.0, 0.0]\n\
+         inertia = \"uniform_box\"\nsize = [0.2, 0.2, 0.1]\n[cables]\nframe_anchors = [\n{frame}]\n\
+         platform_anchors = [\n{platform}]\nstiffness = 2e4\ndamping = 50.0\n[tension]\nmin = 1.0\nmax = 1000.0\n\
+         [winch]\nmax_velocity = 1.0\nmax_acceleration = 5.0\nmax_jerk = 50.0\n\
+         [workspace]\nmin = [-0.5, -0.5, 0.5]\nmax = [0.5, 0.5, 1.5]\n"
+    )
+}
+
+/// 2000 cables: parse and validate, the home report at 500 kg, and at 1 kg (infeasible: the
+/// slow path of the tension distribution).
+fn robot_file_benches(c: &mut Criterion) {
+    let text = many_cables(2000);
+    let mut group = c.benchmark_group("robot_2000_cables");
+    group.sample_size(10);
+    group.bench_function("parse", |b| {
+        b.iter(|| parse_robot(black_box(&text), "many.toml").expect("valid"))
+    });
+    let robot = parse_robot(&text, "many.toml").expect("valid");
+    group.bench_function("home_report", |b| {
+        b.iter(|| statics::home_report(black_box(&robot)))
+    });
+    let light = robot.with_mass(1.0);
+    group.bench_function("home_report_infeasible", |b| {
+        b.iter(|| statics::home_report(black_box(&light)))
+    });
+    group.finish();
+}
+
+criterion_group!(foundation, benches, robot_file_benches);
 criterion_main!(foundation);

@@ -1,7 +1,9 @@
 //! `compare` on seed 000 at 100 mm/s sampled every 2 ms (15 699 samples each), including the
 //! discrete Fréchet distance; and Fréchet alone on 20 000 × 20 000 samples, for a tracking
 //! copy (the pruned band) and for unrelated paths (the full dynamic programme).
-//! And (issue 15) the metrics of a long slow run: seed 000 at 5 mm/s, 309 295 samples.
+//! And the metrics of a long slow run: seed 000 at 5 mm/s, 309 295 samples; and Fréchet of a
+//! path that stands still against one that wobbles, 200 000 samples each (a held channel,
+//! rssu2's x, y, z: once a minute's dynamic programme).
 //! Run: cargo bench --no-default-features --bench metrics
 
 use cdpr_core::metrics::{self, CompareOptions, Point};
@@ -59,7 +61,7 @@ fn benches(c: &mut Criterion) {
     group.bench_function("frechet_20000x20000_unrelated", |b| {
         b.iter(|| metrics::frechet(black_box(&p), black_box(&reversed)))
     });
-    // Issue 15: the metrics of a long slow run, as `simulate` computes them after
+    // The metrics of a long slow run, as `simulate` computes them after
     // `trajectory --name seed000 --speed 0.005 --dt 0.002` (618.6 s): 309 295 samples,
     // lag search over 500 lags, Fréchet of the total and of the five segments.
     let slow = trajectory::builtin(
@@ -75,6 +77,17 @@ fn benches(c: &mut Criterion) {
     let slow_actual = shadow(&slow);
     group.bench_function("compare_seed000_slow_309295_samples", |b| {
         b.iter(|| metrics::compare(black_box(&slow), black_box(&slow_actual), &options))
+    });
+    let n = 200_000;
+    let still: Vec<Point> = vec![[0.1, -0.2, 1.5]; n];
+    let wobble: Vec<Point> = (0..n)
+        .map(|k| {
+            let s = k as f64 * 1e-3;
+            [0.1 + 1e-4 * s.sin(), -0.2, 1.5 + 2e-4 * (3.0 * s).cos()]
+        })
+        .collect();
+    group.bench_function("frechet_200000_still_vs_wobble", |b| {
+        b.iter(|| metrics::frechet(black_box(&still), black_box(&wobble)))
     });
     group.finish();
 }

@@ -1,6 +1,6 @@
 //! The shadow's full exchange cycle over ADS on loopback, physics included: one sum read of
 //! the virtual PLC's commanded lengths, the physics stepped 2 ms (two 1 ms steps), one sum
-//! write of pose, lengths, tensions and the cycle echo. Issue 6's goal: p50 ≤ 0.5 ms and
+//! write of pose, lengths, tensions and the cycle echo. The goal: p50 ≤ 0.5 ms and
 //! p99 ≤ 2 ms over 10 000 cycles (seed 000's pyads gateway: 48–60 ms per exchange).
 //!
 //! Two figures per model:

@@ -494,7 +494,7 @@ fn live_mode_errors_name_what_is_wrong_without_a_window() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--plc"), "{}", stderr(&o));
     // Nobody listening: the address is named, told apart from a missing route (the same
-    // connect as `cdpr shadow`: tests/link_errors.rs).
+    // connect as `cdpr shadow`: tests/cli/shadow_unreachable_plc.rs).
     let o = cdpr(&words("view --plc 127.0.0.1:1 --timeout 200ms"));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");

@@ -84,25 +84,27 @@ def test_sim_rejects_a_command_of_the_wrong_size():
 
 def test_long_runs_release_the_gil():
     """While simulate() runs in one thread, Python code keeps running in another."""
-    ticks = []
+    ticks = 0
+    running = threading.Event()
     done = threading.Event()
 
     def count():
+        nonlocal ticks
         while not done.is_set():
-            ticks.append(time.perf_counter())
+            if running.is_set():
+                ticks += 1
             time.sleep(0.001)
 
     counter = threading.Thread(target=count)
     counter.start()
-    started = time.perf_counter()
+    running.set()
     cdpr.simulate("uvigo8", "seed000", speed=0.1, model="chain")
-    finished = time.perf_counter()
+    running.clear()
     done.set()
     counter.join()
-    during = [t for t in ticks if started < t < finished]
-    # With the GIL held for the whole run the counter could not tick at all in between.
-    assert finished - started > 0.05
-    assert len(during) >= 10, f"{len(during)} ticks during a {finished - started:.2f} s run"
+    # With the GIL held for the whole run the counter could tick at most once or twice (when
+    # the main thread yields it before the call): counted, not timed.
+    assert ticks >= 10, f"{ticks} ticks while simulate() ran"
 
 
 def test_types_and_docstrings_are_there():

@@ -58,12 +58,12 @@ pub struct PlcArgs {
 /// unchecked: it may be negative, zero, huge or not finite.
 fn parse_seconds(text: &str) -> Result<f64, String> {
     let t = text.trim();
-    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
+    let (number, per_second) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e3)
     } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
-        (n, 1e-6)
+        (n, 1e6)
     } else if let Some(n) = t.strip_suffix("ns") {
-        (n, 1e-9)
+        (n, 1e9)
     } else if let Some(n) = t.strip_suffix('s') {
         (n, 1.0)
     } else {
@@ -73,7 +73,9 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("`{text}` is not a duration (e.g. 10ms, 0.5s)"))?;
-    Ok(value * scale)
+    // Divided, not multiplied by 1e-6: 100 / 1e6 is the double nearest 1e-4 (as
+    // `Duration::from_micros(100).as_secs_f64()` is), 100 × 1e-6 lies just above it.
+    Ok(value / per_second)
 }
 
 /// A year, s: the longest run or wait any option takes.

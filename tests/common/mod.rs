@@ -7,6 +7,13 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub mod svg;
+
+/// The workspace's one list of hostile values (numbers in every spelling, malformed ones,
+/// wrong types), kept in the core's fixtures so that its own tests use it too.
+#[allow(unused_imports)] // not every binary that shares `common` throws hostile values
+pub use cdpr_core::fixtures::HOSTILE_VALUES;
+
 /// The words of `line` (split at blanks) followed by `tail`: a command line written as one
 /// string, with the arguments that are not literals (paths) appended.
 pub fn with<'a>(line: &'a str, tail: &[&'a str]) -> Vec<&'a str> {
@@ -34,6 +41,15 @@ pub fn stdout(o: &Output) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `cdpr LINE` (split at blanks) run in `dir`: the README's commands use relative file names.
+pub fn cdpr_in(dir: &std::path::Path, line: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cdpr"))
+        .args(words(line))
+        .current_dir(dir)
+        .output()
+        .expect("cdpr runs")
 }
 
 /// `o` failed and said `needle` on stderr.
@@ -151,6 +167,53 @@ pub fn plc(args: &[&str]) -> (Proc, String) {
         .unwrap_or_else(|| panic!("no address in {:?}", p.first_line))
         .to_string();
     (p, addr)
+}
+
+/// Virtual memory cap of the runs [`capped`] and [`refused`], KB (the debug binary maps ~1 GB
+/// before it allocates).
+pub const MEMORY_KB: u64 = 3_000_000;
+/// Deadline of the runs [`capped`] and [`refused`]: a hang guard, well above a normal error
+/// exit (milliseconds), well below a runaway.
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+/// `cdpr ARGS` in the workspace root under [`MEMORY_KB`], killed at [`DEADLINE`].
+pub fn capped(args: &[&str]) -> Bounded {
+    bounded(
+        args,
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        MEMORY_KB,
+        DEADLINE,
+    )
+}
+
+/// A [`capped`] run that failed with `code` within the deadline, naming `needle` on stderr,
+/// without a panic or a failed allocation.
+#[track_caller]
+pub fn refused(args: &[&str], code: i32, needle: &str) -> Bounded {
+    let r = capped(args);
+    assert!(
+        !r.timed_out,
+        "hung: cdpr {args:?} still running after {DEADLINE:?}, killed (stderr: {})",
+        r.stderr
+    );
+    assert_eq!(
+        r.code,
+        Some(code),
+        "cdpr {args:?}: exit {:?}, stderr: {}",
+        r.code,
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(needle),
+        "cdpr {args:?}: no `{needle}` in stderr: {}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("panicked") && !r.stderr.contains("memory allocation"),
+        "{}",
+        r.stderr
+    );
+    r
 }
 
 /// What a [`bounded`] run of `cdpr` did.

@@ -1,4 +1,4 @@
-"""pyads (Beckhoff's AdsLib underneath) against the virtual PLC: run by tests/ads_pyads.rs.
+"""pyads (Beckhoff's AdsLib underneath) against the virtual PLC: run by tests/pyads.rs.
 
 Usage: python pyads_client.py HOST:PORT
 Prints one JSON object with what it read; the Rust test checks it against its own numbers.

@@ -1,4 +1,4 @@
-"""pyads' own test server as the shadow's PLC: run by tests/ads_pyads.rs.
+"""pyads' own test server as the shadow's PLC: run by tests/pyads.rs.
 
 pyads (3.6) ships `pyads.testserver.AdsTestServer` with `AdvancedHandler`, which PLC
 programmers use in their tests. This script serves a robot file's [plc] symbols on it — the

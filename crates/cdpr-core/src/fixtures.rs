@@ -78,3 +78,32 @@ pub fn num(row: &[String], k: usize) -> f64 {
         .parse()
         .unwrap_or_else(|_| panic!("cell {k} `{}` is not a number", row[k]))
 }
+
+/// Hostile values, as text, for every test that throws bad numbers at an input (a command
+/// line option, a robot file's field): zeros of both signs, a negative, the tiny and the huge,
+/// NaN and the infinities (in TOML's and Rust's spellings), integers beyond i64 and u64,
+/// malformed numbers, durations with units, and values of the wrong type. One list, so that a
+/// value found to break one input is tried on all of them.
+pub const HOSTILE_VALUES: &[&str] = &[
+    "0",
+    "-0",
+    "-1",
+    "1e-300",
+    "1e9",
+    "1e300",
+    "-1e300",
+    "1e308",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "99999999999999999999",
+    "9223372036854775807",
+    "18446744073709551616",
+    "1e",
+    "",
+    "1e300ms",
+    "-1ms",
+    "[]",
+    "\"x\"",
+];

@@ -600,8 +600,9 @@ fn anyhow_like(e: &dyn std::error::Error) -> String {
 }
 
 #[test]
-fn many_cables_are_checked_quickly() {
-    // 2000 cables on a circle: parsing and validation must stay far below quadratic blow-up.
+fn two_thousand_cables_parse_and_their_statics_answer() {
+    // 2000 cables on a circle: parsed, validated, their home lengths and the infeasible home
+    // tensions found. (How long it takes: `benches/foundation.rs`, `robot_2000_cables`.)
     let n = 2000;
     let mut frame = String::new();
     let mut platform = String::new();
@@ -622,7 +623,6 @@ fn many_cables_are_checked_quickly() {
          [winch]\nmax_velocity = 1.0\nmax_acceleration = 5.0\nmax_jerk = 50.0\n\
          [workspace]\nmin = [-0.5, -0.5, 0.5]\nmax = [0.5, 0.5, 1.5]\n"
     );
-    let start = std::time::Instant::now();
     let robot = parse_robot(&text, "many.toml").expect("valid");
     assert_eq!(robot.cable_count(), n);
     let home = crate::statics::home_report(&robot);
@@ -631,5 +631,4 @@ fn many_cables_are_checked_quickly() {
     let light = robot.with_mass(1.0);
     let light_home = crate::statics::home_report(&light);
     assert!(light_home.tensions.is_none());
-    assert!(start.elapsed().as_secs_f64() < 5.0, "{:?}", start.elapsed());
 }

@@ -1,0 +1,159 @@
+//! pyads (the Python client seed 000 and 003 used) against the virtual PLC, and the shadow
+//! against pyads' own test server:
+//! - `tests/pyads_client.py`: pyads reads/writes by name, sum read, sum write, a notification, an
+//!   error code, against the virtual PLC's server;
+//! - `tests/pyads_testserver.py`: pyads' `AdsTestServer` with `AdvancedHandler` (what PLC
+//!   programmers test with) serving uvigo8's GVL while a tiny PLC task moves the commands; the
+//!   library's shadow runs its whole loop against it in each exchange that server serves
+//!   (see `testserver.rs` beside this file).
+//!
+//! Runs Python from `CDPR_PYADS_PYTHON` (default `.venv-ci/bin/python`, which `.ci/run`
+//! creates). Without pyads the tests are reported as ignored, their names saying
+//! `[SKIPPED: …]` and why, unless `CDPR_REQUIRE_PYADS=1` (CI sets it), when they fail. A
+//! libtest-mimic harness (`harness = false` in Cargo.toml): libtest has no way to skip a test
+//! at run time. The ignored `measure_*` trial prints the cycle and reaction figures of the
+//! README (`cargo test -p cdpr-ads --test pyads -- --ignored measure`).
+
+use cdpr_ads::fixtures::*;
+use libtest_mimic::{Arguments, Trial};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[path = "support_pyads/testserver.rs"]
+mod testserver;
+
+const MISSING: &str = "no Python with pyads (set CDPR_PYADS_PYTHON or run .ci/run)";
+
+fn python() -> Option<PathBuf> {
+    let root = cdpr_core::fixtures::workspace_root();
+    let candidate = std::env::var_os("CDPR_PYADS_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".venv-ci/bin/python"));
+    let has_pyads = Command::new(&candidate)
+        .args(["-c", "import pyads"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    has_pyads.then_some(candidate)
+}
+
+/// A test that needs pyads: its name, its body, and whether it only measures (ignored unless
+/// asked for).
+type PyTest = (&'static str, fn(&Path), bool);
+
+fn main() {
+    let args = Arguments::from_args();
+    let required = std::env::var("CDPR_REQUIRE_PYADS").is_ok_and(|v| v == "1");
+    let python = python();
+    let mut tests: Vec<PyTest> = vec![(
+        "pyads_reads_writes_sums_and_gets_notified",
+        pyads_reads_writes_sums_and_gets_notified,
+        false,
+    )];
+    tests.extend(testserver::tests());
+    let trials = tests
+        .into_iter()
+        .map(|(name, body, measure)| match &python {
+            Some(python) => {
+                let python = python.clone();
+                Trial::test(name, move || {
+                    body(&python);
+                    Ok(())
+                })
+                .with_ignored_flag(measure)
+            }
+            None if required && !measure => Trial::test(name, || {
+                Err(format!("CDPR_REQUIRE_PYADS=1 but {MISSING}").into())
+            }),
+            // Reported as ignored, the reason in its name; run anyway (--include-ignored) it
+            // fails with that reason rather than pass without testing anything.
+            None => Trial::test(format!("{name} [SKIPPED: {MISSING}]"), || {
+                Err(MISSING.into())
+            })
+            .with_ignored_flag(true),
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}
+
+fn pyads_reads_writes_sums_and_gets_notified(python: &Path) {
+    let rt = runtime();
+    let endpoint = format!("127.0.0.1:{}", rt.server.local_addr().port());
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/pyads_client.py");
+    let out = Command::new(python)
+        .arg(&script)
+        .arg(&endpoint)
+        .output()
+        .expect("python runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "pyads script failed:\n{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+
+    assert_eq!(v["state"], serde_json::json!([5, 0]), "ADS state Run");
+    assert_eq!(v["device_name"], "cdpr vPLC");
+
+    // Commanded lengths at home against the library's own inverse kinematics, in mm.
+    let robot = uvigo8();
+    let ik = cdpr_core::kinematics::lengths(
+        &robot,
+        &cdpr_core::kinematics::Pose::from_array(robot.home),
+    );
+    let got: Vec<f64> = v["cmd_lengths"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|x| x.as_f64().expect("number"))
+        .collect();
+    assert_eq!(got.len(), 8);
+    for (g, w) in got.iter().zip(&ik) {
+        assert!((g - w * 1000.0).abs() < 1e-9, "{g} vs {}", w * 1000.0);
+    }
+    let anchors: Vec<f64> = v["frame_anchors"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|x| x.as_f64().expect("n"))
+        .collect();
+    assert_eq!(anchors[0], robot.cables[0].frame_anchor.x * 1000.0);
+    assert_eq!(v["anchor_2_3"].as_f64(), Some(825.0));
+
+    let back: Vec<f64> = v["tensions_back"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|x| x.as_f64().expect("n"))
+        .collect();
+    assert_eq!(back, (0..8).map(|k| 10.0 + k as f64).collect::<Vec<_>>());
+
+    let sum = &v["sum_read"];
+    assert_eq!(
+        sum["GVL_Shadow.nShadowCycle"], 4242,
+        "sum read sees the write by name"
+    );
+    assert_eq!(
+        sum["GVL_Shadow.aCmdLengths"].as_array().map(Vec::len),
+        Some(8)
+    );
+    assert_eq!(v["echo_after_sum_write"], 7);
+
+    let notified: Vec<u64> = v["notified"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|x| x.as_u64().expect("n"))
+        .collect();
+    assert!(notified.len() >= 5, "notifications: {notified:?}");
+    assert!(notified.windows(2).all(|w| w[1] >= w[0]), "{notified:?}");
+    assert_eq!(v["unknown_symbol_error"], 0x710);
+
+    // The writes pyads made really landed in the PLC's memory.
+    let memory = rt.plc.memory();
+    let table = memory.table();
+    let k = table
+        .symbols()
+        .iter()
+        .position(|s| s.name == "GVL_Shadow.aShadowPose")
+        .expect("pose");
+    assert_eq!(memory.external_writes(k), 1);
+    eprintln!("pyads {} interop OK", v["pyads"]);
+}
