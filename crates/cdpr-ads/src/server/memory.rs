@@ -135,7 +135,7 @@ impl PlcMemory {
 
     /// An online change as the shadow sees it: the symbol version moves, the bytes stay. The
     /// in-process transport honours it (its handles go stale); the ADS server keeps its
-    /// handles (tests invalidate those over the wire: release them, as `tests/ads_exchange.rs`
+    /// handles (tests invalidate those over the wire: release them, as `tests/integration/exchange_choice.rs`
     /// does).
     pub fn online_change(&self) {
         self.symbol_version.fetch_add(1, Ordering::Relaxed);

@@ -3,7 +3,7 @@
 //! Threads rather than async: a handful of clients, requests answered in microseconds from
 //! memory, and no runtime to carry. A malformed, oversized or truncated frame closes that
 //! connection with a log line; nothing a peer sends can take the server down (the fuzz test
-//! `tests/ads_fuzz.rs` sends it 10 000 broken frames, `tests/ads_memory.rs` counts the bytes
+//! `tests/integration/broken_frames.rs` sends it 10 000 broken frames, `tests/memory_under_hostile_lengths.rs` counts the bytes
 //! hostile length fields make it allocate).
 //!
 //! Limits (see [`ServerConfig::new`]): 64 connections; when all are taken, a new client gets

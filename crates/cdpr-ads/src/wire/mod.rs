@@ -3,7 +3,7 @@
 //! commands' request/response payloads ([`command`]), sum-command payloads and notification
 //! frames ([`sum`]), the IEC types of symbols and their values' bytes ([`iec`]), symbol
 //! records ([`symbol_entry`]). Everything is little-endian ([`cursor`]). Decoders take any
-//! byte slice and return an error instead of panicking (the fuzz test in `tests/ads_fuzz.rs`
+//! byte slice and return an error instead of panicking (the fuzz test in `tests/integration/broken_frames.rs`
 //! holds them to that).
 //!
 //! Bytes only: nothing here knows a robot, a shadow or a socket; the server and the link both

@@ -4,7 +4,7 @@
 //!
 //! [`run`](super::run) records every step of a [`Player`] headless; the viewer owns one and
 //! advances it as many steps per frame as wall-clock time asks. Both therefore produce the
-//! same states for the same inputs, step for step (`tests/viewer_headless.rs` checks it).
+//! same states for the same inputs, step for step (`tests/cli/viewer_matches_simulate.rs` checks it).
 
 use super::RunOptions;
 use super::controllers::{FeedbackLinearization, LengthController};

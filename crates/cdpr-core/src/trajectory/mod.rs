@@ -65,15 +65,15 @@ pub enum TrajectoryError {
     /// A pose far outside the robot's frame: a CSV in millimetres, probably.
     #[error(
         "{file}: the pose at t = {t} s, ({x}, {y}, {z}) m, is {far}",
-        x = .position[0],
-        y = .position[1],
-        z = .position[2]
+        x = .far.position[0],
+        y = .far.position[1],
+        z = .far.position[2]
     )]
     FarAway {
         file: String,
         t: f64,
-        position: [f64; 3],
-        far: crate::robot::FarAway,
+        /// Where the pose is and how far (boxed: the rare case keeps the error small).
+        far: Box<crate::robot::FarAway>,
     },
     #[error("`{spec}` is neither a built-in trajectory ({known}) nor an existing CSV file")]
     UnknownName { spec: String, known: String },
@@ -146,11 +146,10 @@ pub fn load(
     if Path::new(spec).is_file() {
         let traj = csv::read(spec)?;
         return match traj.far_away(robot) {
-            Some((t, position, far)) => Err(TrajectoryError::FarAway {
+            Some((t, _, far)) => Err(TrajectoryError::FarAway {
                 file: spec.to_string(),
                 t,
-                position,
-                far,
+                far: Box::new(far),
             }),
             None => Ok(traj),
         };
