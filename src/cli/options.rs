@@ -6,18 +6,30 @@
 
 use cdpr_core::choice::Choice;
 use cdpr_core::options::{DefaultValue, Group, Kind, OptionSpec, Value};
-use cdpr_core::run::request;
 use cdpr_core::run::{OPTIONS, RunRequest};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Arg, ArgAction, ArgMatches, Command, FromArgMatches};
 use std::marker::PhantomData;
 
-/// Which of core's run options a command takes.
+/// Which of core's run options a command takes: whole groups of the table (less some), so that
+/// a new row of the table reaches every command that takes its group with no edit here; or
+/// named options, for a command that takes a few.
 pub trait Selection: Clone + std::fmt::Debug + Send + Sync + 'static {
-    /// The options, by name, in the order the help lists them.
-    const NAMES: &'static [&'static str];
+    /// The groups it takes.
+    const GROUPS: &'static [Group] = &[];
+    /// Options of those groups it does not take, or, without groups, the options it takes.
+    const NAMES: &'static [&'static str] = &[];
     /// Those the command cannot do without.
     const REQUIRED: &'static [&'static str] = &[];
+
+    /// Whether the command takes option `spec`.
+    fn takes(spec: &OptionSpec) -> bool {
+        if Self::GROUPS.is_empty() {
+            Self::NAMES.contains(&spec.name)
+        } else {
+            Self::GROUPS.contains(&spec.group) && !Self::NAMES.contains(&spec.name)
+        }
+    }
 }
 
 /// The run options a command takes, parsed into a request (defaults for those not given).
@@ -30,8 +42,9 @@ pub struct RunArgs<S: Selection> {
 }
 
 impl<S: Selection> RunArgs<S> {
+    /// The options it takes, in the table's order (the order the help lists them).
     fn specs() -> impl Iterator<Item = &'static OptionSpec> {
-        S::NAMES.iter().filter_map(|n| request::option(n))
+        OPTIONS.iter().filter(|s| S::takes(s))
     }
 }
 
@@ -180,9 +193,21 @@ pub fn choice<T: Choice + Clone + Send + Sync>() -> impl TypedValueParser<Value 
     PossibleValuesParser::new(values).try_map(|name: String| T::from_name(&name))
 }
 
-/// Every run option (the table's), for the commands that run trajectories in full.
+/// A [`Selection`]: `groups [..] except [..]` or `names [..]`, then `required [..]`.
 macro_rules! selection {
-    ($(#[$doc:meta])* $name:ident, [$($option:literal),* $(,)?], required [$($required:literal),*]) => {
+    ($(#[$doc:meta])* $name:ident, groups [$($group:ident),*], except [$($except:literal),*],
+     required [$($required:literal),*]) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $name;
+        $(#[$doc])*
+        impl Selection for $name {
+            const GROUPS: &'static [Group] = &[$(Group::$group),*];
+            const NAMES: &'static [&'static str] = &[$($except),*];
+            const REQUIRED: &'static [&'static str] = &[$($required),*];
+        }
+    };
+    ($(#[$doc:meta])* $name:ident, names [$($option:literal),*], required [$($required:literal),*]) => {
         $(#[$doc])*
         #[derive(Debug, Clone)]
         pub struct $name;
@@ -197,18 +222,16 @@ macro_rules! selection {
 selection!(
     /// `cdpr simulate`: every option of a run.
     Simulate,
-    [
-        "robot", "payload", "trajectory", "speed", "profile", "accel", "jerk", "transition",
-        "model", "control", "dt", "substeps", "pgs", "link_mass", "surrogate", "combine",
-        "compensate", "kp", "kd", "settle", "remove_lag"
-    ],
+    groups [Robot, Trajectory, Physics, Run],
+    except [],
     required ["robot", "trajectory"]
 );
 
 selection!(
     /// A robot, for the commands that work on one (`ik`, `tensions`, …).
     RobotOnly,
-    ["robot", "payload"],
+    groups [Robot],
+    except [],
     required ["robot"]
 );
 
@@ -216,29 +239,27 @@ selection!(
     /// The shape of a built-in trajectory (`cdpr trajectory`, which names the trajectory
     /// `--name` and samples it at its own `--dt`).
     Shape,
-    ["speed", "profile", "accel", "jerk", "transition"],
+    groups [Trajectory],
+    except ["trajectory"],
     required []
 );
 
 selection!(
-    /// `cdpr view`: a run as `simulate` takes it, robot and trajectory optional (the demo).
+    /// `cdpr view`: a run as `simulate` takes it, robot and trajectory optional (the demo),
+    /// less what only a finished run reports.
     #[cfg(feature = "viewer")]
     View,
-    [
-        "robot", "payload", "trajectory", "speed", "profile", "accel", "jerk", "transition",
-        "model", "control", "dt", "substeps", "pgs", "link_mass", "surrogate", "combine",
-        "compensate", "kp", "kd"
-    ],
+    groups [Robot, Trajectory, Physics, Run],
+    except ["settle", "remove_lag"],
     required []
 );
 
 selection!(
-    /// `cdpr shadow`: the physics of the shadow (the commands come from the controller).
+    /// `cdpr shadow`: the robot and the physics of the shadow (the commands come from the
+    /// controller).
     Shadow,
-    [
-        "robot", "payload", "model", "control", "dt", "substeps", "pgs", "link_mass",
-        "surrogate", "combine"
-    ],
+    groups [Robot, Physics],
+    except [],
     required []
 );
 
@@ -246,7 +267,7 @@ selection!(
     /// `cdpr surrogate fit|validate`: how the reference runs are made (their model is chosen
     /// by the command: elastic for cable robots unless `--model` says otherwise).
     Reference,
-    ["control", "dt", "speed", "compensate", "combine"],
+    names ["control", "dt", "speed", "compensate", "combine"],
     required []
 );
 

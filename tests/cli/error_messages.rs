@@ -36,7 +36,7 @@ fn errors_print_each_cause_and_each_name_once() {
         ),
         (
             with("simulate -t seed000 -r", &["/nonexistent-sim2/robot.toml"]),
-            "no robot file",
+            "file not found",
             "/nonexistent-sim2/robot.toml",
         ),
         (

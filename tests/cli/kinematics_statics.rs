@@ -132,7 +132,7 @@ fn malformed_input_gives_clear_errors() {
     let o = cdpr(&words("fk -r uvigo8 --lengths 1,2,3"));
     common::assert_fails(&o, "3 lengths given but the robot has 8 cables");
     let o = cdpr(&words("ik -r nosuchrobot --pose 0,0,0"));
-    common::assert_stderr(&o, "no robot file `nosuchrobot`");
+    common::assert_stderr(&o, "no robot `nosuchrobot`: not a shipped robot");
 }
 
 #[test]

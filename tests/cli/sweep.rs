@@ -286,7 +286,7 @@ fn bad_specs_and_options_are_named() {
     assert_stderr(
         &o,
         &format!(
-            "{}:5: parameters.stiffnes_scale: unknown field",
+            "{}:5: parameters.stiffnes_scale: unknown option `stiffnes_scale` (did you mean `stiffness_scale`?)",
             spec.display()
         ),
     );

@@ -179,7 +179,7 @@ fn the_viewers_loading_errors_say_their_cause_once() {
         panic!("a robot file that does not exist is refused");
     };
     let chain = format!("{:#}", anyhow::Error::new(e));
-    assert_eq!(chain.matches("no robot file").count(), 1, "{chain}");
+    assert_eq!(chain.matches("file not found").count(), 1, "{chain}");
     assert_eq!(
         chain.matches("/nonexistent/robot.toml").count(),
         1,
