@@ -21,8 +21,9 @@ fn the_sample_budget_names_the_options_and_the_numbers() {
     assert!(r.stderr.contains("dt"), "{}", r.stderr);
 }
 
-fn jump_csv() -> String {
-    let dir = scratch("budgets_jump");
+/// The CSV in a scratch directory of the test's own (`test`): tests run in parallel.
+fn jump_csv(test: &str) -> String {
+    let dir = scratch(&format!("budgets_jump_{test}"));
     let path = dir.join("jump.csv");
     std::fs::write(&path, "t,x,y,z\n0,0,0,1\n1000000000,0,0,1\n").expect("written");
     path.display().to_string()
@@ -30,7 +31,7 @@ fn jump_csv() -> String {
 
 #[test]
 fn a_csv_whose_time_jumps_a_billion_seconds_is_refused_by_the_budget() {
-    let csv = jump_csv();
+    let csv = jump_csv("simulate");
     // simulate: 1e12 steps at 1 ms.
     let r = refused(&["simulate", "-r", "uvigo8", "-t", &csv], 1, "steps");
     assert!(r.stderr.contains("at most"), "{}", r.stderr);
@@ -58,7 +59,7 @@ fn a_csv_whose_time_jumps_a_billion_seconds_is_refused_by_the_budget() {
 
 #[test]
 fn compare_reads_a_bounded_amount_of_csv() {
-    let csv = jump_csv();
+    let csv = jump_csv("compare");
     let r = refused(
         &["compare", "--reference", "/dev/zero", "--actual", &csv],
         1,

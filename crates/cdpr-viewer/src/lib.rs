@@ -17,6 +17,7 @@ pub mod live;
 mod overlay;
 mod panel;
 pub mod playback;
+pub mod sampling;
 pub mod scenario;
 pub mod scene;
 

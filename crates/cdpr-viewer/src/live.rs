@@ -13,7 +13,7 @@
 //! here), read on the shadow's thread after each cycle. Trail and plot samples are taken every
 //! [`SAMPLE_EVERY`] physics steps.
 
-use super::playback::{SAMPLE_EVERY, TRAIL_SAMPLES};
+use super::sampling::{SAMPLE_EVERY, TRAIL_SAMPLES};
 use cdpr_ads::link::Controller;
 use cdpr_ads::shadow::{self, CycleReport, CycleStatus, Shadow, ShadowError, Summary};
 use cdpr_core::kinematics::Pose;
@@ -45,7 +45,7 @@ pub struct Snapshot {
     pub state: SimState,
     /// The controller's commanded pose (FK of the commanded lengths the physics follows).
     pub commanded: Pose,
-    /// The commanded lengths of the controller's last sample, m.
+    /// The commanded lengths the physics follows (the ghost's), m.
     pub commanded_lengths: Vec<f64>,
     /// Trail and plot samples since the viewer last took them: (state, commanded pose).
     pub samples: VecDeque<(SimState, Pose)>,
@@ -146,7 +146,7 @@ pub fn spawn<C: Controller + Send + 'static>(
     let first = Snapshot {
         state: shadow.state().clone(),
         commanded,
-        commanded_lengths: shadow.last_inputs().commanded_lengths.clone(),
+        commanded_lengths: shadow.commanded_lengths().to_vec(),
         // The start state is the playback's first sample already.
         samples: VecDeque::new(),
         link: LinkState::Connected,
@@ -249,9 +249,10 @@ impl Publisher {
         let mut snapshot = lock(shared);
         snapshot.state.clone_from(state);
         snapshot.commanded = commanded;
+        snapshot.commanded_lengths.clear();
         snapshot
             .commanded_lengths
-            .clone_from(&shadow.last_inputs().commanded_lengths);
+            .extend_from_slice(shadow.commanded_lengths());
         if sample {
             // An unread backlog (the view paused) keeps the newest trail's worth.
             if snapshot.samples.len() >= TRAIL_SAMPLES {

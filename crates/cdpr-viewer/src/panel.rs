@@ -3,7 +3,8 @@
 
 use super::colors::{self, to_color32};
 use super::live::LinkState;
-use super::playback::{PLOT_SAMPLES, Playback, SAMPLE_EVERY};
+use super::playback::Playback;
+use super::sampling::{PLOT_SAMPLES, SAMPLE_EVERY};
 use super::scenario::{self, Scenario};
 use super::scene::{DisplayOptions, TensionScale};
 use bevy::prelude::*;

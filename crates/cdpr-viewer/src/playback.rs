@@ -27,16 +27,12 @@ use cdpr_core::sim::SimState;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+pub use super::sampling::{PLOT_SAMPLES, SAMPLE_EVERY, TRAIL_SAMPLES};
+
 /// Wall time a frame may spend stepping before it drops its backlog.
 pub const STEP_BUDGET: Duration = Duration::from_millis(200);
 /// Pause at the end of a trajectory before it plays again, s of simulated time.
 pub const END_HOLD: f64 = 1.0;
-/// Trail and plot samples are taken every this many steps (10 ms at dt = 1 ms).
-pub const SAMPLE_EVERY: u64 = 10;
-/// Plot window, samples (10 s).
-pub const PLOT_SAMPLES: usize = 1000;
-/// Longest trail, samples (100 s: a whole seed 000 loop at 0.1 m/s fits).
-pub const TRAIL_SAMPLES: usize = 10_000;
 
 /// What the panel's plots and the trails draw, sampled every [`SAMPLE_EVERY`] steps.
 #[derive(Debug, Default, Clone)]

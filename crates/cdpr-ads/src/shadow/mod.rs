@@ -134,6 +134,12 @@ impl<C: Controller> Shadow<C> {
             .commanded_pose(&self.robot, self.drive.command())
     }
 
+    /// The commanded lengths the physics follows (the controller's samples on its time line,
+    /// see the module docs), m: those [`Shadow::commanded_pose`] is solved from.
+    pub fn commanded_lengths(&self) -> &[f64] {
+        self.drive.command()
+    }
+
     /// Shadow time of that state, s.
     pub fn time(&self) -> f64 {
         self.clock.time()

@@ -152,7 +152,7 @@ fn bad_specs_are_refused_with_file_line_and_field() {
     assert_eq!(e, "spec.toml:3: dt: must be between 1e-5 and 0.01 s, got 1");
     let e = error("robots = [\"uvigo9\"]\ntrajectories = [\"poly5\"]\n");
     assert!(
-        e.starts_with("spec.toml:1: robots: no robot file `uvigo9`"),
+        e.starts_with("spec.toml:1: robots: no robot `uvigo9`: not a shipped robot"),
         "{e}"
     );
     let e = error("robots = [\"uvigo8\"]\n\ntrajectories = [\"nope\"]\n");
