@@ -273,6 +273,7 @@ fn build_app(options: &ViewerOptions, playback: Playback) -> App {
         started: options.started,
     })
     .add_message::<scene::RobotChanged>()
+    .insert_gizmo_config(scene::TrailGizmos, scene::trail_gizmo_config())
     .add_plugins(PlaybackPlugin)
     .add_systems(Startup, (camera::spawn_cameras, overlay::spawn_overlays))
     .add_systems(

@@ -464,7 +464,8 @@ fn numbers(ui: &mut egui::Ui, playback: &Playback, state: &PanelState, scale_max
             );
         });
         ui.end_row();
-        match state.fixed_frame_s {
+        // Live, the shadow runs on the wall clock whatever the frames do.
+        match state.fixed_frame_s.filter(|_| !playback.is_live()) {
             // Screenshot mode: each frame advances the simulation by a fixed step, whatever
             // the wall clock does; a wall-clock real-time factor would describe the renderer.
             Some(frame) => row(

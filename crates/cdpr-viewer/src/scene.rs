@@ -283,7 +283,25 @@ pub fn sync_scene(
 }
 
 /// Lines drawn every frame: the frame box, the workspace, the trails, the ghost, TCP axes.
-pub fn draw_gizmos(mut gizmos: Gizmos, playback: Res<Playback>, display: Res<DisplayOptions>) {
+/// The trails' gizmos, drawn over the meshes (a negative depth bias): the path runs under the
+/// platform box, which would otherwise hide it.
+#[derive(Default, Reflect, GizmoConfigGroup)]
+pub struct TrailGizmos;
+
+/// Their configuration: every line in front of the meshes.
+pub fn trail_gizmo_config() -> GizmoConfig {
+    GizmoConfig {
+        depth_bias: -1.0,
+        ..default()
+    }
+}
+
+pub fn draw_gizmos(
+    mut gizmos: Gizmos,
+    mut trails: Gizmos<TrailGizmos>,
+    playback: Res<Playback>,
+    display: Res<DisplayOptions>,
+) {
     let robot = playback.robot();
     let frame = robot.frame;
     gizmos.cube(
@@ -305,10 +323,10 @@ pub fn draw_gizmos(mut gizmos: Gizmos, playback: Res<Playback>, display: Res<Dis
                 .collect::<Vec<_>>()
         };
         if history.commanded_path.len() >= 2 {
-            gizmos.linestrip(path(&history.commanded_path), colors::COMMANDED_TRAIL);
+            trails.linestrip(path(&history.commanded_path), colors::COMMANDED_TRAIL);
         }
         if history.actual_path.len() >= 2 {
-            gizmos.linestrip(path(&history.actual_path), colors::ACTUAL_TRAIL);
+            trails.linestrip(path(&history.actual_path), colors::ACTUAL_TRAIL);
         }
     }
     let sizes = Scale::of(robot);
