@@ -71,7 +71,7 @@ fn print(name: &str, s: &Summary) {
 fn benches(c: &mut Criterion) {
     let robot = cdpr_core::fixtures::uvigo8();
     for model in [ModelKind::CHAIN, ModelKind::ELASTIC] {
-        let name = format!("{model:?}").to_lowercase();
+        let name = model.name();
         let rt = runtime(&robot, Duration::from_millis(20));
         let mut s = shadow(&rt, &robot, model);
         let origin = s.clock_origin();
