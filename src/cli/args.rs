@@ -111,19 +111,22 @@ pub fn pose_list(text: &str) -> Result<Numbers, String> {
 /// also matches another robot file that is not used.
 pub fn find_robot(spec: &str) -> Result<Robot, cdpr_core::robot::RobotFileError> {
     let found = cdpr_core::robot::lookup::find(spec)?;
-    if let Some(note) = found.note(spec) {
-        eprintln!("warning: {note}");
-    }
+    say_lookup_note(found.note(spec));
     Ok(found.robot)
 }
 
 /// The robot a run request names, with its payload, warning as [`find_robot`] does.
 pub fn load_robot(request: &cdpr_core::run::RunRequest) -> Result<Robot> {
     let (robot, note) = request.load_robot_noted()?;
+    say_lookup_note(note);
+    Ok(robot)
+}
+
+/// The lookup's note (a robot file of the same name left out), as a warning.
+fn say_lookup_note(note: Option<String>) {
     if let Some(note) = note {
         eprintln!("warning: {note}");
     }
-    Ok(robot)
 }
 
 /// The robot to work on (`--robot`, `--payload`: core's run options).

@@ -17,18 +17,17 @@ use std::marker::PhantomData;
 pub trait Selection: Clone + std::fmt::Debug + Send + Sync + 'static {
     /// The groups it takes.
     const GROUPS: &'static [Group] = &[];
-    /// Options of those groups it does not take, or, without groups, the options it takes.
+    /// Options of those groups it does not take.
+    const EXCEPT: &'static [&'static str] = &[];
+    /// Options it takes whatever their group.
     const NAMES: &'static [&'static str] = &[];
     /// Those the command cannot do without.
     const REQUIRED: &'static [&'static str] = &[];
 
     /// Whether the command takes option `spec`.
     fn takes(spec: &OptionSpec) -> bool {
-        if Self::GROUPS.is_empty() {
-            Self::NAMES.contains(&spec.name)
-        } else {
-            Self::GROUPS.contains(&spec.group) && !Self::NAMES.contains(&spec.name)
-        }
+        Self::NAMES.contains(&spec.name)
+            || (Self::GROUPS.contains(&spec.group) && !Self::EXCEPT.contains(&spec.name))
     }
 }
 
@@ -203,7 +202,7 @@ macro_rules! selection {
         $(#[$doc])*
         impl Selection for $name {
             const GROUPS: &'static [Group] = &[$(Group::$group),*];
-            const NAMES: &'static [&'static str] = &[$($except),*];
+            const EXCEPT: &'static [&'static str] = &[$($except),*];
             const REQUIRED: &'static [&'static str] = &[$($required),*];
         }
     };

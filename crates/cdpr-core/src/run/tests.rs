@@ -1,10 +1,10 @@
 use super::*;
 use crate::kinematics::Pose;
 use crate::sim::{ControlMode, ModelKind};
-use crate::trajectory::Sample;
+use crate::trajectory::{Sample, Trajectory};
 
-#[test]
-fn a_held_pose_reports_a_tension_range_that_balances_the_weight_and_a_readable_csv() {
+/// silva4 held at home for `seconds` (elastic cables, ideal winches, 1 ms), and its run.
+fn silva4_held(seconds: f64) -> (crate::robot::Robot, RunOptions, Trajectory, RunOutcome) {
     let robot = crate::fixtures::robot("silva4");
     let home = Pose::from_array(robot.home);
     let options = RunOptions::new(crate::sim::SimConfig::new(
@@ -12,8 +12,14 @@ fn a_held_pose_reports_a_tension_range_that_balances_the_weight_and_a_readable_c
         ControlMode::Ideal,
         1e-3,
     ));
-    let traj = hold(home, 0.5, options.config.dt);
+    let traj = hold(home, seconds, options.config.dt);
     let outcome = run(&robot, &traj, &options, &mut |_| {}).expect("runs");
+    (robot, options, traj, outcome)
+}
+
+#[test]
+fn a_held_pose_reports_a_tension_range_that_balances_the_weight_and_a_readable_csv() {
+    let (robot, options, traj, outcome) = silva4_held(0.5);
     let report = simulation_report(&robot, &outcome, &traj, &options, true);
     assert_eq!(report.steps as usize + 1, outcome.records.len());
     assert_eq!(
@@ -52,15 +58,7 @@ fn a_held_pose_reports_a_tension_range_that_balances_the_weight_and_a_readable_c
 
 #[test]
 fn extra_columns_follow_the_segment_and_leave_the_rest_as_it_was() {
-    let robot = crate::fixtures::robot("silva4");
-    let home = Pose::from_array(robot.home);
-    let options = RunOptions::new(crate::sim::SimConfig::new(
-        ModelKind::ELASTIC,
-        ControlMode::Ideal,
-        1e-3,
-    ));
-    let traj = hold(home, 0.01, options.config.dt);
-    let outcome = run(&robot, &traj, &options, &mut |_| {}).expect("runs");
+    let (robot, _, traj, outcome) = silva4_held(0.01);
     let mut plain = Vec::new();
     write_csv(&mut plain, &robot, &traj, &outcome).expect("written");
     let mut extended =
