@@ -25,6 +25,7 @@ mod cursor;
 pub mod error;
 mod frame;
 mod iec;
+mod reply;
 mod sum;
 mod symbol_entry;
 
@@ -38,6 +39,10 @@ pub use frame::{
     frame_length,
 };
 pub use iec::{IecType, Scalar, decode_reals, decode_u32, encode_reals, encode_u32};
+pub use reply::{
+    ReplyError, Stamp, decode_data, decode_notification, decode_notification_handle, decode_state,
+    decode_status,
+};
 pub use sum::*;
 pub use symbol_entry::{SymbolEntry, decode_symbol_entry, encode_symbol_entry};
 

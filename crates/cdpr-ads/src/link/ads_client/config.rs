@@ -1,7 +1,7 @@
-//! Where the controller is and how the `ads` crate's client reaches it.
+//! Where the controller is and how the client reaches it.
 
 use super::exchange::ExchangeChoice;
-use crate::wire::{AmsAddr, AmsNetId};
+use crate::wire::AmsAddr;
 use std::time::Duration;
 
 /// Which AMS source address the client uses.
@@ -39,19 +39,4 @@ impl AdsConfig {
             exchange: ExchangeChoice::Auto,
         }
     }
-}
-
-pub(super) fn to_ads(a: AmsAddr) -> ads::AmsAddr {
-    let n = a.net_id.0;
-    ads::AmsAddr::new(
-        ads::AmsNetId::new(n[0], n[1], n[2], n[3], n[4], n[5]),
-        a.port,
-    )
-}
-
-/// The client's own AMS address in our terms.
-pub(super) fn from_ads(s: ads::AmsAddr) -> AmsAddr {
-    let mut id = [0u8; 6];
-    id.copy_from_slice(&s.netid().0);
-    AmsAddr::new(AmsNetId(id), s.port())
 }

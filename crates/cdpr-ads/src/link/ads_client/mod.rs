@@ -1,7 +1,8 @@
-//! The link over the crates.io `ads` 0.4 client: [`AdsTransport`] resolves the shadow's
+//! The link over the project's own ADS client ([`connection`]): [`AdsTransport`] resolves the shadow's
 //! symbols and moves their bytes as one of three [`Exchange`]s ([`exchange`]).
 
 pub mod config;
+pub mod connection;
 pub mod exchange;
 mod failure;
 pub mod transport;

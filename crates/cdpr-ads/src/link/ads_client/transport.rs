@@ -1,5 +1,5 @@
-//! [`Transport`] over the crates.io `ads` 0.4 client: a real TwinCAT runtime, `cdpr plc`, or
-//! pyads' test server.
+//! [`Transport`] over the project's own ADS client ([`super::connection`]): a real TwinCAT
+//! runtime, `cdpr plc`, or pyads' test server.
 //!
 //! Symbols are resolved once per connection: type, size and address from the symbol info
 //! (0xF009), a handle (0xF003). Reads and writes then travel as one of the three
@@ -7,8 +7,8 @@
 //! for, or with [`ExchangeChoice::Auto`] the first the PLC serves — sum commands by handle,
 //! by symbol address, single requests by handle (see [`super::exchange`]). A device that does
 //! not serve one answers ADS 0x701/0x702 or, like pyads' test server, not at all: then the
-//! client is reopened (the `ads` crate cannot recover a request that timed out: a late reply
-//! would surface as a wrong invoke id), the symbols resolved again, and the next one tried.
+//! connection is reopened (a device that ignored one request is not trusted with the next),
+//! the symbols resolved again, and the next one tried.
 //!
 //! A socket error or a garbled reply drops the client, and [`Transport::reopen`] builds a new
 //! one (the exchange is picked again); the caller spaces attempts with
@@ -16,14 +16,13 @@
 //! change) come back as [`ControllerError::Stale`], the link kept, for the caller to resolve
 //! the symbols again.
 
-use super::config::{AdsConfig, AdsSource, from_ads, to_ads};
+use super::config::{AdsConfig, AdsSource};
+use super::connection::{ConnError, Connection, OpenError, Source};
 use super::exchange::{Exchange, ExchangeChoice, NOT_SERVED};
 use super::failure::{Failure, code_error};
 use crate::link::error::ControllerError;
 use crate::link::transport::Transport;
 use crate::wire::{self, AmsAddr, IecType, decode_symbol_entry, group};
-use std::cell::Cell;
-use std::time::Instant;
 
 /// What the link knows of one resolved symbol.
 #[derive(Debug, Clone)]
@@ -36,10 +35,10 @@ struct Resolved {
     index_offset: u32,
 }
 
-/// The `ads` crate client as a [`Transport`].
+/// The ADS client as a [`Transport`].
 pub struct AdsTransport {
     config: AdsConfig,
-    client: Option<ads::Client>,
+    client: Option<Connection>,
     symbols: Vec<Resolved>,
     /// The exchange of this connection, once picked.
     exchange: Option<Exchange>,
@@ -49,8 +48,6 @@ pub struct AdsTransport {
     pub reconnects: u64,
     /// Times the client was reopened while picking the exchange (a device that did not answer).
     pub probe_reopens: u64,
-    /// When the current request was handed to the client (see [`AdsTransport::classify`]).
-    asked: Cell<Instant>,
 }
 
 impl AdsTransport {
@@ -64,7 +61,6 @@ impl AdsTransport {
             no_sum_resolve: false,
             reconnects: 0,
             probe_reopens: 0,
-            asked: Cell::new(Instant::now()),
         };
         t.open()?;
         Ok(t)
@@ -72,47 +68,46 @@ impl AdsTransport {
 
     fn open(&mut self) -> Result<(), ControllerError> {
         let source = match self.config.source {
-            AdsSource::Auto => ads::Source::Auto,
-            AdsSource::Request => ads::Source::Request,
-            AdsSource::Fixed(a) => ads::Source::Addr(to_ads(a)),
+            AdsSource::Auto => Source::Auto,
+            AdsSource::Request => Source::Request,
+            AdsSource::Fixed(a) => Source::Fixed(a),
         };
         // A new connection: its handles are new, and what it serves is asked again.
         self.client = None;
         self.exchange = None;
         self.no_sum_resolve = false;
-        let client = ads::Client::new(
-            self.config.endpoint.as_str(),
-            ads::Timeouts::new(self.config.timeout),
-            source,
-        )
-        .map_err(|e| {
-            let (refused, text) = match &e {
-                ads::Error::Io(_, io) => (
-                    io.kind() == std::io::ErrorKind::ConnectionRefused,
-                    match io.kind() {
-                        std::io::ErrorKind::TimedOut => format!(
-                            "no answer within {:?} (a wrong address, the host off, or a \
-                             firewall dropping TCP to this port)",
-                            self.config.timeout
-                        ),
-                        _ => io.to_string(),
-                    },
-                ),
-                other => (false, other.to_string()),
-            };
-            ControllerError::Unreachable {
-                endpoint: self.config.endpoint.clone(),
-                refused,
-                text,
-            }
-        })?;
+        let endpoint = self.config.endpoint.as_str();
+        let client = Connection::open(endpoint, self.config.target, source, self.config.timeout)
+            .map_err(|e| {
+                let (refused, text) = match &e {
+                    OpenError::Io(io) => (
+                        io.kind() == std::io::ErrorKind::ConnectionRefused,
+                        match io.kind() {
+                            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
+                                format!(
+                                    "no answer within {:?} (a wrong address, the host off, or a \
+                                     firewall dropping TCP to this port)",
+                                    self.config.timeout
+                                )
+                            }
+                            _ => io.to_string(),
+                        },
+                    ),
+                    OpenError::Router(text) => (false, text.clone()),
+                };
+                ControllerError::Unreachable {
+                    endpoint: self.config.endpoint.clone(),
+                    refused,
+                    text,
+                }
+            })?;
         self.client = Some(client);
         Ok(())
     }
 
     /// The client's own AMS address (what a route on a real PLC must name).
     pub fn source(&self) -> Option<AmsAddr> {
-        self.client.as_ref().map(|c| from_ads(c.source()))
+        self.client.as_ref().map(Connection::source)
     }
 
     /// What was asked for.
@@ -120,40 +115,34 @@ impl AdsTransport {
         self.config.exchange
     }
 
-    /// The client, for a request about to be sent (its time is noted).
-    fn client(&self) -> Result<&ads::Client, ControllerError> {
-        self.asked.set(Instant::now());
+    /// The connection, for a request about to be sent.
+    pub(super) fn client(&mut self) -> Result<&mut Connection, ControllerError> {
         self.client
-            .as_ref()
+            .as_mut()
             .ok_or_else(|| ControllerError::Link("not connected".into()))
     }
 
-    /// Sorts an `ads` error: ADS codes stay codes (0x701/0x702 as refusals), no reply is
-    /// silence, anything else a lost link. Silence and lost links drop the client, so that
-    /// the next call does not reuse it.
-    ///
-    /// The `ads` crate reports a connection closed before the reply (its reader thread gone)
-    /// as a timed-out reply too, but at once: "timed out" sooner than the timeout is a
-    /// lost link — not a device that does not serve the exchange.
-    fn classify(&mut self, what: &str, e: ads::Error) -> Failure {
+    /// Sorts a request's failure: ADS codes stay codes (0x701/0x702 as refusals), no reply is
+    /// silence, anything else a lost link. Silence and lost links drop the connection, so that
+    /// the next call does not reuse it (a device that ignored one request is not trusted with
+    /// the next).
+    pub(super) fn classify(&mut self, what: &str, e: ConnError) -> Failure {
         match e {
-            ads::Error::Ads(_, _, code) if NOT_SERVED.contains(&code) => Failure::Refused(code),
-            ads::Error::Ads(_, _, code) => Failure::Other(code_error(what, code)),
-            ads::Error::Io(_, io) if io.kind() == std::io::ErrorKind::TimedOut => {
+            ConnError::Ads(code) if NOT_SERVED.contains(&code) => Failure::Refused(code),
+            ConnError::Ads(code) => Failure::Other(code_error(what, code)),
+            ConnError::Timeout(t) => {
                 self.client = None;
-                let waited = self.asked.get().elapsed();
-                if waited < self.config.timeout {
-                    Failure::Other(ControllerError::Link(format!(
-                        "`{what}`: the connection closed after {:.1} ms, before the reply",
-                        waited.as_secs_f64() * 1e3
-                    )))
-                } else {
-                    Failure::Silent(format!("no reply within {:?}", self.config.timeout))
-                }
+                Failure::Silent(format!("no reply within {t:?}"))
             }
-            other => {
+            ConnError::Closed(why) => {
                 self.client = None;
-                Failure::Other(ControllerError::Link(format!("`{what}`: {other}")))
+                Failure::Other(ControllerError::Link(format!("`{what}`: {why}")))
+            }
+            ConnError::Garbled(why) => {
+                self.client = None;
+                Failure::Other(ControllerError::Link(format!(
+                    "`{what}`: the PLC sent {why}; connection dropped"
+                )))
             }
         }
     }
@@ -161,26 +150,26 @@ impl AdsTransport {
     /// Releases the handles held (answers ignored: stale ones are gone already), in one sum
     /// write when `sums`.
     fn release_handles(&mut self, sums: bool) {
-        if let Some(client) = &self.client {
-            let dev = client.device(to_ads(self.config.target));
-            let handles: Vec<[u8; 4]> = self
-                .symbols
+        let handles: Vec<[u8; 4]> = self
+            .symbols
+            .iter()
+            .map(|s| s.handle.to_le_bytes())
+            .collect();
+        self.symbols.clear();
+        let Some(client) = self.client.as_mut() else {
+            return;
+        };
+        if sums {
+            let items: Vec<(u32, u32, &[u8])> = handles
                 .iter()
-                .map(|s| s.handle.to_le_bytes())
+                .map(|h| (group::SYM_RELEASE_HANDLE, 0, &h[..]))
                 .collect();
-            if sums {
-                let mut reqs: Vec<ads::client::WriteRequest> = handles
-                    .iter()
-                    .map(|h| ads::client::WriteRequest::new(group::SYM_RELEASE_HANDLE, 0, h))
-                    .collect();
-                let _ = dev.write_multi(&mut reqs);
-            } else {
-                for h in &handles {
-                    let _ = dev.write(group::SYM_RELEASE_HANDLE, 0, h);
-                }
+            let _ = sum::sum_write(client, &items);
+        } else {
+            for h in &handles {
+                let _ = client.write(group::SYM_RELEASE_HANDLE, 0, h);
             }
         }
-        self.symbols.clear();
     }
 
     /// Symbol info and a handle for each name, on the current client: in two sum round trips
@@ -250,25 +239,28 @@ impl AdsTransport {
     ) -> Result<Vec<(Vec<u8>, u32)>, ControllerError> {
         let mut fetched = Vec::with_capacity(names.len());
         for name in names {
-            let result = {
-                let dev = self.client()?.device(to_ads(self.config.target));
-                let mut entry = vec![0u8; SYMBOL_ENTRY_BUFFER];
-                dev.write_read(group::SYM_INFO_BY_NAME_EX, 0, name.as_bytes(), &mut entry)
-                    .and_then(|n| {
-                        let mut h = [0u8; 4];
-                        dev.write_read_exact(
-                            group::SYM_HANDLE_BY_NAME,
-                            0,
-                            name.as_bytes(),
-                            &mut h,
-                        )?;
-                        entry.truncate(n);
-                        Ok((entry, u32::from_le_bytes(h)))
-                    })
-            };
+            let result = self.client()?.write_read(
+                group::SYM_INFO_BY_NAME_EX,
+                0,
+                name.as_bytes(),
+                SYMBOL_ENTRY_BUFFER,
+            );
+            let result = result.and_then(|entry| {
+                let h = self
+                    .client()
+                    .map_err(|e| ConnError::Closed(e.to_string()))?
+                    .write_read(group::SYM_HANDLE_BY_NAME, 0, name.as_bytes(), 4)?;
+                match h.as_slice() {
+                    &[a, b, c, d] => Ok((entry, u32::from_le_bytes([a, b, c, d]))),
+                    other => Err(ConnError::Garbled(format!(
+                        "a handle of {} bytes for `{name}`, 4 expected",
+                        other.len()
+                    ))),
+                }
+            });
             let (entry, handle) = match result {
                 Ok(v) => v,
-                Err(ads::Error::Ads(_, _, code)) if code == wire::error::SYMBOL_NOT_FOUND => {
+                Err(ConnError::Ads(code)) if code == wire::error::SYMBOL_NOT_FOUND => {
                     return Err(ControllerError::Symbol {
                         symbol: name.clone(),
                         reason: "not found on the PLC (ADS 0x710)".into(),
@@ -357,15 +349,12 @@ impl AdsTransport {
             Exchange::Single => items
                 .iter()
                 .map(|s| {
-                    let mut buf = vec![0u8; s.size];
-                    let result = self.client()?.device(to_ads(self.config.target)).read(
-                        group::SYM_VALUE_BY_HANDLE,
-                        s.handle,
-                        &mut buf,
-                    );
-                    let n = result.map_err(|e| self.classify(&s.name, e))?;
-                    if n != s.size {
-                        return Err(Failure::Other(short(&s.name, n, s.size)));
+                    let result = self
+                        .client()?
+                        .read(group::SYM_VALUE_BY_HANDLE, s.handle, s.size);
+                    let buf = result.map_err(|e| self.classify(&s.name, e))?;
+                    if buf.len() != s.size {
+                        return Err(Failure::Other(short(&s.name, buf.len(), s.size)));
                     }
                     Ok(buf)
                 })
@@ -382,31 +371,24 @@ impl AdsTransport {
         if mode == Exchange::Single {
             for (s, (_, data)) in targets.iter().zip(items) {
                 let (ig, io) = place(s);
-                let result = self
-                    .client()?
-                    .device(to_ads(self.config.target))
-                    .write(ig, io, data);
+                let result = self.client()?.write(ig, io, data);
                 result.map_err(|e| self.classify(&s.name, e))?;
             }
             return Ok(());
         }
-        let results = {
-            let dev = self.client()?.device(to_ads(self.config.target));
-            let mut reqs: Vec<ads::client::WriteRequest> = targets
-                .iter()
-                .zip(items)
-                .map(|(s, (_, data))| {
-                    let (ig, io) = place(s);
-                    ads::client::WriteRequest::new(ig, io, data)
-                })
-                .collect();
-            dev.write_multi(&mut reqs)
-                .map(|()| reqs.iter().map(|r| r.ensure()).collect::<Vec<_>>())
-        };
+        let sub: Vec<(u32, u32, &[u8])> = targets
+            .iter()
+            .zip(items)
+            .map(|(s, (_, data))| {
+                let (ig, io) = place(s);
+                (ig, io, data.as_slice())
+            })
+            .collect();
+        let results = sum::sum_write(self.client()?, &sub);
         let results = results.map_err(|e| self.classify("sum write", e))?;
-        for (s, r) in targets.iter().zip(results) {
-            if let Err(e) = r {
-                return Err(self.classify(&s.name, e));
+        for (s, code) in targets.iter().zip(results) {
+            if code != 0 {
+                return Err(self.classify(&s.name, ConnError::Ads(code)));
             }
         }
         Ok(())

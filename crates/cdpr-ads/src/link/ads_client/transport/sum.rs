@@ -1,11 +1,10 @@
-//! The sum commands of [`AdsTransport`] whose bytes it reads itself — 0xF080 and 0xF083 (the
-//! cycle's reads), 0xF082 (symbol infos and handles in one round trip each) — rather than
-//! through the `ads` crate, whose parsers trust the lengths a device sends (a longer one than
-//! asked for panics there). Every length here is checked against the request: what a PLC sends
-//! decides nothing but the error.
+//! The sum commands of [`AdsTransport`]: 0xF080 and 0xF083 (the cycle's reads), 0xF081 (the
+//! cycle's writes, handles released), 0xF082 (symbol infos and handles in one round trip
+//! each). Every length here is checked against the request: what a PLC sends decides nothing
+//! but the error.
 
 use super::{AdsTransport, Resolved, SYMBOL_ENTRY_BUFFER, short};
-use crate::link::ads_client::config::to_ads;
+use crate::link::ads_client::connection::{ConnError, Connection};
 use crate::link::ads_client::failure::{Failure, code_error};
 use crate::link::error::ControllerError;
 use crate::wire::{self, SumItem, group, len32};
@@ -64,24 +63,20 @@ impl AdsTransport {
             })
             .collect();
         let request = wire::encode_sum_items(group::SUM_READ_WRITE, &sub);
-        let mut reply = vec![0u8; items.iter().map(|it| 8 + it.2).sum()];
-        let result = {
-            let dev = self.client()?.device(to_ads(self.config.target));
-            dev.write_read(
-                group::SUM_READ_WRITE,
-                len32(items.len()),
-                &request,
-                &mut reply,
-            )
-        };
-        let n = result.map_err(|e| self.classify("sum read-write", e))?;
+        let most = items.iter().map(|it| 8 + it.2).sum();
+        let result =
+            self.client()?
+                .write_read(group::SUM_READ_WRITE, len32(items.len()), &request, most);
+        let reply = result.map_err(|e| self.classify("sum read-write", e))?;
+        let n = reply.len();
         let garbled = || {
             Failure::Other(ControllerError::Link(format!(
                 "sum read-write: a reply of {n} bytes that does not add up"
             )))
         };
-        let got = reply.get(..n.min(reply.len())).ok_or_else(garbled)?;
-        let (heads, mut data) = got.split_at_checked(8 * items.len()).ok_or_else(garbled)?;
+        let (heads, mut data) = reply
+            .split_at_checked(8 * items.len())
+            .ok_or_else(garbled)?;
         let mut out = Vec::with_capacity(items.len());
         for (head, it) in heads.chunks_exact(8).zip(items) {
             let code = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
@@ -125,14 +120,20 @@ impl AdsTransport {
             .collect();
         let request = wire::encode_sum_items(sum_group, &sub);
         let data_len: usize = items.iter().map(|s| s.size).sum();
-        let mut reply = vec![0u8; head * items.len() + data_len];
-        let result = {
-            let dev = self.client()?.device(to_ads(self.config.target));
-            dev.write_read(sum_group, len32(items.len()), &request, &mut reply)
+        let whole = head * items.len() + data_len;
+        let result = self
+            .client()?
+            .write_read(sum_group, len32(items.len()), &request, whole);
+        let reply = result.map_err(|e| self.classify("sum read", e))?;
+        let short_reply = || {
+            Failure::Other(ControllerError::Link(format!(
+                "sum read returned {} of {whole} bytes",
+                reply.len()
+            )))
         };
-        let n = result.map_err(|e| self.classify("sum read", e))?;
-        let (results, mut data) = reply.split_at(head * items.len());
-        let mut out = Vec::with_capacity(items.len());
+        let (results, mut data) = reply
+            .split_at_checked(head * items.len())
+            .ok_or_else(short_reply)?;
         for (s, r) in items.iter().zip(results.chunks_exact(head)) {
             let code = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
             if code != 0 {
@@ -144,16 +145,48 @@ impl AdsTransport {
                     return Err(Failure::Other(short(&s.name, len, s.size)));
                 }
             }
-            let (mine, rest) = data.split_at(s.size);
+        }
+        let mut out = Vec::with_capacity(items.len());
+        for s in items {
+            let (mine, rest) = data.split_at_checked(s.size).ok_or_else(short_reply)?;
             out.push(mine.to_vec());
             data = rest;
         }
-        if n < reply.len() {
-            return Err(Failure::Other(ControllerError::Link(format!(
-                "sum read returned {n} of {} bytes",
-                reply.len()
-            ))));
-        }
         Ok(out)
     }
+}
+
+/// A sum write (0xF081) of `(group, offset, data)` items: the ADS code of each item.
+pub(super) fn sum_write(
+    client: &mut Connection,
+    items: &[(u32, u32, &[u8])],
+) -> Result<Vec<u32>, ConnError> {
+    let sub: Vec<SumItem> = items
+        .iter()
+        .map(|&(index_group, index_offset, data)| SumItem {
+            index_group,
+            index_offset,
+            length: len32(data.len()),
+            read_length: 0,
+            data,
+        })
+        .collect();
+    let request = wire::encode_sum_items(group::SUM_WRITE, &sub);
+    let reply = client.write_read(
+        group::SUM_WRITE,
+        len32(items.len()),
+        &request,
+        4 * items.len(),
+    )?;
+    if reply.len() != 4 * items.len() {
+        return Err(ConnError::Garbled(format!(
+            "a sum write reply of {} bytes for {} items",
+            reply.len(),
+            items.len()
+        )));
+    }
+    Ok(reply
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
 }
