@@ -32,6 +32,9 @@ pub struct CycleInputs {
     /// The PLC's own reaction-time diagnostic (`nReactionCycles` beside the cycle counter,
     /// PLC cycles), read in the same sum read when the PLC has that symbol.
     pub reaction_cycles: Option<u32>,
+    /// The PLC's time stamp of the sample (Windows FILETIME, 100 ns ticks since 1601) when
+    /// it came by notification; `None` when polled.
+    pub plc_time: Option<u64>,
 }
 
 /// What the shadow writes back every cycle, in one sum write.

@@ -271,10 +271,11 @@ impl<T: Transport> Controller for ShadowLink<T> {
     fn read_cycle(&mut self) -> Result<CycleInputs, ControllerError> {
         let all = [Slot::Commanded, Slot::Cycle, Slot::Enable, Slot::Reaction].map(Slot::index);
         // The slot count is taken inside: re-resolving may drop the reaction diagnostic.
-        let (raw, wanted) = self.with_fresh_handles(|link| {
+        let (inputs, wanted) = self.with_fresh_handles(|link| {
             let slots = &all[..if link.has_reaction { 4 } else { 3 }];
-            Ok((link.transport.sum_read(slots)?, slots.len()))
+            Ok((link.transport.read_inputs(slots)?, slots.len()))
         })?;
+        let raw = inputs.values;
         if raw.len() != wanted {
             return Err(ControllerError::Link(format!(
                 "sum read returned {} of {wanted} symbols",
@@ -290,6 +291,7 @@ impl<T: Transport> Controller for ShadowLink<T> {
             cycle: self.scalar(Slot::Cycle, &raw[1])?,
             motion_enable: self.scalar(Slot::Enable, &raw[2])? != 0,
             reaction_cycles,
+            plc_time: inputs.plc_time,
         })
     }
 

@@ -5,6 +5,14 @@ use super::ads_client::Exchange;
 use super::error::ControllerError;
 use crate::wire::IecType;
 
+/// The bytes of the cycle's inputs, and the PLC's time stamp when they came by notification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inputs {
+    pub values: Vec<Vec<u8>>,
+    /// Windows FILETIME (100 ns since 1601) the PLC stamped the sample with.
+    pub plc_time: Option<u64>,
+}
+
 /// Moves bytes of named symbols; the transport under [`ShadowLink`].
 pub trait Transport {
     /// Resolves the names (handles, types); called on connect and after each reconnect.
@@ -15,6 +23,15 @@ pub trait Transport {
     fn sum_read(&mut self, symbols: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError>;
     /// Writes the given symbols, as [`Transport::sum_read`] reads them.
     fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError>;
+    /// Reads the cycle's inputs: by notification where the transport subscribed to them (the
+    /// oldest sample not taken yet, with the PLC's time stamp; the last one again when no new
+    /// one has come), else as [`Transport::sum_read`] (no time stamp).
+    fn read_inputs(&mut self, symbols: &[usize]) -> Result<Inputs, ControllerError> {
+        Ok(Inputs {
+            values: self.sum_read(symbols)?,
+            plc_time: None,
+        })
+    }
     /// Opens a new link (the old one is dropped).
     fn reopen(&mut self) -> Result<(), ControllerError>;
     /// The exchange in use on this link, once picked (see [`Controller::exchange`]).

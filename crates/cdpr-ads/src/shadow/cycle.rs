@@ -195,7 +195,7 @@ impl<C: Controller> Shadow<C> {
                 if let CycleTiming::Free { period, plc_period } = self.config.timing {
                     let plc = self.clock.plc_period_s(plc_period);
                     self.timeline.observe(
-                        good.cycle,
+                        (good.cycle, good.plc_time),
                         &good.commanded_lengths,
                         target,
                         plc,

@@ -13,6 +13,9 @@
 //! the commands linearly interpolated on that time line one period and one poll late — by then
 //! the next sample has arrived, so the commands move as smoothly as in lockstep, where the
 //! counter itself is the clock.
+//!
+//! Samples that came by notification carry the PLC's own time stamp: then the line advances
+//! by the stamps' difference, the PLC's time, rather than by a predicted period.
 
 use std::collections::VecDeque;
 
@@ -20,6 +23,8 @@ use std::collections::VecDeque;
 #[derive(Debug, Clone, PartialEq)]
 struct Sample {
     counter: u32,
+    /// The PLC's time stamp (FILETIME, 100 ns), when the sample came by notification.
+    stamp: Option<u64>,
     time: f64,
     commands: Vec<f64>,
 }
@@ -41,13 +46,24 @@ impl Timeline {
 
     /// A sample read at shadow time `now`: the counter and the commanded lengths. Only the
     /// first sight of each counter value counts (the value the PLC published that cycle).
-    /// `period`: the PLC period, `poll`: the shadow's own, s.
-    pub fn observe(&mut self, counter: u32, commands: &[f64], now: f64, period: f64, poll: f64) {
+    /// `stamp`: the PLC's time stamp of a notified sample; `period`: the PLC period, `poll`:
+    /// the shadow's own, s.
+    pub fn observe(
+        &mut self,
+        (counter, stamp): (u32, Option<u64>),
+        commands: &[f64],
+        now: f64,
+        period: f64,
+        poll: f64,
+    ) {
         let time = match self.samples.back() {
             Some(last) if last.counter == counter => return,
             Some(last) => {
                 let advanced = i64::from(counter.wrapping_sub(last.counter) as i32);
-                let predicted = last.time + advanced as f64 * period;
+                let predicted = match (last.stamp, stamp) {
+                    (Some(a), Some(b)) if b > a => last.time + (b - a) as f64 * 1e-7,
+                    _ => last.time + advanced as f64 * period,
+                };
                 let lag = now - predicted;
                 if advanced <= 0 || lag < 0.0 || lag > period + poll {
                     now
@@ -68,6 +84,7 @@ impl Timeline {
         kept.extend_from_slice(commands);
         self.samples.push_back(Sample {
             counter,
+            stamp,
             time,
             commands: kept,
         });
@@ -133,7 +150,7 @@ mod tests {
         while poll_at < 1.0 {
             let n = (poll_at / P).floor() as u32;
             if seen != Some(n) {
-                line.observe(n, &[f64::from(n)], poll_at, P, POLL);
+                line.observe((n, None), &[f64::from(n)], poll_at, P, POLL);
                 seen = Some(n);
             }
             k += 1;
@@ -156,20 +173,45 @@ mod tests {
     #[test]
     fn a_stall_restarts_the_line_and_only_new_counters_count() {
         let mut line = Timeline::default();
-        line.observe(1, &[1.0], 0.010, P, POLL);
-        line.observe(1, &[9.0], 0.012, P, POLL);
-        line.observe(2, &[2.0], 0.021, P, POLL);
+        line.observe((1, None), &[1.0], 0.010, P, POLL);
+        line.observe((1, None), &[9.0], 0.012, P, POLL);
+        line.observe((2, None), &[2.0], 0.021, P, POLL);
         assert_eq!(
             line.at(0.015),
             Some(vec![1.5]),
             "the first sight of 1 and 2"
         );
         // Counter 3 arrives 50 ms late: a new line from where it was seen.
-        line.observe(3, &[3.0], 0.080, P, POLL);
+        line.observe((3, None), &[3.0], 0.080, P, POLL);
         assert_eq!(line.at(0.050), Some(vec![2.5]));
         assert_eq!(line.at(1.0), Some(vec![3.0]), "held after the last");
         assert_eq!(line.at(0.0), Some(vec![1.0]), "held before the first");
         line.reset();
         assert_eq!(line.at(0.5), None);
+    }
+
+    #[test]
+    fn notified_samples_are_placed_by_the_plc_stamps_not_the_period() {
+        // The shadow believes 12 ms; the PLC's stamps say 10 ms (100 000 ticks) a cycle, and
+        // the samples arrive with jitter: the line follows the stamps.
+        let mut line = Timeline::default();
+        let t0 = 133_000_000_000_000_000u64;
+        for n in 0..5u32 {
+            let arrival = 0.010 * f64::from(n) + 0.0013 * f64::from(n % 3);
+            let stamp = t0 + 100_000 * u64::from(n);
+            line.observe((n, Some(stamp)), &[f64::from(n)], arrival, 0.012, POLL);
+        }
+        let times: Vec<f64> = line.samples.iter().map(|s| s.time).collect();
+        for (k, w) in times.windows(2).enumerate() {
+            assert!((w[1] - w[0] - 0.010).abs() < 1e-12, "step {k}: {times:?}");
+        }
+        // Polled (no stamps), the same arrivals are placed by the 12 ms period.
+        let mut polled = Timeline::default();
+        polled.observe((0, None), &[0.0], 0.0, 0.012, POLL);
+        polled.observe((1, None), &[1.0], 0.0113, 0.012, POLL);
+        assert_eq!(
+            polled.samples[1].time, 0.0113,
+            "seen before its predicted 12 ms"
+        );
     }
 }

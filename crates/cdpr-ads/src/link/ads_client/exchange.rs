@@ -10,6 +10,13 @@
 //!   noticed: the address now reads whatever lies there, so this comes after handles;
 //! - single reads and writes by handle, one round trip per symbol: every ADS device has them
 //!   (TwinCAT 2 before 2.11 R2 B2018 has no sum commands at all).
+//!
+//! And for the cycle's inputs, a fourth ahead of the three: device notifications
+//! ([`Exchange::Notify`]) — the PLC sends the commanded lengths and the cycle counter once per
+//! task cycle, in server-cycle mode with its own time stamp (Beckhoff's advice for data wanted
+//! every cycle), so no PLC cycle falls between two polls. The geometry and the shadow's writes
+//! still travel as the first of the three the PLC serves. `auto` tries notifications first and
+//! polls where the PLC refuses them or sends nothing.
 
 use serde::Serialize;
 use std::fmt;
@@ -30,19 +37,22 @@ pub const NOT_SERVED: [u32; 2] = [0x701, 0x702];
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Exchange {
+    Notify,
     SumHandle,
     SumAddress,
     Single,
 }
 
 impl Exchange {
-    /// In the order `auto` tries them: safest first.
+    /// The polled exchanges in the order `auto` tries them: safest first (the geometry and
+    /// the writes travel as one of these also when the inputs come by notification).
     pub const PREFERENCE: [Exchange; 3] =
         [Exchange::SumHandle, Exchange::SumAddress, Exchange::Single];
 
     /// The command-line spelling: `sum-handle`, `sum-address`, `single`.
     pub fn name(self) -> &'static str {
         match self {
+            Exchange::Notify => "notify",
             Exchange::SumHandle => "sum-handle",
             Exchange::SumAddress => "sum-address",
             Exchange::Single => "single",
@@ -52,6 +62,10 @@ impl Exchange {
     /// What goes over the wire, for messages.
     pub fn wire(self) -> &'static str {
         match self {
+            Exchange::Notify => {
+                "device notifications 0x8 every PLC cycle (server-cycle mode, by handle) for the \
+                 inputs; geometry and writes polled"
+            }
             Exchange::SumHandle => "sum read 0xF083 / sum write 0xF081 by handle (0xF005)",
             Exchange::SumAddress => {
                 "sum read 0xF080 / sum write 0xF081 by index group and offset (from 0xF009)"
@@ -78,14 +92,24 @@ pub enum ExchangeChoice {
 }
 
 impl ExchangeChoice {
-    /// The exchanges to try, in order.
+    /// The polled exchanges to try, in order.
     pub fn candidates(self) -> &'static [Exchange] {
         match self {
-            ExchangeChoice::Auto => &Exchange::PREFERENCE,
+            ExchangeChoice::Auto | ExchangeChoice::Force(Exchange::Notify) => &Exchange::PREFERENCE,
             ExchangeChoice::Force(Exchange::SumHandle) => &[Exchange::SumHandle],
             ExchangeChoice::Force(Exchange::SumAddress) => &[Exchange::SumAddress],
             ExchangeChoice::Force(Exchange::Single) => &[Exchange::Single],
         }
+    }
+}
+
+impl ExchangeChoice {
+    /// Whether the cycle's inputs are to be asked for by notification (`auto`, `notify`).
+    pub fn notify(self) -> bool {
+        matches!(
+            self,
+            ExchangeChoice::Auto | ExchangeChoice::Force(Exchange::Notify)
+        )
     }
 }
 
@@ -104,12 +128,16 @@ impl FromStr for ExchangeChoice {
     fn from_str(s: &str) -> Result<ExchangeChoice, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "auto" => Ok(ExchangeChoice::Auto),
-            other => Exchange::PREFERENCE
+            other => [Exchange::Notify]
                 .into_iter()
+                .chain(Exchange::PREFERENCE)
                 .find(|e| e.name() == other)
                 .map(ExchangeChoice::Force)
                 .ok_or_else(|| {
-                    format!("`{s}` is not an ADS exchange: auto, sum-handle, sum-address or single")
+                    format!(
+                        "`{s}` is not an ADS exchange: auto, notify, sum-handle, sum-address or \
+                         single"
+                    )
                 }),
         }
     }
@@ -121,7 +149,7 @@ mod tests {
 
     #[test]
     fn choices_parse_print_and_order_their_candidates() {
-        for text in ["auto", "sum-handle", "sum-address", "single"] {
+        for text in ["auto", "notify", "sum-handle", "sum-address", "single"] {
             let c: ExchangeChoice = text.parse().expect("parses");
             assert_eq!(c.to_string(), text);
         }

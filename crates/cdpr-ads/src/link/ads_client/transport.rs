@@ -21,7 +21,7 @@ use super::connection::{ConnError, Connection, OpenError, Source};
 use super::exchange::{Exchange, ExchangeChoice, NOT_SERVED};
 use super::failure::{Failure, code_error};
 use crate::link::error::ControllerError;
-use crate::link::transport::Transport;
+use crate::link::transport::{Inputs, Transport};
 use crate::wire::{self, AmsAddr, IecType, decode_symbol_entry, group};
 
 /// What the link knows of one resolved symbol.
@@ -44,6 +44,10 @@ pub struct AdsTransport {
     exchange: Option<Exchange>,
     /// This connection refused symbol infos and handles by sum read-write (0xF082).
     no_sum_resolve: bool,
+    /// The cycle's inputs by notification, on this connection ([`Exchange::Notify`]).
+    subscription: Option<notify::Subscription>,
+    /// This connection refused notifications (or sent no sample): the inputs are polled.
+    notify_refused: bool,
     /// Reconnects that succeeded ([`Transport::reopen`]).
     pub reconnects: u64,
     /// Times the client was reopened while picking the exchange (a device that did not answer).
@@ -59,6 +63,8 @@ impl AdsTransport {
             symbols: Vec::new(),
             exchange: None,
             no_sum_resolve: false,
+            subscription: None,
+            notify_refused: false,
             reconnects: 0,
             probe_reopens: 0,
         };
@@ -76,6 +82,8 @@ impl AdsTransport {
         self.client = None;
         self.exchange = None;
         self.no_sum_resolve = false;
+        self.subscription = None;
+        self.notify_refused = false;
         let endpoint = self.config.endpoint.as_str();
         let client = Connection::open(endpoint, self.config.target, source, self.config.timeout)
             .map_err(|e| {
@@ -150,6 +158,10 @@ impl AdsTransport {
     /// Releases the handles held (answers ignored: stale ones are gone already), in one sum
     /// write when `sums`.
     fn release_handles(&mut self, sums: bool) {
+        if let Some(sub) = self.subscription.take() {
+            let handles = sub.handles().to_vec();
+            self.release_notifications(&handles);
+        }
         let handles: Vec<[u8; 4]> = self
             .symbols
             .iter()
@@ -340,9 +352,12 @@ impl AdsTransport {
     fn read_as(&mut self, mode: Exchange, indices: &[usize]) -> Result<Vec<Vec<u8>>, Failure> {
         let items = self.items(indices)?;
         match mode {
-            Exchange::SumHandle => self.sum_read_by(group::SUM_READ_EX, &items, |s| {
-                (group::SYM_VALUE_BY_HANDLE, s.handle)
-            }),
+            // Never the polled exchange (see `candidates`); read as sum-handle if it were.
+            Exchange::Notify | Exchange::SumHandle => {
+                self.sum_read_by(group::SUM_READ_EX, &items, |s| {
+                    (group::SYM_VALUE_BY_HANDLE, s.handle)
+                })
+            }
             Exchange::SumAddress => {
                 self.sum_read_by(group::SUM_READ, &items, |s| (s.index_group, s.index_offset))
             }
@@ -417,6 +432,37 @@ impl Transport for AdsTransport {
     }
 
     fn sum_read(&mut self, symbols: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError> {
+        self.poll(symbols)
+    }
+
+    fn read_inputs(&mut self, symbols: &[usize]) -> Result<Inputs, ControllerError> {
+        self.inputs(symbols)
+    }
+
+    fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {
+        self.write(items)
+    }
+
+    fn reopen(&mut self) -> Result<(), ControllerError> {
+        // Handles die with the old connection; releasing them over a half-dead socket would
+        // only wait out the timeout once per handle.
+        self.symbols.clear();
+        self.open()?;
+        self.reconnects += 1;
+        Ok(())
+    }
+
+    fn exchange(&self) -> Option<Exchange> {
+        match self.subscription {
+            Some(_) => Some(Exchange::Notify),
+            None => self.exchange,
+        }
+    }
+}
+
+impl AdsTransport {
+    /// The symbols read by the connection's polled exchange (picked with the first request).
+    fn poll(&mut self, symbols: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError> {
         match self.exchange {
             Some(mode) => self
                 .read_as(mode, symbols)
@@ -425,7 +471,8 @@ impl Transport for AdsTransport {
         }
     }
 
-    fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {
+    /// The symbols written as the connection's polled exchange writes them.
+    fn write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {
         let Some(mode) = self.exchange else {
             return self.pick(|t, mode| t.write_as(mode, items));
         };
@@ -450,22 +497,10 @@ impl Transport for AdsTransport {
             Err(f) => Err(f.into_error("sum write")),
         }
     }
-
-    fn reopen(&mut self) -> Result<(), ControllerError> {
-        // Handles die with the old connection; releasing them over a half-dead socket would
-        // only wait out the timeout once per handle.
-        self.symbols.clear();
-        self.open()?;
-        self.reconnects += 1;
-        Ok(())
-    }
-
-    fn exchange(&self) -> Option<Exchange> {
-        self.exchange
-    }
 }
 
 /// The shadow's controller over ADS.
 pub type AdsController = crate::link::shadow_link::ShadowLink<AdsTransport>;
 
+mod notify;
 mod sum;

@@ -235,6 +235,7 @@ fn guard_holds_the_last_good_command_on_an_impossible_jump() {
         cycle: 1,
         motion_enable: true,
         reaction_cycles: None,
+        plc_time: None,
     };
     g.check(sample(1.0), 0.002).expect("first");
     g.check(sample(1.0015), 0.002)

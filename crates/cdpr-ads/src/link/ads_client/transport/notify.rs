@@ -1,0 +1,238 @@
+//! The cycle's inputs by device notification ([`Exchange::Notify`]): one AddDeviceNotification
+//! per input symbol, by handle, in server-cycle mode with a cycle time below any PLC task's, so
+//! that the PLC sends every symbol once per task cycle, stamped with its own time. Samples are
+//! taken in the order the PLC sent them, one stamp per call: a shadow that fell behind catches
+//! up cycle by cycle instead of skipping any.
+
+use super::AdsTransport;
+use crate::link::ads_client::connection::ConnError;
+use crate::link::ads_client::exchange::{Exchange, ExchangeChoice, NOT_SERVED};
+use crate::link::ads_client::failure::Failure;
+use crate::link::error::ControllerError;
+use crate::link::transport::Inputs;
+use crate::wire::{NotificationParams, error, group, trans_mode};
+use std::time::{Duration, Instant};
+
+/// The cycle time asked for, 100 ns ticks: below every PLC task's, so one sample per cycle.
+const EVERY_CYCLE: u32 = 1;
+
+/// ADS codes that say notifications of this kind are not served: 0x701/0x702, transmission
+/// mode not supported (0x713), no more notification handles (0x716).
+const REFUSALS: [u32; 2] = [error::TRANSMODE_NOT_SUPPORTED, error::NO_MORE_HANDLES];
+
+/// The notifications of one connection.
+#[derive(Debug, Clone)]
+pub(super) struct Subscription {
+    /// The symbols (indices into the resolved names) in the order asked for.
+    symbols: Vec<usize>,
+    /// Their notification handles, same order.
+    handles: Vec<u32>,
+    /// The last complete sample, handed out again until a new one comes.
+    last: Inputs,
+    /// Values that came since `last` was made, per symbol, and the newest stamp among them:
+    /// a sample is complete once every symbol has a fresh value (one frame per cycle from a
+    /// TwinCAT; a server that sends each symbol in a frame of its own completes it too).
+    fresh: Vec<Option<Vec<u8>>>,
+    newest: u64,
+    /// When `last` was made: no new sample within the timeout, and the inputs are polled
+    /// once (a PLC whose task stopped sends nothing; its values are still there to read).
+    since: Instant,
+    /// Complete samples made.
+    made: u64,
+    /// Times the inputs were polled because no sample came.
+    pub(super) gaps: u64,
+}
+
+impl Subscription {
+    pub(super) fn handles(&self) -> &[u32] {
+        &self.handles
+    }
+}
+
+impl AdsTransport {
+    /// The cycle's inputs: by notification where asked for and served, else polled.
+    pub(super) fn inputs(&mut self, symbols: &[usize]) -> Result<Inputs, ControllerError> {
+        if self.subscription.is_none() && self.config.exchange.notify() && !self.notify_refused {
+            self.subscribe(symbols)?;
+        }
+        match &self.subscription {
+            Some(sub) if sub.symbols == symbols => self.next_sample(),
+            Some(_) => Err(ControllerError::Link(
+                "the inputs asked for are not those subscribed to".into(),
+            )),
+            None => Ok(Inputs {
+                values: self.poll(symbols)?,
+                plc_time: None,
+            }),
+        }
+    }
+
+    /// Registers a notification per symbol and waits for the first sample. Refused (or no
+    /// sample within the timeout) with `auto`: polling from now on, for this connection.
+    fn subscribe(&mut self, symbols: &[usize]) -> Result<(), ControllerError> {
+        let forced = self.config.exchange == ExchangeChoice::Force(Exchange::Notify);
+        match self.try_subscribe(symbols) {
+            Ok(sub) => {
+                tracing::info!("ADS inputs: {}", Exchange::Notify.wire());
+                self.subscription = Some(sub);
+                Ok(())
+            }
+            Err(Failure::Other(e)) => Err(e),
+            Err(f) if forced => Err(ControllerError::Unsupported {
+                exchange: Exchange::Notify,
+                reason: f.reason(),
+            }),
+            Err(f) => {
+                tracing::info!(
+                    "ADS notifications not served ({}); the inputs are polled",
+                    f.reason()
+                );
+                self.notify_refused = true;
+                if self.client.is_none() {
+                    self.restore()?;
+                    self.notify_refused = true;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn try_subscribe(&mut self, symbols: &[usize]) -> Result<Subscription, Failure> {
+        let items = self.items(symbols)?;
+        let mut handles = Vec::with_capacity(items.len());
+        for s in &items {
+            let params = NotificationParams {
+                index_group: group::SYM_VALUE_BY_HANDLE,
+                index_offset: s.handle,
+                length: crate::wire::len32(s.size),
+                trans_mode: trans_mode::SERVER_CYCLE,
+                max_delay: 0,
+                cycle_time: EVERY_CYCLE,
+            };
+            let added = self.client()?.add_notification(params);
+            match added {
+                Ok(h) => handles.push(h),
+                Err(ConnError::Ads(code))
+                    if NOT_SERVED.contains(&code) || REFUSALS.contains(&code) =>
+                {
+                    self.release_notifications(&handles);
+                    return Err(Failure::Refused(code));
+                }
+                Err(e) => return Err(self.classify(&s.name, e)),
+            }
+        }
+        let mut sub = Subscription {
+            symbols: symbols.to_vec(),
+            handles,
+            last: Inputs {
+                values: Vec::new(),
+                plc_time: None,
+            },
+            fresh: vec![None; symbols.len()],
+            newest: 0,
+            since: Instant::now(),
+            made: 0,
+            gaps: 0,
+        };
+        // The first sample: the current values, which a PLC sends at once.
+        let deadline = Instant::now() + self.config.timeout;
+        while sub.last.values.is_empty() {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            if wait.is_zero() {
+                let handles = sub.handles.clone();
+                self.release_notifications(&handles);
+                return Err(Failure::Silent(format!(
+                    "notifications registered but no sample within {:?}",
+                    self.config.timeout
+                )));
+            }
+            self.take_stamp(&mut sub, wait)?;
+        }
+        Ok(sub)
+    }
+
+    /// The next complete sample, or the last one again; polled when none came for longer than
+    /// the timeout.
+    fn next_sample(&mut self) -> Result<Inputs, ControllerError> {
+        let Some(mut sub) = self.subscription.take() else {
+            return Err(ControllerError::Link("no notifications registered".into()));
+        };
+        let before = sub.made;
+        // Stamps until one completes a new sample, or none is waiting.
+        let mut result = Ok(());
+        while sub.made == before {
+            match self.take_stamp(&mut sub, Duration::ZERO) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(f) => {
+                    result = Err(f.into_error("notification"));
+                    break;
+                }
+            }
+        }
+        let mut out = sub.last.clone();
+        if result.is_ok() && sub.made == before && sub.since.elapsed() > self.config.timeout {
+            sub.gaps += 1;
+            sub.since = Instant::now();
+            tracing::debug!(
+                "no notification for {:?}: the inputs polled",
+                self.config.timeout
+            );
+            match self.poll(&sub.symbols) {
+                Ok(values) => {
+                    out = Inputs {
+                        values,
+                        plc_time: None,
+                    }
+                }
+                Err(e) => result = Err(e),
+            }
+        }
+        if self.client.is_some() {
+            self.subscription = Some(sub);
+        }
+        result.map(|()| out)
+    }
+
+    /// Takes one stamp off the connection (waiting up to `wait` for one) into `sub`: whether
+    /// one came.
+    fn take_stamp(&mut self, sub: &mut Subscription, wait: Duration) -> Result<bool, Failure> {
+        let stamp = self.client()?.next_stamp(wait);
+        let stamp = match stamp {
+            Ok(Some(s)) => s,
+            Ok(None) => return Ok(false),
+            Err(e) => return Err(self.classify("notification", e)),
+        };
+        for (handle, data) in stamp.samples {
+            if let Some(k) = sub.handles.iter().position(|&h| h == handle) {
+                sub.fresh[k] = Some(data);
+                sub.newest = sub.newest.max(stamp.filetime);
+            }
+        }
+        if sub.fresh.iter().all(Option::is_some) {
+            sub.last = Inputs {
+                values: sub.fresh.iter_mut().filter_map(Option::take).collect(),
+                plc_time: Some(sub.newest),
+            };
+            sub.since = Instant::now();
+            sub.made += 1;
+        }
+        Ok(true)
+    }
+
+    /// Deletes notifications (answers ignored: a dead link has dropped them anyway).
+    pub(super) fn release_notifications(&mut self, handles: &[u32]) {
+        if let Some(c) = self.client.as_mut() {
+            for &h in handles {
+                let _ = c.delete_notification(h);
+            }
+        }
+    }
+
+    /// The notification counters of the connection: stamps received, dropped, unsolicited.
+    pub fn notification_counts(
+        &self,
+    ) -> Option<crate::link::ads_client::connection::NotificationCounts> {
+        self.client.as_ref().map(|c| c.notification_counts())
+    }
+}
