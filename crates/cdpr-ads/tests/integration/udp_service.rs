@@ -158,3 +158,24 @@ fn require_route_serves_only_netids_with_a_route() {
     assert!(matches!(state, ads::AdsState::Run));
     assert!(rt.server.stats().no_route.load(std::sync::atomic::Ordering::Relaxed) >= 1);
 }
+
+#[test]
+fn the_shadow_asks_the_plc_for_its_net_id_else_guesses() {
+    use cdpr_ads::shadow::{NetIdOrigin, choose_net_id};
+    let plc = AmsNetId([5, 4, 3, 2, 1, 1]);
+    let (mut rt, _) = with_udp_as(false, plc);
+    let ip = serve_udp_on_own_loopback(&mut rt);
+    let asked = choose_net_id(&format!("{ip}:48898"), None, TIMEOUT).expect("asked");
+    assert_eq!((asked.net_id, asked.origin), (plc, NetIdOrigin::Asked));
+    assert!(asked.note.contains("asked over UDP"), "{}", asked.note);
+    // Given wins without asking.
+    let given = choose_net_id(&ip.to_string(), Some(AmsNetId::LOCAL), TIMEOUT).expect("given");
+    assert_eq!((given.net_id, given.origin), (AmsNetId::LOCAL, NetIdOrigin::Given));
+    // Nobody on UDP 48899 of 127.0.0.3 (only 127.10+.x.y are taken above): guessed.
+    let guessed = choose_net_id("127.0.0.3:1", None, Duration::from_millis(300)).expect("guess");
+    assert_eq!(
+        (guessed.net_id, guessed.origin),
+        (AmsNetId([127, 0, 0, 3, 1, 1]), NetIdOrigin::Guessed)
+    );
+    assert!(guessed.note.contains("nobody answered"), "{}", guessed.note);
+}
