@@ -190,7 +190,10 @@ fn pyads_identifies_and_adds_a_route_over_udp(python: &Path) {
     assert_eq!(routes.len(), 1, "{routes:?}");
     let r = &routes[0];
     assert_eq!(r.net_id.to_string(), "10.20.30.40.1.1");
-    assert_eq!((r.name.as_str(), r.host.as_str()), ("pyads-route", "10.20.30.40"));
+    assert_eq!(
+        (r.name.as_str(), r.host.as_str()),
+        ("pyads-route", "10.20.30.40")
+    );
     assert!(!r.temporary);
     eprintln!(
         "pyads {} UDP service interop OK (wrong password: {})",

@@ -35,14 +35,14 @@ pub mod write_policy;
 
 pub use ads_client::{AdsConfig, AdsController, AdsSource, AdsTransport, Exchange, ExchangeChoice};
 pub use backoff::Backoff;
-pub use discover::{SystemInfo, discover, identify, net_id_of};
-pub use route::{RouteAdded, RouteError, RouteRequest, add_route};
-pub use udp_service::UdpServiceError;
 pub use controller::{Controller, ControllerGeometry, CycleInputs, ShadowOutputs};
+pub use discover::{SystemInfo, discover, identify, net_id_of};
 pub use error::ControllerError;
 pub use guard::{CommandGuard, Refused, Rejection};
 #[cfg(any(test, feature = "fixtures"))]
 pub use in_process::{InProcessController, InProcessTransport};
+pub use route::{RouteAdded, RouteError, RouteRequest, add_route};
 pub use shadow_link::ShadowLink;
 pub use transport::Transport;
+pub use udp_service::UdpServiceError;
 pub use write_policy::WritePolicy;

@@ -169,7 +169,12 @@ pub(crate) fn exchange(
             .map_err(UdpServiceError::Socket)?;
         let (n, from) = match socket.recv_from(&mut buf) {
             Ok(got) => got,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
                 break;
             }
             Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
@@ -181,9 +186,7 @@ pub(crate) fn exchange(
             Err(e) => return Err(UdpServiceError::Socket(e)),
         };
         match udp::decode(buf.get(..n).unwrap_or_default()) {
-            Ok(m)
-                if m.service == request.service | REPLY && m.invoke_id == request.invoke_id =>
-            {
+            Ok(m) if m.service == request.service | REPLY && m.invoke_id == request.invoke_id => {
                 replies.push((m, from));
                 if matches!(send, Send::To(_)) {
                     break;
@@ -202,6 +205,17 @@ pub(crate) fn exchange(
             timeout,
         }),
         _ => Ok(replies),
+    }
+}
+
+/// The IPv4 address this machine reaches `peer` from (a UDP socket "connected" to it; nothing
+/// is sent): what an `ads` client's automatic source NetId is made of (`AdsSource::Auto`).
+pub fn local_ipv4_toward(peer: SocketAddr) -> Option<Ipv4Addr> {
+    let s = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).ok()?;
+    s.connect(peer).ok()?;
+    match s.local_addr().ok()?.ip() {
+        IpAddr::V4(ip) if !ip.is_unspecified() => Some(ip),
+        _ => None,
     }
 }
 
@@ -270,7 +284,10 @@ mod tests {
     fn hosts_get_the_udp_port_unless_given() {
         let one = |h: &str| resolve(h).expect("resolves")[0];
         assert_eq!(one("127.0.0.1"), "127.0.0.1:48899".parse().expect("addr"));
-        assert_eq!(one("127.0.0.1:5000"), "127.0.0.1:5000".parse().expect("addr"));
+        assert_eq!(
+            one("127.0.0.1:5000"),
+            "127.0.0.1:5000".parse().expect("addr")
+        );
         assert_eq!(one("[::1]"), "[::1]:48899".parse().expect("addr"));
         assert!(matches!(
             resolve("no such host.invalid"),
@@ -291,9 +308,15 @@ mod tests {
         if cfg!(target_endian = "little") {
             assert_eq!(
                 got,
-                [Ipv4Addr::new(192, 168, 1, 255), Ipv4Addr::new(10, 255, 255, 255)]
+                [
+                    Ipv4Addr::new(192, 168, 1, 255),
+                    Ipv4Addr::new(10, 255, 255, 255)
+                ]
             );
         }
-        assert_eq!(broadcast_targets()[0], "255.255.255.255:48899".parse().expect("addr"));
+        assert_eq!(
+            broadcast_targets()[0],
+            "255.255.255.255:48899".parse().expect("addr")
+        );
     }
 }

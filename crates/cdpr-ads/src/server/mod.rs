@@ -22,9 +22,9 @@ pub mod virtual_plc;
 
 pub use device::{Device, DeviceIdentity, Session};
 pub use memory::PlcMemory;
+pub use routes::{Route, RouteTable};
 pub use runtime::{PlcReport, Runtime, default_identity};
 pub use symbols::SymbolTable;
-pub use routes::{Route, RouteTable};
 pub use tcp::{DEFAULT_LISTEN, Server, ServerConfig};
 pub use udp::{UdpConfig, UdpResponder};
 pub use virtual_plc::{PlcCore, PlcStats, Timing, VirtualPlc};

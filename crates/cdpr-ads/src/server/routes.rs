@@ -141,6 +141,11 @@ mod tests {
             ..route("r0", 0)
         });
         assert_eq!(long, Ok(Added::Replaced));
-        assert!(table.list().iter().all(|r| r.name.len() <= RouteTable::MAX_TEXT));
+        assert!(
+            table
+                .list()
+                .iter()
+                .all(|r| r.name.len() <= RouteTable::MAX_TEXT)
+        );
     }
 }

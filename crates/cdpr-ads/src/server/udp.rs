@@ -10,9 +10,7 @@
 
 use super::routes::{Route, RouteTable};
 use crate::wire::error::{INVALID_ACCESS, INVALID_PARAMETER, NO_ERROR, NO_MEMORY};
-use crate::wire::udp::{
-    self, MAX_DATAGRAM, OsVersion, REPLY, TcVersion, UdpMessage, service, tag,
-};
+use crate::wire::udp::{self, MAX_DATAGRAM, OsVersion, REPLY, TcVersion, UdpMessage, service, tag};
 use crate::wire::{AmsAddr, AmsNetId};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};

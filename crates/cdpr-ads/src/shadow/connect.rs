@@ -4,12 +4,12 @@
 //! built.
 
 use super::{CycleTiming, Recorder, Shadow, ShadowConfig, ShadowError};
+use crate::link::UdpServiceError;
 use crate::link::{
     AdsConfig, AdsController, AdsSource, AdsTransport, Controller, ControllerError, Exchange,
     ExchangeChoice, ShadowLink, WritePolicy,
 };
 use crate::plc_symbols::PlcSymbols;
-use crate::link::UdpServiceError;
 use crate::wire::{AmsAddr, AmsNetId, udp};
 use cdpr_core::robot::{Mechanism, Robot};
 use cdpr_core::sim::{ControlMode, SimConfig};

@@ -29,16 +29,12 @@ fn the_ads_crates_add_route_request_decodes_as_ours() {
     for temporary in [false, true] {
         let foreign = ads_crate_add_route(temporary);
         let m = decode(&foreign).expect("decodes");
-        let mut ours = UdpMessage::new(
-            service::ADD_ROUTE,
-            0,
-            addr([192, 168, 1, 50, 1, 1], 0),
-        )
-        .with_bytes(tag::NET_ID, &[192, 168, 1, 50, 1, 1])
-        .with_str(tag::COMPUTER_NAME, "192.168.1.50")
-        .with_str(tag::USER_NAME, "Administrator")
-        .with_str(tag::PASSWORD, "1")
-        .with_str(tag::ROUTE_NAME, "laptop");
+        let mut ours = UdpMessage::new(service::ADD_ROUTE, 0, addr([192, 168, 1, 50, 1, 1], 0))
+            .with_bytes(tag::NET_ID, &[192, 168, 1, 50, 1, 1])
+            .with_str(tag::COMPUTER_NAME, "192.168.1.50")
+            .with_str(tag::USER_NAME, "Administrator")
+            .with_str(tag::PASSWORD, "1")
+            .with_str(tag::ROUTE_NAME, "laptop");
         if temporary {
             ours = ours.with_u32(tag::OPTIONS, 1);
         }
@@ -87,7 +83,10 @@ fn our_identify_reply_reads_in_the_ads_crate() {
     let theirs = Message::parse(&bytes, ServiceId::Identify, true).expect("parses");
     assert_eq!(theirs.get_str(Tag::ComputerName), Some("CX-1234"));
     assert_eq!(theirs.get_source().netid().0, [5, 1, 2, 3, 1, 1]);
-    assert_eq!(theirs.get_bytes(Tag::TCVersion), Some(&[3, 1, 0xb8, 0x0f][..]));
+    assert_eq!(
+        theirs.get_bytes(Tag::TCVersion),
+        Some(&[3, 1, 0xb8, 0x0f][..])
+    );
     let back = decode(&bytes).expect("decodes");
     assert_eq!(back, ours);
     let os_back = OsVersion::decode(back.get(tag::OS_VERSION).expect("os")).expect("os");
@@ -142,7 +141,10 @@ fn message() -> impl Strategy<Value = UdpMessage> {
         any::<u32>(),
         any::<[u8; 6]>(),
         any::<u16>(),
-        prop::collection::vec((any::<u16>(), prop::collection::vec(any::<u8>(), 0..40)), 0..12),
+        prop::collection::vec(
+            (any::<u16>(), prop::collection::vec(any::<u8>(), 0..40)),
+            0..12,
+        ),
     )
         .prop_map(|(invoke_id, service, id, port, items)| UdpMessage {
             invoke_id,

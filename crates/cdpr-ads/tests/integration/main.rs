@@ -17,7 +17,7 @@ mod controller_over_ads;
 mod exchange_choice;
 /// The shadow's library loop over ADS rides out a dropped link.
 mod shadow_loop_over_ads;
-/// The ADS UDP service (identify, add route) and the route table.
-mod udp_service;
 /// The GVL shipped for TwinCAT declares what the virtual PLC serves.
 mod twincat_gvl;
+/// The ADS UDP service (identify, add route) and the route table.
+mod udp_service;

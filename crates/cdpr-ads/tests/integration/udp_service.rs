@@ -56,7 +56,10 @@ fn identify_names_the_virtual_plc() {
     let info = link::identify(&udp.to_string(), TIMEOUT).expect("answers");
     assert_eq!(info.net_id, AmsNetId::LOCAL);
     assert_eq!(info.host_name, "cdpr-vplc");
-    assert_eq!(info.tc_version.map(|v| v.to_string()), Some("3.1.4024".into()));
+    assert_eq!(
+        info.tc_version.map(|v| v.to_string()),
+        Some("3.1.4024".into())
+    );
     assert!(info.os.expect("os").describe().contains("cdpr virtual PLC"));
     assert_eq!(info.address, udp);
     // The `ads` crate's client reads the same.
@@ -89,7 +92,10 @@ fn add_route_checks_the_password_and_fills_the_route_table() {
     let target = ("127.0.0.1", udp.port());
     let e = ads::udp::add_route(target, netid, "10.1.2.3", None, None, Some("no"), false)
         .expect_err("refused");
-    assert!(format!("{e}").contains("0x704") || format!("{e:?}").contains("1796"), "{e:?}");
+    assert!(
+        format!("{e}").contains("0x704") || format!("{e:?}").contains("1796"),
+        "{e:?}"
+    );
     ads::udp::add_route(target, netid, "10.1.2.3", Some("other"), None, None, false)
         .expect("added with the factory default");
     assert!(rt.routes.contains(AmsNetId([10, 1, 2, 3, 1, 1])));
@@ -130,7 +136,13 @@ fn no_answer_and_hostile_datagrams_are_told_apart() {
         link::net_id_of(&udp.to_string(), TIMEOUT).expect("still answers"),
         AmsNetId::LOCAL
     );
-    let ignored = rt.udp.as_ref().expect("udp").stats().ignored.load(std::sync::atomic::Ordering::Relaxed);
+    let ignored = rt
+        .udp
+        .as_ref()
+        .expect("udp")
+        .stats()
+        .ignored
+        .load(std::sync::atomic::Ordering::Relaxed);
     assert_eq!(ignored, 4);
 }
 
@@ -156,7 +168,13 @@ fn require_route_serves_only_netids_with_a_route() {
     let c = connect();
     let (state, _) = c.device(target).get_state().expect("served with a route");
     assert!(matches!(state, ads::AdsState::Run));
-    assert!(rt.server.stats().no_route.load(std::sync::atomic::Ordering::Relaxed) >= 1);
+    assert!(
+        rt.server
+            .stats()
+            .no_route
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= 1
+    );
 }
 
 #[test]
@@ -170,7 +188,10 @@ fn the_shadow_asks_the_plc_for_its_net_id_else_guesses() {
     assert!(asked.note.contains("asked over UDP"), "{}", asked.note);
     // Given wins without asking.
     let given = choose_net_id(&ip.to_string(), Some(AmsNetId::LOCAL), TIMEOUT).expect("given");
-    assert_eq!((given.net_id, given.origin), (AmsNetId::LOCAL, NetIdOrigin::Given));
+    assert_eq!(
+        (given.net_id, given.origin),
+        (AmsNetId::LOCAL, NetIdOrigin::Given)
+    );
     // Nobody on UDP 48899 of 127.0.0.3 (only 127.10+.x.y are taken above): guessed.
     let guessed = choose_net_id("127.0.0.3:1", None, Duration::from_millis(300)).expect("guess");
     assert_eq!(
