@@ -272,19 +272,9 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                 if end.is_none_or(|e| Instant::now() < e) => {}
             _ => break,
         }
-        let routes = rt.routes.list();
-        if routes.len() != routes_seen {
+        if rt.routes.list().len() != routes_seen {
             status.clear();
-            for r in routes.iter().skip(routes_seen) {
-                eprintln!(
-                    "cdpr plc: route `{}` added for {} at {}{}",
-                    r.name,
-                    r.net_id,
-                    r.host,
-                    if r.temporary { " (temporary)" } else { "" }
-                );
-            }
-            routes_seen = routes.len();
+            routes_seen = print_routes(&rt, routes_seen);
         }
         status.update(|| {
             let p = rt.plc.stats();
@@ -306,6 +296,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         });
     }
     status.clear();
+    print_routes(&rt, routes_seen);
     let r = rt.finish(started.elapsed().as_secs_f64());
     if a.json {
         json(&r)?;
@@ -348,6 +339,21 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         t.print();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the routes added after the first `seen`; how many there are now.
+fn print_routes(rt: &Runtime, seen: usize) -> usize {
+    let routes = rt.routes.list();
+    for r in routes.iter().skip(seen) {
+        eprintln!(
+            "cdpr plc: route `{}` added for {} at {}{}",
+            r.name,
+            r.net_id,
+            r.host,
+            if r.temporary { " (temporary)" } else { "" }
+        );
+    }
+    routes.len()
 }
 
 #[cfg(test)]
