@@ -72,7 +72,7 @@ This machine's NetId: --net-id, else the IPv4 address this machine reaches the P
 address (an IP is safer than a Windows name the PLC may not resolve).",
     after_help = "Examples:\n  \
 cdpr route add --plc 192.168.1.10 --password 1\n  \
-cdpr route add --plc 192.168.1.10 --user Administrator --password secret --route-name lab-laptop --temporary\n  \
+cdpr route add --plc 192.168.1.10 --password secret --route-name lab --temporary\n  \
 cdpr route add --plc 127.0.0.1 --password 1 --json     # `cdpr plc` on this machine"
 )]
 pub struct RouteAddArgs {

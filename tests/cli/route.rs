@@ -33,7 +33,10 @@ fn discover_names_the_virtual_plc() {
     let o = cdpr(&["discover", &udp]);
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(out.contains("5.6.7.8.1.1") && out.contains("3.1.4024"), "{out}");
+    assert!(
+        out.contains("5.6.7.8.1.1") && out.contains("3.1.4024"),
+        "{out}"
+    );
     let _ = p.child.kill();
 }
 
@@ -93,7 +96,11 @@ fn route_add_succeeds_refuses_a_wrong_password_and_names_a_silent_port() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("nothing listens on its UDP port"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
     // A host that reads and never answers: no answer within the timeout, the firewall named.
     let silent = UdpSocket::bind("127.0.0.1:0").expect("bind");
     let addr = silent.local_addr().expect("addr");
@@ -101,8 +108,15 @@ fn route_add_succeeds_refuses_a_wrong_password_and_names_a_silent_port() {
     let o = cdpr(&words(&format!("discover {addr} --timeout 300ms")));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("no answer") && err.contains("firewall"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        err.contains("no answer") && err.contains("firewall"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
