@@ -141,3 +141,60 @@ fn require_route_serves_only_a_routed_net_id() {
     assert!(o.status.success(), "{}", stderr(&o));
     let _ = p.child.kill();
 }
+
+/// `cdpr plc` on a loopback address of its own, 127.x.y.z (all of 127/8 is loopback on
+/// Linux), so that its UDP service gets port 48899 there — where the shadow asks for the
+/// NetId — without meeting the other tests' PLCs; the process and its AMS/TCP address.
+fn plc_on_own_loopback(extra: &str) -> (Proc, String) {
+    let seed = std::process::id().wrapping_mul(2_654_435_761);
+    for k in 0..50u32 {
+        let [a, b, c, _] = seed.wrapping_add(k.wrapping_mul(40_503)).to_le_bytes();
+        let ip = format!("127.{}.{b}.{}", 10 + a % 200, 2 + c % 250);
+        let (mut p, addr) = plc(&words(&format!(
+            "--robot uvigo8 --listen {ip}:0 --duration 20 {extra}"
+        )));
+        if p.first_line
+            .contains(&format!("ADS UDP service on {ip}:48899"))
+        {
+            return (p, addr);
+        }
+        let _ = p.child.kill();
+    }
+    panic!("no free 127.x.y.z:48899");
+}
+
+#[test]
+fn the_shadow_asks_the_plc_for_its_net_id_and_says_so() {
+    let (mut p, addr) = plc_on_own_loopback("--ams-net-id 5.6.7.8.1.1");
+    let ip = addr.split(':').next().expect("ip");
+    let o = cdpr(&words(&format!(
+        "shadow --plc {addr} --timeout 2s --duration 0.3"
+    )));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "of 5.6.7.8.1.1:851 at {addr} (NetId asked over UDP {ip}:48899)"
+        )),
+        "{err}"
+    );
+    let _ = p.child.kill();
+    let _ = p.child.wait();
+    // Nobody answers on this address: the NetId is guessed, and the start line says why.
+    let (mut p, addr) = plc(&words(&format!(
+        "--robot uvigo8 --listen {ip}:0 --udp-listen off --ams-net-id {ip}.1.1 --duration 20"
+    )));
+    let o = cdpr(&words(&format!(
+        "shadow --plc {addr} --timeout 2s --duration 0.3"
+    )));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "(NetId guessed as the --plc address + .1.1: nobody answered the ADS UDP identify on \
+             {ip}:48899 (port closed); give --ams-net-id if it differs)"
+        )),
+        "{err}"
+    );
+    let _ = p.child.kill();
+}
