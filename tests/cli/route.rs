@@ -132,7 +132,10 @@ fn require_route_serves_only_a_routed_net_id() {
     let o = shadow("");
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("no route for this PC"), "{err}");
+    assert!(
+        err.contains("no route for this PC") && err.contains("cdpr route add --plc"),
+        "{err}"
+    );
     let o = cdpr(&words(&format!(
         "route add --plc {udp} --password 1 --net-id 10.9.9.9.1.1 --host-name 127.0.0.1"
     )));

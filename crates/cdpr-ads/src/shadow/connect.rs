@@ -175,7 +175,9 @@ pub fn choose_net_id(
                 "NetId guessed as the --plc address + .1.1: {asked}; give --ams-net-id if it differs"
             ),
         }),
-        Err(ShadowError::Config(text)) => Err(ShadowError::Config(format!("{text}; {asked}"))),
+        Err(ShadowError::Config(text)) => Err(ShadowError::Config(format!(
+            "{text}; {asked} (`cdpr discover` lists the NetIds of the systems that answer)"
+        ))),
         Err(e) => Err(e),
     }
 }
