@@ -4,7 +4,7 @@
 //! is: its first non-loopback IPv4 address ([`local_ipv4`]) and its subnets' broadcast
 //! addresses ([`broadcast_targets`]).
 //!
-//! Used by [`super::discover`] and [`super::route`].
+//! Used by the link's `discover` and `route` modules.
 
 use crate::wire::udp::{self, MAX_DATAGRAM, REPLY, UDP_PORT, UdpError, UdpMessage};
 use std::io;
