@@ -11,8 +11,9 @@
 //!   the allow-list ([`write_policy`]), mm and degrees converted ([`crate::units`]);
 //! - [`transport`]: how its bytes travel.
 //!
-//! Beside it, the ADS UDP service (port 48899) as a client: [`discover`] (identify one host
-//! or broadcast), [`route`] (add a route on the PLC), both over [`udp_service`].
+//! Beside it, the ADS UDP service (port 48899) as a client: [`discover`](mod@discover)
+//! (identify one host or broadcast), [`route`] (add a route on the PLC), both over
+//! [`udp_service`].
 //!
 //! Uses: [`crate::wire`], the controller's conventions ([`crate::plc_symbols`],
 //! [`crate::units`]). Never [`crate::server`], except the in-process transport, which reads
