@@ -256,3 +256,87 @@ impl Responder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn responder() -> Responder {
+        Responder {
+            config: UdpConfig::new("127.0.0.1:0".parse().expect("addr")),
+            me: AmsAddr::new(AmsNetId([5, 6, 7, 8, 1, 1]), SYSTEM_SERVICE_PORT),
+            routes: RouteTable::new(),
+            stats: Arc::new(UdpStats::default()),
+        }
+    }
+
+    fn peer() -> SocketAddr {
+        "192.168.1.50:50000".parse().expect("addr")
+    }
+
+    fn add_route(user: &str, password: &str) -> UdpMessage {
+        UdpMessage::new(service::ADD_ROUTE, 77, AmsAddr::default())
+            .with_bytes(tag::NET_ID, &[192, 168, 1, 50, 1, 1])
+            .with_str(tag::USER_NAME, user)
+            .with_str(tag::PASSWORD, password)
+    }
+
+    fn status(reply: Option<Vec<u8>>) -> Option<u32> {
+        let m = udp::decode(&reply?).ok()?;
+        assert_eq!(m.invoke_id, 77);
+        assert_eq!(m.service, service::ADD_ROUTE | REPLY);
+        m.get_u32(tag::STATUS)
+    }
+
+    #[test]
+    fn add_route_answers_as_twincat_and_names_the_route_by_its_host() {
+        let r = responder();
+        assert_eq!(
+            status(r.answer(&add_route("Administrator", "2"), peer())),
+            Some(INVALID_ACCESS)
+        );
+        assert_eq!(
+            status(r.answer(&add_route("guest", "1"), peer())),
+            Some(INVALID_ACCESS)
+        );
+        assert!(r.routes.list().is_empty());
+        // User names are case-insensitive (Windows accounts); no route name: the host's.
+        assert_eq!(
+            status(r.answer(&add_route("administrator", "1"), peer())),
+            Some(0)
+        );
+        let routes = r.routes.list();
+        assert_eq!(routes.len(), 1);
+        assert_eq!(
+            (routes[0].name.as_str(), routes[0].host.as_str()),
+            ("192.168.1.50", "192.168.1.50")
+        );
+        // No NetId: an invalid parameter. A reply is never answered.
+        let no_id = UdpMessage::new(service::ADD_ROUTE, 77, AmsAddr::default())
+            .with_str(tag::USER_NAME, "Administrator")
+            .with_str(tag::PASSWORD, "1");
+        assert_eq!(status(r.answer(&no_id, peer())), Some(INVALID_PARAMETER));
+        let reply = UdpMessage::new(service::IDENTIFY | REPLY, 1, AmsAddr::default());
+        assert_eq!(r.answer(&reply, peer()), None);
+    }
+
+    proptest! {
+        #[test]
+        fn any_request_gets_a_bounded_answer_or_none(
+            service in prop_oneof![Just(1u32), Just(6u32), any::<u32>()],
+            items in prop::collection::vec(
+                (prop_oneof![Just(2u16), Just(5), Just(7), Just(9), Just(12), Just(13), any::<u16>()],
+                 prop::collection::vec(any::<u8>(), 0..300)),
+                0..12),
+        ) {
+            let r = responder();
+            let m = UdpMessage { invoke_id: 1, service, source: AmsAddr::default(), items };
+            if let Some(reply) = r.answer(&m, peer()) {
+                prop_assert!(reply.len() <= MAX_DATAGRAM);
+                prop_assert!(udp::decode(&reply).is_ok());
+            }
+            prop_assert!(r.routes.list().len() <= 1);
+        }
+    }
+}
