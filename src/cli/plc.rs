@@ -53,7 +53,8 @@ pub struct PlcArgs {
     /// Where to answer the ADS UDP service (discovery, add route: `cdpr discover`, `cdpr
     /// route add`, TwinCAT's Add Route dialog, pyads), ADDR:PORT or `off`. Default: the
     /// --listen address, port 48899. When the port is taken (a TwinCAT router, another `cdpr
-    /// plc`), a warning says so and the PLC runs without it.
+    /// plc`), the PLC says so and runs without it; a --udp-listen that cannot be had is an
+    /// error.
     #[arg(long, value_name = "ADDR:PORT|off", value_parser = parse_udp_listen)]
     pub udp_listen: Option<UdpListen>,
     /// The user name an add-route must carry (TwinCAT's factory default).
@@ -203,6 +204,9 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             .map(Some)
             .map_err(|e| (at, e)),
     };
+    if let (Some(UdpListen::At(_)), Err((at, e))) = (a.udp_listen, &udp) {
+        bail!("the ADS UDP service cannot listen on --udp-listen {at}: {e}");
+    }
     // One line on stderr that scripts (and the tests) wait for.
     eprintln!(
         "cdpr plc: {} ({} cables) serving ADS on {} as {}:{}; PLC task {:?}, NC task {:?}{}{}",
@@ -235,10 +239,12 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             }
         ),
         Ok(None) => {}
-        Err((at, e)) => warn(&[format!(
-            "the ADS UDP service (discovery, add route) cannot listen on {at}: {e}. Another TwinCAT \
-             router or `cdpr plc` holds it; --udp-listen names another address or `off`."
-        )]),
+        // Only the default address gets here (a --udp-listen that cannot bind is an error):
+        // a note rather than a warning, as the PLC serves ADS as asked.
+        Err((at, e)) => eprintln!(
+            "cdpr plc: no ADS UDP service (discovery, add route): {at}: {e} (another TwinCAT \
+             router or `cdpr plc` holds it; --udp-listen names another address)"
+        ),
     }
     if a.require_route && !matches!(udp, Ok(Some(_))) {
         warn(&[

@@ -120,6 +120,18 @@ fn route_add_succeeds_refuses_a_wrong_password_and_names_a_silent_port() {
 }
 
 #[test]
+fn a_udp_listen_address_that_is_taken_is_an_error() {
+    let taken = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let at = taken.local_addr().expect("addr");
+    let o = cdpr(&words(&format!(
+        "plc --robot uvigo8 --listen 127.0.0.1:0 --udp-listen {at} --duration 0"
+    )));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("--udp-listen {at}")), "{err}");
+}
+
+#[test]
 fn require_route_serves_only_a_routed_net_id() {
     // Not 127.0.0.1.1.1: the `ads` crate sends a request for that NetId to its own.
     let (mut p, addr, udp) = plc_with_udp("--require-route --ams-net-id 5.6.7.8.1.1");
