@@ -7,6 +7,7 @@ mod catalogue;
 mod export;
 mod kin;
 mod legs;
+mod net;
 mod options;
 mod output;
 mod plc;
@@ -42,6 +43,8 @@ use std::process::ExitCode;
     cdpr export --robot uvigo8 --mjcf uvigo8.xml\n  \
     cdpr report --reference seed000.csv --actual shadow.csv --out report/\n  \
     cdpr plc --robot uvigo8 --trajectory seed000\n  \
+    cdpr discover\n  \
+    cdpr route add --plc 192.168.1.10 --password 1\n  \
     cdpr shadow --plc 127.0.0.1 --ams-net-id 127.0.0.1.1.1 --robot uvigo8 --write --record run.csv")]
 pub struct Cli {
     #[command(subcommand)]
@@ -94,6 +97,11 @@ pub enum Command {
     /// Live shadow of a TwinCAT controller (or `cdpr plc`) over ADS: the model built from the
     /// controller's geometry, stepped with its commanded lengths, its state written back.
     Shadow(shadow::ShadowArgs),
+    /// Find TwinCAT systems (and `cdpr plc`) over the ADS UDP service (port 48899): their
+    /// address, AMS NetId, host name and versions.
+    Discover(net::DiscoverArgs),
+    /// Routes on a TwinCAT PLC: `route add` lets this machine talk ADS to it.
+    Route(net::RouteArgs),
     /// Seed 004's digital-filter surrogate: fit it to reference runs, validate it.
     Surrogate(surrogate::SurrogateArgs),
     /// Parameter sweep: a grid or random sample of robots, trajectories, speeds and robot
@@ -224,6 +232,8 @@ fn run(command: Command, started: std::time::Instant) -> Result<ExitCode> {
         Command::Export(a) => export::run(a),
         Command::Plc(a) => plc::run(a),
         Command::Shadow(a) => shadow::run(a),
+        Command::Discover(a) => net::discover(a),
+        Command::Route(a) => net::route(a),
         Command::Surrogate(a) => surrogate::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Workspace(a) => workspace::run(a),

@@ -3,8 +3,9 @@
 use super::args::{RobotArg, warn, within};
 use super::output::{StatusLine, Table, json};
 use anyhow::{Context, Result, bail};
-use cdpr_ads::server::{self, DeviceIdentity, Runtime, ServerConfig, Timing};
+use cdpr_ads::server::{self, DeviceIdentity, Runtime, ServerConfig, Timing, UdpConfig};
 use cdpr_ads::wire::AmsNetId;
+use cdpr_ads::wire::udp::UDP_PORT;
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
 use std::net::SocketAddr;
@@ -49,9 +50,44 @@ pub struct PlcArgs {
     /// Ctrl-C or SIGTERM, which print the same statistics).
     #[arg(long, value_name = "S", value_parser = within(0.0, YEAR_S, "s"))]
     pub duration: Option<f64>,
+    /// Where to answer the ADS UDP service (discovery, add route: `cdpr discover`, `cdpr
+    /// route add`, TwinCAT's Add Route dialog, pyads), ADDR:PORT or `off`. Default: the
+    /// --listen address, port 48899. When the port is taken (a TwinCAT router, another `cdpr
+    /// plc`), the PLC says so and runs without it; a --udp-listen that cannot be had is an
+    /// error.
+    #[arg(long, value_name = "ADDR:PORT|off", value_parser = parse_udp_listen)]
+    pub udp_listen: Option<UdpListen>,
+    /// The user name an add-route must carry (TwinCAT's factory default).
+    #[arg(long, default_value = server::udp::DEFAULT_USER, value_name = "USER")]
+    pub route_user: String,
+    /// The password an add-route must carry (TwinCAT's factory default: 1); a wrong one is
+    /// refused as TwinCAT does (ADS 0x704).
+    #[arg(long, default_value = server::udp::DEFAULT_PASSWORD, value_name = "PASSWORD")]
+    pub route_password: String,
+    /// Serve ADS only to AMS NetIds with a route (added over UDP), as TwinCAT does: a frame
+    /// from any other NetId closes its connection.
+    #[arg(long)]
+    pub require_route: bool,
     /// Print the final statistics as one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Where the UDP service answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UdpListen {
+    Off,
+    At(SocketAddr),
+}
+
+fn parse_udp_listen(text: &str) -> Result<UdpListen, String> {
+    if text.trim().eq_ignore_ascii_case("off") {
+        return Ok(UdpListen::Off);
+    }
+    text.trim()
+        .parse()
+        .map(UdpListen::At)
+        .map_err(|_| format!("`{text}` is not ADDR:PORT (e.g. 127.0.0.1:48899) or `off`"))
 }
 
 /// The number of seconds `text` says (`10ms`, `250us`/`250µs`, `5ns`, `0.5s` or bare seconds),
@@ -146,17 +182,34 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         port: a.ams_port,
         ..server::default_identity()
     };
-    let rt = Runtime::start(
-        &robot,
-        trajectory,
-        timing,
-        identity,
-        ServerConfig::new(a.listen),
-    )
-    .with_context(|| format!("starting the virtual PLC on {}", a.listen))?;
+    let config = ServerConfig {
+        require_route: a.require_route,
+        ..ServerConfig::new(a.listen)
+    };
+    let mut rt = Runtime::start(&robot, trajectory, timing, identity, config)
+        .with_context(|| format!("starting the virtual PLC on {}", a.listen))?;
+    let udp_listen = match a.udp_listen {
+        Some(UdpListen::Off) => None,
+        Some(UdpListen::At(at)) => Some(at),
+        None => Some(SocketAddr::new(a.listen.ip(), UDP_PORT)),
+    };
+    let udp = match udp_listen {
+        None => Ok(None),
+        Some(at) => rt
+            .serve_udp(UdpConfig {
+                user: a.route_user.clone(),
+                password: a.route_password.clone(),
+                ..UdpConfig::new(at)
+            })
+            .map(Some)
+            .map_err(|e| (at, e)),
+    };
+    if let (Some(UdpListen::At(_)), Err((at, e))) = (a.udp_listen, &udp) {
+        bail!("the ADS UDP service cannot listen on --udp-listen {at}: {e}");
+    }
     // One line on stderr that scripts (and the tests) wait for.
     eprintln!(
-        "cdpr plc: {} ({} cables) serving ADS on {} as {}:{}; PLC task {:?}, NC task {:?}{}",
+        "cdpr plc: {} ({} cables) serving ADS on {} as {}:{}; PLC task {:?}, NC task {:?}{}{}",
         robot.name,
         robot.cable_count(),
         rt.server.local_addr(),
@@ -167,8 +220,40 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         match &a.trajectory {
             Some(t) => format!("; trajectory {t} ({played:.2} s)"),
             None => "; holding the home pose".into(),
+        },
+        match &udp {
+            Ok(Some(at)) => format!("; ADS UDP service on {at}"),
+            Ok(None) => "; ADS UDP service off".into(),
+            Err((at, _)) => format!("; no ADS UDP service ({at} taken)"),
         }
     );
+    match &udp {
+        Ok(Some(_)) => eprintln!(
+            "cdpr plc: add-route user `{}`, password `{}` (--route-user, --route-password){}",
+            a.route_user,
+            a.route_password,
+            if a.require_route {
+                "; ADS served only to NetIds with a route (--require-route)"
+            } else {
+                ""
+            }
+        ),
+        Ok(None) => {}
+        // Only the default address gets here (a --udp-listen that cannot bind is an error):
+        // a note rather than a warning, as the PLC serves ADS as asked.
+        Err((at, e)) => eprintln!(
+            "cdpr plc: no ADS UDP service (discovery, add route): {at}: {e} (another TwinCAT \
+             router or `cdpr plc` holds it; --udp-listen names another address)"
+        ),
+    }
+    if a.require_route && !matches!(udp, Ok(Some(_))) {
+        warn(&[
+            "--require-route without the UDP service: no route can be added, every ADS \
+                client will be refused"
+                .into(),
+        ]);
+    }
+    let mut routes_seen = 0;
     let started = Instant::now();
     // Ctrl-C and SIGTERM end the run as --duration does: statistics printed, exit 0.
     let (tx, rx) = std::sync::mpsc::channel::<()>();
@@ -193,6 +278,10 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                 if end.is_none_or(|e| Instant::now() < e) => {}
             _ => break,
         }
+        if rt.routes.list().len() != routes_seen {
+            status.clear();
+            routes_seen = print_routes(&rt, routes_seen);
+        }
         status.update(|| {
             let p = rt.plc.stats();
             let server = rt.server.stats();
@@ -213,6 +302,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         });
     }
     status.clear();
+    print_routes(&rt, routes_seen);
     let r = rt.finish(started.elapsed().as_secs_f64());
     if a.json {
         json(&r)?;
@@ -245,12 +335,31 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                     r.connections, r.frames, r.rejected_connections, r.evicted_connections
                 ),
             ),
+            (
+                "routes added / connections without a route",
+                format!("{} / {}", r.routes.len(), r.no_route_connections),
+            ),
         ] {
             t.row(vec![name.to_string(), value]);
         }
         t.print();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the routes added after the first `seen`; how many there are now.
+fn print_routes(rt: &Runtime, seen: usize) -> usize {
+    let routes = rt.routes.list();
+    for r in routes.iter().skip(seen) {
+        eprintln!(
+            "cdpr plc: route `{}` added for {} at {}{}",
+            r.name,
+            r.net_id,
+            r.host,
+            if r.temporary { " (temporary)" } else { "" }
+        );
+    }
+    routes.len()
 }
 
 #[cfg(test)]

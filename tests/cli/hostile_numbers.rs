@@ -203,6 +203,21 @@ fn base(path: &[String], files: &Files) -> Option<Vec<String>> {
             "--duration",
             "0.2",
         ]),
+        // Nothing listens on UDP port 9: the port is closed (exit 1) once the numbers have
+        // passed.
+        "discover" => strings(&["discover", "127.0.0.1:9", "--timeout", "0.2s"]),
+        "route add" => strings(&[
+            "route",
+            "add",
+            "--plc",
+            "127.0.0.1:9",
+            "--password",
+            "1",
+            "--net-id",
+            "10.1.2.3.1.1",
+            "--timeout",
+            "0.2s",
+        ]),
         "surrogate fit" => vec![
             "surrogate".into(),
             "fit".into(),

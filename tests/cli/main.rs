@@ -48,6 +48,8 @@ mod robot_files;
 mod robot_lookup;
 /// `cdpr robots`.
 mod robots_listing;
+/// `cdpr discover`, `cdpr route add` against `cdpr plc`: the ADS UDP service.
+mod route;
 /// Runs describe themselves (the CSV's first comment line) and title their reports.
 mod run_descriptions;
 /// `cdpr shadow` against `cdpr plc`: two processes over loopback ADS.

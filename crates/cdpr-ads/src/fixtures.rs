@@ -28,6 +28,27 @@ pub fn runtime_with(robot: &Robot, trajectory: Trajectory) -> Runtime {
     .expect("virtual PLC starts")
 }
 
+/// Starts `rt`'s UDP service on port 48899 (where pyads and the shadow's NetId question go,
+/// with no way to say another) of a loopback address of its own, 127.x.y.z (all of 127/8 is
+/// loopback on Linux), so that tests running side by side do not meet; that address.
+pub fn serve_udp_on_own_loopback(rt: &mut Runtime) -> std::net::Ipv4Addr {
+    let seed = std::process::id().wrapping_mul(2_654_435_761)
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+    for k in 0..500u32 {
+        let n = seed.wrapping_add(k.wrapping_mul(2_654_435_761));
+        let [a, b, c, _] = n.to_le_bytes();
+        // 127.10.0.2 and up: clear of 127.0.0.x, which other tests use.
+        let ip = std::net::Ipv4Addr::new(127, 10 + a % 200, b, 2 + c % 250);
+        let udp = server::UdpConfig::new((ip, 48899).into());
+        if rt.serve_udp(udp).is_ok() {
+            return ip;
+        }
+    }
+    panic!("no free 127.x.y.z:48899 for the UDP service");
+}
+
 /// An `ads` crate client of `rt`'s server.
 pub fn client(rt: &Runtime) -> ads::Client {
     client_at(("127.0.0.1", rt.server.local_addr().port()))

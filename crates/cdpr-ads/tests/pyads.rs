@@ -2,6 +2,8 @@
 //! against pyads' own test server:
 //! - `tests/pyads_client.py`: pyads reads/writes by name, sum read, sum write, a notification, an
 //!   error code, against the virtual PLC's server;
+//! - `tests/pyads_route.py`: pyads' `adsGetNetIdForPLC` and `add_route_to_plc` (the ADS UDP
+//!   service, port 48899) against the virtual PLC's responder; the route lands in its table;
 //! - `tests/pyads_testserver.py`: pyads' `AdsTestServer` with `AdvancedHandler` (what PLC
 //!   programmers test with) serving uvigo8's GVL while a tiny PLC task moves the commands; the
 //!   library's shadow runs its whole loop against it in each exchange that server serves
@@ -44,11 +46,18 @@ fn main() {
     let args = Arguments::from_args();
     let required = std::env::var("CDPR_REQUIRE_PYADS").is_ok_and(|v| v == "1");
     let python = python();
-    let mut tests: Vec<PyTest> = vec![(
-        "pyads_reads_writes_sums_and_gets_notified",
-        pyads_reads_writes_sums_and_gets_notified,
-        false,
-    )];
+    let mut tests: Vec<PyTest> = vec![
+        (
+            "pyads_reads_writes_sums_and_gets_notified",
+            pyads_reads_writes_sums_and_gets_notified,
+            false,
+        ),
+        (
+            "pyads_identifies_and_adds_a_route_over_udp",
+            pyads_identifies_and_adds_a_route_over_udp,
+            false,
+        ),
+    ];
     tests.extend(testserver::tests());
     let trials = tests
         .into_iter()
@@ -156,4 +165,38 @@ fn pyads_reads_writes_sums_and_gets_notified(python: &Path) {
         .expect("pose");
     assert_eq!(memory.external_writes(k), 1);
     eprintln!("pyads {} interop OK", v["pyads"]);
+}
+
+/// pyads' UDP functions (a foreign client) against the virtual PLC's responder on
+/// 127.x.y.z:48899: the NetId it reports, a route added with TwinCAT's factory credentials
+/// and found in the route table, a wrong password refused.
+fn pyads_identifies_and_adds_a_route_over_udp(python: &Path) {
+    let mut rt = runtime();
+    let ip = serve_udp_on_own_loopback(&mut rt);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/pyads_route.py");
+    let out = Command::new(python)
+        .arg(&script)
+        .args([ip.to_string().as_str(), "10.20.30.40.1.1"])
+        .output()
+        .expect("python runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "pyads script failed:\n{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(v["net_id"], "127.0.0.1.1.1", "{v}");
+    assert_eq!(v["added"], true, "{v}");
+    assert_ne!(v["wrong_password"], true, "{v}");
+    let routes = rt.routes.list();
+    assert_eq!(routes.len(), 1, "{routes:?}");
+    let r = &routes[0];
+    assert_eq!(r.net_id.to_string(), "10.20.30.40.1.1");
+    assert_eq!(
+        (r.name.as_str(), r.host.as_str()),
+        ("pyads-route", "10.20.30.40")
+    );
+    assert!(!r.temporary);
+    eprintln!(
+        "pyads {} UDP service interop OK (wrong password: {})",
+        v["pyads"], v["wrong_password"]
+    );
 }

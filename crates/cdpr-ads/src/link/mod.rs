@@ -11,6 +11,10 @@
 //!   the allow-list ([`write_policy`]), mm and degrees converted ([`crate::units`]);
 //! - [`transport`]: how its bytes travel.
 //!
+//! Beside it, the ADS UDP service (port 48899) as a client: [`discover`](mod@discover)
+//! (identify one host or broadcast), [`route`] (add a route on the PLC), both over
+//! [`udp_service`].
+//!
 //! Uses: [`crate::wire`], the controller's conventions ([`crate::plc_symbols`],
 //! [`crate::units`]). Never [`crate::server`], except the in-process transport, which reads
 //! the virtual PLC's memory and is compiled for tests only (and the `fixtures` feature).
@@ -18,22 +22,28 @@
 pub mod ads_client;
 pub mod backoff;
 pub mod controller;
+pub mod discover;
 pub mod error;
 pub mod guard;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod in_process;
+pub mod route;
 pub mod shadow_link;
 mod slot;
 pub mod transport;
+pub mod udp_service;
 pub mod write_policy;
 
 pub use ads_client::{AdsConfig, AdsController, AdsSource, AdsTransport, Exchange, ExchangeChoice};
 pub use backoff::Backoff;
 pub use controller::{Controller, ControllerGeometry, CycleInputs, ShadowOutputs};
+pub use discover::{SystemInfo, discover, identify, net_id_of};
 pub use error::ControllerError;
 pub use guard::{CommandGuard, Refused, Rejection};
 #[cfg(any(test, feature = "fixtures"))]
 pub use in_process::{InProcessController, InProcessTransport};
+pub use route::{RouteAdded, RouteError, RouteRequest, add_route};
 pub use shadow_link::ShadowLink;
 pub use transport::Transport;
+pub use udp_service::UdpServiceError;
 pub use write_policy::WritePolicy;

@@ -2,8 +2,10 @@
 
 use super::device::{Device, DeviceIdentity};
 use super::memory::PlcMemory;
+use super::routes::{Route, RouteTable};
 use super::symbols::SymbolTable;
 use super::tcp::{Server, ServerConfig};
+use super::udp::{UdpConfig, UdpResponder};
 use super::virtual_plc::{self, PlcCore, PlcStats, Timing, VirtualPlc};
 use crate::wire::AmsNetId;
 use cdpr_core::robot::Robot;
@@ -12,9 +14,12 @@ use std::sync::atomic::Ordering;
 
 /// A virtual PLC serving its memory over ADS: what `cdpr plc` runs.
 pub struct Runtime {
-    /// Declared first so that it drops first: the server stops before the tasks.
+    /// Declared first so that they drop first: the servers stop before the tasks.
+    pub udp: Option<UdpResponder>,
     pub server: Server,
     pub plc: VirtualPlc,
+    /// The routes added over UDP; the server's (`ServerConfig::routes`), shared.
+    pub routes: RouteTable,
 }
 
 impl Runtime {
@@ -30,13 +35,34 @@ impl Runtime {
         let memory = PlcMemory::new(SymbolTable::from_robot(robot)?);
         let core = PlcCore::new(robot, trajectory, std::sync::Arc::clone(&memory), timing)?;
         let plc = VirtualPlc::start(core)?;
+        let routes = config.routes.clone();
         let server = Server::start(config, Device::new(identity, memory))?;
-        Ok(Runtime { server, plc })
+        Ok(Runtime {
+            udp: None,
+            server,
+            plc,
+            routes,
+        })
+    }
+
+    /// Starts answering the ADS UDP service (identify, add route) on `config.listen`, as the
+    /// server's NetId, adding routes to [`Runtime::routes`]; where it listens.
+    pub fn serve_udp(&mut self, config: UdpConfig) -> std::io::Result<std::net::SocketAddr> {
+        let net_id = self.server.device().identity.net_id;
+        let responder = UdpResponder::start(config, net_id, self.routes.clone())?;
+        let addr = responder.local_addr();
+        self.udp = Some(responder);
+        Ok(addr)
     }
 
     /// Stops server and tasks; the PLC's final statistics.
     pub fn stop(self) -> PlcStats {
-        let Runtime { server, plc } = self;
+        let Runtime {
+            udp, server, plc, ..
+        } = self;
+        if let Some(udp) = udp {
+            udp.stop();
+        }
         server.stop();
         plc.stop()
     }
@@ -50,6 +76,8 @@ impl Runtime {
             s.rejected.load(Ordering::Relaxed),
             s.evicted.load(Ordering::Relaxed),
         );
+        let routes = self.routes.list();
+        let no_route = s.no_route.load(Ordering::Relaxed);
         let stats = self.stop();
         let r = &stats.reaction;
         PlcReport {
@@ -67,6 +95,8 @@ impl Runtime {
             frames,
             rejected_connections,
             evicted_connections,
+            no_route_connections: no_route,
+            routes,
         }
     }
 }
@@ -91,6 +121,10 @@ pub struct PlcReport {
     pub rejected_connections: u64,
     /// Connections closed to make room for a new client when all places were taken.
     pub evicted_connections: u64,
+    /// Connections closed because their NetId had no route (`--require-route`).
+    pub no_route_connections: u64,
+    /// The routes added over the UDP service.
+    pub routes: Vec<Route>,
 }
 
 /// The identity a pyads or TwinCAT client expects of a local runtime: 127.0.0.1.1.1, port 851.

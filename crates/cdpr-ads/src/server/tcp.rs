@@ -15,6 +15,7 @@
 //! connection.
 
 use super::device::{Device, Session};
+use super::routes::RouteTable;
 use crate::wire::{self, AmsAddr, Frame, FrameError, TCP_HEADER_LEN, router};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -36,6 +37,11 @@ pub struct ServerConfig {
     /// A frame that has started must be complete within this time (an idle connection that
     /// sends nothing may stay, until its place is needed).
     pub frame_timeout: Duration,
+    /// The routes added over the UDP service ([`super::udp`]); shared with the responder.
+    pub routes: RouteTable,
+    /// Serve only peers with a route: an AMS frame from a source NetId without one closes
+    /// the connection, as TwinCAT does (its clients then report a missing route).
+    pub require_route: bool,
 }
 
 impl ServerConfig {
@@ -46,6 +52,8 @@ impl ServerConfig {
             max_connections: 64,
             // Clients write a frame in one call; on a LAN it arrives within milliseconds.
             frame_timeout: Duration::from_secs(1),
+            routes: RouteTable::new(),
+            require_route: false,
         }
     }
 }
@@ -62,6 +70,9 @@ pub struct ServerStats {
     pub rejected: AtomicU64,
     /// Connections closed to make room for a new client (all places taken).
     pub evicted: AtomicU64,
+    /// Connections closed because a frame came from a NetId without a route
+    /// ([`ServerConfig::require_route`]).
+    pub no_route: AtomicU64,
     pub notifications: AtomicU64,
 }
 
@@ -284,6 +295,13 @@ fn spawn_connection(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -
                 Closed::Peer => tracing::info!(%peer, "ADS client disconnected"),
                 Closed::Stopped => {}
                 Closed::Io(e) => tracing::info!(%peer, "ADS connection lost: {e}"),
+                Closed::NoRoute(net_id) => {
+                    let n = shared.stats.no_route.fetch_add(1, Ordering::Relaxed) + 1;
+                    if n.is_power_of_two() {
+                        tracing::warn!(%peer, %net_id, closed = n,
+                            "closing ADS connection: no route for its AMS NetId (--require-route)");
+                    }
+                }
                 Closed::Malformed(e) => {
                     shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(%peer, "closing ADS connection: {e}");
@@ -298,6 +316,8 @@ enum Closed {
     Stopped,
     Io(io::Error),
     Malformed(String),
+    /// A frame from this NetId, which has no route ([`ServerConfig::require_route`]).
+    NoRoute(wire::AmsNetId),
 }
 
 /// Fills `buf` from the stream. `Ok(false)`: clean end of stream before the first byte.
@@ -380,6 +400,12 @@ fn serve(shared: &Shared, conn: &Conn, mut stream: TcpStream) -> Closed {
             p.last_frame = Instant::now();
         }
         let reply = match wire::decode_frame(&buf, shared.config.max_frame) {
+            Ok(Some((Frame::Ams { header, .. }, _)))
+                if shared.config.require_route
+                    && !shared.config.routes.contains(header.source.net_id) =>
+            {
+                return Closed::NoRoute(header.source.net_id);
+            }
             Ok(Some((Frame::Ams { header, payload }, _))) => {
                 shared
                     .device

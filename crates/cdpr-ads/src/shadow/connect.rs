@@ -4,12 +4,13 @@
 //! built.
 
 use super::{CycleTiming, Recorder, Shadow, ShadowConfig, ShadowError};
+use crate::link::UdpServiceError;
 use crate::link::{
     AdsConfig, AdsController, AdsSource, AdsTransport, Controller, ControllerError, Exchange,
     ExchangeChoice, ShadowLink, WritePolicy,
 };
 use crate::plc_symbols::PlcSymbols;
-use crate::wire::{AmsAddr, AmsNetId};
+use crate::wire::{AmsAddr, AmsNetId, udp};
 use cdpr_core::robot::{Mechanism, Robot};
 use cdpr_core::sim::{ControlMode, SimConfig};
 use std::path::PathBuf;
@@ -62,6 +63,8 @@ pub struct Connected {
     /// host:port.
     pub endpoint: String,
     pub target: AmsAddr,
+    /// The controller's NetId and where it came from (given, asked over UDP, guessed).
+    pub net_id: NetIdChoice,
     /// The AMS address the shadow talks from (what the PLC's route must name).
     pub source: Option<AmsAddr>,
     /// How reads and writes travel on this connection (picked by its first exchange).
@@ -109,6 +112,76 @@ pub fn net_id(plc: &str, given: Option<AmsNetId>) -> Result<AmsNetId, ShadowErro
     }
 }
 
+/// Where the controller's NetId came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetIdOrigin {
+    /// `--ams-net-id`.
+    Given,
+    /// The controller's answer to the ADS UDP identify (port 48899).
+    Asked,
+    /// Nobody answered the identify: the IPv4 host + .1.1 (TwinCAT's default NetId).
+    Guessed,
+}
+
+/// The controller's NetId and how it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetIdChoice {
+    pub net_id: AmsNetId,
+    pub origin: NetIdOrigin,
+    /// Where it came from, as the start line says it.
+    pub note: String,
+}
+
+/// The one rule for the controller's NetId, for `cdpr shadow` and `cdpr view --plc`:
+/// `given`; else asked over the ADS UDP service (identify, on the host of `plc`, port 48899,
+/// within `timeout`); else, when nobody answers, the IPv4 host of `plc` + .1.1 ([`net_id`]).
+pub fn choose_net_id(
+    plc: &str,
+    given: Option<AmsNetId>,
+    timeout: Duration,
+) -> Result<NetIdChoice, ShadowError> {
+    if let Some(net_id) = given {
+        return Ok(NetIdChoice {
+            net_id,
+            origin: NetIdOrigin::Given,
+            note: "NetId given by --ams-net-id".into(),
+        });
+    }
+    let endpoint = endpoint(plc);
+    let host = endpoint
+        .rsplit_once(':')
+        .map_or(endpoint.as_str(), |(host, _)| host);
+    let why = match crate::link::net_id_of(host, timeout) {
+        Ok(net_id) => {
+            return Ok(NetIdChoice {
+                net_id,
+                origin: NetIdOrigin::Asked,
+                note: format!("NetId asked over UDP {host}:{}", udp::UDP_PORT),
+            });
+        }
+        Err(UdpServiceError::NoAnswer { .. }) => format!("no answer within {timeout:?}"),
+        Err(UdpServiceError::PortClosed { .. }) => "port closed".into(),
+        Err(e) => e.to_string(),
+    };
+    let asked = format!(
+        "nobody answered the ADS UDP identify on {host}:{} ({why})",
+        udp::UDP_PORT
+    );
+    match net_id(plc, None) {
+        Ok(net_id) => Ok(NetIdChoice {
+            net_id,
+            origin: NetIdOrigin::Guessed,
+            note: format!(
+                "NetId guessed as the --plc address + .1.1: {asked}; give --ams-net-id if it differs"
+            ),
+        }),
+        Err(ShadowError::Config(text)) => Err(ShadowError::Config(format!(
+            "{text}; {asked} (`cdpr discover` lists the NetIds of the systems that answer)"
+        ))),
+        Err(e) => Err(e),
+    }
+}
+
 /// Refuses what a shadow of a cable robot's controller cannot run.
 fn check(setup: &ShadowSetup) -> Result<(), ShadowError> {
     if let Some(r) = setup
@@ -140,7 +213,8 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
         None => PlcSymbols::defaults(),
     };
     let endpoint = endpoint(&setup.plc);
-    let target = AmsAddr::new(net_id(&setup.plc, setup.ams_net_id)?, setup.ams_port);
+    let net_id = choose_net_id(&setup.plc, setup.ams_net_id, setup.timeout)?;
+    let target = AmsAddr::new(net_id.net_id, setup.ams_port);
     let transport = AdsTransport::connect(AdsConfig {
         endpoint: endpoint.clone(),
         target,
@@ -169,8 +243,9 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
             })?;
         shadow.record_to(recorder);
     }
-    let banner = banner(&shadow, setup, &endpoint, target, source);
+    let banner = banner(&shadow, setup, &endpoint, target, source, &net_id.note);
     Ok(Connected {
+        net_id,
         exchange: shadow.controller().exchange(),
         shadow,
         endpoint,
@@ -228,6 +303,7 @@ fn banner(
     endpoint: &str,
     target: AmsAddr,
     source: Option<AmsAddr>,
+    net_id_note: &str,
 ) -> String {
     let robot = shadow.robot();
     let sim: &SimConfig = &setup.config.sim;
@@ -237,7 +313,7 @@ fn banner(
         (None, choice) => format!("ADS exchange {choice}"),
     };
     format!(
-        "{} ({} cables, {}/{} dt {} ms) of {target} at {endpoint} as {}; {}; {exchange}; {}{}",
+        "{} ({} cables, {}/{} dt {} ms) of {target} at {endpoint} ({net_id_note}) as {}; {}; {exchange}; {}{}",
         if shadow.start_report().from_file {
             robot.name.as_str()
         } else {

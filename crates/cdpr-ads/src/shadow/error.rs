@@ -44,7 +44,8 @@ pub enum ShadowError {
     #[error(
         "{endpoint} accepted the connection but answered no ADS request from {source_addr} \
          ({cause}): the PLC most likely has no route for this PC — add one naming AMS NetId \
-         {source_net_id} and this PC's address (TwinCAT: SYSTEM → Routes → Add Route; see \
+         {source_net_id} and this PC's address (from here: `cdpr route add --plc HOST \
+         --password PASSWORD`; TwinCAT: SYSTEM → Routes → Add Route; see \
          assets/twincat/README.md, section 2), or check that {target} is the PLC's AMS address \
          (--ams-net-id, --ams-port)"
     )]

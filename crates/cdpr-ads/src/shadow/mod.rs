@@ -59,7 +59,9 @@ mod throttle;
 mod timeline;
 
 pub use config::{CycleTiming, ShadowConfig};
-pub use connect::{Connected, ShadowSetup, connect, endpoint, net_id};
+pub use connect::{
+    Connected, NetIdChoice, NetIdOrigin, ShadowSetup, choose_net_id, connect, endpoint, net_id,
+};
 pub use cycle::{CycleReport, CycleStatus};
 pub use error::ShadowError;
 pub use model::{AnchorDifference, AnchorKind, Consistency};

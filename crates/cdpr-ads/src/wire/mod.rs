@@ -2,7 +2,8 @@
 //! them ([`addr`]), the protocol's numbers ([`codes`], return codes in [`error`]), the ADS
 //! commands' request/response payloads ([`command`]), sum-command payloads and notification
 //! frames ([`sum`]), the IEC types of symbols and their values' bytes ([`iec`]), symbol
-//! records ([`symbol_entry`]). Everything is little-endian ([`cursor`]). Decoders take any
+//! records ([`symbol_entry`]), the UDP service of port 48899 (discovery, add-route: [`udp`]).
+//! Everything is little-endian ([`cursor`]). Decoders take any
 //! byte slice and return an error instead of panicking (the fuzz test in `tests/integration/broken_frames.rs`
 //! holds them to that).
 //!
@@ -28,6 +29,7 @@ mod iec;
 mod reply;
 mod sum;
 mod symbol_entry;
+pub mod udp;
 
 pub use addr::{AmsAddr, AmsNetId};
 pub use codes::{ads_state, cmd, flags, group, router, trans_mode};

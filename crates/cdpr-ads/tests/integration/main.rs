@@ -19,3 +19,5 @@ mod exchange_choice;
 mod shadow_loop_over_ads;
 /// The GVL shipped for TwinCAT declares what the virtual PLC serves.
 mod twincat_gvl;
+/// The ADS UDP service (identify, add route) and the route table.
+mod udp_service;
