@@ -49,7 +49,8 @@ impl Recorder {
 
     /// Creates (truncates) `path` and starts a record in it.
     pub fn create(path: &std::path::Path, robot: &Robot) -> Result<Recorder, RecordError> {
-        let file = std::io::BufWriter::with_capacity(64 * 1024, std::fs::File::create(path)?);
+        // No BufWriter: the recorder hands over whole rows, 64 KiB at a time.
+        let file = std::fs::File::create(path)?;
         Recorder::new(Box::new(file), robot)
     }
 

@@ -44,7 +44,7 @@ pub struct AmsAddr {
 }
 
 impl AmsAddr {
-    pub fn new(net_id: AmsNetId, port: u16) -> AmsAddr {
+    pub const fn new(net_id: AmsNetId, port: u16) -> AmsAddr {
         AmsAddr { net_id, port }
     }
 }

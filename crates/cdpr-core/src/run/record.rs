@@ -163,8 +163,16 @@ impl RecordLayout {
 /// grow with the run. The header is written with the first record (whose sizes it takes).
 /// A face with columns of its own (the ADS shadow's PLC cycle and flags) names them with
 /// [`CsvRecorder::with_extra_columns`] and gives their values to [`CsvRecorder::write_with`].
+///
+/// Rows reach `out` whole: they are formatted into a buffer of their own and handed over in
+/// one `write_all` of complete rows once [`FLUSH_AT`] bytes have gathered (and on
+/// [`CsvRecorder::flush`]), so that a process ended between two writes — a signal, an
+/// abort — leaves a file that ends with a complete row.
 pub struct CsvRecorder<W: Write> {
-    w: csv::Writer<W>,
+    w: csv::Writer<Rows>,
+    /// What `w` wrote: complete rows once `w` is flushed after a record.
+    rows: Rows,
+    out: W,
     robot: Robot,
     layout: Option<RecordLayout>,
     segment_names: Vec<String>,
@@ -176,8 +184,11 @@ pub struct CsvRecorder<W: Write> {
 impl<W: Write> CsvRecorder<W> {
     /// A recorder of a run of `source` (for its segment names) on `robot`.
     pub fn new(out: W, robot: &Robot, source: &Trajectory) -> CsvRecorder<W> {
+        let rows = Rows::default();
         CsvRecorder {
-            w: csv::Writer::from_writer(out),
+            w: csv::Writer::from_writer(rows.clone()),
+            rows,
+            out,
             robot: robot.clone(),
             layout: None,
             segment_names: source.segments.clone(),
@@ -238,7 +249,21 @@ impl<W: Write> CsvRecorder<W> {
             let _ = write!(self.buf, "{v}");
             self.w.write_field(self.buf.as_bytes())?;
         }
-        self.w.write_record(None::<&[u8]>)
+        self.w.write_record(None::<&[u8]>)?;
+        if self.rows.len() >= FLUSH_AT {
+            self.hand_over()?;
+        }
+        Ok(())
+    }
+
+    /// The complete rows gathered so far, to `out` in one write.
+    fn hand_over(&mut self) -> Result<(), csv::Error> {
+        // The CSV writer's own buffer into the rows' (a record ends on a row boundary).
+        self.w.flush()?;
+        let mut rows = self.rows.lock();
+        self.out.write_all(&rows)?;
+        rows.clear();
+        Ok(())
     }
 
     /// Writes the header if no record came yet and flushes what was written; the recorder
@@ -247,21 +272,49 @@ impl<W: Write> CsvRecorder<W> {
         if self.layout.is_none() {
             self.header(None)?;
         }
-        self.w.flush()?;
+        self.hand_over()?;
+        self.out.flush()?;
         Ok(())
     }
 
     /// Flushes (writing the header if no record came) and returns the writer.
     pub fn finish(mut self) -> Result<W, csv::Error> {
-        if self.layout.is_none() {
-            self.header(None)?;
-        }
-        self.w.flush()?;
-        self.w
-            .into_inner()
-            .map_err(|e| csv::Error::from(std::io::Error::other(e.to_string())))
+        self.flush()?;
+        Ok(self.out)
     }
 }
+
+/// The bytes a [`CsvRecorder`]'s CSV writer writes, shared with the recorder, which hands
+/// them over whole rows at a time.
+#[derive(Clone, Default)]
+struct Rows(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Rows {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
+        // Only this recorder's thread ever holds it: a poisoned lock still holds whole rows.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+impl Write for Rows {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Bytes of complete rows a [`CsvRecorder`] gathers before it writes them out.
+pub const FLUSH_AT: usize = 64 * 1024;
 
 /// The run as CSV: `t,x_cmd,…,yaw_cmd,x,…,yaw`, per cable `length_cmd_i,length_i,tension_i`;
 /// robots with legs: per actuator `actuator_cmd_i,actuator_i` (m or rad), per leg

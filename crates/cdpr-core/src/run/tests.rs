@@ -170,3 +170,44 @@ fn the_tension_range_of_nothing_is_none_and_angle_errors_match_a_hand_count() {
     assert!(e[0].nrmse_roll.expect("roll moves").abs() < 1e-9);
     assert_eq!(e[0].nrmse_pitch, None);
 }
+
+/// Every write a [`CsvRecorder`] makes, as it made it.
+#[derive(Default)]
+struct Writes(Vec<Vec<u8>>);
+
+impl std::io::Write for Writes {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.push(buf.to_vec());
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn the_recorder_hands_over_whole_rows_only() {
+    // 3 s at 1 ms: some 3000 rows of ~400 bytes, over a megabyte, so many hand-overs.
+    let (robot, _, traj, outcome) = silva4_held(3.0);
+    let mut rec = CsvRecorder::new(Writes::default(), &robot, &traj);
+    for r in &outcome.records {
+        rec.write(&r.as_record()).expect("row");
+    }
+    let writes = rec.finish().expect("finished").0;
+    assert!(writes.len() > 10, "{} writes", writes.len());
+    for (k, w) in writes.iter().enumerate() {
+        assert!(
+            w.ends_with(b"\n"),
+            "write {k} of {} bytes ends mid-row",
+            w.len()
+        );
+        assert!(
+            w.len() <= record::FLUSH_AT + 8192,
+            "write {k}: {} bytes",
+            w.len()
+        );
+    }
+    let mut whole = Vec::new();
+    write_csv(&mut whole, &robot, &traj, &outcome).expect("written");
+    assert_eq!(writes.concat(), whole, "the same bytes as one write_csv");
+}
