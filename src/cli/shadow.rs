@@ -187,6 +187,15 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
     // In range by its parser (at most a year).
     let duration = a.duration.map(Duration::from_secs_f64);
     let setup = a.link.setup(&a.plc, &a.run.request)?;
+    // Before connecting: Ctrl-C, SIGTERM or SIGHUP while the PLC is asked (each step within
+    // --timeout) ends the run at once after it, with its statistics, instead of killing it.
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        if let Err(e) = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed)) {
+            eprintln!("warning: Ctrl-C will not stop the shadow cleanly: {e}");
+        }
+    }
     let Connected {
         mut shadow, banner, ..
     } = shadow::connect(&setup)?;
@@ -194,13 +203,6 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
     eprintln!("cdpr shadow: {banner}");
     if !a.json {
         print_start(shadow.start_report());
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = Arc::clone(&stop);
-        if let Err(e) = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed)) {
-            eprintln!("warning: Ctrl-C will not stop the shadow cleanly: {e}");
-        }
     }
     let started = Instant::now();
     let mut status = StatusLine::new();

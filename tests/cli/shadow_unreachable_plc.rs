@@ -81,3 +81,28 @@ fn a_wrong_net_id_or_port_is_named() {
     said_once(&err, "no ADS device on AMS port 852");
     let _ = plc.child.kill();
 }
+
+#[test]
+fn a_router_that_never_answers_the_port_request_ends_within_the_timeout() {
+    // It takes the connection and reads, but answers nothing, not even the AMS port request.
+    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = silent.local_addr().expect("addr").to_string();
+    std::thread::spawn(move || {
+        for mut c in silent.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut sink = [0u8; 4096];
+                while matches!(c.read(&mut sink), Ok(n) if n > 0) {}
+            });
+        }
+    });
+    let started = std::time::Instant::now();
+    let (code, err) = shadow(
+        &addr,
+        "--source request --ams-net-id 127.0.0.1.1.1 --duration 30",
+    );
+    let took = started.elapsed();
+    assert_eq!(code, Some(1), "{err}");
+    said_once(&err, "did not answer the AMS port request within 200ms");
+    // Before its own client, this waited for ever (--timeout, --duration, SIGINT ignored).
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}: {err}");
+}

@@ -148,11 +148,13 @@ impl<C: Controller> Shadow<C> {
                     time,
                 }));
             }
-            tracing::warn!(
-                "the PLC's cycle counter went back from {} to {}: it restarted; re-synchronising",
-                self.clock.counter(),
-                i.cycle
-            );
+            let (from, to) = (self.clock.counter(), i.cycle);
+            self.warnings.restarted.warn(now, || {
+                format!(
+                    "the PLC's cycle counter went back from {from} to {to}: it restarted; \
+                     re-synchronising"
+                )
+            });
             match self.controller.read_geometry() {
                 Ok(geometry) => self.check_geometry(&geometry)?,
                 Err(e) => {

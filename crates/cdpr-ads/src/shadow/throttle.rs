@@ -10,13 +10,14 @@ pub(super) struct Throttle {
 }
 
 impl Throttle {
-    pub(super) fn warn(&mut self, now: Instant, message: impl FnOnce() -> String) {
+    /// Logs `message` unless one was logged within the last second; whether it was logged.
+    pub(super) fn warn(&mut self, now: Instant, message: impl FnOnce() -> String) -> bool {
         if self
             .last
             .is_some_and(|l| now.saturating_duration_since(l) < Duration::from_secs(1))
         {
             self.held += 1;
-            return;
+            return false;
         }
         let held = std::mem::take(&mut self.held);
         let suffix = if held > 0 {
@@ -26,6 +27,7 @@ impl Throttle {
         };
         tracing::warn!("{}{suffix}", message());
         self.last = Some(now);
+        true
     }
 }
 
@@ -38,4 +40,30 @@ pub(super) struct Warnings {
     pub(super) behind: Throttle,
     /// The PLC still unreachable.
     pub(super) offline: Throttle,
+    /// The PLC's counter went back (a restart, or a counter that glitches).
+    pub(super) restarted: Throttle,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_counter_glitching_every_fifth_reply_for_two_seconds_warns_twice() {
+        // 184 restarts seen in 2 s (a glitch every 5th reply at 2 ms polls): one line a second.
+        let mut t = Throttle::default();
+        let t0 = Instant::now();
+        let logged = (0..184)
+            .filter(|k| {
+                t.warn(t0 + Duration::from_micros(10_870 * k), || {
+                    "went back".into()
+                })
+            })
+            .count();
+        assert_eq!(logged, 2);
+        assert_eq!(
+            t.held, 91,
+            "held since the second line, said with the third"
+        );
+    }
 }

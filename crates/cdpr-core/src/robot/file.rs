@@ -372,15 +372,11 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
     }
 
     let mut cables = Vec::with_capacity(count);
+    let mut twins = super::twins::Twins::with_capacity(count);
     for k in 0..count {
         let a = vec3(ctx, &frame[k], &format!("cables.frame_anchors[{k}]"))?;
         let b = vec3(ctx, &platform[k], &format!("cables.platform_anchors[{k}]"))?;
-        // Pairwise, but only a few flops a pair: 2000 cables take milliseconds.
-        let twin = cables.iter().position(|other: &Cable| {
-            (other.frame_anchor - a).norm_squared() < 1e-18
-                && (other.platform_anchor - b).norm_squared() < 1e-18
-        });
-        if let Some(j) = twin {
+        if let Some(j) = twins.add(a, b) {
             return Err(ctx.err(
                 span_of(&platform[k]),
                 &format!("cables.platform_anchors[{k}]"),

@@ -11,6 +11,7 @@ pub mod lookup;
 mod mechanism;
 mod raw;
 mod scale;
+mod twins;
 
 use nalgebra::{Matrix3, Vector3};
 use serde::Serialize;
@@ -331,6 +332,7 @@ impl Robot {
             });
         }
         let mut robot = self.clone();
+        let mut twins = twins::Twins::with_capacity(frame_anchors.len());
         for (k, (a, b)) in frame_anchors.iter().zip(platform_anchors).enumerate() {
             let name = &self.cables[k].name;
             for (which, v) in [("frame", a), ("platform", b)] {
@@ -343,9 +345,7 @@ impl Robot {
                     });
                 }
             }
-            if let Some(j) = (0..k).find(|&j| {
-                (frame_anchors[j] - a).norm() < 1e-9 && (platform_anchors[j] - b).norm() < 1e-9
-            }) {
+            if let Some(j) = twins.add(*a, *b) {
                 return Err(GeometryError::Coincident {
                     cable: k + 1,
                     name: name.clone(),
