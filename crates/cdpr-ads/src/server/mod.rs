@@ -18,7 +18,7 @@ pub mod virtual_plc;
 
 pub use device::{Device, DeviceIdentity, Session};
 pub use memory::PlcMemory;
-pub use runtime::{PlcReport, Runtime, default_identity};
+pub use runtime::{PlcReport, Runtime, RuntimeOptions, default_identity};
 pub use symbols::SymbolTable;
-pub use tcp::{DEFAULT_LISTEN, Server, ServerConfig};
+pub use tcp::{CycleHook, DEFAULT_LISTEN, Server, ServerConfig};
 pub use virtual_plc::{PlcCore, PlcStats, Timing, VirtualPlc};

@@ -10,6 +10,17 @@ use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::Trajectory;
 use std::sync::atomic::Ordering;
 
+/// The choices of `cdpr plc` beyond robot, trajectory and timing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RuntimeOptions {
+    /// Clients may write the symbols the PLC task owns and stop/start the runtime
+    /// (`--allow-writes`); by default only the shadow's allow-listed symbols are writable.
+    pub allow_writes: bool,
+    /// Hold the trajectory (its start pose, motion disabled) until the first ADS client has
+    /// connected; the hold time then runs from that moment (`--wait-for-client`).
+    pub wait_for_client: bool,
+}
+
 /// A virtual PLC serving its memory over ADS: what `cdpr plc` runs.
 pub struct Runtime {
     /// Declared first so that it drops first: the server stops before the tasks.
@@ -27,10 +38,42 @@ impl Runtime {
         identity: DeviceIdentity,
         config: ServerConfig,
     ) -> Result<Runtime, virtual_plc::PlcError> {
+        Runtime::start_with(
+            robot,
+            trajectory,
+            timing,
+            identity,
+            config,
+            RuntimeOptions::default(),
+        )
+    }
+
+    /// [`Runtime::start`] with the options of `cdpr plc`: writes to the PLC's own symbols and
+    /// WriteControl allowed or not, the trajectory held until a client connects or not. The
+    /// PLC task samples the server's data notifications after each cycle.
+    pub fn start_with(
+        robot: &Robot,
+        trajectory: Trajectory,
+        timing: Timing,
+        identity: DeviceIdentity,
+        config: ServerConfig,
+        options: RuntimeOptions,
+    ) -> Result<Runtime, virtual_plc::PlcError> {
         let memory = PlcMemory::new(SymbolTable::from_robot(robot)?);
-        let core = PlcCore::new(robot, trajectory, std::sync::Arc::clone(&memory), timing)?;
+        let mut core = PlcCore::new(robot, trajectory, std::sync::Arc::clone(&memory), timing)?;
+        let device = Device::new(identity, memory)
+            .allow_writes(options.allow_writes)
+            .driven_by_plc(timing.task);
+        let server = Server::start(config, device)?;
+        let hook = server.cycle_hook();
+        core.set_cycle_hook(Box::new(move |cycle, stamp| hook.after_cycle(cycle, stamp)));
+        if options.wait_for_client {
+            let stats = server.shared_stats();
+            core.set_start_gate(Box::new(move || {
+                stats.connections.load(Ordering::Relaxed) > 0
+            }));
+        }
         let plc = VirtualPlc::start(core)?;
-        let server = Server::start(config, Device::new(identity, memory))?;
         Ok(Runtime { server, plc })
     }
 
@@ -50,6 +93,7 @@ impl Runtime {
             s.rejected.load(Ordering::Relaxed),
             s.evicted.load(Ordering::Relaxed),
         );
+        let dropped_notifications = s.dropped_notifications.load(Ordering::Relaxed);
         let stats = self.stop();
         let r = &stats.reaction;
         PlcReport {
@@ -57,16 +101,19 @@ impl Runtime {
             plc_cycles: stats.plc_cycles,
             nc_ticks: stats.nc_ticks,
             overruns: stats.overruns,
+            late_cycles: stats.late_cycles,
             finished: stats.finished,
             reaction_samples: r.samples(),
             reaction_p50_cycles: r.quantile(0.5),
             reaction_p99_cycles: r.quantile(0.99),
             reaction_max_cycles: r.max,
+            echoes_ahead: r.ahead,
             motion_delay_cycles: stats.motion_delay_cycles,
             connections,
             frames,
             rejected_connections,
             evicted_connections,
+            dropped_notifications,
         }
     }
 }
@@ -79,11 +126,15 @@ pub struct PlcReport {
     pub plc_cycles: u32,
     pub nc_ticks: u64,
     pub overruns: u64,
+    /// PLC cycles that started more than one task period late (run late, not skipped).
+    pub late_cycles: u64,
     pub finished: bool,
     pub reaction_samples: u64,
     pub reaction_p50_cycles: Option<u32>,
     pub reaction_p99_cycles: Option<u32>,
     pub reaction_max_cycles: Option<u32>,
+    /// Echoes of a cycle the PLC had not run yet (a client writing the counter ahead).
+    pub echoes_ahead: u64,
     pub motion_delay_cycles: Option<u32>,
     pub connections: u64,
     pub frames: u64,
@@ -91,6 +142,8 @@ pub struct PlcReport {
     pub rejected_connections: u64,
     /// Connections closed to make room for a new client when all places were taken.
     pub evicted_connections: u64,
+    /// Notification frames dropped for clients that did not read them.
+    pub dropped_notifications: u64,
 }
 
 /// The identity a pyads or TwinCAT client expects of a local runtime: 127.0.0.1.1.1, port 851.

@@ -39,7 +39,10 @@ pub use frame::{
 };
 pub use iec::{IecType, Scalar, decode_reals, decode_u32, encode_reals, encode_u32};
 pub use sum::*;
-pub use symbol_entry::{SymbolEntry, decode_symbol_entry, encode_symbol_entry};
+pub use symbol_entry::{
+    DATATYPE_FLAG_DATATYPE, SymbolEntry, decode_symbol_entry, encode_datatype_entry,
+    encode_symbol_entry,
+};
 
 /// Bytes of the AMS/TCP header (reserved + length).
 pub const TCP_HEADER_LEN: usize = 6;

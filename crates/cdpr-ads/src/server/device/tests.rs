@@ -1,5 +1,7 @@
 use super::*;
 use crate::server::symbols::SymbolTable;
+use crate::wire::{AmsAddr, NotificationParams, trans_mode};
+use std::time::Instant;
 
 fn device() -> Device {
     let robot = cdpr_core::fixtures::uvigo8();
