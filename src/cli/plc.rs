@@ -3,8 +3,8 @@
 use super::args::{RobotArg, warn, within};
 use super::output::{StatusLine, Table, json};
 use anyhow::{Context, Result, bail};
-use cdpr_ads::server::{self, DeviceIdentity, Runtime, ServerConfig, Timing};
-use cdpr_ads::wire::AmsNetId;
+use cdpr_ads::server::{self, DeviceIdentity, Runtime, RuntimeOptions, ServerConfig, Timing};
+use cdpr_ads::wire::{self, AmsNetId};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
 use std::net::SocketAddr;
@@ -49,6 +49,17 @@ pub struct PlcArgs {
     /// Ctrl-C or SIGTERM, which print the same statistics).
     #[arg(long, value_name = "S", value_parser = within(0.0, YEAR_S, "s"))]
     pub duration: Option<f64>,
+    /// Let ADS clients write every symbol, the PLC's own too (commanded lengths, cycle
+    /// counter, geometry, ...), and stop/start the runtime. Without it only the symbols the
+    /// shadow writes back (the robot file's `plc.writable`) take writes; the others answer ADS
+    /// error 0x704, a stop/start 0x723.
+    #[arg(long)]
+    pub allow_writes: bool,
+    /// Hold the trajectory (start pose, motion disabled) until the first ADS client has
+    /// connected; the --hold time then runs from that moment. For starting the PLC and then
+    /// the shadow in another terminal without missing the start.
+    #[arg(long)]
+    pub wait_for_client: bool,
     /// Print the final statistics as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -141,17 +152,39 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         nc: a.nc,
         hold: a.hold,
     };
+    // A symbol larger than one ADS reply could only be served in part: refused at start.
+    let table = server::SymbolTable::from_robot(&robot)?;
+    let oversized: Vec<String> = table
+        .larger_than(wire::MAX_REPLY_LEN)
+        .map(|s| format!("{} ({} bytes)", s.name, s.size()))
+        .collect();
+    if !oversized.is_empty() {
+        bail!(
+            "{} ({} cables): {} exceed{} what one ADS read carries ({} bytes); the virtual PLC \
+             cannot serve {}. Use a robot with fewer cables.",
+            robot.name,
+            robot.cable_count(),
+            oversized.join(", "),
+            if oversized.len() == 1 { "s" } else { "" },
+            wire::MAX_REPLY_LEN,
+            if oversized.len() == 1 { "it" } else { "them" },
+        );
+    }
     let identity = DeviceIdentity {
         net_id: a.ams_net_id,
         port: a.ams_port,
         ..server::default_identity()
     };
-    let rt = Runtime::start(
+    let rt = Runtime::start_with(
         &robot,
         trajectory,
         timing,
         identity,
         ServerConfig::new(a.listen),
+        RuntimeOptions {
+            allow_writes: a.allow_writes,
+            wait_for_client: a.wait_for_client,
+        },
     )
     .with_context(|| format!("starting the virtual PLC on {}", a.listen))?;
     // One line on stderr that scripts (and the tests) wait for.
@@ -165,6 +198,9 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         a.task,
         a.nc,
         match &a.trajectory {
+            Some(t) if a.wait_for_client => {
+                format!("; trajectory {t} ({played:.2} s) once a client connects")
+            }
             Some(t) => format!("; trajectory {t} ({played:.2} s)"),
             None => "; holding the home pose".into(),
         }
@@ -197,9 +233,9 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             let p = rt.plc.stats();
             let server = rt.server.stats();
             format!(
-                "PLC cycle {}, NC overruns {}, ADS connections {} / frames {}{}",
+                "PLC cycle {}, late cycles {}, ADS connections {} / frames {}{}",
                 p.plc_cycles,
-                p.overruns,
+                p.late_cycles,
                 server
                     .connections
                     .load(std::sync::atomic::Ordering::Relaxed),
@@ -226,6 +262,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                 "NC ticks (overruns)",
                 format!("{} ({})", r.nc_ticks, r.overruns),
             ),
+            ("late PLC cycles", r.late_cycles.to_string()),
             ("trajectory finished", r.finished.to_string()),
             ("reaction samples", r.reaction_samples.to_string()),
             (
@@ -237,6 +274,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                     opt(r.reaction_max_cycles)
                 ),
             ),
+            ("echoes ahead of the PLC", r.echoes_ahead.to_string()),
             ("motion delay [PLC cycles]", opt(r.motion_delay_cycles)),
             (
                 "connections / frames / rejected / evicted",
@@ -244,6 +282,10 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                     "{} / {} / {} / {}",
                     r.connections, r.frames, r.rejected_connections, r.evicted_connections
                 ),
+            ),
+            (
+                "notifications dropped (client not reading)",
+                r.dropped_notifications.to_string(),
             ),
         ] {
             t.row(vec![name.to_string(), value]);
