@@ -514,7 +514,9 @@ fn write_loop(shared: &Shared, conn: &Conn) {
                     .map_or_else(|e| e.into_inner().0, |(g, _)| g);
             }
         };
-        if let Err(e) = lock(&conn.writer).write_all(&frame) {
+        // Bound first: the guard must be gone before `close` takes the lock again.
+        let written = lock(&conn.writer).write_all(&frame);
+        if let Err(e) = written {
             if matches!(
                 e.kind(),
                 io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
