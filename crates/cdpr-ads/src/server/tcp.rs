@@ -88,6 +88,9 @@ pub struct ServerStats {
 
 struct Conn {
     writer: Mutex<TcpStream>,
+    /// The socket once more, to shut it down without waiting for a writer blocked in a write
+    /// (shutting down unblocks that write).
+    control: TcpStream,
     session: Mutex<Session>,
     alive: AtomicBool,
     progress: Mutex<Progress>,
@@ -117,7 +120,7 @@ impl Conn {
 
     fn close(&self) {
         self.alive.store(false, Ordering::Relaxed);
-        let _ = lock(&self.writer).shutdown(std::net::Shutdown::Both);
+        let _ = self.control.shutdown(std::net::Shutdown::Both);
         self.ready.notify_all();
     }
 
@@ -330,9 +333,11 @@ fn spawn_connection(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -
     stream.set_read_timeout(Some(Duration::from_millis(100)))?;
     stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
     let reader = stream.try_clone()?;
+    let control = stream.try_clone()?;
     let now = Instant::now();
     let conn = Arc::new(Conn {
         writer: Mutex::new(stream),
+        control,
         session: Mutex::new(Session::default()),
         alive: AtomicBool::new(true),
         progress: Mutex::new(Progress {
