@@ -21,3 +21,5 @@ mod server_under_load;
 mod shadow_loop_over_ads;
 /// The GVL shipped for TwinCAT declares what the virtual PLC serves.
 mod twincat_gvl;
+/// A foreign client cannot write what the PLC owns nor stop it.
+mod write_protection;
