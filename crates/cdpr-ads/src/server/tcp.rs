@@ -358,23 +358,31 @@ fn spawn_connection(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -
     lock(&shared.conns).push(Arc::clone(&conn));
     shared.stats.connections.fetch_add(1, Ordering::Relaxed);
     tracing::info!(%peer, "ADS client connected");
-    let shared = Arc::clone(shared);
-    std::thread::Builder::new()
-        .name(format!("ads-conn-{peer}"))
-        .spawn(move || {
-            let reason = serve(&shared, &conn, reader);
-            conn.close();
-            lock(&shared.conns).retain(|c| !Arc::ptr_eq(c, &conn));
-            match reason {
-                Closed::Peer => tracing::info!(%peer, "ADS client disconnected"),
-                Closed::Stopped => {}
-                Closed::Io(e) => tracing::info!(%peer, "ADS connection lost: {e}"),
-                Closed::Malformed(e) => {
-                    shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(%peer, "closing ADS connection: {e}");
+    let spawned = {
+        let (shared, conn) = (Arc::clone(shared), Arc::clone(&conn));
+        std::thread::Builder::new()
+            .name(format!("ads-conn-{peer}"))
+            .spawn(move || {
+                let reason = serve(&shared, &conn, reader);
+                conn.close();
+                lock(&shared.conns).retain(|c| !Arc::ptr_eq(c, &conn));
+                match reason {
+                    Closed::Peer => tracing::info!(%peer, "ADS client disconnected"),
+                    Closed::Stopped => {}
+                    Closed::Io(e) => tracing::info!(%peer, "ADS connection lost: {e}"),
+                    Closed::Malformed(e) => {
+                        shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(%peer, "closing ADS connection: {e}");
+                    }
                 }
-            }
-        })?;
+            })
+    };
+    if let Err(e) = spawned {
+        // Its writer must not wait for a connection nobody serves.
+        conn.close();
+        lock(&shared.conns).retain(|c| !Arc::ptr_eq(c, &conn));
+        return Err(e);
+    }
     Ok(())
 }
 
