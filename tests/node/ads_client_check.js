@@ -1,16 +1,19 @@
 // ads-client (jisotalo, 2.1.0) against the virtual PLC, with its default options: the README's
 // calls, each checked. Run by crates/cdpr-ads/tests/ads_client.rs.
 //
-// Usage: node ads_client_check.js HOST PORT NETID [ADS_PORT]
-// Connects as a Linux machine without a TwinCAT router does (ads-client README, "Setup 3 -
-// Connect from any Node.js system"): its own AmsNetId and ADS port set by hand, the PLC's
-// address as the router. No allowHalfOpen, rawClient or disabled feature. Prints one JSON
-// object (the calls that passed and what they saw); exits 1 with a message on any failure.
+// Usage: node ads_client_check.js HOST PORT NETID [ADS_PORT [direct|router]]
+// `direct` (the default) connects as a Linux machine without a TwinCAT router does
+// (ads-client README, "Setup 3 - Connect from any Node.js system"): its own AmsNetId and ADS
+// port set by hand, the PLC's address as the router. `router` gives only the target and the
+// router's address, as to a local TwinCAT (README "Setup 4"): ads-client asks the router for
+// its AMS address. No allowHalfOpen, rawClient or disabled feature either way. Prints one
+// JSON object (the calls that passed and what they saw); exits 1 with a message on any
+// failure.
 'use strict';
 
 const { Client } = require('ads-client');
 
-const [host, port, netId, adsPort] = process.argv.slice(2);
+const [host, port, netId, adsPort, mode = 'direct'] = process.argv.slice(2);
 if (!host || !port || !netId) {
   console.error('usage: node ads_client_check.js HOST PORT NETID [ADS_PORT]');
   process.exit(2);
@@ -39,18 +42,18 @@ async function step(name, body) {
 }
 
 async function main() {
-  const client = new Client({
-    localAmsNetId: '10.0.0.2.1.1',
-    localAdsPort: 32750,
+  const target = {
     targetAmsNetId: netId,
     targetAdsPort: adsPort ? Number(adsPort) : 851,
     routerAddress: host,
     routerTcpPort: Number(port),
-    hideConsoleWarnings: true,
-  });
-  await step('connect', async () => {
+  };
+  const local = mode === 'router' ? {} : { localAmsNetId: '10.0.0.2.1.1', localAdsPort: 32750 };
+  const client = new Client({ ...local, ...target });
+  out.local = await step('connect', async () => {
     const res = await client.connect();
     check(res.connected, 'connected');
+    return `${res.localAmsNetId}:${res.localAdsPort}`;
   });
   try {
     out.runtimeState = await step('readPlcRuntimeState', async () => {

@@ -1,7 +1,8 @@
 //! ads-client (jisotalo's Node.js client, 2.1.0) against the virtual PLC, with its default
-//! options: `tests/node/ads_client_check.js` connects as a Linux machine without a router
-//! does, reads and writes values, subscribes, creates and releases handles, reads symbols and
-//! data types, and disconnects; it exits non-zero naming the call that failed.
+//! options: `tests/node/ads_client_check.js` connects — as a Linux machine without a router
+//! does (its own AMS address set by hand), and as to a local TwinCAT router (asking it for an
+//! AMS port) —, reads and writes values, subscribes, creates and releases handles, reads
+//! symbols and data types, and disconnects; it exits non-zero naming the call that failed.
 //!
 //! Needs `node` and the package installed (`npm ci --prefix tests/node`, which `.ci/run`
 //! does). Without them the test is reported as ignored, its name saying `[SKIPPED: …]` and
@@ -35,10 +36,21 @@ fn missing() -> Option<String> {
 fn main() {
     let args = Arguments::from_args();
     let required = std::env::var("CDPR_REQUIRE_NODE").is_ok_and(|v| v == "1");
-    let name = "ads_client_with_default_options_connects_reads_writes_subscribes_and_handles";
-    let trial = match missing() {
-        None => Trial::test(name, || {
-            ads_client_with_default_options(&node_dir());
+    let missing = missing();
+    let trials = [
+        (
+            "ads_client_without_a_router_connects_reads_writes_subscribes_and_handles",
+            "direct",
+        ),
+        (
+            "ads_client_through_the_router_port_connects_reads_writes_subscribes_and_handles",
+            "router",
+        ),
+    ]
+    .into_iter()
+    .map(|(name, mode)| match missing.clone() {
+        None => Trial::test(name, move || {
+            ads_client_with_default_options(&node_dir(), mode);
             Ok(())
         }),
         Some(why) if required => Trial::test(name, move || {
@@ -48,17 +60,18 @@ fn main() {
             Err(why.clone().into())
         })
         .with_ignored_flag(true),
-    };
-    libtest_mimic::run(&args, vec![trial]).exit();
+    })
+    .collect();
+    libtest_mimic::run(&args, trials).exit();
 }
 
-fn ads_client_with_default_options(dir: &Path) {
+fn ads_client_with_default_options(dir: &Path, mode: &str) {
     let rt = runtime();
     let port = rt.server.local_addr().port();
     let out = Command::new("node")
         .current_dir(dir)
         .arg("ads_client_check.js")
-        .args(["127.0.0.1", &port.to_string(), "127.0.0.1.1.1", "851"])
+        .args(["127.0.0.1", &port.to_string(), "127.0.0.1.1.1", "851", mode])
         .output()
         .expect("node runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -78,5 +91,8 @@ fn ads_client_with_default_options(dir: &Path) {
             assert_eq!(memory.external_writes(k), 0, "{} written", s.name);
         }
     }
-    eprintln!("ads-client: {passed} calls passed: {}", v["passed"]);
+    eprintln!(
+        "ads-client ({mode}, as {}): {passed} calls passed: {}",
+        v["local"], v["passed"]
+    );
 }

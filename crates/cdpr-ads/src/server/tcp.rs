@@ -478,6 +478,11 @@ fn serve(shared: &Shared, conn: &Conn, mut stream: TcpStream) -> Closed {
                     .device
                     .handle_frame(&mut lock(&conn.session), &header, payload)
             }
+            // A client giving its AMS port back: a TwinCAT router closes the connection then
+            // (ads-client's disconnect waits for that).
+            Ok(Some((Frame::Router { kind, .. }, _))) if kind == router::PORT_CLOSE => {
+                return Closed::Peer;
+            }
             Ok(Some((Frame::Router { kind, body }, _))) => router_frame(shared, kind, body),
             Ok(None) => return Closed::Malformed(FrameError::TooShort { length }.to_string()),
             Err(e) => return Closed::Malformed(e.to_string()),
@@ -491,7 +496,8 @@ fn serve(shared: &Shared, conn: &Conn, mut stream: TcpStream) -> Closed {
 }
 
 /// Router frames from clients that believe they talk to a TwinCAT router: a port request
-/// gets the device's NetId and a fresh port; everything else needs no answer.
+/// gets the device's NetId and a fresh port; a port close ends the connection (in `serve`);
+/// everything else needs no answer.
 fn router_frame(shared: &Shared, kind: u16, body: &[u8]) -> Option<Vec<u8>> {
     match kind {
         router::PORT_CONNECT => {
