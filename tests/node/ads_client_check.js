@@ -1,5 +1,5 @@
 // ads-client (jisotalo, 2.1.0) against the virtual PLC, with its default options: the README's
-// calls, each checked. Run by crates/cdpr-ads/tests/ads_client.rs.
+// calls, each checked. Run by crates/cdpr-ads/tests/node_ads_client.rs.
 //
 // Usage: node ads_client_check.js HOST PORT NETID [ADS_PORT [direct|router]]
 // `direct` (the default) connects as a Linux machine without a TwinCAT router does
