@@ -9,9 +9,10 @@
 //!
 //! Notifications: samples are taken by the PLC task after each of its cycles (through a
 //! [`CycleHook`]) or by the wall-clock thread, never by a socket write. Each connection has a
-//! bounded queue of frames and its own writer thread: a client that does not read fills its
-//! own queue (further frames for it are dropped and counted), and a write blocked for longer
-//! than [`WRITE_TIMEOUT`] closes its connection; nobody else waits for it.
+//! bounded queue of frames ([`OUTBOX_FRAMES`], [`OUTBOX_BYTES`]) and its own writer thread: a
+//! client that does not read fills its own queue (further frames for it are dropped and
+//! counted), and a write blocked for longer than [`WRITE_TIMEOUT`] closes its connection;
+//! nobody else waits for it.
 //!
 //! Limits (see [`ServerConfig::new`]): 64 connections; when all are taken, a new client gets
 //! the place of the connection with least claim to it (see [`Progress::eviction_key`]): one
@@ -65,6 +66,9 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Notification frames queued for one connection; past this, its new frames are dropped
 /// (and counted) until its writer catches up: 2.5 s of 10 ms cycles.
 pub const OUTBOX_FRAMES: usize = 256;
+/// Bytes of notification frames queued for one connection, likewise (a frame is always taken
+/// into an empty queue): what a client that does not read can make the server hold for it.
+pub const OUTBOX_BYTES: usize = 1 << 20;
 
 /// The default listen address: loopback, ADS port 48898.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:48898";
@@ -94,9 +98,22 @@ struct Conn {
     session: Mutex<Session>,
     alive: AtomicBool,
     progress: Mutex<Progress>,
-    outbox: Mutex<VecDeque<Vec<u8>>>,
+    outbox: Mutex<Outbox>,
     /// Signalled when a frame is queued or the connection closes.
     ready: Condvar,
+}
+
+/// A connection's queued notification frames and their bytes.
+#[derive(Default)]
+struct Outbox {
+    frames: VecDeque<Vec<u8>>,
+    bytes: usize,
+}
+
+impl Outbox {
+    fn full(&self) -> bool {
+        self.frames.len() >= OUTBOX_FRAMES || self.bytes >= OUTBOX_BYTES
+    }
 }
 
 impl Conn {
@@ -108,10 +125,12 @@ impl Conn {
         }
         let mut q = lock(&self.outbox);
         for f in frames {
-            if q.len() >= OUTBOX_FRAMES {
+            let fits = q.frames.is_empty() || q.bytes + f.len() <= OUTBOX_BYTES;
+            if q.full() || !fits {
                 stats.dropped_notifications.fetch_add(1, Ordering::Relaxed);
             } else {
-                q.push_back(f);
+                q.bytes += f.len();
+                q.frames.push_back(f);
             }
         }
         drop(q);
@@ -125,7 +144,7 @@ impl Conn {
     }
 
     fn outbox_full(&self) -> bool {
-        lock(&self.outbox).len() >= OUTBOX_FRAMES
+        lock(&self.outbox).full()
     }
 }
 
@@ -346,7 +365,7 @@ fn spawn_connection(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -
             partial_since: None,
             last_frame: now,
         }),
-        outbox: Mutex::new(VecDeque::new()),
+        outbox: Mutex::new(Outbox::default()),
         ready: Condvar::new(),
     });
     {
@@ -524,7 +543,8 @@ fn write_loop(shared: &Shared, conn: &Conn) {
                 if !conn.alive.load(Ordering::Relaxed) || shared.stop.load(Ordering::Relaxed) {
                     return;
                 }
-                if let Some(f) = q.pop_front() {
+                if let Some(f) = q.frames.pop_front() {
+                    q.bytes -= f.len();
                     break f;
                 }
                 q = conn
