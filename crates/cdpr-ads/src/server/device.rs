@@ -32,7 +32,8 @@ pub const MAX_NOTIFICATIONS: usize = 1024;
 /// Shortest notification period served. Clients disagree on the unit of `cycleTime`: the ADS
 /// DLL and pyads send 100 ns ticks, the `ads` crate 0.4 sends milliseconds. The value is read
 /// as 100 ns ticks (as TwinCAT does) and clamped to this floor, so an `ads`-crate client asking
-/// for 100 ms gets a notification every millisecond — see the README's ADS section.
+/// for 100 ms gets a notification every PLC cycle (every millisecond from a bare server without
+/// a PLC task) — see the guide's page on the virtual PLC.
 pub const MIN_NOTIFICATION_PERIOD: Duration = Duration::from_millis(1);
 
 /// Who the device is on the AMS network.

@@ -100,8 +100,13 @@ impl Device {
         if registered + p.length as usize > MAX_NOTIFICATION_BYTES {
             return Err(error::NO_MEMORY);
         }
-        let period =
+        let mut period =
             Duration::from_nanos(u64::from(p.cycle_time) * 100).max(MIN_NOTIFICATION_PERIOD);
+        // The runtime's state and symbol version change with the PLC task at the fastest: no
+        // cyclic sample of them more often than its period.
+        if let (Some(task), false) = (self.plc_task, matches!(source, Source::Data { .. })) {
+            period = period.max(task);
+        }
         session.next_notification = session.next_notification.wrapping_add(1).max(1);
         while session
             .notifications
