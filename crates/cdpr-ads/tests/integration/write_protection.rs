@@ -52,14 +52,8 @@ fn a_foreign_net_id_can_neither_write_the_geometry_nor_stop_the_cycle() {
     let mut s = raw_connect(rt.server.local_addr().port());
 
     let zeros = vec![0u8; anchors.size()];
-    let write = |offset: u32, data: &'static [u8]| Request::Write {
-        index_group: group::PLC_DATA,
-        index_offset: offset,
-        data,
-    };
-    let zeros: &'static [u8] = Box::leak(zeros.into_boxed_slice());
     assert_eq!(
-        result_of(&mut s, &write(anchors.offset, zeros), 1),
+        result_of(&mut s, &write(anchors.offset, &zeros), 1),
         error::INVALID_ACCESS
     );
     let stop = Request::WriteControl {
