@@ -3,9 +3,11 @@
 use super::args::{RobotArg, warn, within};
 use super::output::{StatusLine, Table, json};
 use anyhow::{Context, Result, bail};
-use cdpr_ads::server::{self, DeviceIdentity, Runtime, ServerConfig, Timing, UdpConfig};
-use cdpr_ads::wire::AmsNetId;
+use cdpr_ads::server::{
+    self, DeviceIdentity, Runtime, RuntimeOptions, ServerConfig, Timing, UdpConfig,
+};
 use cdpr_ads::wire::udp::UDP_PORT;
+use cdpr_ads::wire::{self, AmsNetId};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
 use std::net::SocketAddr;
@@ -68,6 +70,17 @@ pub struct PlcArgs {
     /// from any other NetId closes its connection.
     #[arg(long)]
     pub require_route: bool,
+    /// Let ADS clients write every symbol, the PLC's own too (commanded lengths, cycle
+    /// counter, geometry, ...), and stop/start the runtime. Without it only the symbols the
+    /// shadow writes back (the robot file's `plc.writable`) take writes; the others answer ADS
+    /// error 0x704, a stop/start 0x723.
+    #[arg(long)]
+    pub allow_writes: bool,
+    /// Hold the trajectory (start pose, motion disabled) until the first ADS client has
+    /// connected; the --hold time then runs from that moment. For starting the PLC and then
+    /// the shadow in another terminal without missing the start.
+    #[arg(long)]
+    pub wait_for_client: bool,
     /// Print the final statistics as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -177,6 +190,24 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         nc: a.nc,
         hold: a.hold,
     };
+    // A symbol larger than one ADS reply could only be served in part: refused at start.
+    let table = server::SymbolTable::from_robot(&robot)?;
+    let oversized: Vec<String> = table
+        .larger_than(wire::MAX_REPLY_LEN)
+        .map(|s| format!("{} ({} bytes)", s.name, s.size()))
+        .collect();
+    if !oversized.is_empty() {
+        bail!(
+            "{} ({} cables): {} exceed{} what one ADS read carries ({} bytes); the virtual PLC \
+             cannot serve {}. Use a robot with fewer cables.",
+            robot.name,
+            robot.cable_count(),
+            oversized.join(", "),
+            if oversized.len() == 1 { "s" } else { "" },
+            wire::MAX_REPLY_LEN,
+            if oversized.len() == 1 { "it" } else { "them" },
+        );
+    }
     let identity = DeviceIdentity {
         net_id: a.ams_net_id,
         port: a.ams_port,
@@ -186,8 +217,18 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         require_route: a.require_route,
         ..ServerConfig::new(a.listen)
     };
-    let mut rt = Runtime::start(&robot, trajectory, timing, identity, config)
-        .with_context(|| format!("starting the virtual PLC on {}", a.listen))?;
+    let mut rt = Runtime::start_with(
+        &robot,
+        trajectory,
+        timing,
+        identity,
+        config,
+        RuntimeOptions {
+            allow_writes: a.allow_writes,
+            wait_for_client: a.wait_for_client,
+        },
+    )
+    .with_context(|| format!("starting the virtual PLC on {}", a.listen))?;
     let udp_listen = match a.udp_listen {
         Some(UdpListen::Off) => None,
         Some(UdpListen::At(at)) => Some(at),
@@ -218,6 +259,9 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         a.task,
         a.nc,
         match &a.trajectory {
+            Some(t) if a.wait_for_client => {
+                format!("; trajectory {t} ({played:.2} s) once a client connects")
+            }
             Some(t) => format!("; trajectory {t} ({played:.2} s)"),
             None => "; holding the home pose".into(),
         },
@@ -286,9 +330,9 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             let p = rt.plc.stats();
             let server = rt.server.stats();
             format!(
-                "PLC cycle {}, NC overruns {}, ADS connections {} / frames {}{}",
+                "PLC cycle {}, late cycles {}, ADS connections {} / frames {}{}",
                 p.plc_cycles,
-                p.overruns,
+                p.late_cycles,
                 server
                     .connections
                     .load(std::sync::atomic::Ordering::Relaxed),
@@ -316,6 +360,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                 "NC ticks (overruns)",
                 format!("{} ({})", r.nc_ticks, r.overruns),
             ),
+            ("late PLC cycles", r.late_cycles.to_string()),
             ("trajectory finished", r.finished.to_string()),
             ("reaction samples", r.reaction_samples.to_string()),
             (
@@ -327,6 +372,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                     opt(r.reaction_max_cycles)
                 ),
             ),
+            ("echoes ahead of the PLC", r.echoes_ahead.to_string()),
             ("motion delay [PLC cycles]", opt(r.motion_delay_cycles)),
             (
                 "connections / frames / rejected / evicted",
@@ -338,6 +384,10 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             (
                 "routes added / connections without a route",
                 format!("{} / {}", r.routes.len(), r.no_route_connections),
+            ),
+            (
+                "notifications dropped (client not reading)",
+                r.dropped_notifications.to_string(),
             ),
         ] {
             t.row(vec![name.to_string(), value]);

@@ -127,3 +127,93 @@ fn cdpr_plc_warns_when_it_listens_beyond_loopback() {
     ));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
 }
+
+/// A robot whose arrays exceed one ADS reply (20 000 cables: the anchors are 480 000 bytes)
+/// is refused at start, the symbols and sizes named, rather than served in part.
+#[test]
+fn cdpr_plc_refuses_arrays_larger_than_one_ads_read() {
+    let uvigo8 =
+        std::fs::read_to_string(cdpr_core::fixtures::workspace_root().join("robots/uvigo8.toml"))
+            .expect("uvigo8");
+    let n = 20_000;
+    let ring = |r: f64, z: f64| {
+        (0..n)
+            .map(|k| {
+                let t = std::f64::consts::TAU * k as f64 / n as f64;
+                format!("[{:.6}, {:.6}, {z}]", r * t.cos(), r * t.sin())
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let names = (0..n)
+        .map(|k| format!("\"c{k}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut toml = String::new();
+    let mut skipping = false;
+    for line in uvigo8.lines() {
+        if skipping {
+            skipping = line != "]";
+            continue;
+        }
+        if line.starts_with("names = ") {
+            toml += &format!("names = [{names}]\n");
+        } else if line.starts_with("frame_anchors = [") {
+            toml += &format!("frame_anchors = [{}]\n", ring(1.0, 0.8));
+            skipping = true;
+        } else if line.starts_with("platform_anchors = [") {
+            toml += &format!("platform_anchors = [{}]\n", ring(0.1, 0.175));
+            skipping = true;
+        } else {
+            toml += &format!("{}\n", line.replace("\"uvigo8\"", "\"ring20000\""));
+        }
+    }
+    let file = std::env::temp_dir().join(format!("cdpr-ring20000-{}.toml", std::process::id()));
+    std::fs::write(&file, toml).expect("robot file");
+    let o = common::cdpr(&[
+        "plc",
+        "--robot",
+        file.to_str().expect("utf-8"),
+        "--listen",
+        "127.0.0.1:0",
+        "--duration",
+        "0",
+    ]);
+    let _ = std::fs::remove_file(&file);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("GVL_Shadow.aFrameAnchors (480000 bytes)")
+            && err.contains("exceed what one ADS read carries (65536 bytes)"),
+        "{err}"
+    );
+}
+
+/// `--wait-for-client`: the trajectory holds (motion disabled) until a client connects, then
+/// plays after the hold.
+#[test]
+fn cdpr_plc_waits_for_a_client_before_the_trajectory_starts() {
+    let (child, addr) = plc(&common::words(
+        "--robot uvigo8 --listen 127.0.0.1:0 --trajectory seed000 --speed 0.4 --hold 20ms \
+         --wait-for-client --duration 3 --json",
+    ));
+    assert!(
+        child.first_line.contains("once a client connects"),
+        "{}",
+        child.first_line
+    );
+    // Longer than the hold: without the option the motion would be enabled by now.
+    std::thread::sleep(Duration::from_millis(500));
+    let client = cdpr_ads::fixtures::client_at(addr.as_str());
+    let dev = client.device(cdpr_ads::fixtures::target());
+    let enable = || -> u8 {
+        let h = ads::Handle::new(dev, "GVL_Shadow.bMotionEnable").expect("h");
+        dev.read_value(0xF005, h.raw()).expect("enable")
+    };
+    assert_eq!(enable(), 0, "held until a client connected");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(enable(), 1, "playing after the hold");
+    drop(client);
+    let v = child.json();
+    assert!(v["late_cycles"].is_u64(), "{v}");
+}

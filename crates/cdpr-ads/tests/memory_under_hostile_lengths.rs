@@ -63,6 +63,7 @@ fn index_group() -> impl Strategy<Value = u32> {
             group::SYM_UPLOAD_INFO,
             group::SYM_DT_UPLOAD,
             group::SYM_UPLOAD_INFO2,
+            group::SYM_DT_INFO_BY_NAME_EX,
             group::SUM_READ,
             group::SUM_WRITE,
             group::SUM_READ_WRITE,

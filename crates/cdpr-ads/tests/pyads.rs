@@ -154,6 +154,13 @@ fn pyads_reads_writes_sums_and_gets_notified(python: &Path) {
     assert!(notified.len() >= 5, "notifications: {notified:?}");
     assert!(notified.windows(2).all(|w| w[1] >= w[0]), "{notified:?}");
     assert_eq!(v["unknown_symbol_error"], 0x710);
+    assert_eq!(
+        v["protected_write_error"], 0x704,
+        "aCmdLengths is the PLC's"
+    );
+    assert_eq!(v["symbol_version"], 1);
+    assert_eq!(v["runtime_state"], 5, "Run, device state 0");
+    assert_eq!(v["system_state"], serde_json::json!([5, 0]));
 
     // The writes pyads made really landed in the PLC's memory.
     let memory = rt.plc.memory();

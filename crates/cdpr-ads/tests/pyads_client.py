@@ -73,6 +73,25 @@ try:
         out["unknown_symbol_error"] = None
     except pyads.ADSError as e:
         out["unknown_symbol_error"] = e.err_code
+
+    # What the PLC task owns is read-only to clients: ADS error 0x704 = 1796.
+    try:
+        plc.write_by_name("GVL_Shadow.aCmdLengths", [0.0] * 8, pyads.PLCTYPE_LREAL * 8)
+        out["protected_write_error"] = None
+    except pyads.ADSError as e:
+        out["protected_write_error"] = e.err_code
+
+    # Symbol version (0xF008) and the runtime's state (0xF100: ADS state, device state).
+    out["symbol_version"] = plc.read(0xF008, 0, pyads.PLCTYPE_BYTE)
+    out["runtime_state"] = plc.read(0xF100, 0, pyads.PLCTYPE_UDINT)
+
+    # The system service (AMS port 10000): Run.
+    system = pyads.Connection("127.0.0.1.1.1", 10000, endpoint)
+    system.open()
+    try:
+        out["system_state"] = list(system.read_state())
+    finally:
+        system.close()
 finally:
     plc.close()
 

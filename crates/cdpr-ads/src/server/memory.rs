@@ -67,6 +67,11 @@ impl PlcMemory {
         }
     }
 
+    /// 0x703/0x705 as [`PlcMemory::read`] would answer for `offset..offset+len`, else Ok.
+    pub fn check_range(&self, offset: u32, len: usize) -> Result<(), u32> {
+        self.range(offset, len).map(|_| ())
+    }
+
     /// Reads `len` bytes of the data area.
     pub fn read(&self, offset: u32, len: usize) -> Result<Vec<u8>, u32> {
         let r = self.range(offset, len)?;

@@ -12,6 +12,17 @@ use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::Trajectory;
 use std::sync::atomic::Ordering;
 
+/// The choices of `cdpr plc` beyond robot, trajectory and timing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RuntimeOptions {
+    /// Clients may write the symbols the PLC task owns and stop/start the runtime
+    /// (`--allow-writes`); by default only the shadow's allow-listed symbols are writable.
+    pub allow_writes: bool,
+    /// Hold the trajectory (its start pose, motion disabled) until the first ADS client has
+    /// connected; the hold time then runs from that moment (`--wait-for-client`).
+    pub wait_for_client: bool,
+}
+
 /// A virtual PLC serving its memory over ADS: what `cdpr plc` runs.
 pub struct Runtime {
     /// Declared first so that they drop first: the servers stop before the tasks.
@@ -32,11 +43,43 @@ impl Runtime {
         identity: DeviceIdentity,
         config: ServerConfig,
     ) -> Result<Runtime, virtual_plc::PlcError> {
+        Runtime::start_with(
+            robot,
+            trajectory,
+            timing,
+            identity,
+            config,
+            RuntimeOptions::default(),
+        )
+    }
+
+    /// [`Runtime::start`] with the options of `cdpr plc`: writes to the PLC's own symbols and
+    /// WriteControl allowed or not, the trajectory held until a client connects or not. The
+    /// PLC task samples the server's data notifications after each cycle.
+    pub fn start_with(
+        robot: &Robot,
+        trajectory: Trajectory,
+        timing: Timing,
+        identity: DeviceIdentity,
+        config: ServerConfig,
+        options: RuntimeOptions,
+    ) -> Result<Runtime, virtual_plc::PlcError> {
         let memory = PlcMemory::new(SymbolTable::from_robot(robot)?);
-        let core = PlcCore::new(robot, trajectory, std::sync::Arc::clone(&memory), timing)?;
-        let plc = VirtualPlc::start(core)?;
+        let mut core = PlcCore::new(robot, trajectory, std::sync::Arc::clone(&memory), timing)?;
+        let device = Device::new(identity, memory)
+            .allow_writes(options.allow_writes)
+            .driven_by_plc(timing.task);
         let routes = config.routes.clone();
-        let server = Server::start(config, Device::new(identity, memory))?;
+        let server = Server::start(config, device)?;
+        let hook = server.cycle_hook();
+        core.set_cycle_hook(Box::new(move |cycle, stamp| hook.after_cycle(cycle, stamp)));
+        if options.wait_for_client {
+            let stats = server.shared_stats();
+            core.set_start_gate(Box::new(move || {
+                stats.connections.load(Ordering::Relaxed) > 0
+            }));
+        }
+        let plc = VirtualPlc::start(core)?;
         Ok(Runtime {
             udp: None,
             server,
@@ -78,6 +121,7 @@ impl Runtime {
         );
         let routes = self.routes.list();
         let no_route = s.no_route.load(Ordering::Relaxed);
+        let dropped_notifications = s.dropped_notifications.load(Ordering::Relaxed);
         let stats = self.stop();
         let r = &stats.reaction;
         PlcReport {
@@ -85,11 +129,13 @@ impl Runtime {
             plc_cycles: stats.plc_cycles,
             nc_ticks: stats.nc_ticks,
             overruns: stats.overruns,
+            late_cycles: stats.late_cycles,
             finished: stats.finished,
             reaction_samples: r.samples(),
             reaction_p50_cycles: r.quantile(0.5),
             reaction_p99_cycles: r.quantile(0.99),
             reaction_max_cycles: r.max,
+            echoes_ahead: r.ahead,
             motion_delay_cycles: stats.motion_delay_cycles,
             connections,
             frames,
@@ -97,6 +143,7 @@ impl Runtime {
             evicted_connections,
             no_route_connections: no_route,
             routes,
+            dropped_notifications,
         }
     }
 }
@@ -109,11 +156,15 @@ pub struct PlcReport {
     pub plc_cycles: u32,
     pub nc_ticks: u64,
     pub overruns: u64,
+    /// PLC cycles that started more than one task period late (run late, not skipped).
+    pub late_cycles: u64,
     pub finished: bool,
     pub reaction_samples: u64,
     pub reaction_p50_cycles: Option<u32>,
     pub reaction_p99_cycles: Option<u32>,
     pub reaction_max_cycles: Option<u32>,
+    /// Echoes of a cycle the PLC had not run yet (a client writing the counter ahead).
+    pub echoes_ahead: u64,
     pub motion_delay_cycles: Option<u32>,
     pub connections: u64,
     pub frames: u64,
@@ -125,6 +176,8 @@ pub struct PlcReport {
     pub no_route_connections: u64,
     /// The routes added over the UDP service.
     pub routes: Vec<Route>,
+    /// Notification frames dropped for clients that did not read them.
+    pub dropped_notifications: u64,
 }
 
 /// The identity a pyads or TwinCAT client expects of a local runtime: 127.0.0.1.1.1, port 851.

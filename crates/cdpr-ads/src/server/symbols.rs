@@ -8,7 +8,9 @@
 //! `GVL_Shadow.aCmdLengths[3]`, `GVL_Shadow.aFrameAnchors[2,1]`.
 
 use crate::plc_symbols::PlcSymbols;
-use crate::wire::{IecType, Scalar, SymbolEntry, encode_symbol_entry, group, len32};
+use crate::wire::{
+    IecType, Scalar, SymbolEntry, encode_datatype_entry, encode_symbol_entry, group, len32,
+};
 use cdpr_core::robot::{Robot, RobotFileError};
 use std::collections::HashMap;
 
@@ -59,14 +61,15 @@ pub enum SymbolError {
 
 /// Symbol flag bits of `AdsSymbolEntry`.
 const SYMBOL_FLAG_PERSISTENT_NONE: u32 = 0;
-/// `AdsDatatypeEntry` flag: a data type.
-const DATATYPE_FLAG_DATATYPE: u32 = 1;
 
 /// The immutable symbol table and its pre-encoded upload blobs.
 #[derive(Debug, Clone)]
 pub struct SymbolTable {
     symbols: Vec<Symbol>,
     by_name: HashMap<String, usize>,
+    /// Per symbol: whether a client may write it (the shadow's allow-list) or only the PLC
+    /// task (see [`SymbolTable::protected_in`]).
+    writable: Vec<bool>,
     image_len: usize,
     upload: Vec<u8>,
     datatypes: Vec<u8>,
@@ -158,7 +161,20 @@ impl SymbolTable {
             .into_iter()
             .map(|(n, t, c)| (n, t, c.to_string()))
             .collect();
-        SymbolTable::new(decls)
+        let mut table = SymbolTable::new(decls)?;
+        // What the PLC task owns is the PLC's; the client may write what the shadow is meant
+        // to write back (the robot file's allow-list), nothing else.
+        let allowed: Vec<String> = symbols
+            .writable
+            .iter()
+            .map(|n| n.to_ascii_lowercase())
+            .collect();
+        table.writable = table
+            .symbols
+            .iter()
+            .map(|s| allowed.contains(&s.name.to_ascii_lowercase()))
+            .collect();
+        Ok(table)
     }
 
     /// A table of (name, type, comment), laid out in order, each symbol 8-byte aligned as
@@ -187,6 +203,7 @@ impl SymbolTable {
             offset = (offset + size).div_ceil(8) * 8;
         }
         let mut table = SymbolTable {
+            writable: vec![true; symbols.len()],
             symbols,
             by_name,
             image_len: offset,
@@ -266,11 +283,41 @@ impl SymbolTable {
         })
     }
 
+    /// Whether clients may write symbol `k` (every symbol of a table made by
+    /// [`SymbolTable::new`]; only the allow-listed ones of a robot's table).
+    pub fn is_writable(&self, k: usize) -> bool {
+        self.writable.get(k).copied().unwrap_or(false)
+    }
+
+    /// The first symbol in `offset..offset + len` that clients may not write, if any.
+    pub fn protected_in(&self, offset: usize, len: usize) -> Option<&Symbol> {
+        self.overlapping(offset, len)
+            .find(|&k| !self.is_writable(k))
+            .and_then(|k| self.symbols.get(k))
+    }
+
+    /// The symbols larger than `limit` bytes: what one ADS read of `limit` bytes cannot carry.
+    pub fn larger_than(&self, limit: usize) -> impl Iterator<Item = &Symbol> + '_ {
+        self.symbols.iter().filter(move |s| s.size() > limit)
+    }
+
+    /// The `AdsDatatypeEntry` of a type by the name a client sends (0xF011): every type of
+    /// the table's symbols, their element types, and any other array of the elementary types
+    /// (`ARRAY [0..7] OF LREAL`, with or without the space); `None` for an unknown name or a
+    /// type of more than 4 GiB.
+    pub fn datatype(&self, raw: &[u8]) -> Option<Vec<u8>> {
+        let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+        let name = std::str::from_utf8(raw.get(..end)?).ok()?;
+        let ty = IecType::parse(name)?;
+        ty.checked_size()?;
+        Some(encode_datatype_entry(&ty))
+    }
+
     /// Indices of the symbols whose bytes overlap `offset..offset + len`.
     pub fn overlapping(&self, offset: usize, len: usize) -> impl Iterator<Item = usize> + '_ {
         self.symbols.iter().enumerate().filter_map(move |(k, s)| {
             let (start, end) = (s.offset as usize, s.offset as usize + s.size());
-            (start < offset + len && offset < end).then_some(k)
+            (start < offset.saturating_add(len) && offset < end).then_some(k)
         })
     }
 
@@ -328,33 +375,7 @@ impl SymbolTable {
                 }
             }
         }
-        let mut out = Vec::new();
-        for ty in &seen {
-            let name = ty.type_name();
-            let base = if ty.dims.is_empty() {
-                String::new()
-            } else {
-                ty.scalar.name().to_string()
-            };
-            let mut e = Vec::new();
-            for v in [1u32, 0, 0, len32(ty.size()), 0, ty.scalar.ads_type()] {
-                e.extend_from_slice(&v.to_le_bytes()); // version, hashes, size, offs, type
-            }
-            e.extend_from_slice(&DATATYPE_FLAG_DATATYPE.to_le_bytes());
-            for v in [name.len(), base.len(), 0, ty.dims.len(), 0] {
-                e.extend_from_slice(&(v as u16).to_le_bytes());
-            }
-            for text in [&name, &base, &String::new()] {
-                e.extend_from_slice(text.as_bytes());
-                e.push(0);
-            }
-            for &(lo, n) in &ty.dims {
-                e.extend_from_slice(&lo.to_le_bytes());
-                e.extend_from_slice(&n.to_le_bytes());
-            }
-            out.extend_from_slice(&len32(e.len() + 4).to_le_bytes());
-            out.extend_from_slice(&e);
-        }
+        let out = seen.iter().flat_map(encode_datatype_entry).collect();
         (out, seen.len())
     }
 }

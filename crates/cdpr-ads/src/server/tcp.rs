@@ -1,4 +1,5 @@
-//! The AMS/TCP server: std threads, one per connection, plus one that sends notifications.
+//! The AMS/TCP server: std threads, two per connection (one reads and answers requests, one
+//! writes its notifications), plus one that samples the wall-clock notifications.
 //!
 //! Threads rather than async: a handful of clients, requests answered in microseconds from
 //! memory, and no runtime to carry. A malformed, oversized or truncated frame closes that
@@ -6,10 +7,18 @@
 //! `tests/integration/broken_frames.rs` sends it 10 000 broken frames, `tests/memory_under_hostile_lengths.rs` counts the bytes
 //! hostile length fields make it allocate).
 //!
+//! Notifications: samples are taken by the PLC task after each of its cycles (through a
+//! [`CycleHook`]) or by the wall-clock thread, never by a socket write. Each connection has a
+//! bounded queue of frames ([`OUTBOX_FRAMES`], [`OUTBOX_BYTES`]) and its own writer thread: a
+//! client that does not read fills its own queue (further frames for it are dropped and
+//! counted), and a write blocked for longer than [`WRITE_TIMEOUT`] closes its connection;
+//! nobody else waits for it.
+//!
 //! Limits (see [`ServerConfig::new`]): 64 connections; when all are taken, a new client gets
-//! the place of the oldest connection that has not completed a frame (one that sent half a
-//! header and stalls, or never sent anything), or failing that of the one idle the longest —
-//! so a slow-loris of stalled connections cannot lock clients out. A frame must be complete
+//! the place of the connection with least claim to it (see [`Progress::eviction_key`]): one
+//! stalled mid-frame, one that never sent anything for longer than a frame may take, then the
+//! longest idle — never a client that has just connected, nor one that is talking — so
+//! neither a slow-loris nor a flood of connections can lock clients out. A frame must be complete
 //! within 1 s of its first byte; frames up to 64 KiB ([`wire::MAX_AMS_LEN`]), replies up to
 //! 64 KiB of data ([`wire::MAX_REPLY_LEN`]), 4096 symbol handles and 1024 notifications per
 //! connection.
@@ -17,10 +26,11 @@
 use super::device::{Device, Session};
 use super::routes::RouteTable;
 use crate::wire::{self, AmsAddr, Frame, FrameError, TCP_HEADER_LEN, router};
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -58,6 +68,16 @@ impl ServerConfig {
     }
 }
 
+/// A write to a client that blocks this long (it does not read, its socket buffers are full)
+/// closes its connection.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Notification frames queued for one connection; past this, its new frames are dropped
+/// (and counted) until its writer catches up: 2.5 s of 10 ms cycles.
+pub const OUTBOX_FRAMES: usize = 256;
+/// Bytes of notification frames queued for one connection, likewise (a frame is always taken
+/// into an empty queue): what a client that does not read can make the server hold for it.
+pub const OUTBOX_BYTES: usize = 1 << 20;
+
 /// The default listen address: loopback, ADS port 48898.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:48898";
 
@@ -73,14 +93,70 @@ pub struct ServerStats {
     /// Connections closed because a frame came from a NetId without a route
     /// ([`ServerConfig::require_route`]).
     pub no_route: AtomicU64,
+    /// Notification frames written.
     pub notifications: AtomicU64,
+    /// Notification frames dropped because their connection's queue was full.
+    pub dropped_notifications: AtomicU64,
+    /// Connections closed because a write to them blocked for [`WRITE_TIMEOUT`].
+    pub stuck: AtomicU64,
 }
 
 struct Conn {
     writer: Mutex<TcpStream>,
+    /// The socket once more, to shut it down without waiting for a writer blocked in a write
+    /// (shutting down unblocks that write).
+    control: TcpStream,
     session: Mutex<Session>,
     alive: AtomicBool,
     progress: Mutex<Progress>,
+    outbox: Mutex<Outbox>,
+    /// Signalled when a frame is queued or the connection closes.
+    ready: Condvar,
+}
+
+/// A connection's queued notification frames and their bytes.
+#[derive(Default)]
+struct Outbox {
+    frames: VecDeque<Vec<u8>>,
+    bytes: usize,
+}
+
+impl Outbox {
+    fn full(&self) -> bool {
+        self.frames.len() >= OUTBOX_FRAMES || self.bytes >= OUTBOX_BYTES
+    }
+}
+
+impl Conn {
+    /// Queues notification frames for the writer; `false` for each one dropped because the
+    /// queue is full.
+    fn queue(&self, frames: Vec<Vec<u8>>, stats: &ServerStats) {
+        if frames.is_empty() {
+            return;
+        }
+        let mut q = lock(&self.outbox);
+        for f in frames {
+            let fits = q.frames.is_empty() || q.bytes + f.len() <= OUTBOX_BYTES;
+            if q.full() || !fits {
+                stats.dropped_notifications.fetch_add(1, Ordering::Relaxed);
+            } else {
+                q.bytes += f.len();
+                q.frames.push_back(f);
+            }
+        }
+        drop(q);
+        self.ready.notify_one();
+    }
+
+    fn close(&self) {
+        self.alive.store(false, Ordering::Relaxed);
+        let _ = self.control.shutdown(std::net::Shutdown::Both);
+        self.ready.notify_all();
+    }
+
+    fn outbox_full(&self) -> bool {
+        lock(&self.outbox).full()
+    }
 }
 
 /// How far a connection has got: what decides which one makes room for a new client.
@@ -102,10 +178,17 @@ impl Progress {
     /// has not read yet, counts as silent: ranking it with the stalled ones by its opening
     /// time would make it the first to go once a flood of half-frames has churned every
     /// older connection out (what a busy 2-core machine does before its thread runs).
-    fn eviction_key(&self) -> (u8, Instant) {
+    ///
+    /// A connection opened less than `grace` ago that has not completed a frame yet is the
+    /// last to go: it is a client whose first request the server has not read yet (on a busy
+    /// machine its thread may not have run). Ranked with the silent ones, a flood of
+    /// connections that each send a frame and then idle made every fresh client the victim
+    /// (142 of 610 failed at 330 connections/s).
+    fn eviction_key(&self, now: Instant, grace: Duration) -> (u8, Instant) {
         match (self.partial_since, self.frames) {
             (Some(since), _) => (0, since),
-            (None, 0) => (1, self.opened),
+            (None, 0) if now.saturating_duration_since(self.opened) > grace => (1, self.opened),
+            (None, 0) => (3, self.opened),
             (None, _) => (2, self.last_frame),
         }
     }
@@ -120,7 +203,7 @@ struct Shared {
     config: ServerConfig,
     stop: AtomicBool,
     conns: Mutex<Vec<Arc<Conn>>>,
-    stats: ServerStats,
+    stats: Arc<ServerStats>,
     /// AMS ports handed out to clients that ask the "router" for one (`ads` crate
     /// `Source::Request`); TwinCAT hands out ports from 32768 up as well.
     next_port: AtomicU16,
@@ -143,7 +226,7 @@ impl Server {
             config,
             stop: AtomicBool::new(false),
             conns: Mutex::new(Vec::new()),
-            stats: ServerStats::default(),
+            stats: Arc::new(ServerStats::default()),
             next_port: AtomicU16::new(32905),
         });
         let accept = {
@@ -174,6 +257,19 @@ impl Server {
         &self.shared.stats
     }
 
+    /// The counters, shared: for whoever outlives a borrow of the server (the PLC's start
+    /// gate of `--wait-for-client`).
+    pub fn shared_stats(&self) -> Arc<ServerStats> {
+        Arc::clone(&self.shared.stats)
+    }
+
+    /// What a PLC task calls after each cycle to sample the data notifications (see
+    /// [`Device::plc_cycle_notifications`]); without a device built
+    /// [`driven_by_plc`](Device::driven_by_plc) it samples nothing.
+    pub fn cycle_hook(&self) -> CycleHook {
+        CycleHook(Arc::clone(&self.shared))
+    }
+
     pub fn device(&self) -> &Device {
         &self.shared.device
     }
@@ -182,8 +278,7 @@ impl Server {
     /// PLC restart looks like from outside.
     pub fn drop_connections(&self) {
         for c in lock(&self.shared.conns).drain(..) {
-            c.alive.store(false, Ordering::Relaxed);
-            let _ = lock(&c.writer).shutdown(std::net::Shutdown::Both);
+            c.close();
         }
     }
 
@@ -241,15 +336,15 @@ fn make_room(shared: &Shared, peer: SocketAddr) {
     if conns.len() < shared.config.max_connections {
         return;
     }
+    let (now, grace) = (Instant::now(), shared.config.frame_timeout);
     let victim = conns
         .iter()
         .enumerate()
-        .min_by_key(|(_, c)| lock(&c.progress).eviction_key())
+        .min_by_key(|(_, c)| lock(&c.progress).eviction_key(now, grace))
         .map(|(k, _)| k);
     if let Some(k) = victim {
         let c = conns.swap_remove(k);
-        c.alive.store(false, Ordering::Relaxed);
-        let _ = lock(&c.writer).shutdown(std::net::Shutdown::Both);
+        c.close();
         shared.stats.evicted.fetch_add(1, Ordering::Relaxed);
         let evicted = shared.stats.evicted.load(Ordering::Relaxed);
         // Under a flood of connections, a line per eviction would flood the log too.
@@ -266,11 +361,13 @@ fn spawn_connection(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -
     stream.set_nodelay(true)?;
     // Short read timeout so the thread notices `stop`; a stuck reader cannot block writers.
     stream.set_read_timeout(Some(Duration::from_millis(100)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
+    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
     let reader = stream.try_clone()?;
+    let control = stream.try_clone()?;
     let now = Instant::now();
     let conn = Arc::new(Conn {
         writer: Mutex::new(stream),
+        control,
         session: Mutex::new(Session::default()),
         alive: AtomicBool::new(true),
         progress: Mutex::new(Progress {
@@ -279,35 +376,50 @@ fn spawn_connection(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -
             partial_since: None,
             last_frame: now,
         }),
+        outbox: Mutex::new(Outbox::default()),
+        ready: Condvar::new(),
     });
+    {
+        let (shared, conn) = (Arc::clone(shared), Arc::clone(&conn));
+        std::thread::Builder::new()
+            .name(format!("ads-write-{peer}"))
+            .spawn(move || write_loop(&shared, &conn))?;
+    }
     lock(&shared.conns).push(Arc::clone(&conn));
     shared.stats.connections.fetch_add(1, Ordering::Relaxed);
     tracing::info!(%peer, "ADS client connected");
-    let shared = Arc::clone(shared);
-    std::thread::Builder::new()
-        .name(format!("ads-conn-{peer}"))
-        .spawn(move || {
-            let reason = serve(&shared, &conn, reader);
-            conn.alive.store(false, Ordering::Relaxed);
-            let _ = lock(&conn.writer).shutdown(std::net::Shutdown::Both);
-            lock(&shared.conns).retain(|c| !Arc::ptr_eq(c, &conn));
-            match reason {
-                Closed::Peer => tracing::info!(%peer, "ADS client disconnected"),
-                Closed::Stopped => {}
-                Closed::Io(e) => tracing::info!(%peer, "ADS connection lost: {e}"),
-                Closed::NoRoute(net_id) => {
-                    let n = shared.stats.no_route.fetch_add(1, Ordering::Relaxed) + 1;
-                    if n.is_power_of_two() {
-                        tracing::warn!(%peer, %net_id, closed = n,
-                            "closing ADS connection: no route for its AMS NetId (--require-route)");
+    let spawned = {
+        let (shared, conn) = (Arc::clone(shared), Arc::clone(&conn));
+        std::thread::Builder::new()
+            .name(format!("ads-conn-{peer}"))
+            .spawn(move || {
+                let reason = serve(&shared, &conn, reader);
+                conn.close();
+                lock(&shared.conns).retain(|c| !Arc::ptr_eq(c, &conn));
+                match reason {
+                    Closed::Peer => tracing::info!(%peer, "ADS client disconnected"),
+                    Closed::Stopped => {}
+                    Closed::Io(e) => tracing::info!(%peer, "ADS connection lost: {e}"),
+                    Closed::NoRoute(net_id) => {
+                        let n = shared.stats.no_route.fetch_add(1, Ordering::Relaxed) + 1;
+                        if n.is_power_of_two() {
+                            tracing::warn!(%peer, %net_id, closed = n,
+                                "closing ADS connection: no route for its AMS NetId (--require-route)");
+                        }
+                    }
+                    Closed::Malformed(e) => {
+                        shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(%peer, "closing ADS connection: {e}");
                     }
                 }
-                Closed::Malformed(e) => {
-                    shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(%peer, "closing ADS connection: {e}");
-                }
-            }
-        })?;
+            })
+    };
+    if let Err(e) = spawned {
+        // Its writer must not wait for a connection nobody serves.
+        conn.close();
+        lock(&shared.conns).retain(|c| !Arc::ptr_eq(c, &conn));
+        return Err(e);
+    }
     Ok(())
 }
 
@@ -411,6 +523,11 @@ fn serve(shared: &Shared, conn: &Conn, mut stream: TcpStream) -> Closed {
                     .device
                     .handle_frame(&mut lock(&conn.session), &header, payload)
             }
+            // A client giving its AMS port back: a TwinCAT router closes the connection then
+            // (ads-client's disconnect waits for that).
+            Ok(Some((Frame::Router { kind, .. }, _))) if kind == router::PORT_CLOSE => {
+                return Closed::Peer;
+            }
             Ok(Some((Frame::Router { kind, body }, _))) => router_frame(shared, kind, body),
             Ok(None) => return Closed::Malformed(FrameError::TooShort { length }.to_string()),
             Err(e) => return Closed::Malformed(e.to_string()),
@@ -424,7 +541,8 @@ fn serve(shared: &Shared, conn: &Conn, mut stream: TcpStream) -> Closed {
 }
 
 /// Router frames from clients that believe they talk to a TwinCAT router: a port request
-/// gets the device's NetId and a fresh port; everything else needs no answer.
+/// gets the device's NetId and a fresh port; a port close ends the connection (in `serve`);
+/// everything else needs no answer.
 fn router_frame(shared: &Shared, kind: u16, body: &[u8]) -> Option<Vec<u8>> {
     match kind {
         router::PORT_CONNECT => {
@@ -440,6 +558,46 @@ fn router_frame(shared: &Shared, kind: u16, body: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
+/// A connection's writer: sends its queued notification frames, one at a time, until the
+/// connection closes. A write that fails or blocks for [`WRITE_TIMEOUT`] closes the
+/// connection (the frame is half sent: the stream is lost anyway).
+fn write_loop(shared: &Shared, conn: &Conn) {
+    loop {
+        let frame = {
+            let mut q = lock(&conn.outbox);
+            loop {
+                if !conn.alive.load(Ordering::Relaxed) || shared.stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                if let Some(f) = q.frames.pop_front() {
+                    q.bytes -= f.len();
+                    break f;
+                }
+                q = conn
+                    .ready
+                    .wait_timeout(q, Duration::from_millis(200))
+                    .map_or_else(|e| e.into_inner().0, |(g, _)| g);
+            }
+        };
+        // Bound first: the guard must be gone before `close` takes the lock again.
+        let written = lock(&conn.writer).write_all(&frame);
+        if let Err(e) = written {
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ) {
+                shared.stats.stuck.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("closing an ADS connection that has not read for {WRITE_TIMEOUT:?}");
+            }
+            conn.close();
+            return;
+        }
+        shared.stats.notifications.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The wall-clock notifications: every registration when no PLC task drives the device, the
+/// runtime state and symbol version ones always. Queues frames, never writes.
 fn notify_loop(shared: &Shared) {
     while !shared.stop.load(Ordering::Relaxed) {
         let now = Instant::now();
@@ -450,16 +608,53 @@ fn notify_loop(shared: &Shared) {
             if let Some(due) = due {
                 next = next.min(due);
             }
-            for f in frames {
-                if lock(&c.writer).write_all(&f).is_err() {
-                    c.alive.store(false, Ordering::Relaxed);
-                    break;
-                }
-                shared.stats.notifications.fetch_add(1, Ordering::Relaxed);
-            }
+            c.queue(frames, &shared.stats);
         }
         let wait = next.saturating_duration_since(Instant::now());
         std::thread::sleep(wait.max(Duration::from_micros(200)));
+    }
+}
+
+/// What the PLC task calls after each of its cycles ([`Server::cycle_hook`]): samples every
+/// connection's PLC-driven notifications right then, one frame per client with every sample
+/// due, stamped with the PLC's time, and queues them for the connections' writers (it never
+/// waits for a socket). A connection whose queue is full is not even sampled: its frames for
+/// this cycle are dropped and counted.
+#[derive(Clone)]
+pub struct CycleHook(Arc<Shared>);
+
+impl CycleHook {
+    /// After PLC cycle `cycle`, whose end is `stamp` (FILETIME, PLC time).
+    pub fn after_cycle(&self, cycle: u32, stamp: u64) {
+        let shared = &self.0;
+        if shared.device.plc_task.is_none() {
+            return;
+        }
+        let conns: Vec<Arc<Conn>> = lock(&shared.conns).clone();
+        for c in conns.iter().filter(|c| c.alive.load(Ordering::Relaxed)) {
+            let mut session = lock(&c.session);
+            if session.notification_count() == 0 {
+                continue;
+            }
+            if c.outbox_full() {
+                shared
+                    .stats
+                    .dropped_notifications
+                    .fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            let frames = shared
+                .device
+                .plc_cycle_notifications(&mut session, cycle, stamp);
+            drop(session);
+            c.queue(frames, &shared.stats);
+        }
+    }
+}
+
+impl std::fmt::Debug for CycleHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CycleHook")
     }
 }
 
@@ -478,9 +673,10 @@ mod tests {
     }
 
     /// The order `make_room` picks its victim in: a client not read from yet outlives
-    /// every half-frame, even half-frames that arrived after it connected.
+    /// every half-frame, even half-frames that arrived after it connected, and every idle
+    /// connection while it is fresh.
     #[test]
-    fn a_client_not_yet_read_outlives_connections_stalled_mid_frame() {
+    fn a_client_not_yet_read_outlives_connections_stalled_mid_frame_and_idle_ones() {
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
         let silent_older = progress(at(0), 0, None);
@@ -495,7 +691,15 @@ mod tests {
             ("loris", loris),
             ("silent older", silent_older),
         ];
-        all.sort_by_key(|(_, p)| p.eviction_key());
+        let grace = Duration::from_secs(1);
+        all.sort_by_key(|(_, p)| p.eviction_key(at(60), grace));
+        let order: Vec<_> = all.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            order,
+            ["loris", "later loris", "idle", "silent older", "client"]
+        );
+        // Silent for longer than a frame may take: no longer a fresh client.
+        all.sort_by_key(|(_, p)| p.eviction_key(at(1500), grace));
         let order: Vec<_> = all.iter().map(|(n, _)| *n).collect();
         assert_eq!(
             order,

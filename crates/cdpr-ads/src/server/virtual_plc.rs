@@ -16,11 +16,19 @@
 //! inputs are read at the start of a cycle, outputs published at its end. A second figure
 //! follows seed 003 literally: PLC cycles from the first commanded length change to the first
 //! change of the lengths the shadow writes back.
+//!
+//! Time: the PLC's time is its NC ticks × the NC period from its start (FILETIME
+//! [`PlcCore::plc_filetime`]), whatever the wall clock does: every PLC cycle carries exactly
+//! task ÷ NC ticks. [`VirtualPlc`] keeps an absolute schedule; a PLC cycle that starts more
+//! than one task period late is counted ([`PlcStats::late_cycles`]) and run late, never
+//! skipped (the cycles behind run back to back until the schedule is met again). After each
+//! PLC cycle a hook ([`PlcCore::set_cycle_hook`]) lets the ADS server sample its
+//! notifications with that cycle's outputs and time stamp.
 
 use super::memory::{self, PlcMemory};
 use super::symbols::SymbolRef;
 use crate::units::{pose_to_plc, to_mm};
-use crate::wire::ads_state;
+use crate::wire::{self, ads_state};
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::Trajectory;
@@ -88,6 +96,11 @@ struct Refs {
 /// rounding).
 const MOVED: f64 = 1e-5;
 
+/// What the PLC task calls after each cycle: (cycle, the PLC's time at its end as FILETIME).
+pub type CycleFn = Box<dyn FnMut(u32, u64) + Send>;
+/// What holds the trajectory's start (`--wait-for-client`): true once it may start.
+pub type StartGate = Box<dyn Fn() -> bool + Send>;
+
 /// The controller's state machine. Stepped by [`PlcCore::tick`], one NC period per call.
 pub struct PlcCore {
     robot: Robot,
@@ -103,6 +116,14 @@ pub struct PlcCore {
     command_moved_at: Option<u32>,
     shadow_baseline: Option<Vec<f64>>,
     stats: PlcStats,
+    /// The wall clock at the PLC's start, FILETIME: its time zero.
+    start_filetime: u64,
+    nc_ns: u64,
+    cycle_hook: Option<CycleFn>,
+    start_gate: Option<StartGate>,
+    /// The NC tick after which the trajectory's time runs (its hold first): 0, or the tick
+    /// the start gate opened at; `None` while the gate is shut.
+    motion_from: Option<u64>,
 }
 
 impl PlcCore {
@@ -166,6 +187,11 @@ impl PlcCore {
             command_moved_at: None,
             shadow_baseline: None,
             stats: PlcStats::default(),
+            start_filetime: wire::filetime(std::time::SystemTime::now()),
+            nc_ns: u64::try_from(nc).unwrap_or(u64::MAX),
+            cycle_hook: None,
+            start_gate: None,
+            motion_from: Some(0),
         };
         core.publish_geometry();
         core.publish_axes(&start_pose, false);
@@ -178,6 +204,27 @@ impl PlcCore {
 
     pub fn stats(&self) -> &PlcStats {
         &self.stats
+    }
+
+    /// Calls `hook` after each PLC cycle with the cycle and the PLC's time at its end.
+    pub fn set_cycle_hook(&mut self, hook: CycleFn) {
+        self.cycle_hook = Some(hook);
+    }
+
+    /// Holds the trajectory (the start pose, motion disabled) until `gate` says it may start;
+    /// the hold of [`Timing::hold`] then runs from that moment. The tasks run meanwhile.
+    pub fn set_start_gate(&mut self, gate: StartGate) {
+        if self.stats.nc_ticks == 0 {
+            self.motion_from = None;
+        }
+        self.start_gate = Some(gate);
+    }
+
+    /// The PLC's time now (after the ticks so far), FILETIME: its start + ticks × NC period.
+    pub fn plc_filetime(&self) -> u64 {
+        let ns = u128::from(self.stats.nc_ticks) * u128::from(self.nc_ns);
+        self.start_filetime
+            .saturating_add(u64::try_from(ns / 100).unwrap_or(u64::MAX))
     }
 
     /// Period of one NC tick, s.
@@ -244,8 +291,14 @@ impl PlcCore {
         if self.memory.ads_state() == ads_state::STOP {
             return;
         }
+        if self.motion_from.is_none() && self.start_gate.as_ref().is_none_or(|g| g()) {
+            self.motion_from = Some(self.stats.nc_ticks);
+        }
         self.stats.nc_ticks += 1;
-        let (pose, enable) = match self.stats.nc_ticks.checked_sub(self.hold_ticks) {
+        let since = self
+            .motion_from
+            .and_then(|t0| self.stats.nc_ticks.checked_sub(t0));
+        let (pose, enable) = match since.and_then(|k| k.checked_sub(self.hold_ticks)) {
             Some(k) if !self.trajectory.samples.is_empty() => {
                 let t = k as f64 * self.nc_dt;
                 // Half a tick of tolerance: k·dt lands on the end time only up to rounding.
@@ -264,7 +317,16 @@ impl PlcCore {
         self.publish_axes(&pose, enable);
         if self.stats.nc_ticks.is_multiple_of(self.ticks_per_task) {
             self.plc_task();
+            let (cycle, stamp) = (self.stats.plc_cycles, self.plc_filetime());
+            if let Some(hook) = self.cycle_hook.as_mut() {
+                hook(cycle, stamp);
+            }
         }
+    }
+
+    /// Whether the next [`PlcCore::tick`] runs the PLC task.
+    fn next_tick_runs_plc(&self) -> bool {
+        (self.stats.nc_ticks + 1).is_multiple_of(self.ticks_per_task)
     }
 
     fn start_pose(&self) -> Pose {
@@ -287,7 +349,15 @@ impl PlcCore {
         let cycle = self.stats.plc_cycles.wrapping_add(1);
         self.stats.plc_cycles = cycle;
         if echo != self.last_echo && echo != 0 {
-            self.stats.reaction.record(cycle.wrapping_sub(echo));
+            // An echo of a cycle the PLC has not run yet is no reaction (a client that writes
+            // ahead): counted apart, as the unsigned difference would wrap to ~4.29e9.
+            // Signed difference: half the counter's range back is behind, the rest ahead.
+            let behind = cycle.wrapping_sub(echo);
+            if behind < 1 << 31 {
+                self.stats.reaction.record(behind);
+            } else {
+                self.stats.reaction.ahead += 1;
+            }
             self.last_echo = echo;
         }
         self.motion_delay(cycle, echo, &shadow_lengths);
@@ -313,7 +383,7 @@ impl PlcCore {
             self.stats.motion_delay_cycles,
         ) && moved(&shadow, base)
         {
-            self.stats.motion_delay_cycles = Some(cycle - start);
+            self.stats.motion_delay_cycles = Some(cycle.wrapping_sub(start));
         }
     }
 }
@@ -327,11 +397,14 @@ pub struct VirtualPlc {
 }
 
 impl VirtualPlc {
-    /// Starts the tasks. Deadlines are absolute (no drift); a tick more than one period late
-    /// is counted as an overrun and the schedule skips ahead rather than bursting.
+    /// Starts the tasks. Deadlines are absolute (no drift, no skipping): an NC tick more than
+    /// one NC period late counts as an overrun, a PLC cycle more than one task period late as
+    /// a late cycle, and ticks behind their deadline run at once, one after the other, until
+    /// the schedule is met again — the PLC's time stays ticks × period.
     pub fn start(core: PlcCore) -> Result<VirtualPlc, PlcError> {
         let memory = Arc::clone(core.memory());
-        let period = Duration::from_secs_f64(core.nc_dt());
+        let period = Duration::from_nanos(core.nc_ns);
+        let task = period * u32::try_from(core.ticks_per_task).unwrap_or(u32::MAX);
         let core = Arc::new(Mutex::new(core));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
@@ -345,14 +418,17 @@ impl VirtualPlc {
                         if next > now {
                             std::thread::sleep(next - now);
                         }
+                        let late = Instant::now().saturating_duration_since(next);
                         let mut c = core.lock().unwrap_or_else(|e| e.into_inner());
-                        c.tick();
-                        next += period;
-                        let now = Instant::now();
-                        if now > next + period {
+                        if late > period {
                             c.stats.overruns += 1;
-                            next = now + period;
                         }
+                        if late > task && c.next_tick_runs_plc() {
+                            c.stats.late_cycles += 1;
+                        }
+                        c.tick();
+                        drop(c);
+                        next += period;
                     }
                 })?
         };

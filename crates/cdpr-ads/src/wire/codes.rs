@@ -51,6 +51,9 @@ pub mod group {
     pub const SYM_UPLOAD_INFO: u32 = 0xF00C;
     pub const SYM_DT_UPLOAD: u32 = 0xF00E;
     pub const SYM_UPLOAD_INFO2: u32 = 0xF00F;
+    /// ADSIGRP_SYM_DT_INFOBYNAMEEX: a data type's `AdsDatatypeEntry` by its name (ReadWrite,
+    /// the name as write data; ads-client asks it for every symbol's type).
+    pub const SYM_DT_INFO_BY_NAME_EX: u32 = 0xF011;
     pub const SUM_READ: u32 = 0xF080;
     pub const SUM_WRITE: u32 = 0xF081;
     pub const SUM_READ_WRITE: u32 = 0xF082;
@@ -58,7 +61,13 @@ pub mod group {
     pub const SUM_READ_EX2: u32 = 0xF084;
     pub const SUM_ADD_NOTIFICATION: u32 = 0xF085;
     pub const SUM_DELETE_NOTIFICATION: u32 = 0xF086;
+    /// ADSIGRP_DEVICE_DATA: offset 0 the runtime's ADS state and device state (2 × u16), the
+    /// group ads-client subscribes to at connect to notice a stop.
     pub const DEVICE_DATA: u32 = 0xF100;
+    /// The system service's (port 10000) extended state: ADS state, device state, restart
+    /// index, version, revision, build, platform, OS, flags (16 bytes; ads-client reads it at
+    /// connect, falling back to ReadState).
+    pub const SYSTEM_STATE_EX: u32 = 0xF0;
 }
 
 /// ADS states (ReadState / WriteControl).

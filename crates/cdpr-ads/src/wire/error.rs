@@ -8,6 +8,13 @@ pub const DEVICE_ERROR: u32 = 0x700;
 pub const SERVICE_NOT_SUPPORTED: u32 = 0x701;
 pub const INVALID_GROUP: u32 = 0x702;
 pub const INVALID_OFFSET: u32 = 0x703;
+/// ADSERR_DEVICE_INVALIDACCESS (1796), "reading/writing not permitted": the object does not
+/// allow this access (InfoSys "ADS Return Codes",
+/// <https://infosys.beckhoff.com/content/1033/cx1100_000x/1549882891.html>; ADS_E_INVALIDACCESS
+/// "reading and writing not permitted" in the ADS DLL's ADSERRORCODES). What the virtual PLC
+/// answers for a write to a symbol its PLC task owns, as for a read-only object (see
+/// `server::device`); 0x723 (access denied) is TwinCAT's answer to a client lacking the rights,
+/// used for WriteControl.
 pub const INVALID_ACCESS: u32 = 0x704;
 pub const INVALID_SIZE: u32 = 0x705;
 pub const INVALID_DATA: u32 = 0x706;
@@ -17,6 +24,9 @@ pub const SYMBOL_NOT_FOUND: u32 = 0x710;
 pub const TRANSMODE_NOT_SUPPORTED: u32 = 0x713;
 pub const NOTIFY_HANDLE_INVALID: u32 = 0x714;
 pub const NO_MORE_HANDLES: u32 = 0x716;
+/// ADSERR_DEVICE_ACCESSDENIED (1827), "access denied": the requester lacks the right
+/// (TwinCAT's answer to a client without a route's rights; Beckhoff/ADS#128, pyads#255).
+pub const ACCESS_DENIED: u32 = 0x723;
 /// The PLC's symbol version changed since a handle was taken: an online change or a
 /// re-download (TwinCAT's answer to a stale handle).
 pub const SYMBOL_VERSION_INVALID: u32 = 0x711;

@@ -73,6 +73,16 @@ impl IecType {
     pub fn size(&self) -> usize {
         self.elements() * self.scalar.size()
     }
+    /// The size, `None` when it does not fit a u32 (a type parsed from a peer's name may claim
+    /// any bounds: this is the size to check before anything is built from it).
+    pub fn checked_size(&self) -> Option<usize> {
+        let elements = self
+            .dims
+            .iter()
+            .try_fold(1u64, |n, &(_, k)| n.checked_mul(u64::from(k)))?;
+        let size = elements.checked_mul(self.scalar.size() as u64)?;
+        u32::try_from(size).ok().map(|s| s as usize)
+    }
     /// The type string TwinCAT reports, e.g. `ARRAY [1..8,1..3] OF LREAL` (with the space
     /// after ARRAY that pyads' type regex expects).
     pub fn type_name(&self) -> String {

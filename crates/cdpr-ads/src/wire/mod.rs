@@ -46,7 +46,10 @@ pub use reply::{
     decode_status,
 };
 pub use sum::*;
-pub use symbol_entry::{SymbolEntry, decode_symbol_entry, encode_symbol_entry};
+pub use symbol_entry::{
+    DATATYPE_FLAG_DATATYPE, SymbolEntry, decode_symbol_entry, encode_datatype_entry,
+    encode_symbol_entry,
+};
 
 /// Bytes of the AMS/TCP header (reserved + length).
 pub const TCP_HEADER_LEN: usize = 6;

@@ -1,7 +1,7 @@
 //! `AdsSymbolEntry`: the record a device answers about a symbol (0xF009) and concatenates
 //! for the symbol upload (0xF00B).
 
-use super::{Cursor, len32};
+use super::{Cursor, IecType, len32};
 
 /// An `AdsSymbolEntry` (Beckhoff AdsDef.h): what 0xF009 answers and 0xF00B concatenates.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +84,47 @@ pub fn decode_symbol_entry(b: &[u8]) -> Option<SymbolEntry> {
         type_name,
         comment,
     })
+}
+
+/// `ADSDATATYPEFLAG_DATATYPE`: the entry describes a data type (not a data item).
+pub const DATATYPE_FLAG_DATATYPE: u32 = 1;
+
+/// The `AdsDatatypeEntry` of an elementary type or an array of one: what 0xF011 answers for
+/// its name and 0xF00E concatenates. Layout (Beckhoff's `AdsDatatypeEntry`, as ads-client
+/// 2.1's `parseAdsResponseDataType` reads it): entryLength, version (1), hashValue,
+/// typeHashValue, size, offs, dataType (ADST_*), flags, then u16 nameLength, typeLength,
+/// commentLength, arrayDim, subItems; name, type and comment each NUL-terminated; then
+/// (lBound i32, elements u32) per dimension. An elementary type names no base type (type
+/// "" — ads-client's test for "final form"); an array names its element type, so that a
+/// client resolves `ARRAY [1..8] OF LREAL` to LREAL. No flag-dependent extras (type GUID,
+/// attributes) are sent, and the flags say so.
+pub fn encode_datatype_entry(ty: &IecType) -> Vec<u8> {
+    let name = ty.type_name();
+    let base = if ty.dims.is_empty() {
+        String::new()
+    } else {
+        ty.scalar.name().to_string()
+    };
+    let mut e = Vec::with_capacity(64 + name.len() + 8 * ty.dims.len());
+    for v in [1u32, 0, 0, len32(ty.size()), 0, ty.scalar.ads_type()] {
+        e.extend_from_slice(&v.to_le_bytes()); // version, hashes, size, offs, type
+    }
+    e.extend_from_slice(&DATATYPE_FLAG_DATATYPE.to_le_bytes());
+    for v in [name.len(), base.len(), 0, ty.dims.len(), 0] {
+        e.extend_from_slice(&(v.min(u16::MAX as usize) as u16).to_le_bytes());
+    }
+    for text in [name.as_str(), base.as_str(), ""] {
+        e.extend_from_slice(text.as_bytes());
+        e.push(0);
+    }
+    for &(lo, n) in &ty.dims {
+        e.extend_from_slice(&lo.to_le_bytes());
+        e.extend_from_slice(&n.to_le_bytes());
+    }
+    let mut out = Vec::with_capacity(e.len() + 4);
+    out.extend_from_slice(&len32(e.len() + 4).to_le_bytes());
+    out.extend_from_slice(&e);
+    out
 }
 
 #[cfg(test)]

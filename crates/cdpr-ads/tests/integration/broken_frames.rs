@@ -277,6 +277,8 @@ fn random_payloads_into_the_request_handler_never_panic() {
     let memory = cdpr_ads::server::PlcMemory::new(
         cdpr_ads::server::SymbolTable::from_robot(&robot).expect("table"),
     );
+    // Half the time as `cdpr plc` builds it: notifications sampled by the PLC task, every
+    // write allowed (so that writes reach the memory).
     let device = cdpr_ads::server::Device::new(
         DeviceIdentity {
             net_id: AmsNetId::LOCAL,
@@ -285,6 +287,10 @@ fn random_payloads_into_the_request_handler_never_panic() {
         },
         memory,
     );
+    let plc_device = device
+        .clone()
+        .allow_writes(true)
+        .driven_by_plc(Duration::from_millis(10));
     let mut session = Session::default();
     let mut rng = XorShift(42);
     let seeds = corpus();
@@ -300,12 +306,14 @@ fn random_payloads_into_the_request_handler_never_panic() {
         let command = (k % 10) as u16;
         let h = request_header(command, k);
         let payload = f.get(6..).unwrap_or_default();
+        let device = if k % 4 < 2 { &device } else { &plc_device };
         if let Some(reply) = device.handle_frame(&mut session, &h, payload) {
             let parsed = wire::decode_frame(&reply, usize::MAX).expect("own replies parse");
             assert!(parsed.is_some());
         }
         if k % 1000 == 0 {
             let _ = device.due_notifications(&mut session, Instant::now());
+            let _ = plc_device.plc_cycle_notifications(&mut session, k / 1000, u64::from(k));
         }
     }
 }

@@ -15,9 +15,15 @@ mod broken_frames;
 mod controller_over_ads;
 /// The exchange picked or forced, fallbacks, handles re-resolved after an online change.
 mod exchange_choice;
+/// One notification frame per PLC cycle and client, stamped with the PLC's time.
+mod plc_cycle_notifications;
+/// A peer that never reads, and a flood of idle connections, cost only themselves.
+mod server_under_load;
 /// The shadow's library loop over ADS rides out a dropped link.
 mod shadow_loop_over_ads;
 /// The GVL shipped for TwinCAT declares what the virtual PLC serves.
 mod twincat_gvl;
 /// The ADS UDP service (identify, add route) and the route table.
 mod udp_service;
+/// A foreign client cannot write what the PLC owns nor stop it.
+mod write_protection;

@@ -32,6 +32,10 @@ impl Device {
                     None => (error::NOTIFY_HANDLE_INVALID, Vec::new(), 0),
                 })
                 .collect(),
+            group::SUM_READ_WRITE => {
+                let items = wire::decode_sum_items(ig, count, data)?;
+                self.sum_read_write(session, header, &items, read_length)?
+            }
             _ => {
                 let items = wire::decode_sum_items(ig, count, data)?;
                 let admitted = admit(ig, &items, read_length)?;
@@ -73,6 +77,55 @@ impl Device {
             }
         };
         Ok(wire::encode_sum_reply(ig, &results))
+    }
+
+    /// 0xF082: each item executed in turn, its read length capped at what is left of the
+    /// reply budget (the smaller of `read_length` and [`wire::MAX_REPLY_LEN`]), the budget
+    /// then charged with what the item's reply really holds. Items claim what they might need
+    /// (ads-client's handle requests claim 0xFFFF each) and answer a few bytes: counting the
+    /// claims would refuse all but the first. An item that cannot answer within what is left
+    /// fails alone (0x705), as its own service decides.
+    fn sum_read_write(
+        &self,
+        session: &mut Session,
+        header: &AmsHeader,
+        items: &[SumItem],
+        read_length: u32,
+    ) -> Result<Vec<(u32, Vec<u8>, u32)>, u32> {
+        let budget = (read_length as usize).min(wire::MAX_REPLY_LEN);
+        let mut spent = 8usize
+            .checked_mul(items.len())
+            .filter(|&n| n <= budget)
+            .ok_or(error::INVALID_SIZE)?;
+        Ok(items
+            .iter()
+            .map(|it| {
+                let left = u32::try_from(budget - spent).unwrap_or(u32::MAX);
+                let r = if (group::SUM_READ..=group::SUM_DELETE_NOTIFICATION)
+                    .contains(&it.index_group)
+                {
+                    Err(error::SERVICE_NOT_SUPPORTED)
+                } else {
+                    self.read_write(
+                        session,
+                        header,
+                        it.index_group,
+                        it.index_offset,
+                        it.read_length.min(left),
+                        it.data,
+                    )
+                };
+                match r {
+                    // Services never answer more than they are given; checked all the same.
+                    Ok(d) if d.len() <= budget - spent => {
+                        spent += d.len();
+                        (0, d, it.read_length)
+                    }
+                    Ok(_) => (error::INVALID_SIZE, Vec::new(), it.read_length),
+                    Err(e) => (e, Vec::new(), it.read_length),
+                }
+            })
+            .collect())
     }
 
     /// For sum reads: the items that read the data area by handle or address, read under a
@@ -131,15 +184,15 @@ impl Device {
 /// - 0xF080 has no length fields: a client finds block k only by adding up the requested
 ///   lengths, so every block is padded to its length and the whole sum must fit, or it is
 ///   refused (0x705) as a whole.
-/// - 0xF082/0xF083/0xF084 carry each item's length: an item that does not fit fails alone
-///   (0x705), and failed items answer with their code, length 0 and no data.
+/// - 0xF083/0xF084 carry each item's length: an item that does not fit fails alone
+///   (0x705), and failed items answer with their code, length 0 and no data. (0xF082 is
+///   budgeted by what each item answers: [`Device::sum_read_write`].)
 /// - Writes and notification sums answer 4 or 8 bytes per item: always admitted.
 fn admit(ig: u32, items: &[SumItem], read_length: u32) -> Result<Vec<bool>, u32> {
     let budget = (read_length as usize).min(wire::MAX_REPLY_LEN);
     let (per_item, requested): (usize, fn(&SumItem) -> usize) = match ig {
         group::SUM_READ => (4, |it| it.length as usize),
         group::SUM_READ_EX | group::SUM_READ_EX2 => (8, |it| it.length as usize),
-        group::SUM_READ_WRITE => (8, |it| it.read_length as usize),
         _ => return Ok(vec![true; items.len()]),
     };
     let mut spent = per_item

@@ -1,5 +1,7 @@
 use super::*;
 use crate::server::symbols::SymbolTable;
+use crate::wire::{AmsAddr, NotificationParams, trans_mode};
+use std::time::Instant;
 
 fn device() -> Device {
     let robot = cdpr_core::fixtures::uvigo8();
@@ -323,4 +325,357 @@ fn failed_sum_items_answer_without_padding() {
         8 + 16 + 4,
         "the failed block padded, as clients step by it"
     );
+}
+
+/// What ads-client 2.1 asks at connect and for `readValue`/`createVariableHandle`.
+#[test]
+fn data_types_by_name_and_handles_with_their_type_as_twincat_3_answers() {
+    let (d, mut s) = (device(), Session::default());
+    // 0xF011: the entry of an array type names its element type and bounds ...
+    let e = rw(
+        &d,
+        &mut s,
+        group::SYM_DT_INFO_BY_NAME_EX,
+        0,
+        u32::MAX,
+        b"ARRAY [1..8] OF LREAL\0",
+    )
+    .expect("array type");
+    let u32_at = |b: &[u8], k: usize| u32::from_le_bytes(b[k..k + 4].try_into().expect("4"));
+    let u16_at = |b: &[u8], k: usize| u16::from_le_bytes(b[k..k + 2].try_into().expect("2"));
+    assert_eq!(u32_at(&e, 0) as usize, e.len(), "entryLength");
+    assert_eq!(u32_at(&e, 16), 64, "size");
+    assert_eq!(u32_at(&e, 24), 5, "ADST_REAL64");
+    assert_eq!(u32_at(&e, 28), wire::DATATYPE_FLAG_DATATYPE);
+    let (name_len, type_len, dims) = (
+        u16_at(&e, 32) as usize,
+        u16_at(&e, 34) as usize,
+        u16_at(&e, 38),
+    );
+    assert_eq!(dims, 1);
+    assert_eq!(&e[42..42 + name_len], b"ARRAY [1..8] OF LREAL");
+    let ty = 42 + name_len + 1;
+    assert_eq!(&e[ty..ty + type_len], b"LREAL");
+    let bounds = ty + type_len + 2;
+    assert_eq!(&e[bounds..], &[1, 0, 0, 0, 8, 0, 0, 0]);
+    // ... an elementary type none, and an array the table does not use is served as well.
+    let e = rw(
+        &d,
+        &mut s,
+        group::SYM_DT_INFO_BY_NAME_EX,
+        0,
+        u32::MAX,
+        b"udint",
+    )
+    .expect("udint");
+    assert_eq!((u32_at(&e, 16), u32_at(&e, 24), u16_at(&e, 34)), (4, 19, 0));
+    assert!(
+        rw(
+            &d,
+            &mut s,
+            group::SYM_DT_INFO_BY_NAME_EX,
+            0,
+            u32::MAX,
+            b"ARRAY[0..7] OF LREAL"
+        )
+        .is_ok()
+    );
+    for unknown in [
+        &b"ST_Unknown"[..],
+        b"ARRAY [0..4294967295, 0..4294967295] OF LREAL",
+        b"\xff",
+    ] {
+        assert_eq!(
+            rw(
+                &d,
+                &mut s,
+                group::SYM_DT_INFO_BY_NAME_EX,
+                0,
+                u32::MAX,
+                unknown
+            ),
+            Err(error::SYMBOL_NOT_FOUND)
+        );
+    }
+
+    // 0xF003 with room for it: handle, size, type decoration, type name.
+    let r = handle_by_name(&d, &mut s, 0xFFFF_FFFF, b"GVL_Shadow.aCmdLengths\0").expect("handle");
+    assert_eq!(u32_at(&r, 4), 64);
+    assert_eq!(u32_at(&r, 8), 0);
+    assert_eq!(u16_at(&r, 12), 21);
+    assert_eq!(&r[14..], b"ARRAY [1..8] OF LREAL\0");
+    let h = u32_at(&r, 0);
+    assert_eq!(
+        d.read(&s, group::SYM_VALUE_BY_HANDLE, h, 64)
+            .map(|v| v.len()),
+        Ok(64)
+    );
+    // Four bytes asked: the handle alone (pyads, the `ads` crate).
+    assert_eq!(
+        handle_by_name(&d, &mut s, 4, b"GVL_Shadow.nCycle").map(|v| v.len()),
+        Ok(4)
+    );
+
+    // A sum of handle requests each claiming 0xFFFF (ads-client's createVariableHandleMulti):
+    // budgeted by what the replies hold, every item answered.
+    let names: Vec<&[u8]> = vec![
+        b"GVL_Shadow.nCycle\0",
+        b"GVL_Shadow.aTcpPose\0",
+        b"GVL_Shadow.aCmdLengths\0",
+    ];
+    let items: Vec<wire::SumItem> = names
+        .iter()
+        .map(|n| wire::SumItem {
+            index_group: group::SYM_HANDLE_BY_NAME,
+            index_offset: 0,
+            length: 0,
+            read_length: 0xFFFF,
+            data: n,
+        })
+        .collect();
+    let req = wire::encode_sum_items(group::SUM_READ_WRITE, &items);
+    let reply = rw(&d, &mut s, group::SUM_READ_WRITE, 3, u32::MAX, &req).expect("sum");
+    for k in 0..3 {
+        assert_eq!(u32_at(&reply, 8 * k), 0, "item {k}: {reply:?}");
+        assert!(
+            u32_at(&reply, 8 * k + 4) > 14,
+            "item {k} carries the handle info"
+        );
+    }
+}
+
+#[test]
+fn runtime_state_and_symbol_version_notify_and_the_system_service_stays_in_run() {
+    let d = device().allow_writes(true);
+    let mut s = Session::default();
+    let add = |s: &mut Session, ig: u32, length: u32| {
+        let p = NotificationParams {
+            index_group: ig,
+            index_offset: 0,
+            length,
+            trans_mode: trans_mode::SERVER_ON_CHANGE,
+            max_delay: 0,
+            cycle_time: 0,
+        };
+        d.add_notification(s, &header(), &p)
+    };
+    add(&mut s, group::DEVICE_DATA, 4).expect("0xF100");
+    add(&mut s, group::SYM_VERSION, 1).expect("0xF008");
+    let t0 = Instant::now();
+    let (frames, _) = d.due_notifications(&mut s, t0);
+    assert_eq!(frames.len(), 1, "both samples in one frame");
+    let f = &frames[0];
+    assert_eq!(&f[f.len() - 13..f.len() - 9], &[5, 0, 0, 0], "Run");
+    assert_eq!(f[f.len() - 1], 1, "symbol version 1");
+    assert!(
+        d.due_notifications(&mut s, t0 + Duration::from_millis(5))
+            .0
+            .is_empty()
+    );
+    // Stopped over ADS: a notification says so; the system service (port 10000) stays Run.
+    let stop = Request::WriteControl {
+        ads_state: ads_state::STOP,
+        device_state: 0,
+        data: &[],
+    };
+    assert_eq!(d.request(&mut s, &header(), &stop).result(), 0);
+    let (frames, _) = d.due_notifications(&mut s, t0 + Duration::from_millis(10));
+    assert_eq!(frames.len(), 1);
+    assert_eq!(&frames[0][frames[0].len() - 4..], &[6, 0, 0, 0], "Stop");
+    let system = AmsHeader {
+        target: AmsAddr::new(wire::AmsNetId::LOCAL, SYSTEM_SERVICE_PORT),
+        command: cmd::READ_STATE,
+        ..header()
+    };
+    let reply = d.handle_frame(&mut s, &system, &[]).expect("reply");
+    assert_eq!(
+        &reply[reply.len() - 8..],
+        &[0, 0, 0, 0, 5, 0, 0, 0],
+        "system Run"
+    );
+}
+
+/// A client with no `--allow-writes`: the PLC's own symbols answer 0x704 to every way of
+/// writing them, the shadow's stay writable, and the runtime cannot be stopped.
+#[test]
+fn a_foreign_client_cannot_write_what_the_plc_owns_nor_stop_it() {
+    let (d, mut s) = (device(), Session::default());
+    let table = d.memory.table();
+    let anchors = table
+        .lookup_str("GVL_Shadow.aFrameAnchors")
+        .expect("anchors");
+    let echo = table.lookup_str("GVL_Shadow.nShadowCycle").expect("echo");
+    let zeros = vec![0u8; anchors.size()];
+    assert_eq!(
+        d.write(&mut s, group::PLC_DATA, anchors.offset, &zeros),
+        Err(error::INVALID_ACCESS)
+    );
+    let h = handle(&d, &mut s, "GVL_Shadow.aFrameAnchors");
+    assert_eq!(
+        d.write(&mut s, group::SYM_VALUE_BY_HANDLE, h, &zeros),
+        Err(error::INVALID_ACCESS)
+    );
+    // One element, a range that only touches it, a read-write: refused too.
+    assert_eq!(
+        d.write(&mut s, group::PLC_DATA, anchors.offset + 8, &[1]),
+        Err(error::INVALID_ACCESS)
+    );
+    assert_eq!(
+        rw(&d, &mut s, group::PLC_DATA, anchors.offset, 8, &[0; 8]),
+        Err(error::INVALID_ACCESS)
+    );
+    let items = [
+        wire::SumItem {
+            index_group: group::PLC_DATA,
+            index_offset: anchors.offset,
+            length: 8,
+            read_length: 0,
+            data: &[0; 8],
+        },
+        wire::SumItem {
+            index_group: group::PLC_DATA,
+            index_offset: echo.offset,
+            length: 4,
+            read_length: 0,
+            data: &[9, 0, 0, 0],
+        },
+    ];
+    let req = wire::encode_sum_items(group::SUM_WRITE, &items);
+    let reply = rw(&d, &mut s, group::SUM_WRITE, 2, 8, &req).expect("sum");
+    assert_eq!(reply, [0x04, 7, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(
+        d.read(&s, group::PLC_DATA, echo.offset, 4),
+        Ok(vec![9, 0, 0, 0])
+    );
+    let k = table
+        .symbols()
+        .iter()
+        .position(|s| s.name == "GVL_Shadow.aFrameAnchors")
+        .expect("k");
+    assert_eq!(d.memory.external_writes(k), 0);
+    for state in [ads_state::STOP, ads_state::RUN] {
+        let req = Request::WriteControl {
+            ads_state: state,
+            device_state: 0,
+            data: &[],
+        };
+        assert_eq!(
+            d.request(&mut s, &header(), &req).result(),
+            error::ACCESS_DENIED
+        );
+    }
+    assert_eq!(d.memory.ads_state(), ads_state::RUN);
+    // With --allow-writes, all of it goes through.
+    let d = d.allow_writes(true);
+    assert_eq!(
+        d.write(&mut s, group::PLC_DATA, anchors.offset, &zeros),
+        Ok(())
+    );
+}
+
+/// A symbol larger than one reply (a 20 000-cable robot's arrays): 0x705 by handle, by
+/// address and by name, rather than half of it.
+#[test]
+fn a_symbol_larger_than_a_reply_answers_invalid_size() {
+    let table = SymbolTable::for_symbols(&crate::plc_symbols::PlcSymbols::defaults(), 20_000)
+        .expect("table");
+    let anchors = table
+        .lookup_str("GVL_Shadow.aFrameAnchors")
+        .expect("anchors");
+    assert_eq!(anchors.size(), 480_000);
+    assert_eq!(table.larger_than(wire::MAX_REPLY_LEN).count(), 7);
+    let d = Device::new(
+        DeviceIdentity {
+            net_id: wire::AmsNetId::LOCAL,
+            port: 851,
+            name: "test".into(),
+        },
+        PlcMemory::new(table),
+    );
+    let mut s = Session::default();
+    let size = u32::try_from(anchors.size()).expect("u32");
+    assert_eq!(
+        d.read(&s, group::PLC_DATA, anchors.offset, size),
+        Err(error::INVALID_SIZE)
+    );
+    let h = handle(&d, &mut s, "GVL_Shadow.aFrameAnchors");
+    assert_eq!(
+        d.read(&s, group::SYM_VALUE_BY_HANDLE, h, size),
+        Err(error::INVALID_SIZE)
+    );
+    assert_eq!(
+        rw(
+            &d,
+            &mut s,
+            group::SYM_VALUE_BY_NAME,
+            0,
+            size,
+            b"GVL_Shadow.aFrameAnchors"
+        ),
+        Err(error::INVALID_SIZE)
+    );
+    // An element still reads.
+    assert!(
+        rw(
+            &d,
+            &mut s,
+            group::SYM_VALUE_BY_NAME,
+            0,
+            8,
+            b"GVL_Shadow.aFrameAnchors[20000,3]"
+        )
+        .is_ok()
+    );
+}
+
+/// Driven by a PLC task: one frame per cycle per client with every registration's sample,
+/// stamped with the time the PLC gives; a longer cycle time every k-th cycle.
+#[test]
+fn plc_driven_notifications_batch_one_frame_per_cycle() {
+    let d = device().driven_by_plc(Duration::from_millis(10));
+    let mut s = Session::default();
+    let cycle = d
+        .memory
+        .table()
+        .lookup_str("GVL_Shadow.nCycle")
+        .expect("cycle");
+    let pose = d
+        .memory
+        .table()
+        .lookup_str("GVL_Shadow.aTcpPose")
+        .expect("pose");
+    let add = |s: &mut Session, offset: u32, length: u32, ticks: u32| {
+        let p = NotificationParams {
+            index_group: group::PLC_DATA,
+            index_offset: offset,
+            length,
+            trans_mode: trans_mode::SERVER_CYCLE,
+            max_delay: 0,
+            cycle_time: ticks,
+        };
+        d.add_notification(s, &header(), &p).expect("add")
+    };
+    add(&mut s, cycle.offset, 4, 0);
+    add(&mut s, pose.offset, 48, 100_000); // 10 ms
+    add(&mut s, cycle.offset, 4, 300_000); // 30 ms: every 3rd cycle
+    assert!(
+        d.due_notifications(&mut s, Instant::now()).0.is_empty(),
+        "not on the wall clock"
+    );
+    let samples = |f: &[u8]| u32::from_le_bytes(f[54..58].try_into().expect("4"));
+    for c in 1..=6u32 {
+        let frames = d.plc_cycle_notifications(&mut s, c, 1000 + u64::from(c));
+        assert_eq!(frames.len(), 1, "cycle {c}");
+        let f = &frames[0];
+        assert_eq!(
+            &f[46..54],
+            &(1000 + u64::from(c)).to_le_bytes(),
+            "the PLC's stamp"
+        );
+        assert_eq!(
+            samples(f),
+            if (c - 1) % 3 == 0 { 3 } else { 2 },
+            "cycle {c}"
+        );
+    }
 }

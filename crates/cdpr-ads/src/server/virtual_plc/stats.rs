@@ -8,6 +8,9 @@ pub struct ReactionStats {
     pub counts: Vec<u64>,
     pub last: Option<u32>,
     pub max: Option<u32>,
+    /// Echoes of a cycle the PLC had not run yet when it read them (a client writing the
+    /// cycle counter ahead): no reaction, so not in the counts.
+    pub ahead: u64,
 }
 
 impl ReactionStats {
@@ -50,8 +53,10 @@ impl ReactionStats {
 pub struct PlcStats {
     pub plc_cycles: u32,
     pub nc_ticks: u64,
-    /// NC ticks the real-time loop ran late by more than one period.
+    /// NC ticks the real-time loop started late by more than one NC period.
     pub overruns: u64,
+    /// PLC cycles that started more than one task period late (run late, never skipped).
+    pub late_cycles: u64,
     pub reaction: ReactionStats,
     /// Seed 003's figure: PLC cycles from the first commanded length change to the first
     /// change of the shadow's written-back lengths (None until both happened).

@@ -212,3 +212,99 @@ fn quantiles_of_reaction_counts() {
     assert_eq!(r.samples(), 5);
     assert_eq!(ReactionStats::default().quantile(0.5), None);
 }
+
+/// A client that writes `nShadowCycle` ahead of `nCycle` (84 cycles ahead): no reaction of
+/// 4 294 967 212 cycles, an echo ahead counted apart.
+#[test]
+fn an_echo_ahead_of_the_plc_is_no_reaction() {
+    let robot = uvigo8();
+    let mut c = core(&robot, Trajectory::default());
+    let echo = c
+        .memory()
+        .table()
+        .lookup_str("GVL_Shadow.nShadowCycle")
+        .expect("echo");
+    c.memory().with_image(|img| memory::put_u32(img, &echo, 85));
+    for _ in 0..5 {
+        c.tick();
+    }
+    let r = &c.stats().reaction;
+    assert_eq!((r.samples(), r.max, r.ahead), (0, None, 1));
+    // A real echo afterwards still counts.
+    c.memory().with_image(|img| memory::put_u32(img, &echo, 1));
+    for _ in 0..5 {
+        c.tick();
+    }
+    let r = &c.stats().reaction;
+    assert_eq!((r.samples(), r.max, r.ahead), (1, Some(1), 1));
+}
+
+/// A PLC task slowed to 2.5 periods per cycle (its hook sleeps 25 ms): every cycle still
+/// carries exactly 5 NC ticks of PLC time, the stamps are start + cycles × 10 ms to the
+/// 100 ns tick, and the cycles that started late are counted, none skipped.
+#[test]
+fn plc_time_is_cycles_times_the_period_under_a_slowed_task() {
+    let robot = uvigo8();
+    let mut c = core(&robot, smooth_move(&robot));
+    let seen: Arc<Mutex<Vec<(u32, u64)>>> = Arc::default();
+    {
+        let seen = Arc::clone(&seen);
+        c.set_cycle_hook(Box::new(move |cycle, stamp| {
+            seen.lock().expect("lock").push((cycle, stamp));
+            std::thread::sleep(Duration::from_millis(25));
+        }));
+    }
+    let plc = VirtualPlc::start(c).expect("start");
+    std::thread::sleep(Duration::from_millis(400));
+    let stats = plc.stop();
+    let seen = seen.lock().expect("lock").clone();
+    assert!(seen.len() >= 5, "{seen:?}");
+    assert_eq!(stats.plc_cycles as usize, seen.len());
+    assert!(
+        stats.nc_ticks >= 5 * u64::from(stats.plc_cycles)
+            && stats.nc_ticks < 5 * u64::from(stats.plc_cycles) + 5,
+        "{} NC ticks in {} PLC cycles",
+        stats.nc_ticks,
+        stats.plc_cycles
+    );
+    let (c0, t0) = seen[0];
+    for (k, &(cycle, stamp)) in seen.iter().enumerate() {
+        assert_eq!(cycle, c0 + k as u32, "no cycle skipped");
+        assert_eq!(
+            stamp - t0,
+            u64::from(cycle - c0) * 100_000,
+            "10 ms per cycle"
+        );
+    }
+    assert!(stats.late_cycles >= 2, "late cycles counted: {stats:?}");
+}
+
+/// `--wait-for-client`: the tasks run, the trajectory waits for the gate.
+#[test]
+fn the_start_gate_holds_the_trajectory() {
+    let robot = uvigo8();
+    let mut c = core(&robot, smooth_move(&robot));
+    let open = Arc::new(AtomicBool::new(false));
+    {
+        let open = Arc::clone(&open);
+        c.set_start_gate(Box::new(move || open.load(Ordering::Relaxed)));
+    }
+    let start = reals(&c, "GVL_Shadow.aCmdLengths");
+    for _ in 0..500 {
+        c.tick();
+    }
+    assert_eq!(reals(&c, "GVL_Shadow.aCmdLengths"), start, "held");
+    assert_eq!(scalar(&c, "GVL_Shadow.bMotionEnable"), 0);
+    assert_eq!(c.stats().plc_cycles, 100, "the tasks ran");
+    open.store(true, Ordering::Relaxed);
+    // The hold (200 ms = 100 ticks) runs from the gate's opening, then the motion.
+    for _ in 0..100 {
+        c.tick();
+    }
+    assert_eq!(reals(&c, "GVL_Shadow.aCmdLengths"), start, "hold");
+    for _ in 0..100 {
+        c.tick();
+    }
+    assert_eq!(scalar(&c, "GVL_Shadow.bMotionEnable"), 1);
+    assert_ne!(reals(&c, "GVL_Shadow.aCmdLengths"), start, "moving");
+}
