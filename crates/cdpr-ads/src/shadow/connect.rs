@@ -308,7 +308,9 @@ fn banner(
     let robot = shadow.robot();
     let sim: &SimConfig = &setup.config.sim;
     let exchange = match (shadow.controller().exchange(), setup.exchange) {
-        (Some(e), ExchangeChoice::Auto) => format!("ADS exchange {e} (auto)"),
+        (Some(e), c @ (ExchangeChoice::Auto | ExchangeChoice::Poll)) => {
+            format!("ADS exchange {e} ({c})")
+        }
         (Some(e), ExchangeChoice::Force(_)) => format!("ADS exchange {e} (forced)"),
         (None, choice) => format!("ADS exchange {choice}"),
     };

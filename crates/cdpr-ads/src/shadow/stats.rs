@@ -166,8 +166,8 @@ pub struct Summary {
     /// Symbols re-resolved on a live link after the PLC invalidated their handles.
     pub re_resolves: u64,
     pub gaps: u64,
-    /// How reads and writes travel over ADS on the current connection (`sum-handle`,
-    /// `sum-address`, `single`); null in-process or before the first exchange.
+    /// How the cycle's inputs travel over ADS on the current connection (`notify`,
+    /// `sum-handle`, `sum-address`, `single`); null in-process or before the first exchange.
     pub exchange: Option<Exchange>,
     /// Median of the PLC's reported reaction time, PLC cycles (seed 003: 11–18 through its
     /// gateway, 2 on the real drives).

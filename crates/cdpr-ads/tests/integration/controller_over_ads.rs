@@ -5,8 +5,8 @@
 use cdpr_ads::PlcSymbols;
 use cdpr_ads::fixtures::*;
 use cdpr_ads::link::{
-    AdsConfig, AdsController, AdsTransport, Backoff, Controller, ControllerError, ShadowLink,
-    ShadowOutputs, WritePolicy,
+    AdsConfig, AdsController, AdsTransport, Backoff, Controller, ControllerError, ExchangeChoice,
+    ShadowLink, ShadowOutputs, WritePolicy,
 };
 use cdpr_ads::server::{
     self, Device, PlcCore, PlcMemory, Runtime, Server, ServerConfig, SymbolTable, Timing,
@@ -222,11 +222,14 @@ fn reaction_time_over_ads_is_one_plc_cycle_when_the_shadow_answers_each_cycle() 
         Device::new(server::default_identity(), memory),
     )
     .expect("server");
-    let t = AdsTransport::connect(AdsConfig::new(
+    // Polled: the PLC here is ticked by hand, and its server's notifications (no PLC task
+    // behind them) run on the wall clock.
+    let mut config = AdsConfig::new(
         server.local_addr().to_string(),
         AmsAddr::new(AmsNetId::LOCAL, 851),
-    ))
-    .expect("connects");
+    );
+    config.exchange = ExchangeChoice::Poll;
+    let t = AdsTransport::connect(config).expect("connects");
     let mut c = ShadowLink::connect(
         t,
         &PlcSymbols::of(&robot).expect("[plc]"),

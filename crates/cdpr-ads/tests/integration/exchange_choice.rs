@@ -1,5 +1,6 @@
 //! The ADS client's exchanges against the virtual PLC's server: each forced exchange moves the
-//! same bytes in the frames it should; `auto` picks sum commands by handle here; a device that
+//! same bytes in the frames it should; `poll` (`auto` without notifications, which this proxy
+//! does not pass on: see `notify_exchange.rs`) picks sum commands by handle here; a device that
 //! refuses sum commands (TwinCAT 2 before 2.11 R2 B2018) or never answers them (pyads' test
 //! server) gets the next exchange; and handles the PLC invalidates (an online change) are
 //! re-resolved on the same connection, by the client and in the shadow's loop.
@@ -291,7 +292,7 @@ fn every_exchange_moves_the_same_bytes_in_the_frames_it_should() {
     let robot = uvigo8();
     let home = kinematics::lengths(&robot, &Pose::from_array(robot.home));
     for (choice, expect, per_read, per_cycle_read) in [
-        (ExchangeChoice::Auto, Exchange::SumHandle, 1, 1),
+        (ExchangeChoice::Poll, Exchange::SumHandle, 1, 1),
         (
             ExchangeChoice::Force(Exchange::SumHandle),
             Exchange::SumHandle,
@@ -355,7 +356,7 @@ fn a_device_without_sum_commands_gets_single_requests_at_no_cost_of_a_timeout() 
     for group in [0xF080, 0xF081, 0xF083] {
         proxy.refuse(group, 0x702);
     }
-    let mut c = link(proxy.addr, ExchangeChoice::Auto);
+    let mut c = link(proxy.addr, ExchangeChoice::Poll);
     let inputs = c.read_cycle().expect("read");
     assert_eq!(c.exchange(), Some(Exchange::Single));
     assert_eq!(proxy.counts().1, 2, "0xF083 then 0xF080 refused, once each");
@@ -386,7 +387,7 @@ fn a_device_that_reads_sums_but_refuses_sum_writes_gets_single_writes() {
     let rt = runtime();
     let proxy = Proxy::of(&rt);
     proxy.refuse(0xF081, 0x701);
-    let mut c = link(proxy.addr, ExchangeChoice::Auto);
+    let mut c = link(proxy.addr, ExchangeChoice::Poll);
     c.read_cycle().expect("read");
     assert_eq!(c.exchange(), Some(Exchange::SumHandle));
     c.write_cycle(&outputs(12)).expect("written one by one");
@@ -418,7 +419,7 @@ fn a_link_dropped_with_a_request_on_its_way_is_a_lost_link_not_an_exchange_not_s
     // A reply timeout of an hour: a closed connection must be known at once, not at the
     // timeout — a write still waiting after a minute waited for the timeout, and fails the
     // test as hung (a guard against the hang, not a speed figure).
-    let mut c = link_with_timeout(proxy.addr, ExchangeChoice::Auto, 3_600_000);
+    let mut c = link_with_timeout(proxy.addr, ExchangeChoice::Poll, 3_600_000);
     c.read_cycle().expect("read");
     assert_eq!(c.exchange(), Some(Exchange::SumHandle));
     proxy.refuse(0xF081, HANG_UP);
@@ -438,7 +439,7 @@ fn a_link_dropped_with_a_request_on_its_way_is_a_lost_link_not_an_exchange_not_s
     // The first exchange of a connection, dropped: a lost link, no next candidate tried.
     proxy.refuse(0xF081, 0);
     proxy.refuse(0xF083, HANG_UP);
-    let mut c = link(proxy.addr, ExchangeChoice::Auto);
+    let mut c = link(proxy.addr, ExchangeChoice::Poll);
     let e = c.read_cycle().expect_err("the link is gone");
     assert!(e.is_link(), "{e}");
     assert_eq!(c.exchange(), None);
@@ -453,7 +454,7 @@ fn a_device_that_never_answers_sum_reads_by_handle_gets_sums_by_address() {
     let rt = runtime();
     let proxy = Proxy::of(&rt);
     proxy.refuse(0xF083, 0);
-    let t = transport(proxy.addr, ExchangeChoice::Auto, 200);
+    let t = transport(proxy.addr, ExchangeChoice::Poll, 200);
     let mut c = ShadowLink::connect(
         t,
         &cdpr_ads::PlcSymbols::of(&uvigo8()).expect("[plc]"),
@@ -555,7 +556,7 @@ fn the_shadow_loop_rides_out_online_changes_without_a_reconnect() {
         write: true,
         ..ShadowConfig::default()
     };
-    let mut s = Shadow::new(link(proxy.addr, ExchangeChoice::Auto), Some(robot), config)
+    let mut s = Shadow::new(link(proxy.addr, ExchangeChoice::Poll), Some(robot), config)
         .expect("the shadow starts");
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {

@@ -15,6 +15,8 @@ mod broken_frames;
 mod controller_over_ads;
 /// The exchange picked or forced, fallbacks, handles re-resolved after an online change.
 mod exchange_choice;
+/// The shadow's inputs by device notification: every PLC cycle, with the PLC's time.
+mod notify_exchange;
 /// One notification frame per PLC cycle and client, stamped with the PLC's time.
 mod plc_cycle_notifications;
 /// A peer that never reads, and a flood of idle connections, cost only themselves.

@@ -84,9 +84,12 @@ impl fmt::Display for Exchange {
 /// What the user asks for: `auto` probes, anything else is used as given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ExchangeChoice {
-    /// Per connection: the first of [`Exchange::PREFERENCE`] the PLC serves.
+    /// Per connection: the inputs by notification where the PLC sends them, and the first of
+    /// [`Exchange::PREFERENCE`] the PLC serves.
     #[default]
     Auto,
+    /// [`ExchangeChoice::Auto`] without notifications: everything polled.
+    Poll,
     /// This exchange or an error naming it.
     Force(Exchange),
 }
@@ -95,7 +98,9 @@ impl ExchangeChoice {
     /// The polled exchanges to try, in order.
     pub fn candidates(self) -> &'static [Exchange] {
         match self {
-            ExchangeChoice::Auto | ExchangeChoice::Force(Exchange::Notify) => &Exchange::PREFERENCE,
+            ExchangeChoice::Auto
+            | ExchangeChoice::Poll
+            | ExchangeChoice::Force(Exchange::Notify) => &Exchange::PREFERENCE,
             ExchangeChoice::Force(Exchange::SumHandle) => &[Exchange::SumHandle],
             ExchangeChoice::Force(Exchange::SumAddress) => &[Exchange::SumAddress],
             ExchangeChoice::Force(Exchange::Single) => &[Exchange::Single],
@@ -104,6 +109,11 @@ impl ExchangeChoice {
 }
 
 impl ExchangeChoice {
+    /// Whether the exchange is probed (the first the PLC serves), not forced.
+    pub fn probes(self) -> bool {
+        matches!(self, ExchangeChoice::Auto | ExchangeChoice::Poll)
+    }
+
     /// Whether the cycle's inputs are to be asked for by notification (`auto`, `notify`).
     pub fn notify(self) -> bool {
         matches!(
@@ -117,6 +127,7 @@ impl fmt::Display for ExchangeChoice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExchangeChoice::Auto => f.write_str("auto"),
+            ExchangeChoice::Poll => f.write_str("poll"),
             ExchangeChoice::Force(e) => e.fmt(f),
         }
     }
@@ -128,6 +139,7 @@ impl FromStr for ExchangeChoice {
     fn from_str(s: &str) -> Result<ExchangeChoice, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "auto" => Ok(ExchangeChoice::Auto),
+            "poll" => Ok(ExchangeChoice::Poll),
             other => [Exchange::Notify]
                 .into_iter()
                 .chain(Exchange::PREFERENCE)
@@ -135,8 +147,8 @@ impl FromStr for ExchangeChoice {
                 .map(ExchangeChoice::Force)
                 .ok_or_else(|| {
                     format!(
-                        "`{s}` is not an ADS exchange: auto, notify, sum-handle, sum-address or \
-                         single"
+                        "`{s}` is not an ADS exchange: auto, poll, notify, sum-handle, \
+                         sum-address or single"
                     )
                 }),
         }
@@ -149,7 +161,14 @@ mod tests {
 
     #[test]
     fn choices_parse_print_and_order_their_candidates() {
-        for text in ["auto", "notify", "sum-handle", "sum-address", "single"] {
+        for text in [
+            "auto",
+            "poll",
+            "notify",
+            "sum-handle",
+            "sum-address",
+            "single",
+        ] {
             let c: ExchangeChoice = text.parse().expect("parses");
             assert_eq!(c.to_string(), text);
         }

@@ -48,6 +48,8 @@ pub struct AdsTransport {
     subscription: Option<notify::Subscription>,
     /// This connection refused notifications (or sent no sample): the inputs are polled.
     notify_refused: bool,
+    /// Subscriptions given up because the PLC went quiet (see `transport/notify.rs`).
+    pub notify_quiet: u64,
     /// Reconnects that succeeded ([`Transport::reopen`]).
     pub reconnects: u64,
     /// Times the client was reopened while picking the exchange (a device that did not answer).
@@ -65,6 +67,7 @@ impl AdsTransport {
             no_sum_resolve: false,
             subscription: None,
             notify_refused: false,
+            notify_quiet: 0,
             reconnects: 0,
             probe_reopens: 0,
         };
@@ -83,7 +86,6 @@ impl AdsTransport {
         self.exchange = None;
         self.no_sum_resolve = false;
         self.subscription = None;
-        self.notify_refused = false;
         let endpoint = self.config.endpoint.as_str();
         let client = Connection::open(endpoint, self.config.target, source, self.config.timeout)
             .map_err(|e| {
@@ -447,6 +449,8 @@ impl Transport for AdsTransport {
         // Handles die with the old connection; releasing them over a half-dead socket would
         // only wait out the timeout once per handle.
         self.symbols.clear();
+        // A new link: notifications are asked for again (a probe's reopen keeps the verdict).
+        self.notify_refused = false;
         self.open()?;
         self.reconnects += 1;
         Ok(())
@@ -481,7 +485,7 @@ impl AdsTransport {
             // A device that reads sums but does not take sum writes: single writes for the
             // rest of the connection (the same bytes again, should the sum have landed).
             Err(f @ (Failure::Silent(_) | Failure::Refused(_)))
-                if self.config.exchange == ExchangeChoice::Auto && mode != Exchange::Single =>
+                if self.config.exchange.probes() && mode != Exchange::Single =>
             {
                 tracing::warn!(
                     "the PLC reads {mode} but did not take a sum write ({}); single writes from now on",

@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 /// The cycle time asked for, 100 ns ticks: below every PLC task's, so one sample per cycle.
 const EVERY_CYCLE: u32 = 1;
 
+/// Longest wait for the first two samples after registering (within the reply timeout): a
+/// PLC sends the current values at once, and the next with its task's next cycle.
+const FIRST_SAMPLE: Duration = Duration::from_secs(1);
+
 /// ADS codes that say notifications of this kind are not served: 0x701/0x702, transmission
 /// mode not supported (0x713), no more notification handles (0x716).
 const REFUSALS: [u32; 2] = [error::TRANSMODE_NOT_SUPPORTED, error::NO_MORE_HANDLES];
@@ -35,12 +39,10 @@ pub(super) struct Subscription {
     fresh: Vec<Option<Vec<u8>>>,
     newest: u64,
     /// When `last` was made: no new sample within the timeout, and the inputs are polled
-    /// once (a PLC whose task stopped sends nothing; its values are still there to read).
+    /// from then on (a PLC whose task stopped sends nothing; its values are still there).
     since: Instant,
     /// Complete samples made.
     made: u64,
-    /// Times the inputs were polled because no sample came.
-    pub(super) gaps: u64,
 }
 
 impl Subscription {
@@ -90,7 +92,6 @@ impl AdsTransport {
                 self.notify_refused = true;
                 if self.client.is_none() {
                     self.restore()?;
-                    self.notify_refused = true;
                 }
                 Ok(())
             }
@@ -132,18 +133,19 @@ impl AdsTransport {
             newest: 0,
             since: Instant::now(),
             made: 0,
-            gaps: 0,
         };
-        // The first sample: the current values, which a PLC sends at once.
-        let deadline = Instant::now() + self.config.timeout;
-        while sub.last.values.is_empty() {
+        // Two samples: the current values, which a PLC sends at once, and the next cycle's —
+        // a device that sends only on change (pyads' test server) or only once is polled.
+        let first = self.config.timeout.min(FIRST_SAMPLE);
+        let deadline = Instant::now() + first;
+        while sub.made < 2 {
             let wait = deadline.saturating_duration_since(Instant::now());
             if wait.is_zero() {
                 let handles = sub.handles.clone();
                 self.release_notifications(&handles);
                 return Err(Failure::Silent(format!(
-                    "notifications registered but no sample within {:?}",
-                    self.config.timeout
+                    "notifications registered but {} samples within {first:?}, not one a cycle",
+                    sub.made
                 )));
             }
             self.take_stamp(&mut sub, wait)?;
@@ -170,24 +172,22 @@ impl AdsTransport {
                 }
             }
         }
-        let mut out = sub.last.clone();
         if result.is_ok() && sub.made == before && sub.since.elapsed() > self.config.timeout {
-            sub.gaps += 1;
-            sub.since = Instant::now();
-            tracing::debug!(
-                "no notification for {:?}: the inputs polled",
+            // Quiet for longer than the timeout: not a PLC sending every cycle (one that sends
+            // only on change, or whose task stopped). Polled for the rest of the connection.
+            tracing::info!(
+                "no notification for {:?}: the inputs are polled on this connection",
                 self.config.timeout
             );
-            match self.poll(&sub.symbols) {
-                Ok(values) => {
-                    out = Inputs {
-                        values,
-                        plc_time: None,
-                    }
-                }
-                Err(e) => result = Err(e),
-            }
+            self.release_notifications(&sub.handles);
+            self.notify_refused = true;
+            self.notify_quiet += 1;
+            return self.poll(&sub.symbols).map(|values| Inputs {
+                values,
+                plc_time: None,
+            });
         }
+        let out = sub.last.clone();
         if self.client.is_some() {
             self.subscription = Some(sub);
         }
