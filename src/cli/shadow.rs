@@ -105,11 +105,14 @@ pub struct LinkArgs {
     #[arg(long, default_value = "500ms", value_name = "TIME",
           value_parser = duration_within(Duration::from_millis(10), Duration::from_secs(60)))]
     pub timeout: Duration,
-    /// How each cycle's reads and writes travel: `sum-handle` (sum commands 0xF083/0xF081 by
-    /// handle), `sum-address` (0xF080/0xF081 by the symbols' index group and offset: what
-    /// pyads' test server serves), `single` (one request per symbol: TwinCAT 2 before 2.11 R2
-    /// B2018); `auto` takes the first of these the PLC serves, once per connection.
-    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(ExchangeChoice), value_name = "auto|sum-handle|sum-address|single")]
+    /// How each cycle's reads and writes travel: `notify` (the inputs by device notification
+    /// every PLC cycle, with the PLC's time stamp: no cycle missed; geometry and writes
+    /// polled), `sum-handle` (sum commands 0xF083/0xF081 by handle), `sum-address`
+    /// (0xF080/0xF081 by the symbols' index group and offset: what pyads' test server serves),
+    /// `single` (one request per symbol: TwinCAT 2 before 2.11 R2 B2018); `auto` tries `notify`
+    /// and then takes the first of the others the PLC serves, once per connection; `poll` is
+    /// `auto` without notifications.
+    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(ExchangeChoice), value_name = "auto|poll|notify|sum-handle|sum-address|single")]
     pub exchange: ExchangeChoice,
 }
 

@@ -18,13 +18,25 @@ pub struct CommandGuard {
 /// Why a sample was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error(
-    "cable {cable}: commanded length jumped {jump_m:.6} m, at most {allowed_m:.6} m is possible"
+    "cable {cable}: commanded length jumped {} m, at most {} m is possible",
+    metres(*jump_m),
+    metres(*allowed_m)
 )]
 pub struct Rejection {
     /// 1-based.
     pub cable: usize,
     pub jump_m: f64,
     pub allowed_m: f64,
+}
+
+/// A length in a message: to the µm where it is a length at all, else as `1e305` rather than
+/// a 306-digit number (a PLC may send anything).
+fn metres(x: f64) -> String {
+    if x.abs() < 1e5 {
+        format!("{x:.6}")
+    } else {
+        cdpr_core::text::Plain(x).to_string()
+    }
 }
 
 /// A refused sample, handed back with the reason.
@@ -77,5 +89,21 @@ impl CommandGuard {
     /// The last accepted sample.
     pub fn last_good(&self) -> Option<&CycleInputs> {
         self.last_good.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod message_tests {
+    #[test]
+    fn an_absurd_jump_is_written_in_a_few_characters() {
+        let r = super::Rejection {
+            cable: 3,
+            jump_m: 1e305,
+            allowed_m: 0.0026,
+        };
+        assert_eq!(
+            r.to_string(),
+            "cable 3: commanded length jumped 1e305 m, at most 0.002600 m is possible"
+        );
     }
 }
