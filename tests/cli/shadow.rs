@@ -133,7 +133,12 @@ fn shadow_follows_seed000_writes_back_and_matches_simulate() {
         cycles > 0 && cycles <= plc_cycles,
         "{cycles} shadow cycles for {plc_cycles} PLC cycles"
     );
-    assert!(summary["polls"].as_u64().expect("polls") >= cycles);
+    if summary["exchange"] == "notify" {
+        // Every PLC cycle arrives by notification, in order: none missed.
+        assert_eq!(summary["missed_plc_cycles"], 0);
+    } else {
+        assert!(summary["polls"].as_u64().expect("polls") >= cycles);
+    }
     for zero in ["rejected", "reconnects", "gaps", "physics_resets"] {
         assert_eq!(summary[zero], 0, "{zero}");
     }
@@ -427,14 +432,24 @@ fn ctrl_c_stops_the_shadow_and_flushes_the_record() {
 #[test]
 fn the_ads_exchange_is_picked_or_forced_and_reported() {
     let (plc, addr) = plc("127.0.0.1:0", &["--duration", "6"]);
-    // auto: the virtual PLC serves sum commands by handle, the first choice.
+    // auto: the virtual PLC sends the inputs by notification every PLC cycle, the first
+    // choice; polled, it serves sum commands by handle, the first of those.
     let (ok, out, err) = shadow(&addr, &["--duration", "0.3", "--json"]).finish();
     assert!(ok, "{err}");
-    assert!(err.contains("ADS exchange sum-handle (auto)"), "{err}");
+    assert!(err.contains("ADS exchange notify (auto)"), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    assert_eq!(v["exchange"], "sum-handle");
+    assert_eq!(v["exchange"], "notify");
     assert_eq!(v["exchange_choice"], "auto");
     assert_eq!(v["re_resolves"], 0);
+    let (ok, out, err) = shadow(
+        &addr,
+        &["--exchange", "poll", "--duration", "0.3", "--json"],
+    )
+    .finish();
+    assert!(ok, "{err}");
+    assert!(err.contains("ADS exchange sum-handle (poll)"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["exchange"], "sum-handle");
     // Forced: single requests, in the start line, the JSON and the text statistics.
     let (ok, out, err) = shadow(
         &addr,
@@ -461,7 +476,8 @@ fn the_ads_exchange_is_picked_or_forced_and_reported() {
     let (ok, _, err) = shadow(&addr, &["--exchange", "sum", "--duration", "0.3"]).finish();
     assert!(!ok);
     assert!(
-        err.contains("`sum`") && err.contains("auto, sum-handle, sum-address or single"),
+        err.contains("`sum`")
+            && err.contains("auto, poll, notify, sum-handle, sum-address or single"),
         "{err}"
     );
     let _ = plc.finish();

@@ -38,14 +38,14 @@ fn long_runs_draw_a_status_line_on_a_terminal_only() {
     // A pipe: no status line.
     let o = cdpr(&words(run));
     assert!(o.status.success());
-    assert!(!stderr(&o).contains("NC overruns"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("late cycles"), "{}", stderr(&o));
     let Some(drawn) = on_a_terminal(run) else {
         eprintln!("SKIPPED the terminal half: no `script` here");
         return;
     };
-    assert!(drawn.contains("NC overruns"), "{drawn}");
+    assert!(drawn.contains("late cycles"), "{drawn}");
     let quiet = on_a_terminal(&format!("{run} --quiet")).expect("script ran before");
-    assert!(!quiet.contains("NC overruns"), "{quiet}");
+    assert!(!quiet.contains("late cycles"), "{quiet}");
     assert!(
         quiet.contains("PLC cycles"),
         "the statistics are still printed: {quiet}"
