@@ -14,6 +14,21 @@ fn shadow(endpoint: &str, extra: &str) -> (Option<i32>, String) {
     (o.status.code(), stderr(&o))
 }
 
+/// A host that takes connections and reads them, and answers nothing: its address.
+fn silent_listener() -> String {
+    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = silent.local_addr().expect("addr").to_string();
+    std::thread::spawn(move || {
+        for mut c in silent.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut sink = [0u8; 4096];
+                while matches!(c.read(&mut sink), Ok(n) if n > 0) {}
+            });
+        }
+    });
+    addr
+}
+
 /// Every sentence of the message once: no cause repeated down the chain.
 fn said_once(err: &str, phrase: &str) {
     assert_eq!(
@@ -54,16 +69,7 @@ fn a_connection_closed_or_left_unanswered_points_to_the_route() {
         "{err}"
     );
     // Or reads the request and never answers.
-    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = silent.local_addr().expect("addr").to_string();
-    std::thread::spawn(move || {
-        for mut c in silent.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut sink = [0u8; 4096];
-                while matches!(c.read(&mut sink), Ok(n) if n > 0) {}
-            });
-        }
-    });
+    let addr = silent_listener();
     let (code, err) = shadow(&addr, "");
     assert_eq!(code, Some(1), "{err}");
     said_once(&err, "no route for this PC");
@@ -85,16 +91,7 @@ fn a_wrong_net_id_or_port_is_named() {
 #[test]
 fn a_router_that_never_answers_the_port_request_ends_within_the_timeout() {
     // It takes the connection and reads, but answers nothing, not even the AMS port request.
-    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = silent.local_addr().expect("addr").to_string();
-    std::thread::spawn(move || {
-        for mut c in silent.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut sink = [0u8; 4096];
-                while matches!(c.read(&mut sink), Ok(n) if n > 0) {}
-            });
-        }
-    });
+    let addr = silent_listener();
     let started = std::time::Instant::now();
     let (code, err) = shadow(
         &addr,
