@@ -379,10 +379,11 @@ impl Connection {
                 Err(ConnError::Timeout(_)) => return Ok(()),
                 Err(e) => return Err(e),
             };
-            if let Received::Ams { header, payload } = frame {
-                if header.command == cmd::NOTIFICATION && !header.is_response() {
-                    self.queue_notification(&payload)?;
-                }
+            if let Received::Ams { header, payload } = frame
+                && header.command == cmd::NOTIFICATION
+                && !header.is_response()
+            {
+                self.queue_notification(&payload)?;
             }
             // Once something came, take only what is already here.
             if self.counts.received > before && self.pending.len() < TCP_HEADER_LEN {
