@@ -227,6 +227,26 @@ fn check_types(names: &[String], types: &[IecType]) -> Result<usize, ControllerE
             }
         }
     }
+    // The largest request: the geometry in one sum read (a result and a length per item).
+    let geometry = [
+        Slot::FrameAnchors,
+        Slot::PlatformAnchors,
+        Slot::Lengths,
+        Slot::CableAngles,
+        Slot::TcpPose,
+    ];
+    let bytes: usize = geometry.iter().map(|s| types[s.index()].size() + 8).sum();
+    if bytes > wire::MAX_REPLY_LEN {
+        return Err(bad(
+            Slot::FrameAnchors,
+            format!(
+                "the robot's {cables} cables take {bytes} bytes of geometry in one sum read, more \
+                 than the {} KiB one ADS reply carries here: the robot is too large for the \
+                 shadow (with LREAL, about 900 cables)",
+                wire::MAX_REPLY_LEN / 1024
+            ),
+        ));
+    }
     Ok(cables)
 }
 

@@ -447,3 +447,34 @@ fn handles_stale_again_right_after_re_resolving_give_the_link_up() {
     assert_eq!(c.transport().1 - resolves, 2);
     assert_eq!(c.re_resolves(), 1);
 }
+
+/// The types a PLC of `cables` cables declares (LREAL arrays), in `Slot::REQUIRED` order.
+fn declared(cables: usize) -> (Vec<String>, Vec<IecType>) {
+    Slot::REQUIRED
+        .iter()
+        .map(|&slot| {
+            let ty = match slot.expected_reals() {
+                Some((per_cable, fixed)) => {
+                    IecType::array(Scalar::LReal, &[(per_cable * cables + fixed) as u32])
+                }
+                None => IecType::scalar(slot.scalar()),
+            };
+            (format!("GVL.{slot:?}"), ty)
+        })
+        .unzip()
+}
+
+#[test]
+fn a_robot_too_large_for_one_ads_reply_is_said_so_at_connect() {
+    // 72 bytes of geometry per cable and 48 for the pose: 900 cables fit in 64 KiB, 1000 not.
+    let (names, types) = declared(900);
+    assert_eq!(check_types(&names, &types), Ok(900));
+    let (names, types) = declared(1000);
+    let e = check_types(&names, &types)
+        .expect_err("too large")
+        .to_string();
+    assert!(
+        e.contains("1000 cables take 72088 bytes") && e.contains("too large for the shadow"),
+        "{e}"
+    );
+}
