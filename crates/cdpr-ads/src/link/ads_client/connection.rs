@@ -187,7 +187,7 @@ impl Connection {
     fn request_port(&mut self, endpoint: &str) -> Result<AmsAddr, OpenError> {
         let ask = [0x00, 0x10, 2, 0, 0, 0, 0, 0];
         self.stream.write_all(&ask).map_err(OpenError::Io)?;
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Some(Instant::now() + self.timeout);
         loop {
             let frame = self.next_frame(deadline).map_err(|e| {
                 OpenError::Router(match e {
@@ -252,7 +252,7 @@ impl Connection {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ConnError::Timeout(self.timeout),
             _ => ConnError::Closed(format!("sending a request: {e}")),
         })?;
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Some(Instant::now() + self.timeout);
         loop {
             match self.next_frame(deadline)? {
                 Received::Ams { header, payload } if header.is_response() => {
@@ -370,8 +370,9 @@ impl Connection {
 
     /// Takes in whatever frames have arrived (waiting up to `wait` for the first).
     fn receive_notifications(&mut self, wait: Duration) -> Result<(), ConnError> {
-        // A poll (`wait` zero) still looks at what the socket holds.
-        let deadline = Instant::now() + wait.max(Duration::from_micros(200));
+        // A poll (`wait` zero) takes what the socket holds without waiting: a socket timeout
+        // is rounded up to the kernel's tick (4 ms at HZ=250), far longer than a poll may take.
+        let deadline = (!wait.is_zero()).then(|| Instant::now() + wait);
         let before = self.counts.received;
         loop {
             let frame = match self.next_frame(deadline) {
@@ -423,9 +424,9 @@ impl Connection {
         Ok(())
     }
 
-    /// The next complete frame, reading until `deadline`. The frame's length is checked
-    /// against [`FRAME_LIMIT`] before its body is waited for.
-    fn next_frame(&mut self, deadline: Instant) -> Result<Received, ConnError> {
+    /// The next complete frame, reading until `deadline` (`None`: only what has arrived).
+    /// The frame's length is checked against [`FRAME_LIMIT`] before its body is waited for.
+    fn next_frame(&mut self, deadline: Option<Instant>) -> Result<Received, ConnError> {
         loop {
             match wire::decode_frame(&self.pending, FRAME_LIMIT) {
                 Ok(Some((frame, used))) => {
@@ -449,17 +450,28 @@ impl Connection {
         }
     }
 
-    /// Reads what has arrived into the pending bytes, waiting until `deadline` at most.
-    fn fill(&mut self, deadline: Instant) -> Result<(), ConnError> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(ConnError::Timeout(self.timeout));
+    /// Reads what has arrived into the pending bytes, waiting until `deadline` at most
+    /// (`None`: not at all).
+    fn fill(&mut self, deadline: Option<Instant>) -> Result<(), ConnError> {
+        let broken = |e: io::Error| ConnError::Closed(e.to_string());
+        match deadline {
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(ConnError::Timeout(self.timeout));
+                }
+                self.stream
+                    .set_read_timeout(Some(left.max(Duration::from_micros(10))))
+                    .map_err(broken)?;
+            }
+            None => self.stream.set_nonblocking(true).map_err(broken)?,
         }
-        self.stream
-            .set_read_timeout(Some(left.max(Duration::from_micros(10))))
-            .map_err(|e| ConnError::Closed(e.to_string()))?;
         let mut chunk = [0u8; 16 * 1024];
-        match self.stream.read(&mut chunk) {
+        let got = self.stream.read(&mut chunk);
+        if deadline.is_none() {
+            self.stream.set_nonblocking(false).map_err(broken)?;
+        }
+        match got {
             Ok(0) => Err(ConnError::Closed(
                 "the PLC closed the connection".to_string(),
             )),
