@@ -187,8 +187,16 @@ impl<C: Controller> Shadow<C> {
         };
         self.clock.observe(now, &i, &mut self.stats);
         // The read's own time counts: a slow read (a re-resolve inside it) delays the
-        // sample without the PLC having moved any further per unit of time.
-        let allowed_dt = target - self.commands.good_time()
+        // sample without the PLC having moved any further per unit of time. And the PLC's own
+        // time since the last good sample: free-running, a new counter is seen one shadow
+        // cycle after the last (unchanged) sample, but carries a whole PLC period of motion.
+        let plc_period = match self.config.timing {
+            CycleTiming::Free { plc_period, .. } | CycleTiming::Lockstep { plc_period } => {
+                plc_period.as_secs_f64()
+            }
+        };
+        let advanced = f64::from(i.cycle.wrapping_sub(self.commands.good().cycle).min(1000));
+        let allowed_dt = (target - self.commands.good_time()).max(advanced * plc_period)
             + self.config.timing.period().as_secs_f64()
             + read_time.as_secs_f64();
         let cycle = i.cycle;
