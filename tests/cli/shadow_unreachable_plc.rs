@@ -103,3 +103,35 @@ fn a_router_that_never_answers_the_port_request_ends_within_the_timeout() {
     // Before its own client, this waited for ever (--timeout, --duration, SIGINT ignored).
     assert!(took < std::time::Duration::from_secs(10), "{took:?}: {err}");
 }
+
+#[test]
+fn a_peer_claiming_a_gigabyte_frame_is_named_not_allocated() {
+    // Answers the first request with an AMS/TCP header claiming 1 GiB: the shadow's client
+    // refuses the length before it allocates (once, it took the shadow to 1.4 GB; 0xFFFFFFF0
+    // aborted it).
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr").to_string();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let mut head = [0u8; 4096];
+                if matches!(c.read(&mut head), Ok(n) if n > 0) {
+                    let mut reply = vec![0u8, 0];
+                    reply.extend_from_slice(&0x4000_0000u32.to_le_bytes());
+                    reply.extend_from_slice(&[0u8; 64]);
+                    let _ = c.write_all(&reply);
+                }
+                let _ = c.read(&mut head);
+            });
+        }
+    });
+    let (code, err) = shadow(&addr, "--ams-net-id 127.0.0.1.1.1");
+    assert_eq!(code, Some(1), "{err}");
+    said_once(&err, "answered, but not as an ADS device does");
+    said_once(
+        &err,
+        "frame of 1073741824 bytes exceeds the limit of 65568 bytes",
+    );
+    assert!(!err.contains("route"), "{err}");
+}

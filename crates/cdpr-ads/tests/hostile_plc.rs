@@ -142,7 +142,7 @@ fn a_reply_longer_than_the_request_is_refused_and_the_transport_says_so() {
     let mut t = AdsTransport::connect(AdsConfig::new(addr.to_string(), TARGET)).expect("tcp");
     let e = t.resolve(&["GVL.x".into()]).expect_err("refused");
     assert!(
-        matches!(&e, ControllerError::Link(m) if m.contains("asked for")),
+        matches!(&e, ControllerError::Broken(m) if m.contains("asked for")),
         "{e}"
     );
 }

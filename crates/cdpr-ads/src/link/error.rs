@@ -28,6 +28,10 @@ pub enum ControllerError {
     /// The connection is gone or unusable: reconnect (see [`Backoff`](super::Backoff)).
     #[error("link to the PLC lost: {0}")]
     Link(String),
+    /// The peer sent what no ADS device sends (a frame beyond the limits, a reply longer than
+    /// asked for): the connection was dropped; reconnecting may help.
+    #[error("link to the PLC dropped: {0}")]
+    Broken(String),
     /// No TCP connection to the controller could be opened (reconnecting may help later).
     #[error("{}", unreachable_text(endpoint, *refused, text))]
     Unreachable {
@@ -60,7 +64,9 @@ impl ControllerError {
     pub fn is_link(&self) -> bool {
         matches!(
             self,
-            ControllerError::Link(_) | ControllerError::Unreachable { .. }
+            ControllerError::Link(_)
+                | ControllerError::Broken(_)
+                | ControllerError::Unreachable { .. }
         )
     }
 

@@ -265,6 +265,10 @@ fn resolve_error(
 ) -> ShadowError {
     use crate::wire::error::{TARGET_MACHINE_NOT_FOUND, TARGET_PORT_NOT_FOUND};
     match e {
+        ControllerError::Broken(text) => ShadowError::Target(format!(
+            "{endpoint} answered, but not as an ADS device does ({text}): is it TwinCAT (or \
+             `cdpr plc`) on that port?"
+        )),
         e if e.is_link() => {
             let cause = match &e {
                 ControllerError::Link(text) => text.clone(),

@@ -150,8 +150,8 @@ impl AdsTransport {
             }
             ConnError::Garbled(why) => {
                 self.client = None;
-                Failure::Other(ControllerError::Link(format!(
-                    "`{what}`: the PLC sent {why}; connection dropped"
+                Failure::Other(ControllerError::Broken(format!(
+                    "`{what}`: the PLC sent {why}"
                 )))
             }
         }
