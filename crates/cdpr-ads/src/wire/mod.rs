@@ -42,8 +42,7 @@ pub use frame::{
 };
 pub use iec::{IecType, Scalar, decode_reals, decode_u32, encode_reals, encode_u32};
 pub use reply::{
-    ReplyError, Stamp, decode_data, decode_notification, decode_notification_handle, decode_state,
-    decode_status,
+    ReplyError, Stamp, decode_data, decode_notification, decode_notification_handle, decode_status,
 };
 pub use sum::*;
 pub use symbol_entry::{

@@ -53,17 +53,6 @@ pub fn decode_notification_handle(payload: &[u8]) -> Result<Result<u32, u32>, Re
     c.u32().map(Ok).ok_or(ReplyError::Short(payload.len()))
 }
 
-/// A ReadState reply: (ADS state, device state), or the ADS error.
-pub fn decode_state(payload: &[u8]) -> Result<Result<(u16, u16), u32>, ReplyError> {
-    let mut c = Cursor::new(payload);
-    let short = ReplyError::Short(payload.len());
-    let result = c.u32().ok_or(short.clone())?;
-    if result != 0 {
-        return Ok(Err(result));
-    }
-    Ok(Ok((c.u16().ok_or(short.clone())?, c.u16().ok_or(short)?)))
-}
-
 /// One time stamp of a DeviceNotification and its samples, borrowed from the frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp<'a> {
@@ -161,7 +150,6 @@ mod tests {
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
             let _ = decode_data(&bytes, 64);
             let _ = decode_notification(&bytes);
-            let _ = decode_state(&bytes);
             let _ = decode_notification_handle(&bytes);
             let _ = decode_status(&bytes);
         }

@@ -223,11 +223,6 @@ impl Connection {
         self.source
     }
 
-    /// The reply timeout.
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
     /// What the notification queue has seen.
     pub fn notification_counts(&self) -> NotificationCounts {
         self.counts
@@ -361,11 +356,6 @@ impl Connection {
             self.queued_bytes = self.queued_bytes.saturating_sub(s.bytes());
         }
         Ok(s)
-    }
-
-    /// Stamps queued now.
-    pub fn queued(&self) -> usize {
-        self.queue.len()
     }
 
     /// Takes in whatever frames have arrived (waiting up to `wait` for the first).

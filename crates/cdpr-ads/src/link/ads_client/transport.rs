@@ -48,8 +48,6 @@ pub struct AdsTransport {
     subscription: Option<notify::Subscription>,
     /// This connection refused notifications (or sent no sample): the inputs are polled.
     notify_refused: bool,
-    /// Subscriptions given up because the PLC went quiet (see `transport/notify.rs`).
-    pub notify_quiet: u64,
     /// Reconnects that succeeded ([`Transport::reopen`]).
     pub reconnects: u64,
     /// Times the client was reopened while picking the exchange (a device that did not answer).
@@ -67,7 +65,6 @@ impl AdsTransport {
             no_sum_resolve: false,
             subscription: None,
             notify_refused: false,
-            notify_quiet: 0,
             reconnects: 0,
             probe_reopens: 0,
         };

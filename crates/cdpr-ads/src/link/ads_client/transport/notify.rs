@@ -181,7 +181,6 @@ impl AdsTransport {
             );
             self.release_notifications(&sub.handles);
             self.notify_refused = true;
-            self.notify_quiet += 1;
             return self.poll(&sub.symbols).map(|values| Inputs {
                 values,
                 plc_time: None,
@@ -227,12 +226,5 @@ impl AdsTransport {
                 let _ = c.delete_notification(h);
             }
         }
-    }
-
-    /// The notification counters of the connection: stamps received, dropped, unsolicited.
-    pub fn notification_counts(
-        &self,
-    ) -> Option<crate::link::ads_client::connection::NotificationCounts> {
-        self.client.as_ref().map(|c| c.notification_counts())
     }
 }
