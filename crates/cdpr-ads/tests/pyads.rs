@@ -84,19 +84,26 @@ fn main() {
     libtest_mimic::run(&args, trials).exit();
 }
 
-fn pyads_reads_writes_sums_and_gets_notified(python: &Path) {
-    let rt = runtime();
-    let endpoint = format!("127.0.0.1:{}", rt.server.local_addr().port());
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/pyads_client.py");
+/// Runs `tests/<script>` with `args`; its JSON on stdout (it must succeed).
+fn run_script(python: &Path, script: &str, args: &[&str]) -> serde_json::Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(script);
     let out = Command::new(python)
         .arg(&script)
-        .arg(&endpoint)
+        .args(args)
         .output()
         .expect("python runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "pyads script failed:\n{stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn pyads_reads_writes_sums_and_gets_notified(python: &Path) {
+    let rt = runtime();
+    let endpoint = format!("127.0.0.1:{}", rt.server.local_addr().port());
+    let v = run_script(python, "pyads_client.py", &[&endpoint]);
 
     assert_eq!(v["state"], serde_json::json!([5, 0]), "ADS state Run");
     assert_eq!(v["device_name"], "cdpr vPLC");
@@ -180,16 +187,11 @@ fn pyads_reads_writes_sums_and_gets_notified(python: &Path) {
 fn pyads_identifies_and_adds_a_route_over_udp(python: &Path) {
     let mut rt = runtime();
     let ip = serve_udp_on_own_loopback(&mut rt);
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/pyads_route.py");
-    let out = Command::new(python)
-        .arg(&script)
-        .args([ip.to_string().as_str(), "10.20.30.40.1.1"])
-        .output()
-        .expect("python runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "pyads script failed:\n{stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    let v = run_script(
+        python,
+        "pyads_route.py",
+        &[&ip.to_string(), "10.20.30.40.1.1"],
+    );
     assert_eq!(v["net_id"], "127.0.0.1.1.1", "{v}");
     assert_eq!(v["added"], true, "{v}");
     assert_ne!(v["wrong_password"], true, "{v}");
