@@ -20,6 +20,7 @@
 
 pub mod link;
 pub mod plc_symbols;
+pub mod secure;
 pub mod server;
 pub mod shadow;
 pub mod units;

@@ -25,11 +25,13 @@
 
 use super::device::{Device, Session};
 use super::routes::RouteTable;
-use crate::wire::{self, AmsAddr, Frame, FrameError, TCP_HEADER_LEN, router};
+use crate::secure::SecureServer;
+use crate::wire::{self, AMS_HEADER_LEN, AmsAddr, Frame, FrameError, Framing, TCP_HEADER_LEN, router};
+use openssl::ssl::SslStream;
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -52,6 +54,9 @@ pub struct ServerConfig {
     /// Serve only peers with a route: an AMS frame from a source NetId without one closes
     /// the connection, as TwinCAT does (its clients then report a missing route).
     pub require_route: bool,
+    /// Secure ADS: every connection is TLS in this acceptor's mode, its frames without the
+    /// AMS/TCP header; `None`: plain ADS.
+    pub secure: Option<Arc<SecureServer>>,
 }
 
 impl ServerConfig {
@@ -64,6 +69,7 @@ impl ServerConfig {
             frame_timeout: Duration::from_secs(1),
             routes: RouteTable::new(),
             require_route: false,
+            secure: None,
         }
     }
 }
@@ -99,10 +105,79 @@ pub struct ServerStats {
     pub dropped_notifications: AtomicU64,
     /// Connections closed because a write to them blocked for [`WRITE_TIMEOUT`].
     pub stuck: AtomicU64,
+    /// Secure ADS connections whose handshake failed or whose TlsConnectInfo was refused.
+    pub refused_tls: AtomicU64,
+}
+
+/// A connection's byte stream: plain TCP, or TLS over it shared by the connection's reader
+/// and writer (an OpenSSL stream is not to be used from two threads at once: each takes it in
+/// turn, the reader only once bytes have arrived).
+enum Link {
+    Plain(TcpStream),
+    Tls {
+        tls: Arc<Mutex<SslStream<TcpStream>>>,
+        /// The socket under it, to wait for bytes without holding the TLS stream.
+        raw: Arc<TcpStream>,
+    },
+}
+
+impl Link {
+    fn framing(&self) -> Framing {
+        match self {
+            Link::Plain(_) => Framing::AmsTcp,
+            Link::Tls { .. } => Framing::Bare,
+        }
+    }
+
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Link::Plain(s) => s,
+            Link::Tls { raw, .. } => raw,
+        }
+    }
+
+    /// A copy for another thread (the reader's own socket handle over plain TCP).
+    fn split(&self) -> io::Result<Link> {
+        Ok(match self {
+            Link::Plain(s) => Link::Plain(s.try_clone()?),
+            Link::Tls { tls, raw } => Link::Tls {
+                tls: Arc::clone(tls),
+                raw: Arc::clone(raw),
+            },
+        })
+    }
+
+    /// Writes a frame [`wire::encode_frame`] made, in this link's framing.
+    fn send(&mut self, frame: &[u8]) -> io::Result<()> {
+        let bytes = self.framing().outgoing(frame);
+        match self {
+            Link::Plain(s) => s.write_all(bytes),
+            Link::Tls { tls, .. } => lock(tls).write_all(bytes),
+        }
+    }
+}
+
+impl Read for Link {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Link::Plain(s) => s.read(buf),
+            Link::Tls { tls, raw } => {
+                if lock(tls).ssl().pending() == 0 {
+                    // Without the lock: a writer may write meanwhile. OpenSSL does not read
+                    // ahead, so the socket's bytes are all that is left to decrypt.
+                    let mut one = [0u8; 1];
+                    if raw.peek(&mut one)? == 0 {
+                        return Ok(0);
+                    }
+                }
+                lock(tls).read(buf)
+            }
+        }
+    }
 }
 
 struct Conn {
-    writer: Mutex<TcpStream>,
+    writer: Mutex<Link>,
     /// The socket once more, to shut it down without waiting for a writer blocked in a write
     /// (shutting down unblocks that write).
     control: TcpStream,
@@ -207,7 +282,17 @@ struct Shared {
     /// AMS ports handed out to clients that ask the "router" for one (`ads` crate
     /// `Source::Request`); TwinCAT hands out ports from 32768 up as well.
     next_port: AtomicU16,
+    /// Secure ADS handshakes under way (each on a thread of its own, at most
+    /// [`MAX_HANDSHAKES`]).
+    handshakes: AtomicUsize,
 }
+
+/// Secure ADS handshakes at once; a connection beyond them is closed at once (a flood of
+/// connections that never finish a handshake holds at most this many threads, each for at
+/// most [`HANDSHAKE_TIMEOUT`]).
+pub const MAX_HANDSHAKES: usize = 16;
+/// Each step of a Secure ADS handshake (TLS, the TlsConnectInfo) must come within this.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A running server; stops (and closes every connection) on [`Server::stop`] or drop.
 pub struct Server {
@@ -228,6 +313,7 @@ impl Server {
             conns: Mutex::new(Vec::new()),
             stats: Arc::new(ServerStats::default()),
             next_port: AtomicU16::new(32905),
+            handshakes: AtomicUsize::new(0),
         });
         let accept = {
             let shared = Arc::clone(&shared);
@@ -315,12 +401,15 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
     while !shared.stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok(_) if shared.stop.load(Ordering::Relaxed) => break,
-            Ok((stream, peer)) => {
-                make_room(shared, peer);
-                if let Err(e) = spawn_connection(shared, stream, peer) {
-                    tracing::warn!(%peer, "cannot serve ADS connection: {e}");
+            Ok((stream, peer)) => match shared.config.secure.clone() {
+                None => {
+                    make_room(shared, peer);
+                    if let Err(e) = spawn_connection(shared, Link::Plain(stream), peer) {
+                        tracing::warn!(%peer, "cannot serve ADS connection: {e}");
+                    }
                 }
-            }
+                Some(secure) => secure_handshake(shared, secure, stream, peer),
+            },
             Err(e) => {
                 tracing::warn!("ADS accept failed: {e}");
                 std::thread::sleep(Duration::from_millis(50));
@@ -355,18 +444,72 @@ fn make_room(shared: &Shared, peer: SocketAddr) {
     }
 }
 
-fn spawn_connection(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) -> io::Result<()> {
+/// A Secure ADS client: the TLS handshake and its TlsConnectInfo on a thread of its own (a
+/// slow client must not hold up the accept loop), then served as any other.
+fn secure_handshake(
+    shared: &Arc<Shared>,
+    secure: Arc<SecureServer>,
+    stream: TcpStream,
+    peer: SocketAddr,
+) {
+    if shared.handshakes.fetch_add(1, Ordering::AcqRel) >= MAX_HANDSHAKES {
+        shared.handshakes.fetch_sub(1, Ordering::AcqRel);
+        tracing::warn!(%peer, "{MAX_HANDSHAKES} Secure ADS handshakes under way: closed a new connection");
+        return;
+    }
+    let shared2 = Arc::clone(shared);
+    let spawned = std::thread::Builder::new()
+        .name(format!("ads-tls-{peer}"))
+        .spawn(move || {
+            let shared = shared2;
+            let _ = stream.set_nodelay(true);
+            let accepted = secure.accept(stream, HANDSHAKE_TIMEOUT);
+            shared.handshakes.fetch_sub(1, Ordering::AcqRel);
+            match accepted {
+                Ok((tls, info)) => {
+                    tracing::info!(%peer, host = %info.host_name, net_id = %info.net_id,
+                        mode = secure.mode_name(), "Secure ADS client accepted");
+                    let raw = match tls.get_ref().try_clone() {
+                        Ok(r) => Arc::new(r),
+                        Err(e) => return tracing::warn!(%peer, "cannot serve ADS connection: {e}"),
+                    };
+                    if shared.stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    make_room(&shared, peer);
+                    let link = Link::Tls {
+                        tls: Arc::new(Mutex::new(tls)),
+                        raw,
+                    };
+                    if let Err(e) = spawn_connection(&shared, link, peer) {
+                        tracing::warn!(%peer, "cannot serve ADS connection: {e}");
+                    }
+                }
+                Err(e) => {
+                    shared.stats.refused_tls.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(%peer, "Secure ADS: {e}");
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        shared.handshakes.fetch_sub(1, Ordering::AcqRel);
+        tracing::warn!(%peer, "cannot serve ADS connection: {e}");
+    }
+}
+
+fn spawn_connection(shared: &Arc<Shared>, link: Link, peer: SocketAddr) -> io::Result<()> {
+    let stream = link.tcp();
     stream.set_nonblocking(false)?;
     // Request/reply ping-pong: Nagle would add up to 40 ms per reply.
     stream.set_nodelay(true)?;
     // Short read timeout so the thread notices `stop`; a stuck reader cannot block writers.
     stream.set_read_timeout(Some(Duration::from_millis(100)))?;
     stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
-    let reader = stream.try_clone()?;
+    let reader = link.split()?;
     let control = stream.try_clone()?;
     let now = Instant::now();
     let conn = Arc::new(Conn {
-        writer: Mutex::new(stream),
+        writer: Mutex::new(link),
         control,
         session: Mutex::new(Session::default()),
         alive: AtomicBool::new(true),
@@ -438,7 +581,7 @@ enum Closed {
 fn fill(
     shared: &Shared,
     conn: &Conn,
-    stream: &mut TcpStream,
+    stream: &mut Link,
     buf: &mut [u8],
     started: bool,
 ) -> Result<bool, Closed> {
@@ -485,23 +628,45 @@ fn fill(
     Ok(true)
 }
 
-fn serve(shared: &Shared, conn: &Conn, mut stream: TcpStream) -> Closed {
+fn serve(shared: &Shared, conn: &Conn, mut stream: Link) -> Closed {
     let mut buf = Vec::with_capacity(1024);
+    let framing = stream.framing();
     loop {
-        let mut tcp = [0u8; TCP_HEADER_LEN];
-        match fill(shared, conn, &mut stream, &mut tcp, false) {
+        // The first bytes, up to the length: the AMS/TCP header, or (Secure ADS) the AMS
+        // header, behind the AMS/TCP header this loop would have had (so one decoder serves).
+        let mut head = [0u8; TCP_HEADER_LEN + AMS_HEADER_LEN];
+        let prefix = match framing {
+            Framing::AmsTcp => &mut head[..TCP_HEADER_LEN],
+            Framing::Bare => &mut head[TCP_HEADER_LEN..],
+        };
+        match fill(shared, conn, &mut stream, prefix, false) {
             Ok(true) => {}
             Ok(false) => return Closed::Peer,
             Err(c) => return c,
         }
-        let length = match wire::frame_length(&tcp, shared.config.max_frame) {
-            Ok((_, length)) => length,
-            Err(e) => return Closed::Malformed(e.to_string()),
+        let (length, have) = match framing {
+            Framing::AmsTcp => {
+                let mut tcp = [0u8; TCP_HEADER_LEN];
+                tcp.copy_from_slice(&head[..TCP_HEADER_LEN]);
+                match wire::frame_length(&tcp, shared.config.max_frame) {
+                    Ok((_, length)) => (length, TCP_HEADER_LEN),
+                    Err(e) => return Closed::Malformed(e.to_string()),
+                }
+            }
+            Framing::Bare => {
+                match wire::bare_frame_length(&head[TCP_HEADER_LEN..], shared.config.max_frame) {
+                    Ok(length) => {
+                        head[2..TCP_HEADER_LEN].copy_from_slice(&wire::len32(length).to_le_bytes());
+                        (length, TCP_HEADER_LEN + AMS_HEADER_LEN)
+                    }
+                    Err(e) => return Closed::Malformed(e.to_string()),
+                }
+            }
         };
         buf.clear();
-        buf.extend_from_slice(&tcp);
+        buf.extend_from_slice(&head[..have]);
         buf.resize(TCP_HEADER_LEN + length, 0);
-        if let Err(c) = fill(shared, conn, &mut stream, &mut buf[TCP_HEADER_LEN..], true) {
+        if let Err(c) = fill(shared, conn, &mut stream, &mut buf[have..], true) {
             return c;
         }
         shared.stats.frames.fetch_add(1, Ordering::Relaxed);
@@ -533,7 +698,7 @@ fn serve(shared: &Shared, conn: &Conn, mut stream: TcpStream) -> Closed {
             Err(e) => return Closed::Malformed(e.to_string()),
         };
         if let Some(reply) = reply
-            && let Err(e) = lock(&conn.writer).write_all(&reply)
+            && let Err(e) = lock(&conn.writer).send(&reply)
         {
             return Closed::Io(e);
         }
@@ -580,7 +745,7 @@ fn write_loop(shared: &Shared, conn: &Conn) {
             }
         };
         // Bound first: the guard must be gone before `close` takes the lock again.
-        let written = lock(&conn.writer).write_all(&frame);
+        let written = lock(&conn.writer).send(&frame);
         if let Err(e) = written {
             if matches!(
                 e.kind(),

@@ -10,6 +10,7 @@ use crate::link::{
     ExchangeChoice, ShadowLink, WritePolicy,
 };
 use crate::plc_symbols::PlcSymbols;
+use crate::secure::{self, SecureClient};
 use crate::wire::{AmsAddr, AmsNetId, udp};
 use cdpr_core::robot::{Mechanism, Robot};
 use cdpr_core::sim::{ControlMode, SimConfig};
@@ -38,6 +39,9 @@ pub struct ShadowSetup {
     pub config: ShadowConfig,
     /// Record every physics step to this CSV.
     pub record: Option<PathBuf>,
+    /// Secure ADS (TLS on TCP 8016, the default port then) in one of its modes; `None`:
+    /// plain ADS.
+    pub secure: Option<SecureClient>,
 }
 
 impl ShadowSetup {
@@ -53,6 +57,7 @@ impl ShadowSetup {
             robot: None,
             config: ShadowConfig::default(),
             record: None,
+            secure: None,
         }
     }
 }
@@ -71,10 +76,18 @@ pub struct Connected {
     pub exchange: Option<Exchange>,
     /// One line saying what runs: model, controller, addresses, cycle, writes, record.
     pub banner: String,
+    /// What the Secure ADS session has to tell once (a route registered, a certificate
+    /// created or pinned).
+    pub notes: Vec<String>,
 }
 
 /// HOST or HOST:PORT (IPv6 in brackets) → HOST:PORT with ADS's 48898 by default.
 pub fn endpoint(plc: &str) -> String {
+    endpoint_on(plc, ads::PORT)
+}
+
+/// HOST or HOST:PORT → HOST:PORT with `default_port` when none is given (Secure ADS: 8016).
+pub fn endpoint_on(plc: &str, default_port: u16) -> String {
     let plc = plc.trim();
     let has_port = match plc.rsplit_once(':') {
         Some((host, port)) => {
@@ -87,7 +100,7 @@ pub fn endpoint(plc: &str) -> String {
     if has_port {
         plc.to_string()
     } else {
-        format!("{plc}:{}", ads::PORT)
+        format!("{plc}:{default_port}")
     }
 }
 
@@ -121,6 +134,8 @@ pub enum NetIdOrigin {
     Asked,
     /// Nobody answered the identify: the IPv4 host + .1.1 (TwinCAT's default NetId).
     Guessed,
+    /// Secure ADS: the NetId in the PLC's TlsConnectInfo answer.
+    Secure,
 }
 
 /// The controller's NetId and how it was found.
@@ -212,20 +227,37 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
         Some(r) => PlcSymbols::of(r)?,
         None => PlcSymbols::defaults(),
     };
-    let endpoint = endpoint(&setup.plc);
-    let net_id = choose_net_id(&setup.plc, setup.ams_net_id, setup.timeout)?;
-    let target = AmsAddr::new(net_id.net_id, setup.ams_port);
-    let transport = AdsTransport::connect(AdsConfig {
+    let endpoint = match &setup.secure {
+        Some(_) => endpoint_on(&setup.plc, secure::PORT),
+        None => endpoint(&setup.plc),
+    };
+    // Over Secure ADS the PLC says its NetId in its TlsConnectInfo answer.
+    let mut net_id = match (&setup.secure, setup.ams_net_id) {
+        (Some(s), None) => NetIdChoice {
+            net_id: AmsNetId([0; 6]),
+            origin: NetIdOrigin::Secure,
+            note: format!("Secure ADS ({}), NetId from the PLC's answer", s.mode.name()),
+        },
+        _ => choose_net_id(&setup.plc, setup.ams_net_id, setup.timeout)?,
+    };
+    let mut transport = AdsTransport::connect(AdsConfig {
         endpoint: endpoint.clone(),
-        target,
+        target: AmsAddr::new(net_id.net_id, setup.ams_port),
         source: setup.source,
         timeout: setup.timeout,
         exchange: setup.exchange,
+        secure: setup.secure.clone(),
     })
     .map_err(|source| ShadowError::Connect {
         endpoint: endpoint.clone(),
         source,
     })?;
+    let target = transport.target();
+    net_id.net_id = target.net_id;
+    if let (Some(s), NetIdOrigin::Given) = (&setup.secure, net_id.origin) {
+        net_id.note = format!("Secure ADS ({}), {}", s.mode.name(), net_id.note);
+    }
+    let notes = transport.take_notes();
     let source = transport.source();
     let policy = if setup.config.write {
         WritePolicy::AllowListed
@@ -252,6 +284,7 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
         target,
         source,
         banner,
+        notes,
     })
 }
 

@@ -150,3 +150,72 @@ pub fn encode_port_connect_reply(addr: AmsAddr) -> Vec<u8> {
     put_u16(&mut out, addr.port);
     out
 }
+
+/// How frames are delimited on a stream: plain ADS (TCP 48898) puts the 6-byte AMS/TCP header
+/// before each; Secure ADS (TLS on 8016) leaves it out, and the AMS header's own data length
+/// frames them (the TLS records carry no boundaries the reader may rely on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    AmsTcp,
+    Bare,
+}
+
+impl Framing {
+    /// Decodes a complete frame from the front of `buf` (see [`decode_frame`]): `Ok(None)`
+    /// while more bytes are needed; a length above `limit` (AMS header + payload) is refused as
+    /// soon as it can be read, before anything waits for the body.
+    pub fn decode(self, buf: &[u8], limit: usize) -> Result<Option<(Frame<'_>, usize)>, FrameError> {
+        match self {
+            Framing::AmsTcp => decode_frame(buf, limit),
+            Framing::Bare => {
+                let Some(prefix) = buf.get(..AMS_HEADER_LEN) else {
+                    return Ok(None);
+                };
+                let length = bare_frame_length(prefix, limit)?;
+                let Some(body) = buf.get(..length) else {
+                    return Ok(None);
+                };
+                let header = AmsHeader::decode(body).ok_or(FrameError::TooShort { length })?;
+                Ok(Some((
+                    Frame::Ams {
+                        header,
+                        payload: &body[AMS_HEADER_LEN..],
+                    },
+                    length,
+                )))
+            }
+        }
+    }
+
+    /// The bytes before a frame's length is known.
+    pub fn header_len(self) -> usize {
+        match self {
+            Framing::AmsTcp => TCP_HEADER_LEN,
+            Framing::Bare => AMS_HEADER_LEN,
+        }
+    }
+
+    /// The bytes to send of a frame [`encode_frame`] made (with its AMS/TCP header).
+    pub fn outgoing(self, frame: &[u8]) -> &[u8] {
+        match self {
+            Framing::AmsTcp => frame,
+            Framing::Bare => frame.get(TCP_HEADER_LEN..).unwrap_or_default(),
+        }
+    }
+}
+
+/// The length (AMS header + payload) of a frame without AMS/TCP header, from its first 32
+/// bytes: the AMS header's data length at offset 20. Rejects one above `limit`.
+pub fn bare_frame_length(ams_header: &[u8], limit: usize) -> Result<usize, FrameError> {
+    let Some(&[a, b, c, d]) = ams_header.get(20..24) else {
+        return Err(FrameError::TooShort {
+            length: ams_header.len(),
+        });
+    };
+    let data = usize::try_from(u32::from_le_bytes([a, b, c, d])).unwrap_or(usize::MAX);
+    let length = data.saturating_add(AMS_HEADER_LEN);
+    if length > limit {
+        return Err(FrameError::TooLarge { length, limit });
+    }
+    Ok(length)
+}

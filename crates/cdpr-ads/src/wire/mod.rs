@@ -37,8 +37,8 @@ pub use command::*;
 pub use cursor::{Cursor, len32};
 pub(crate) use cursor::{put_u16, put_u32};
 pub use frame::{
-    AmsHeader, Frame, FrameError, decode_frame, encode_frame, encode_port_connect_reply,
-    frame_length,
+    AmsHeader, Frame, FrameError, Framing, bare_frame_length, decode_frame, encode_frame,
+    encode_port_connect_reply, frame_length,
 };
 pub use iec::{IecType, Scalar, decode_reals, decode_u32, encode_reals, encode_u32};
 pub use reply::{

@@ -1,6 +1,7 @@
 //! Where the controller is and how the client reaches it.
 
 use super::exchange::ExchangeChoice;
+use crate::secure::SecureClient;
 use crate::wire::AmsAddr;
 use std::time::Duration;
 
@@ -27,6 +28,8 @@ pub struct AdsConfig {
     pub timeout: Duration,
     /// How reads and writes travel (default: probe).
     pub exchange: ExchangeChoice,
+    /// Secure ADS (TLS, TCP 8016) in one of its modes; `None`: plain ADS.
+    pub secure: Option<SecureClient>,
 }
 
 impl AdsConfig {
@@ -37,6 +40,7 @@ impl AdsConfig {
             source: AdsSource::Auto,
             timeout: Duration::from_millis(500),
             exchange: ExchangeChoice::Auto,
+            secure: None,
         }
     }
 }

@@ -15,10 +15,12 @@
 //!   handles this connection registered;
 //! - every wait has a deadline: the TCP connect, the router's port request, each reply.
 
+use crate::secure::{SecureClient, SecureError};
 use crate::wire::{
-    self, AMS_HEADER_LEN, AmsAddr, AmsHeader, AmsNetId, Frame, MAX_AMS_LEN, NotificationParams,
-    ReplyError, Request, TCP_HEADER_LEN, cmd, flags, router,
+    self, AMS_HEADER_LEN, AmsAddr, AmsHeader, AmsNetId, Frame, Framing, MAX_AMS_LEN,
+    NotificationParams, ReplyError, Request, cmd, flags, router,
 };
+use openssl::ssl::SslStream;
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
@@ -77,6 +79,40 @@ pub enum OpenError {
     Io(io::Error),
     #[error("{0}")]
     Router(String),
+    /// Secure ADS: the TLS handshake or the TlsConnectInfo failed.
+    #[error("{0}")]
+    Secure(SecureError),
+}
+
+/// The byte stream under a connection: plain TCP, or TLS over it (Secure ADS).
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<SslStream<TcpStream>>),
+}
+
+impl Stream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => s.get_ref(),
+        }
+    }
+
+    fn write_all(&mut self, b: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.write_all(b),
+            Stream::Tls(s) => s.write_all(b),
+        }
+    }
+
+    /// Reads what has arrived (OpenSSL returns a record's plaintext, or `WouldBlock` while a
+    /// record is incomplete).
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(b),
+            Stream::Tls(s) => s.read(b),
+        }
+    }
 }
 
 /// One time stamp of notification samples.
@@ -113,7 +149,12 @@ pub struct NotificationCounts {
 
 /// One AMS/TCP connection to an ADS device (see the module docs).
 pub struct Connection {
-    stream: TcpStream,
+    stream: Stream,
+    /// With the AMS/TCP header (plain ADS) or without (Secure ADS).
+    framing: Framing,
+    /// What the user should hear once about the Secure ADS session (a route registered, a
+    /// certificate pinned or created).
+    notes: Vec<String>,
     target: AmsAddr,
     source: AmsAddr,
     port_opened: bool,
@@ -129,12 +170,15 @@ pub struct Connection {
 
 impl Connection {
     /// Opens a TCP connection to `endpoint` (`host:port`) and sets up the AMS source address;
-    /// every step within `timeout`.
+    /// every step within `timeout`. With `secure`, Secure ADS: the TLS handshake and the
+    /// TlsConnectInfo exchange first, then frames without the AMS/TCP header; a `target`
+    /// NetId of 0.0.0.0.0.0 is then taken from the PLC's TlsConnectInfo answer.
     pub fn open(
         endpoint: &str,
         target: AmsAddr,
         source: Source,
         timeout: Duration,
+        secure: Option<&SecureClient>,
     ) -> Result<Connection, OpenError> {
         let addr: SocketAddr = endpoint
             .to_socket_addrs()
@@ -152,8 +196,46 @@ impl Connection {
             .set_write_timeout(Some(timeout))
             .map_err(OpenError::Io)?;
         let local = stream.local_addr().map_err(OpenError::Io)?;
+        let auto = match local.ip() {
+            IpAddr::V4(ip) => {
+                let [a, b, c, d] = ip.octets();
+                AmsAddr::new(AmsNetId([a, b, c, d, 1, 1]), AUTO_SOURCE_PORT)
+            }
+            IpAddr::V6(_) => AmsAddr::new(AmsNetId::LOCAL, AUTO_SOURCE_PORT),
+        };
+        let (stream, framing, target, notes) = match secure {
+            None => (Stream::Plain(stream), Framing::AmsTcp, target, Vec::new()),
+            Some(secure) => {
+                let own = match source {
+                    Source::Fixed(a) => a,
+                    Source::Auto => auto,
+                    Source::Request => {
+                        return Err(OpenError::Router(
+                            "`--source request` asks a router for a port over plain ADS; Secure                              ADS has no router frames: use `auto` or NETID:PORT"
+                                .into(),
+                        ));
+                    }
+                };
+                let session = secure
+                    .connect(stream, endpoint, own.net_id, timeout)
+                    .map_err(OpenError::Secure)?;
+                let target = if target.net_id == AmsNetId([0; 6]) {
+                    AmsAddr::new(session.plc_net_id, target.port)
+                } else {
+                    target
+                };
+                (
+                    Stream::Tls(Box::new(session.stream)),
+                    Framing::Bare,
+                    target,
+                    session.notes,
+                )
+            }
+        };
         let mut c = Connection {
             stream,
+            framing,
+            notes,
             target,
             source: AmsAddr::new(AmsNetId::LOCAL, AUTO_SOURCE_PORT),
             port_opened: false,
@@ -167,13 +249,7 @@ impl Connection {
         };
         c.source = match source {
             Source::Fixed(a) => a,
-            Source::Auto => match local.ip() {
-                IpAddr::V4(ip) => {
-                    let [a, b, c, d] = ip.octets();
-                    AmsAddr::new(AmsNetId([a, b, c, d, 1, 1]), AUTO_SOURCE_PORT)
-                }
-                IpAddr::V6(_) => AmsAddr::new(AmsNetId::LOCAL, AUTO_SOURCE_PORT),
-            },
+            Source::Auto => auto,
             Source::Request => {
                 let a = c.request_port(endpoint)?;
                 c.port_opened = true;
@@ -223,6 +299,16 @@ impl Connection {
         self.source
     }
 
+    /// The PLC's AMS address (its NetId from the Secure ADS answer when asked for).
+    pub fn target(&self) -> AmsAddr {
+        self.target
+    }
+
+    /// What the Secure ADS session has to tell (once: taken).
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
     /// What the notification queue has seen.
     pub fn notification_counts(&self) -> NotificationCounts {
         self.counts
@@ -243,7 +329,9 @@ impl Connection {
             invoke_id: self.invoke,
         };
         let frame = wire::encode_frame(&header, &wire::encode_request(req));
-        self.stream.write_all(&frame).map_err(|e| match e.kind() {
+        self.stream
+            .write_all(self.framing.outgoing(&frame))
+            .map_err(|e| match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ConnError::Timeout(self.timeout),
             _ => ConnError::Closed(format!("sending a request: {e}")),
         })?;
@@ -377,7 +465,7 @@ impl Connection {
                 self.queue_notification(&payload)?;
             }
             // Once something came, take only what is already here.
-            if self.counts.received > before && self.pending.len() < TCP_HEADER_LEN {
+            if self.counts.received > before && self.pending.len() < self.framing.header_len() {
                 return Ok(());
             }
         }
@@ -418,7 +506,7 @@ impl Connection {
     /// The frame's length is checked against [`FRAME_LIMIT`] before its body is waited for.
     fn next_frame(&mut self, deadline: Option<Instant>) -> Result<Received, ConnError> {
         loop {
-            match wire::decode_frame(&self.pending, FRAME_LIMIT) {
+            match self.framing.decode(&self.pending, FRAME_LIMIT) {
                 Ok(Some((frame, used))) => {
                     let owned = match frame {
                         Frame::Ams { header, payload } => Received::Ams {
@@ -451,15 +539,16 @@ impl Connection {
                     return Err(ConnError::Timeout(self.timeout));
                 }
                 self.stream
+                    .tcp()
                     .set_read_timeout(Some(left.max(Duration::from_micros(10))))
                     .map_err(broken)?;
             }
-            None => self.stream.set_nonblocking(true).map_err(broken)?,
+            None => self.stream.tcp().set_nonblocking(true).map_err(broken)?,
         }
         let mut chunk = [0u8; 16 * 1024];
         let got = self.stream.read(&mut chunk);
         if deadline.is_none() {
-            self.stream.set_nonblocking(false).map_err(broken)?;
+            self.stream.tcp().set_nonblocking(false).map_err(broken)?;
         }
         match got {
             Ok(0) => Err(ConnError::Closed(
@@ -485,7 +574,7 @@ impl Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        if self.port_opened {
+        if self.port_opened && self.framing == Framing::AmsTcp {
             // Port close (AMS/TCP kind 0x0001) with the port given: best effort.
             let [lo, hi] = self.source.port.to_le_bytes();
             let _ = self.stream.write_all(&[0x01, 0x00, 2, 0, 0, 0, lo, hi]);

@@ -84,8 +84,14 @@ impl AdsTransport {
         self.no_sum_resolve = false;
         self.subscription = None;
         let endpoint = self.config.endpoint.as_str();
-        let client = Connection::open(endpoint, self.config.target, source, self.config.timeout)
-            .map_err(|e| {
+        let client = Connection::open(
+            endpoint,
+            self.config.target,
+            source,
+            self.config.timeout,
+            self.config.secure.as_ref(),
+        )
+        .map_err(|e| {
                 let (refused, text) = match &e {
                     OpenError::Io(io) => (
                         io.kind() == std::io::ErrorKind::ConnectionRefused,
@@ -101,6 +107,7 @@ impl AdsTransport {
                         },
                     ),
                     OpenError::Router(text) => (false, text.clone()),
+                    OpenError::Secure(e) => (false, e.to_string()),
                 };
                 ControllerError::Unreachable {
                     endpoint: self.config.endpoint.clone(),
@@ -115,6 +122,22 @@ impl AdsTransport {
     /// The client's own AMS address (what a route on a real PLC must name).
     pub fn source(&self) -> Option<AmsAddr> {
         self.client.as_ref().map(Connection::source)
+    }
+
+    /// The PLC's AMS address on this connection (Secure ADS may have taken its NetId from
+    /// the PLC's answer).
+    pub fn target(&self) -> AmsAddr {
+        self.client
+            .as_ref()
+            .map_or(self.config.target, Connection::target)
+    }
+
+    /// What the Secure ADS session has to tell the user (once).
+    pub fn take_notes(&mut self) -> Vec<String> {
+        self.client
+            .as_mut()
+            .map(Connection::take_notes)
+            .unwrap_or_default()
     }
 
     /// What was asked for.

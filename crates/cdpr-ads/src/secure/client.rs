@@ -1,0 +1,319 @@
+//! The client's side of Secure ADS: the TLS handshake in the chosen mode, the certificate
+//! checks of self-signed mode (pins), the TlsConnectInfo exchange.
+
+use super::connect_info::{self, ConnectInfo, flag};
+use super::identity::{self, Identity, fingerprint};
+use super::pins::{Pinned, Pins};
+use super::{CERT_CIPHERS, SecureError, explain_handshake, psk_key, psk_suites, tls12};
+use crate::wire::AmsNetId;
+use openssl::ssl::{HandshakeError, SslConnector, SslMethod, SslStream, SslVerifyMode};
+use openssl::x509::store::X509StoreBuilder;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How this client authenticates.
+#[derive(Debug, Clone)]
+pub enum ClientMode {
+    /// This machine's self-signed certificate (created on first use in the secure directory);
+    /// the PLC's pinned on first use. `register`: the PLC's user and password, to add the
+    /// route (sent only when given).
+    SelfSigned {
+        register: Option<(String, String)>,
+    },
+    /// A certificate and key signed by the CA the PLC trusts, and that CA.
+    SharedCa {
+        cert: PathBuf,
+        key: PathBuf,
+        ca: PathBuf,
+    },
+    /// An identity and password the PLC has as a PSK entry.
+    Psk { identity: String, password: String },
+}
+
+impl ClientMode {
+    /// Its name on the command line (`ssc`, `sca`, `psk`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClientMode::SelfSigned { .. } => "ssc",
+            ClientMode::SharedCa { .. } => "sca",
+            ClientMode::Psk { .. } => "psk",
+        }
+    }
+}
+
+/// Everything the client needs to open Secure ADS connections.
+#[derive(Debug, Clone)]
+pub struct SecureClient {
+    pub mode: ClientMode,
+    /// The directory of this machine's certificate and the pins (see
+    /// [`identity::default_dir`]); `None`: the default.
+    pub dir: Option<PathBuf>,
+    /// The host name sent in the TlsConnectInfo; `None`: the certificate's common name, else
+    /// this machine's host name.
+    pub host_name: Option<String>,
+    /// Accept a PLC whose pinned fingerprint changed to exactly this one (and re-pin it).
+    pub accept_fingerprint: Option<String>,
+}
+
+/// An established Secure ADS connection.
+pub struct Session {
+    pub stream: SslStream<TcpStream>,
+    /// The PLC's NetId, from its TlsConnectInfo answer.
+    pub plc_net_id: AmsNetId,
+    /// What happened that the user should hear once (a route registered, a PLC pinned).
+    pub notes: Vec<String>,
+    /// The PLC certificate's SHA-256 fingerprint (certificate modes).
+    pub plc_fingerprint: Option<String>,
+}
+
+impl SecureClient {
+    pub fn new(mode: ClientMode) -> SecureClient {
+        SecureClient {
+            mode,
+            dir: None,
+            host_name: None,
+            accept_fingerprint: None,
+        }
+    }
+
+    /// The file of pinned PLC fingerprints.
+    pub fn pins_path(&self) -> Result<PathBuf, SecureError> {
+        Ok(identity::default_dir(self.dir.as_deref())?.join("known-plcs"))
+    }
+
+    /// This machine's identity in self-signed mode (created if missing) and whether it was
+    /// created now.
+    pub fn own_self_signed(&self) -> Result<(Identity, bool), SecureError> {
+        let dir = identity::default_dir(self.dir.as_deref())?;
+        Identity::self_signed(&dir, "client", &identity::host_name())
+    }
+
+    /// Over `tcp` (connected to `endpoint`, `host:port`): the TLS handshake, the PLC's
+    /// certificate checked, the TlsConnectInfo sent as `net_id` and its answer read; every
+    /// wait within `timeout`.
+    pub fn connect(
+        &self,
+        tcp: TcpStream,
+        endpoint: &str,
+        net_id: AmsNetId,
+        timeout: Duration,
+    ) -> Result<Session, SecureError> {
+        let io = |e: std::io::Error| SecureError::Protocol {
+            endpoint: endpoint.to_string(),
+            text: e.to_string(),
+        };
+        tcp.set_read_timeout(Some(timeout)).map_err(io)?;
+        tcp.set_write_timeout(Some(timeout)).map_err(io)?;
+        let mut b = SslConnector::builder(SslMethod::tls_client()).map_err(SecureError::setup)?;
+        tls12(&mut b)?;
+        let mut notes = Vec::new();
+        let mut own_cn = None;
+        let ca_path = match &self.mode {
+            ClientMode::SelfSigned { .. } => {
+                let (id, created) = self.own_self_signed()?;
+                if created {
+                    notes.push(format!(
+                        "created this machine's certificate {} (SHA-256 {})",
+                        id.source,
+                        fingerprint(&id.cert).map_err(SecureError::setup)?
+                    ));
+                }
+                use_identity(&mut b, &id)?;
+                own_cn = id.common_name();
+                // Checked by its pin after the handshake, not by a CA.
+                b.set_verify_callback(SslVerifyMode::PEER, |_, _| true);
+                None
+            }
+            ClientMode::SharedCa { cert, key, ca } => {
+                let id = Identity::load(cert, key)?;
+                use_identity(&mut b, &id)?;
+                own_cn = id.common_name();
+                let mut store = X509StoreBuilder::new().map_err(SecureError::setup)?;
+                for c in identity::load_certs(ca)? {
+                    store.add_cert(c).map_err(SecureError::setup)?;
+                }
+                b.set_verify_cert_store(store.build())
+                    .map_err(SecureError::setup)?;
+                b.set_verify(SslVerifyMode::PEER);
+                Some(ca.clone())
+            }
+            ClientMode::Psk { identity, password } => {
+                psk_suites(&mut b)?;
+                let (id, key) = (identity.clone().into_bytes(), psk_key(identity, password));
+                b.set_psk_client_callback(move |_, _hint, id_out, key_out| {
+                    // The identity as a NUL-terminated C string; too long for OpenSSL's
+                    // buffer: no key (the handshake then fails with an alert).
+                    if id.len() >= id_out.len() || key.len() > key_out.len() {
+                        return Ok(0);
+                    }
+                    id_out[..id.len()].copy_from_slice(&id);
+                    id_out[id.len()] = 0;
+                    key_out[..key.len()].copy_from_slice(&key);
+                    Ok(key.len())
+                });
+                b.set_verify(SslVerifyMode::NONE);
+                None
+            }
+        };
+        let psk = matches!(self.mode, ClientMode::Psk { .. });
+        let mut config = b.build().configure().map_err(SecureError::setup)?;
+        config.set_verify_hostname(false);
+        config.set_use_server_name_indication(false);
+        let host = endpoint
+            .rsplit_once(':')
+            .map_or(endpoint, |(h, _)| h)
+            .trim_matches(['[', ']']);
+        let mut stream = config.connect(host, tcp).map_err(|e| {
+            let (detail, verify) = handshake_failure(e);
+            SecureError::Handshake {
+                endpoint: endpoint.to_string(),
+                advice: explain_handshake(&detail, verify.as_deref(), psk, ca_path.as_deref()),
+                detail,
+            }
+        })?;
+        let plc_fingerprint = stream
+            .ssl()
+            .peer_certificate()
+            .map(|c| fingerprint(&c))
+            .transpose()
+            .map_err(SecureError::setup)?;
+        let host_name = self
+            .host_name
+            .clone()
+            .or(own_cn)
+            .unwrap_or_else(identity::host_name);
+        let (flags, credentials, mut pin) = match (&self.mode, &plc_fingerprint) {
+            (ClientMode::SelfSigned { register }, Some(presented)) => {
+                let mut pins = Pins::load(&self.pins_path()?)?;
+                let accepted = self
+                    .accept_fingerprint
+                    .as_deref()
+                    .is_some_and(|a| a.eq_ignore_ascii_case(presented));
+                match pins.check(endpoint, presented) {
+                    Pinned::Same => {}
+                    Pinned::Changed(_) if accepted => {
+                        pins.pin(endpoint, presented)?;
+                        notes.push(format!(
+                            "accepted the new certificate of {endpoint} (SHA-256 {presented})"
+                        ));
+                    }
+                    Pinned::Changed(pinned) => {
+                        return Err(SecureError::FingerprintChanged {
+                            endpoint: endpoint.to_string(),
+                            pinned,
+                            presented: presented.clone(),
+                            pins: pins.path().to_path_buf(),
+                        });
+                    }
+                    Pinned::New if register.is_none() => {
+                        return Err(SecureError::NotRegistered {
+                            endpoint: endpoint.to_string(),
+                            host: host.to_string(),
+                            presented: presented.clone(),
+                            pins: pins.path().to_path_buf(),
+                        });
+                    }
+                    Pinned::New => {}
+                }
+                match register {
+                    Some(c) => (
+                        flag::ADD_REMOTE | flag::SELF_SIGNED | flag::IP_ADDR | flag::IGNORE_CN,
+                        Some(c.clone()),
+                        Some((pins, presented.clone())),
+                    ),
+                    None => (flag::SELF_SIGNED, None, None),
+                }
+            }
+            _ => (0, None, None),
+        };
+        let request = ConnectInfo::request(flags, net_id, &host_name, credentials)
+            .encode()
+            .map_err(|e| SecureError::Protocol {
+                endpoint: endpoint.to_string(),
+                text: e.to_string(),
+            })?;
+        stream.write_all(&request).map_err(io)?;
+        let answer = read_info(&mut stream).map_err(|text| SecureError::Protocol {
+            endpoint: endpoint.to_string(),
+            text,
+        })?;
+        if answer.flags & flag::RESPONSE == 0 {
+            return Err(SecureError::Protocol {
+                endpoint: endpoint.to_string(),
+                text: "its TlsConnectInfo answer lacks the response flag".into(),
+            });
+        }
+        if let Some(error) = answer.refusal() {
+            return Err(SecureError::Refused {
+                endpoint: endpoint.to_string(),
+                error,
+            });
+        }
+        if let Some((pins, presented)) = pin.as_mut() {
+            pins.pin(endpoint, presented)?;
+            notes.push(format!(
+                "route registered on {endpoint}; its certificate (SHA-256 {presented}) pinned in {}",
+                pins.path().display()
+            ));
+        }
+        Ok(Session {
+            stream,
+            plc_net_id: answer.net_id,
+            notes,
+            plc_fingerprint,
+        })
+    }
+}
+
+fn use_identity(
+    b: &mut openssl::ssl::SslConnectorBuilder,
+    id: &Identity,
+) -> Result<(), SecureError> {
+    b.set_cipher_list(CERT_CIPHERS).map_err(SecureError::setup)?;
+    b.set_certificate(&id.cert).map_err(SecureError::setup)?;
+    b.set_private_key(&id.key).map_err(SecureError::setup)?;
+    Ok(())
+}
+
+/// The OpenSSL message of a failed handshake, and the certificate check's verdict when that
+/// is what failed.
+pub(super) fn handshake_failure<S>(e: HandshakeError<S>) -> (String, Option<String>) {
+    match e {
+        HandshakeError::SetupFailure(e) => (e.to_string(), None),
+        HandshakeError::Failure(m) | HandshakeError::WouldBlock(m) => {
+            let v = m.ssl().verify_result();
+            let verify = (v.as_raw() != 0).then(|| v.error_string().to_string());
+            let detail = match m.error().io_error() {
+                Some(io) => io.to_string(),
+                None => m.error().to_string(),
+            };
+            (detail, verify)
+        }
+    }
+}
+
+/// Reads one TlsConnectInfo: its length checked (64 to 512) before the rest is waited for.
+pub(super) fn read_info(stream: &mut impl Read) -> Result<ConnectInfo, String> {
+    let mut head = [0u8; 2];
+    stream.read_exact(&mut head).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => {
+            "closed the connection instead of answering the TlsConnectInfo (a TwinCAT \
+             that refuses a client closes without a word)"
+                .to_string()
+        }
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            "no TlsConnectInfo answer in time".to_string()
+        }
+        _ => format!("reading its TlsConnectInfo: {e}"),
+    })?;
+    let length = ConnectInfo::length(head).map_err(|e| e.to_string())?;
+    let mut b = vec![0u8; length];
+    b[..2].copy_from_slice(&head);
+    stream
+        .read_exact(&mut b[2..])
+        .map_err(|e| format!("reading its TlsConnectInfo: {e}"))?;
+    debug_assert!(b.len() <= connect_info::MAX_LEN);
+    ConnectInfo::decode(&b).map_err(|e| e.to_string())
+}

@@ -1,0 +1,273 @@
+//! Certificates and keys: this machine's own (created on demand for self-signed mode), the
+//! ones a user names (shared-CA mode), their SHA-256 fingerprints, and the per-user directory
+//! Secure ADS keeps its files in.
+
+use super::SecureError;
+use openssl::asn1::Asn1Time;
+use openssl::bn::BigNum;
+use openssl::hash::MessageDigest;
+use openssl::pkey::{PKey, Private};
+use openssl::rsa::Rsa;
+use openssl::x509::extension::{BasicConstraints, ExtendedKeyUsage, KeyUsage};
+use openssl::x509::{X509, X509NameBuilder};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming the directory of Secure ADS files (before the default).
+pub const DIR_ENV: &str = "CDPR_SECURE_DIR";
+
+/// Years a certificate created here is valid.
+const VALID_DAYS: u32 = 10 * 365;
+
+/// The directory of Secure ADS files: `given`, else `$CDPR_SECURE_DIR`, else
+/// `$XDG_CONFIG_HOME/cdpr/secure-ads`, else `~/.config/cdpr/secure-ads` (`%APPDATA%` on
+/// Windows).
+pub fn default_dir(given: Option<&Path>) -> Result<PathBuf, SecureError> {
+    if let Some(d) = given {
+        return Ok(d.to_path_buf());
+    }
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(d) = env(DIR_ENV) {
+        return Ok(d);
+    }
+    let base = env("XDG_CONFIG_HOME")
+        .or_else(|| env("HOME").map(|h| h.join(".config")))
+        .or_else(|| env("APPDATA"))
+        .ok_or_else(|| SecureError::Files {
+            path: PathBuf::from("~"),
+            text: format!("no home directory (HOME unset): name one with --secure-dir or {DIR_ENV}"),
+        })?;
+    Ok(base.join("cdpr").join("secure-ads"))
+}
+
+/// A certificate and its private key.
+#[derive(Clone)]
+pub struct Identity {
+    pub cert: X509,
+    pub key: PKey<Private>,
+    /// Where it was read from (for messages).
+    pub source: String,
+}
+
+impl std::fmt::Debug for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Identity")
+            .field("source", &self.source)
+            .field("fingerprint", &fingerprint(&self.cert).unwrap_or_default())
+            .finish()
+    }
+}
+
+impl Identity {
+    /// Reads a PEM certificate and its PEM private key.
+    pub fn load(cert: &Path, key: &Path) -> Result<Identity, SecureError> {
+        let cert_pem = read(cert)?;
+        let key_pem = read(key)?;
+        let bad = |path: &Path, what: &str, e: openssl::error::ErrorStack| SecureError::Files {
+            path: path.to_path_buf(),
+            text: format!("not a PEM {what}: {e}"),
+        };
+        let cert_x = X509::from_pem(&cert_pem).map_err(|e| bad(cert, "certificate", e))?;
+        let key_x = PKey::private_key_from_pem(&key_pem).map_err(|e| bad(key, "private key", e))?;
+        let matches = cert_x
+            .public_key()
+            .map(|p| p.public_eq(&key_x))
+            .unwrap_or(false);
+        if !matches {
+            return Err(SecureError::Files {
+                path: key.to_path_buf(),
+                text: format!("this key does not belong to the certificate {}", cert.display()),
+            });
+        }
+        Ok(Identity {
+            cert: cert_x,
+            key: key_x,
+            source: cert.display().to_string(),
+        })
+    }
+
+    /// The self-signed identity `name` (`client`, `plc`) in `dir`: read when its files exist,
+    /// created (RSA 2048, SHA-256, CN = `common_name`, 10 years) and written otherwise. The
+    /// bool says whether it was created now.
+    pub fn self_signed(
+        dir: &Path,
+        name: &str,
+        common_name: &str,
+    ) -> Result<(Identity, bool), SecureError> {
+        let cert_path = dir.join(format!("{name}.crt"));
+        let key_path = dir.join(format!("{name}.key"));
+        if cert_path.exists() || key_path.exists() {
+            return Identity::load(&cert_path, &key_path).map(|i| (i, false));
+        }
+        let id = create_self_signed(common_name).map_err(|e| SecureError::Files {
+            path: cert_path.clone(),
+            text: format!("cannot create a certificate: {e}"),
+        })?;
+        fs::create_dir_all(dir).map_err(|e| SecureError::Files {
+            path: dir.to_path_buf(),
+            text: e.to_string(),
+        })?;
+        let pem = |r: Result<Vec<u8>, openssl::error::ErrorStack>, path: &Path| {
+            r.map_err(|e| SecureError::Files {
+                path: path.to_path_buf(),
+                text: e.to_string(),
+            })
+        };
+        write_private(&key_path, &pem(id.key.private_key_to_pem_pkcs8(), &key_path)?)?;
+        write_file(&cert_path, &pem(id.cert.to_pem(), &cert_path)?)?;
+        Ok((
+            Identity {
+                source: cert_path.display().to_string(),
+                ..id
+            },
+            true,
+        ))
+    }
+
+    /// The certificate's common name.
+    pub fn common_name(&self) -> Option<String> {
+        common_name(&self.cert)
+    }
+}
+
+/// The CN of a certificate's subject.
+pub fn common_name(cert: &X509) -> Option<String> {
+    cert.subject_name()
+        .entries_by_nid(openssl::nid::Nid::COMMONNAME)
+        .next()
+        .and_then(|e| e.data().to_string().ok())
+}
+
+/// A certificate's SHA-256 fingerprint, as `openssl x509 -fingerprint -sha256` prints it
+/// (upper-case hex pairs joined by `:`).
+pub fn fingerprint(cert: &X509) -> Result<String, openssl::error::ErrorStack> {
+    let d = cert.digest(MessageDigest::sha256())?;
+    Ok(d.iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":"))
+}
+
+/// Reads a PEM file of one or more certificates (a CA).
+pub fn load_certs(path: &Path) -> Result<Vec<X509>, SecureError> {
+    let pem = read(path)?;
+    let certs = X509::stack_from_pem(&pem).map_err(|e| SecureError::Files {
+        path: path.to_path_buf(),
+        text: format!("not a PEM certificate: {e}"),
+    })?;
+    if certs.is_empty() {
+        return Err(SecureError::Files {
+            path: path.to_path_buf(),
+            text: "holds no certificate".into(),
+        });
+    }
+    Ok(certs)
+}
+
+fn create_self_signed(common_name: &str) -> Result<Identity, openssl::error::ErrorStack> {
+    let key = PKey::from_rsa(Rsa::generate(2048)?)?;
+    let mut name = X509NameBuilder::new()?;
+    name.append_entry_by_text("O", "cdpr")?;
+    name.append_entry_by_text("CN", common_name)?;
+    let name = name.build();
+    let mut b = X509::builder()?;
+    b.set_version(2)?;
+    let mut serial = BigNum::new()?;
+    serial.rand(127, openssl::bn::MsbOption::MAYBE_ZERO, false)?;
+    let serial = serial.to_asn1_integer()?;
+    b.set_serial_number(&serial)?;
+    b.set_subject_name(&name)?;
+    b.set_issuer_name(&name)?;
+    b.set_pubkey(&key)?;
+    b.set_not_before(Asn1Time::days_from_now(0)?.as_ref())?;
+    b.set_not_after(Asn1Time::days_from_now(VALID_DAYS)?.as_ref())?;
+    b.append_extension(BasicConstraints::new().build()?)?;
+    b.append_extension(
+        KeyUsage::new()
+            .digital_signature()
+            .key_encipherment()
+            .build()?,
+    )?;
+    b.append_extension(ExtendedKeyUsage::new().server_auth().client_auth().build()?)?;
+    b.sign(&key, MessageDigest::sha256())?;
+    Ok(Identity {
+        cert: b.build(),
+        key,
+        source: String::new(),
+    })
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, SecureError> {
+    fs::read(path).map_err(|e| SecureError::Files {
+        path: path.to_path_buf(),
+        text: e.to_string(),
+    })
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename (a crash leaves the old
+/// file or the new one, never half of one).
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), SecureError> {
+    let err = |e: std::io::Error| SecureError::Files {
+        path: path.to_path_buf(),
+        text: e.to_string(),
+    };
+    let tmp = path.with_extension("tmp");
+    fs::write(&tmp, bytes).map_err(err)?;
+    fs::rename(&tmp, path).map_err(err)
+}
+
+/// A private key: readable by its owner only (Unix).
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), SecureError> {
+    write_file(path, bytes)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600)).map_err(|e| {
+            SecureError::Files {
+                path: path.to_path_buf(),
+                text: e.to_string(),
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// This machine's host name (what a TlsConnectInfo carries): the kernel's, else `cdpr`.
+pub fn host_name() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "cdpr".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_created_identity_is_reread_with_the_same_fingerprint_and_a_private_key_file() {
+        let dir = std::env::temp_dir().join(format!("cdpr-id-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let (a, created) = Identity::self_signed(&dir, "client", "laptop").expect("created");
+        assert!(created);
+        assert_eq!(a.common_name().as_deref(), Some("laptop"));
+        let (b, created) = Identity::self_signed(&dir, "client", "other").expect("read");
+        assert!(!created);
+        let fa = fingerprint(&a.cert).expect("fp");
+        assert_eq!(fa, fingerprint(&b.cert).expect("fp"));
+        assert_eq!(fa.len(), 32 * 3 - 1);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(dir.join("client.key")).expect("key").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        // A key of another certificate is refused with both files named.
+        let (_, _) = Identity::self_signed(&dir, "other", "x").expect("created");
+        let e = Identity::load(&dir.join("client.crt"), &dir.join("other.key")).unwrap_err();
+        assert!(e.to_string().contains("does not belong"), "{e}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
