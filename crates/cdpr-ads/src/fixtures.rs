@@ -197,3 +197,22 @@ pub fn seed000_runtime(robot: &Robot, speed: f64) -> Runtime {
     let trajectory = cdpr_core::trajectory::builtin(robot, "seed000", &options).expect("seed000");
     runtime_with(robot, trajectory)
 }
+
+/// A virtual PLC for `robot` playing `trajectory`, speaking only Secure ADS (`secure`'s
+/// mode) on 127.0.0.1:<free port>.
+pub fn secure_runtime(
+    robot: &Robot,
+    trajectory: Trajectory,
+    secure: std::sync::Arc<crate::secure::SecureServer>,
+) -> Runtime {
+    let mut config = ServerConfig::new("127.0.0.1:0".parse().expect("address"));
+    config.secure = Some(secure);
+    Runtime::start(
+        robot,
+        trajectory,
+        Timing::default(),
+        server::default_identity(),
+        config,
+    )
+    .expect("virtual PLC starts")
+}

@@ -21,6 +21,8 @@ mod notify_exchange;
 mod plc_cycle_notifications;
 /// A peer that never reads, and a flood of idle connections, cost only themselves.
 mod server_under_load;
+/// Secure ADS (TLS): the three modes, refusals and their words, hostile peers in the tunnel.
+mod secure_ads;
 /// The shadow's library loop over ADS rides out a dropped link.
 mod shadow_loop_over_ads;
 /// The GVL shipped for TwinCAT declares what the virtual PLC serves.
