@@ -11,6 +11,7 @@ mod net;
 mod options;
 mod output;
 mod plc;
+mod secure;
 mod shadow;
 mod sim;
 mod surrogate;

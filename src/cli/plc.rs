@@ -2,6 +2,7 @@
 
 use super::args::{RobotArg, warn, within};
 use super::output::{StatusLine, Table, json};
+use super::secure::SecureArgs;
 use anyhow::{Context, Result, bail};
 use cdpr_ads::server::{
     self, DeviceIdentity, Runtime, RuntimeOptions, ServerConfig, Timing, UdpConfig,
@@ -18,11 +19,11 @@ use std::time::{Duration, Instant};
 pub struct PlcArgs {
     #[command(flatten)]
     pub robot: RobotArg,
-    /// Address to serve AMS/TCP on (loopback unless told otherwise; 48898 is ADS's port).
-    /// Any other address serves every client that can reach it, without authentication
-    /// (ADS has none): a warning says so.
-    #[arg(long, default_value = server::DEFAULT_LISTEN, value_name = "ADDR:PORT")]
-    pub listen: SocketAddr,
+    /// Address to serve AMS/TCP on (default: 127.0.0.1:48898, ADS's port; with --secure
+    /// 127.0.0.1:8016, Secure ADS's). Any other address serves every client that can reach
+    /// it; over plain ADS without authentication (ADS has none): a warning says so.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<SocketAddr>,
     /// AMS NetId the PLC answers as.
     #[arg(long, default_value = "127.0.0.1.1.1", value_name = "NETID")]
     pub ams_net_id: AmsNetId,
@@ -84,6 +85,12 @@ pub struct PlcArgs {
     /// Print the final statistics as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Serve Secure ADS only (TLS; TwinCAT/BSD's default), in one mode: `ssc` (this PLC's
+    /// self-signed certificate, made on first use, its fingerprint printed; clients register
+    /// with --route-user/--route-password), `sca` (--cert/--key signed by --ca; clients must
+    /// present a certificate signed by it), `psk` (--psk-identity/--psk-password).
+    #[command(flatten)]
+    pub secure: SecureArgs,
 }
 
 /// Where the UDP service answers.
@@ -163,19 +170,34 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
     let played = trajectory.duration();
     // In range by its parser (at most a year).
     let duration = a.duration.map(Duration::from_secs_f64);
-    if !a.listen.ip().is_loopback() {
+    let secure_mode = a
+        .secure
+        .server((a.route_user.clone(), a.route_password.clone()))?;
+    let listen = match (a.listen, &secure_mode) {
+        (Some(l), _) => l,
+        (None, None) => server::DEFAULT_LISTEN.parse()?,
+        (None, Some(_)) => SocketAddr::from(([127, 0, 0, 1], cdpr_ads::secure::PORT)),
+    };
+    if !listen.ip().is_loopback() && secure_mode.is_none() {
         warn(&[format!(
             "--listen {}: the virtual PLC is reachable from {}, and ADS has no authentication: \
              anyone who can reach it can read and write its symbols. Use 127.0.0.1 unless that is \
-             what you want.",
-            a.listen,
-            if a.listen.ip().is_unspecified() {
+             what you want (or --secure).",
+            listen,
+            if listen.ip().is_unspecified() {
                 "every network interface of this machine".to_string()
             } else {
-                format!("the network of {}", a.listen.ip())
+                format!("the network of {}", listen.ip())
             }
         )]);
     }
+    let secure = match secure_mode {
+        None => None,
+        Some(mode) => Some(std::sync::Arc::new(
+            cdpr_ads::secure::SecureServer::new(mode, a.secure.secure_dir.as_deref(), a.ams_net_id)
+                .context("setting up Secure ADS (--secure)")?,
+        )),
+    };
     // The runtime refuses these too; here the message names the options.
     let nc = a.nc.as_nanos();
     if nc == 0 || a.task < a.nc || !a.task.as_nanos().is_multiple_of(nc) {
@@ -215,7 +237,8 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
     };
     let config = ServerConfig {
         require_route: a.require_route,
-        ..ServerConfig::new(a.listen)
+        secure: secure.clone(),
+        ..ServerConfig::new(listen)
     };
     let mut rt = Runtime::start_with(
         &robot,
@@ -228,11 +251,11 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             wait_for_client: a.wait_for_client,
         },
     )
-    .with_context(|| format!("starting the virtual PLC on {}", a.listen))?;
+    .with_context(|| format!("starting the virtual PLC on {listen}"))?;
     let udp_listen = match a.udp_listen {
         Some(UdpListen::Off) => None,
         Some(UdpListen::At(at)) => Some(at),
-        None => Some(SocketAddr::new(a.listen.ip(), UDP_PORT)),
+        None => Some(SocketAddr::new(listen.ip(), UDP_PORT)),
     };
     let udp = match udp_listen {
         None => Ok(None),
@@ -250,10 +273,13 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
     }
     // One line on stderr that scripts (and the tests) wait for.
     eprintln!(
-        "cdpr plc: {} ({} cables) serving ADS on {} as {}:{}; PLC task {:?}, NC task {:?}{}{}",
+        "cdpr plc: {} ({} cables) serving ADS on {}{} as {}:{}; PLC task {:?}, NC task {:?}{}{}",
         robot.name,
         robot.cable_count(),
         rt.server.local_addr(),
+        secure
+            .as_ref()
+            .map_or(String::new(), |s| format!(" (Secure ADS, TLS, mode {})", s.mode_name())),
         a.ams_net_id,
         a.ams_port,
         a.task,
@@ -271,6 +297,22 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             Err((at, _)) => format!("; no ADS UDP service ({at} taken)"),
         }
     );
+    if let Some(s) = &secure {
+        if let Some((path, created)) = &s.certificate {
+            eprintln!(
+                "cdpr plc: certificate {path}{} SHA-256 fingerprint {}",
+                if *created { " (created now)" } else { "" },
+                s.fingerprint().unwrap_or("-")
+            );
+        }
+        if s.mode_name() == "ssc" {
+            eprintln!(
+                "cdpr plc: Secure ADS clients register with user `{}`, password `{}` \
+                 (--route-user, --route-password)",
+                a.route_user, a.route_password
+            );
+        }
+    }
     match &udp {
         Ok(Some(_)) => eprintln!(
             "cdpr plc: add-route user `{}`, password `{}` (--route-user, --route-password){}",

@@ -4,6 +4,7 @@ use super::args::within;
 use super::options::{RunArgs, Shadow};
 use super::output::{StatusLine, Table, json};
 use super::plc::{YEAR_S, duration_within};
+use super::secure::SecureArgs;
 use anyhow::{Context, Result};
 use cdpr_ads::link::{AdsSource, ExchangeChoice};
 use cdpr_ads::shadow::{
@@ -114,7 +115,27 @@ pub struct LinkArgs {
     /// `auto` without notifications.
     #[arg(long, default_value = "auto", value_parser = clap::value_parser!(ExchangeChoice), value_name = "auto|poll|notify|sum-handle|sum-address|single")]
     pub exchange: ExchangeChoice,
+    #[command(flatten)]
+    pub secure: SecureArgs,
+    /// `--secure ssc`: the PLC's user, to register this machine's certificate on the first
+    /// connection (as `cdpr route add --secure ssc` does); later connections need none.
+    #[arg(long, value_name = "USER", requires = "secure_password", help_heading = SECURE_HEADING)]
+    pub secure_user: Option<String>,
+    /// `--secure ssc`: the password of --secure-user (TwinCAT's factory default: 1).
+    #[arg(long, value_name = "PASSWORD", requires = "secure_user", help_heading = SECURE_HEADING)]
+    pub secure_password: Option<String>,
+    /// The host name sent to the PLC in the TlsConnectInfo (default: this machine's
+    /// certificate's common name, else its host name); a shared-CA PLC compares it with the
+    /// certificate's CN.
+    #[arg(long, value_name = "NAME", requires = "secure", help_heading = SECURE_HEADING)]
+    pub secure_host_name: Option<String>,
+    /// `--secure ssc`: accept the PLC's new certificate when its fingerprint (SHA-256, as the
+    /// error printed it) is this one, and pin it from now on.
+    #[arg(long, value_name = "SHA256", requires = "secure", help_heading = SECURE_HEADING)]
+    pub accept_fingerprint: Option<String>,
 }
+
+const SECURE_HEADING: &str = "Secure ADS (TLS 1.2 on TCP 8016; TwinCAT 3.1.4024 and later)";
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CycleArg {
@@ -175,6 +196,11 @@ impl LinkArgs {
             timeout: self.timeout,
             exchange: self.exchange,
             robot,
+            secure: self.secure.client(
+                self.secure_user.clone().zip(self.secure_password.clone()),
+                self.secure_host_name.clone(),
+                self.accept_fingerprint.clone(),
+            )?,
             config: ShadowConfig {
                 sim: request.sim_config(CommandSource::Controller, surrogate),
                 timing,
@@ -200,8 +226,14 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         }
     }
     let Connected {
-        mut shadow, banner, ..
+        mut shadow,
+        banner,
+        notes,
+        ..
     } = shadow::connect(&setup)?;
+    for n in notes {
+        eprintln!("cdpr shadow: {n}");
+    }
     // One line on stderr that scripts (and the tests) wait for.
     eprintln!("cdpr shadow: {banner}");
     if !a.json {

@@ -175,6 +175,9 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
     }
     let setup = a.link.setup(plc, request)?;
     let opened = cdpr_ads::shadow::connect(&setup)?;
+    for n in &opened.notes {
+        eprintln!("cdpr view: {n}");
+    }
     eprintln!("cdpr view: live shadow: {}", opened.banner);
     shadow::print_start(opened.shadow.start_report());
     let mut lines = vec![

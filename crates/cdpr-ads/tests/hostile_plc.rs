@@ -79,6 +79,7 @@ fn open(addr: SocketAddr) -> Connection {
         TARGET,
         Source::Auto,
         Duration::from_millis(500),
+        None,
     )
     .expect("connects")
 }

@@ -40,6 +40,11 @@ pub enum ControllerError {
         refused: bool,
         text: String,
     },
+    /// Secure ADS: the TLS handshake or the TlsConnectInfo failed; the text says what to
+    /// change on which side (reconnecting helps only once that is done, or after a PLC
+    /// restart).
+    #[error("Secure ADS to {endpoint}: {text}")]
+    Secure { endpoint: String, text: String },
     /// The PLC no longer knows a handle the link holds (ADS 0x710 symbol not found, 0x711
     /// symbol version invalid, 0x722 symbol not active, 0x1 internal error on a handle): an
     /// online change or a re-download. [`ShadowLink`] re-resolves and carries on.
@@ -67,6 +72,7 @@ impl ControllerError {
             ControllerError::Link(_)
                 | ControllerError::Broken(_)
                 | ControllerError::Unreachable { .. }
+                | ControllerError::Secure { .. }
         )
     }
 

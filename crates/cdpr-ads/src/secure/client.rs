@@ -210,7 +210,12 @@ impl SecureClient {
                     Pinned::New if register.is_none() => {
                         return Err(SecureError::NotRegistered {
                             endpoint: endpoint.to_string(),
-                            host: host.to_string(),
+                            // The port only when it is not Secure ADS's own.
+                            host: if endpoint.ends_with(&format!(":{}", super::PORT)) {
+                                host.to_string()
+                            } else {
+                                endpoint.to_string()
+                            },
                             presented: presented.clone(),
                             pins: pins.path().to_path_buf(),
                         });

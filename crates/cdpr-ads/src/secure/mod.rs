@@ -96,8 +96,9 @@ pub enum SecureError {
     /// Self-signed mode, the PLC not known yet and no credentials to register with.
     #[error(
         "no route to {endpoint} yet (its certificate, fingerprint {presented}, is not pinned in \
-         {}): register once with the PLC's user and password (`cdpr route add {host} --secure ssc \
-         --user USER --password PASSWORD`, or --user/--password here)",
+         {}): register once with the PLC's user and password: `cdpr route add --plc {host} --secure \
+         ssc --user USER --password PASSWORD`, or --secure-user/--secure-password on this \
+         connection",
         pins.display()
     )]
     NotRegistered {

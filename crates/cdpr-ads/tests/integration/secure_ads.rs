@@ -134,8 +134,15 @@ fn endpoint(rt: &Runtime) -> String {
 fn connect_err(config: AdsConfig) -> String {
     match AdsTransport::connect(config) {
         Ok(_) => panic!("the connection should have been refused"),
-        Err(e @ ControllerError::Unreachable { .. }) => e.to_string(),
-        Err(e) => panic!("expected an Unreachable error, got {e}"),
+        Err(e @ ControllerError::Secure { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.starts_with("Secure ADS to 127.0.0.1:"),
+                "the message names Secure ADS and the endpoint: {text}"
+            );
+            text
+        }
+        Err(e) => panic!("expected a Secure ADS error, got {e}"),
     }
 }
 

@@ -92,28 +92,33 @@ impl AdsTransport {
             self.config.secure.as_ref(),
         )
         .map_err(|e| {
-                let (refused, text) = match &e {
-                    OpenError::Io(io) => (
-                        io.kind() == std::io::ErrorKind::ConnectionRefused,
-                        match io.kind() {
-                            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
-                                format!(
-                                    "no answer within {:?} (a wrong address, the host off, or a \
-                                     firewall dropping TCP to this port)",
-                                    self.config.timeout
-                                )
-                            }
-                            _ => io.to_string(),
-                        },
-                    ),
-                    OpenError::Router(text) => (false, text.clone()),
-                    OpenError::Secure(e) => (false, e.to_string()),
-                };
-                ControllerError::Unreachable {
-                    endpoint: self.config.endpoint.clone(),
-                    refused,
-                    text,
+            let (refused, text) = match e {
+                OpenError::Io(io) => (
+                    io.kind() == std::io::ErrorKind::ConnectionRefused,
+                    match io.kind() {
+                        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
+                            format!(
+                                "no answer within {:?} (a wrong address, the host off, or a \
+                                 firewall dropping TCP to this port)",
+                                self.config.timeout
+                            )
+                        }
+                        _ => io.to_string(),
+                    },
+                ),
+                OpenError::Router(text) => (false, text),
+                OpenError::Secure(e) => {
+                    return ControllerError::Secure {
+                        endpoint: self.config.endpoint.clone(),
+                        text: e.to_string(),
+                    };
                 }
+            };
+            ControllerError::Unreachable {
+                endpoint: self.config.endpoint.clone(),
+                refused,
+                text,
+            }
             })?;
         self.client = Some(client);
         Ok(())
