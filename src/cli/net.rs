@@ -3,6 +3,7 @@
 
 use super::output::{Table, json};
 use super::plc::duration_within;
+use super::secure::{Mode, SecureArgs};
 use anyhow::{Context, Result, bail};
 use cdpr_ads::link::{self, RouteRequest, SystemInfo, udp_service};
 use cdpr_ads::wire::AmsNetId;
@@ -106,6 +107,13 @@ pub struct RouteAddArgs {
     /// Print the outcome as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// `--secure ssc`: register over Secure ADS instead (TLS, TCP 8016 unless --plc names a
+    /// port): this machine's self-signed certificate (made on first use) is sent with --user
+    /// and --password, the PLC then knows it by its fingerprint, and the PLC's certificate is
+    /// pinned here (trust on first use; compared with the fingerprint the PLC announces over
+    /// UDP when it answers). Shared-CA and PSK modes need no route.
+    #[command(flatten)]
+    pub secure: SecureArgs,
 }
 
 #[derive(serde::Serialize)]
@@ -178,6 +186,22 @@ pub fn route(a: RouteArgs) -> Result<ExitCode> {
 }
 
 fn route_add(a: RouteAddArgs) -> Result<ExitCode> {
+    match a.secure.secure {
+        None => {}
+        Some(Mode::Ssc) => return secure_route_add(&a),
+        Some(m @ (Mode::Sca | Mode::Psk)) => bail!(
+            "--secure {} needs no route: {} is the route. Connect directly: `cdpr shadow --plc \
+             {} --secure {} …`",
+            super::secure::name(m),
+            if m == Mode::Sca {
+                "a certificate signed by the PLC's CA"
+            } else {
+                "the PSK entry in the PLC's StaticRoutes.xml"
+            },
+            a.plc,
+            super::secure::name(m)
+        ),
+    }
     let plc_addr =
         udp_service::resolve_one(&a.plc).with_context(|| format!("finding the PLC `{}`", a.plc))?;
     let local = udp_service::local_ipv4_toward(plc_addr).or_else(udp_service::local_ipv4);
@@ -250,5 +274,114 @@ fn route_add(a: RouteAddArgs) -> Result<ExitCode> {
         plc_addr.ip(),
         report.plc_net_id
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(serde::Serialize)]
+struct SecureRouteReport {
+    plc: String,
+    plc_net_id: String,
+    net_id: String,
+    mode: &'static str,
+    /// This machine's certificate, now known to the PLC.
+    client_fingerprint: String,
+    /// The PLC's certificate, now pinned here.
+    plc_fingerprint: Option<String>,
+    /// What the PLC announced over UDP (identify), when it answered.
+    announced_fingerprint: Option<String>,
+    pins: String,
+}
+
+/// `cdpr route add --secure ssc`: the self-signed registration over TLS.
+fn secure_route_add(a: &RouteAddArgs) -> Result<ExitCode> {
+    use cdpr_ads::secure;
+    let endpoint = cdpr_ads::shadow::endpoint_on(&a.plc, secure::PORT);
+    let addr = std::net::ToSocketAddrs::to_socket_addrs(&endpoint)
+        .with_context(|| format!("finding the PLC `{endpoint}`"))?
+        .next()
+        .with_context(|| format!("`{endpoint}` resolves to no address"))?;
+    let net_id = match (a.net_id, udp_service::local_ipv4_toward(addr)) {
+        (Some(id), _) => id,
+        (None, Some(ip)) => {
+            let [p, q, r, s] = ip.octets();
+            AmsNetId([p, q, r, s, 1, 1])
+        }
+        (None, None) => bail!("this machine has no IPv4 address toward {addr}: give --net-id"),
+    };
+    let Some(client) = a.secure.client(
+        Some((a.user.clone(), a.password.clone())),
+        a.host_name.clone(),
+        None,
+    )?
+    else {
+        bail!("--secure is needed here");
+    };
+    let (own, _) = client.own_self_signed()?;
+    let client_fingerprint = secure::fingerprint(&own.cert)?;
+    let tcp = std::net::TcpStream::connect_timeout(&addr, a.timeout)
+        .with_context(|| format!("connecting to the PLC's Secure ADS port {endpoint}"))?;
+    let session = client
+        .connect(tcp, &endpoint, net_id, a.timeout)
+        .with_context(|| {
+            format!(
+                "registering this machine ({net_id}) on the PLC at {endpoint} as user `{}`",
+                a.user
+            )
+        })?;
+    // TwinCAT announces its certificate's fingerprint in the UDP identify: a second look
+    // at the certificate just trusted on first use.
+    let host = endpoint.rsplit_once(':').map_or(endpoint.as_str(), |(h, _)| h);
+    let announced = link::discover(Some(host), Duration::from_millis(500))
+        .ok()
+        .and_then(|s| s.into_iter().next())
+        .and_then(|s| s.fingerprint);
+    let report = SecureRouteReport {
+        plc: endpoint.clone(),
+        plc_net_id: session.plc_net_id.to_string(),
+        net_id: net_id.to_string(),
+        mode: "ssc",
+        client_fingerprint,
+        plc_fingerprint: session.plc_fingerprint.clone(),
+        announced_fingerprint: announced.clone(),
+        pins: client.pins_path()?.display().to_string(),
+    };
+    let mismatch = match (&announced, &session.plc_fingerprint) {
+        (Some(u), Some(t)) => !secure::same_fingerprint(u, t),
+        _ => false,
+    };
+    if a.json {
+        json(&report)?;
+    } else {
+        for n in &session.notes {
+            println!("{n}");
+        }
+        println!(
+            "Secure ADS route for {net_id} on the PLC {} at {endpoint}: it knows this machine's \
+             certificate (SHA-256 {})",
+            report.plc_net_id, report.client_fingerprint
+        );
+        match &announced {
+            Some(_) if !mismatch => println!(
+                "the PLC's certificate matches the fingerprint it announces over UDP (`cdpr \
+                 discover {host}`)"
+            ),
+            Some(_) => {}
+            None => println!(
+                "compare the PLC's fingerprint above with the one TwinCAT shows (or `cdpr \
+                 discover {host}` prints) before trusting it"
+            ),
+        }
+        println!("next: cdpr shadow --plc {} --secure ssc", a.plc);
+    }
+    if mismatch {
+        secure::Pins::load(&client.pins_path()?)?.forget(&endpoint)?;
+        bail!(
+            "the certificate the PLC presented over TLS ({}) is not the one it announces over \
+             UDP ({}): someone may be in between; its pin was taken out of {} again",
+            report.plc_fingerprint.as_deref().unwrap_or("-"),
+            announced.as_deref().unwrap_or("-"),
+            report.pins
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -263,6 +263,9 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             .serve_udp(UdpConfig {
                 user: a.route_user.clone(),
                 password: a.route_password.clone(),
+                fingerprint: secure
+                    .as_ref()
+                    .and_then(|s| s.fingerprint().map(str::to_string)),
                 ..UdpConfig::new(at)
             })
             .map(Some)

@@ -213,3 +213,64 @@ fn the_shadow_asks_the_plc_for_its_net_id_and_says_so() {
     );
     let _ = p.child.kill();
 }
+
+/// A fresh directory for Secure ADS files.
+fn secure_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("cdpr-route-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// `cdpr route add --secure ssc` registers this machine's certificate with the PLC's user and
+/// password over TLS, pins the PLC's certificate — checked against the fingerprint the PLC
+/// announces in its UDP identify, as TwinCAT 3.1.4024 does — and `cdpr shadow --secure ssc`
+/// then connects with no credentials. A wrong password is TwinCAT's TlsConnectInfo error 4.
+#[test]
+fn secure_route_add_registers_pins_and_lets_the_shadow_in() {
+    // The UDP identify goes to port 48899 of the PLC's host: a loopback address of its own.
+    let (mut p, addr, ip) = (1..200u8)
+        .find_map(|k| {
+            let ip = format!("127.31.{}.{k}", std::process::id() % 250);
+            let (p, addr) = plc(&words(&format!(
+                "--robot uvigo8 --secure ssc --secure-dir {} --listen {ip}:0 --udp-listen \
+                 {ip}:48899 --duration 30",
+                secure_dir("plc").display()
+            )));
+            Some((p, addr, ip)).filter(|(p, _, _)| !p.first_line.contains("taken"))
+        })
+        .expect("a free loopback address");
+    assert!(p.first_line.contains("Secure ADS, TLS, mode ssc"), "{}", p.first_line);
+    let client = secure_dir("client");
+    let dir = client.display().to_string();
+
+    let o = cdpr(&words(&format!(
+        "route add --plc {addr} --secure ssc --secure-dir {dir} --password 2"
+    )));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("TlsConnectInfo error 4") && err.contains("password"), "{err}");
+    assert!(!client.join("known-plcs").exists(), "nothing pinned on a refusal");
+
+    let v = json(&words(&format!(
+        "route add --plc {addr} --secure ssc --secure-dir {dir} --password 1 --json"
+    )));
+    assert_eq!(v["plc_net_id"], "127.0.0.1.1.1", "{v}");
+    assert_eq!(v["announced_fingerprint"], v["plc_fingerprint"], "{v}");
+    let fp = v["plc_fingerprint"].as_str().expect("a fingerprint").to_string();
+    let pins = std::fs::read_to_string(client.join("known-plcs")).expect("pinned");
+    assert!(pins.contains(&format!("{addr} {fp}")), "{pins}");
+
+    let s = json(&words(&format!(
+        "shadow --plc {addr} --secure ssc --secure-dir {dir} --robot uvigo8 --duration 0.3 --json"
+    )));
+    assert_eq!(s["secure"], "ssc", "{s}");
+    assert!(s["cycles"].as_u64().unwrap_or(0) > 10, "{s}");
+
+    // Shared CA and PSK have no route to add: said, with what to do instead.
+    let o = cdpr(&words(&format!("route add --plc {ip} --secure psk --password 1")));
+    assert!(stderr(&o).contains("needs no route"), "{}", stderr(&o));
+    let _ = p.child.kill();
+    let (_, _, plc_err) = p.finish();
+    assert!(plc_err.contains(&fp), "the PLC printed its fingerprint: {plc_err}");
+    let _ = std::fs::remove_dir_all(&client);
+}

@@ -148,6 +148,18 @@ pub fn fingerprint(cert: &X509) -> Result<String, openssl::error::ErrorStack> {
         .join(":"))
 }
 
+/// Whether two fingerprints name the same certificate, however written (`AB:CD…`, `abcd…`).
+pub fn same_fingerprint(a: &str, b: &str) -> bool {
+    let hex = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_hexdigit)
+            .map(|c| c.to_ascii_uppercase())
+            .collect()
+    };
+    let (a, b) = (hex(a), hex(b));
+    !a.is_empty() && a == b
+}
+
 /// Reads a PEM file of one or more certificates (a CA).
 pub fn load_certs(path: &Path) -> Result<Vec<X509>, SecureError> {
     let pem = read(path)?;

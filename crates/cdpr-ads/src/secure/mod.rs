@@ -26,7 +26,7 @@ mod server;
 
 pub use client::{ClientMode, SecureClient, Session};
 pub use connect_info::{ConnectError, ConnectInfo};
-pub use identity::{Identity, fingerprint};
+pub use identity::{Identity, fingerprint, same_fingerprint};
 pub use pins::{Pinned, Pins};
 pub use server::{SecureServer, ServerMode};
 

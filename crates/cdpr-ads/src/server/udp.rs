@@ -37,6 +37,9 @@ pub struct UdpConfig {
     pub host_name: String,
     pub tc_version: TcVersion,
     pub os: OsVersion,
+    /// The SHA-256 fingerprint of the Secure ADS certificate, as TwinCAT 3.1.4024+ sends it
+    /// in an identify (`cdpr discover` shows it, `cdpr route add --secure ssc` compares it).
+    pub fingerprint: Option<String>,
 }
 
 impl UdpConfig {
@@ -59,6 +62,7 @@ impl UdpConfig {
                 platform: 0,
                 text: format!("cdpr virtual PLC ({})", std::env::consts::OS),
             },
+            fingerprint: None,
         }
     }
 }
@@ -198,11 +202,15 @@ impl Responder {
         let reply = match m.service {
             service::IDENTIFY => {
                 self.stats.identifies.fetch_add(1, Ordering::Relaxed);
-                reply
+                let reply = reply
                     .with_str(tag::COMPUTER_NAME, &self.config.host_name)
                     .with_bytes(tag::NET_ID, &self.me.net_id.0)
                     .with_bytes(tag::OS_VERSION, &self.config.os.encode())
-                    .with_bytes(tag::TC_VERSION, &self.config.tc_version.encode())
+                    .with_bytes(tag::TC_VERSION, &self.config.tc_version.encode());
+                match &self.config.fingerprint {
+                    Some(f) => reply.with_str(tag::FINGERPRINT, f),
+                    None => reply,
+                }
             }
             service::ADD_ROUTE => reply.with_u32(tag::STATUS, self.add_route(m, peer)),
             other => {

@@ -77,6 +77,8 @@ pub struct ShadowReport {
     pub write: bool,
     /// The exchange asked for (`auto` or a forced one); the one in use is `exchange`.
     pub exchange_choice: String,
+    /// Secure ADS's mode (`ssc`, `sca`, `psk`); `None`: plain ADS.
+    pub secure: Option<&'static str>,
     pub record: Option<PathBuf>,
     pub start: StartSummary,
     pub anchors: Vec<AnchorSummary>,
@@ -107,6 +109,7 @@ impl ShadowReport {
             },
             write: config.write,
             exchange_choice: setup.exchange.to_string(),
+            secure: setup.secure.as_ref().map(|s| s.mode.name()),
             record: setup.record.clone(),
             start: start.into(),
             anchors: start.anchors.iter().map(AnchorSummary::from).collect(),
