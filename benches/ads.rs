@@ -3,11 +3,15 @@
 //! cycle (sum read + sum write). Criterion reports mean/median; p50/p99 over 10 000 requests
 //! are printed as well (seed 000's gateway: 48–60 ms per exchange, seed 003: 3 ms per read),
 //! and so is the reaction time in PLC cycles of a 2 ms echo loop against the wall-clock PLC.
+//! The shadow's exchange once more over Secure ADS (TLS 1.2, PSK and self-signed modes): what
+//! the encryption costs per cycle, and a connection's set-up (TCP, TLS handshake,
+//! TlsConnectInfo).
 //! Run: cargo bench --no-default-features --bench ads
 
 use cdpr_ads::link::{
     AdsConfig, AdsController, AdsTransport, Controller, ShadowLink, ShadowOutputs, WritePolicy,
 };
+use cdpr_ads::secure::{ClientMode, SecureClient, SecureServer, ServerMode};
 use cdpr_ads::server::{self, Runtime, ServerConfig, Timing};
 use cdpr_ads::wire::{AmsAddr, AmsNetId};
 use cdpr_core::kinematics::{self, Pose};
@@ -18,7 +22,14 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 fn runtime(robot: &Robot) -> Runtime {
-    let config = ServerConfig::new("127.0.0.1:0".parse().expect("address"));
+    runtime_with(robot, None)
+}
+
+fn runtime_with(robot: &Robot, secure: Option<SecureServer>) -> Runtime {
+    let config = ServerConfig {
+        secure: secure.map(std::sync::Arc::new),
+        ..ServerConfig::new("127.0.0.1:0".parse().expect("address"))
+    };
     Runtime::start(
         robot,
         Trajectory::default(),
@@ -30,9 +41,16 @@ fn runtime(robot: &Robot) -> Runtime {
 }
 
 fn controller(rt: &Runtime, robot: &Robot) -> AdsController {
+    controller_with(rt, robot, None)
+}
+
+fn controller_with(rt: &Runtime, robot: &Robot, secure: Option<SecureClient>) -> AdsController {
     let target = AmsAddr::new(AmsNetId::LOCAL, 851);
-    let t = AdsTransport::connect(AdsConfig::new(rt.server.local_addr().to_string(), target))
-        .expect("connects");
+    let config = AdsConfig {
+        secure,
+        ..AdsConfig::new(rt.server.local_addr().to_string(), target)
+    };
+    let t = AdsTransport::connect(config).expect("connects");
     ShadowLink::connect(
         t,
         &cdpr_ads::PlcSymbols::of(robot).expect("[plc]"),
@@ -111,7 +129,82 @@ fn benches(c: &mut Criterion) {
     drop(handle);
     drop(ctl);
     rt.stop();
+    secure_ads(c, &robot, &outputs);
     reaction_on_the_wall_clock(&robot);
+}
+
+/// The shadow's sum read and full exchange over Secure ADS, PSK and self-signed, and the
+/// set-up of a connection (TCP, TLS handshake, TlsConnectInfo, symbol resolution).
+fn secure_ads(c: &mut Criterion, robot: &Robot, outputs: &ShadowOutputs) {
+    let dir = std::env::temp_dir().join(format!("cdpr-bench-secure-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let psk = ("bench".to_string(), "secret".to_string());
+    let modes = [
+        (
+            "psk",
+            ServerMode::Psk {
+                entries: vec![psk.clone()],
+            },
+            ClientMode::Psk {
+                identity: psk.0.clone(),
+                password: psk.1.clone(),
+            },
+        ),
+        (
+            "ssc",
+            ServerMode::SelfSigned {
+                user: "Administrator".into(),
+                password: "1".into(),
+            },
+            ClientMode::SelfSigned {
+                register: Some(("Administrator".into(), "1".into())),
+            },
+        ),
+    ];
+    for (name, server_mode, client_mode) in modes {
+        let server = SecureServer::new(server_mode, Some(&dir.join("plc")), AmsNetId::LOCAL)
+            .expect("Secure ADS server");
+        let rt = runtime_with(robot, Some(server));
+        let client = SecureClient {
+            dir: Some(dir.join("client")),
+            ..SecureClient::new(client_mode)
+        };
+        let mut ctl = controller_with(&rt, robot, Some(client.clone()));
+        c.bench_function(&format!("secure_{name}_sum_read_cycle_inputs"), |b| {
+            b.iter(|| black_box(ctl.read_cycle().expect("sum read")))
+        });
+        percentiles(&format!("secure_{name}_sum_read_cycle_inputs"), 10_000, || {
+            black_box(ctl.read_cycle().expect("sum read"));
+        });
+        let mut exchange = || {
+            let inputs = ctl.read_cycle().expect("sum read");
+            let out = ShadowOutputs {
+                cycle: inputs.cycle,
+                ..outputs.clone()
+            };
+            ctl.write_cycle(&out).expect("sum write");
+        };
+        c.bench_function(
+            &format!("secure_{name}_exchange_cycle_read_and_write"),
+            |b| b.iter(&mut exchange),
+        );
+        percentiles(
+            &format!("secure_{name}_exchange_cycle_read_and_write"),
+            10_000,
+            exchange,
+        );
+        drop(ctl);
+        percentiles(&format!("secure_{name}_connection_setup"), 100, || {
+            black_box(controller_with(&rt, robot, Some(client.clone())));
+        });
+        rt.stop();
+    }
+    let rt = runtime(robot);
+    percentiles("plain_connection_setup", 100, || {
+        black_box(controller(&rt, robot));
+    });
+    rt.stop();
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The reaction time over ADS against the wall-clock PLC (moved here from
