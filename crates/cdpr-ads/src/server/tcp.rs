@@ -285,6 +285,11 @@ struct Shared {
     /// Secure ADS handshakes under way (each on a thread of its own, at most
     /// [`MAX_HANDSHAKES`]).
     handshakes: AtomicUsize,
+    /// Their sockets and deadlines: a handshake not done by [`HANDSHAKE_DEADLINE`] has its
+    /// socket shut down by the notification thread (a peer dribbling a byte now and then
+    /// would otherwise keep a handshake thread for minutes, each read within its timeout).
+    handshake_deadlines: Mutex<Vec<(u64, Instant, TcpStream)>>,
+    next_handshake: AtomicU64,
 }
 
 /// Secure ADS handshakes at once; a connection beyond them is closed at once (a flood of
@@ -293,6 +298,8 @@ struct Shared {
 pub const MAX_HANDSHAKES: usize = 16;
 /// Each step of a Secure ADS handshake (TLS, the TlsConnectInfo) must come within this.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(2);
+/// The whole of a Secure ADS handshake must be done within this.
+pub const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(5);
 
 /// A running server; stops (and closes every connection) on [`Server::stop`] or drop.
 pub struct Server {
@@ -314,6 +321,8 @@ impl Server {
             stats: Arc::new(ServerStats::default()),
             next_port: AtomicU16::new(32905),
             handshakes: AtomicUsize::new(0),
+            handshake_deadlines: Mutex::new(Vec::new()),
+            next_handshake: AtomicU64::new(0),
         });
         let accept = {
             let shared = Arc::clone(&shared);
@@ -463,7 +472,16 @@ fn secure_handshake(
         .spawn(move || {
             let shared = shared2;
             let _ = stream.set_nodelay(true);
+            let id = shared.next_handshake.fetch_add(1, Ordering::Relaxed);
+            if let Ok(guard) = stream.try_clone() {
+                lock(&shared.handshake_deadlines).push((
+                    id,
+                    Instant::now() + HANDSHAKE_DEADLINE,
+                    guard,
+                ));
+            }
             let accepted = secure.accept(stream, HANDSHAKE_TIMEOUT);
+            lock(&shared.handshake_deadlines).retain(|(k, _, _)| *k != id);
             shared.handshakes.fetch_sub(1, Ordering::AcqRel);
             match accepted {
                 Ok((tls, info)) => {
@@ -775,6 +793,13 @@ fn notify_loop(shared: &Shared) {
             }
             c.queue(frames, &shared.stats);
         }
+        lock(&shared.handshake_deadlines).retain(|(_, deadline, socket)| {
+            let late = *deadline <= now;
+            if late {
+                let _ = socket.shutdown(std::net::Shutdown::Both);
+            }
+            !late
+        });
         let wait = next.saturating_duration_since(Instant::now());
         std::thread::sleep(wait.max(Duration::from_micros(200)));
     }

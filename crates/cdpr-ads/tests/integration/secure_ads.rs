@@ -801,3 +801,67 @@ fn a_huge_frame_length_from_a_fake_plc_inside_tls_is_an_error_on_the_client() {
         started.elapsed()
     );
 }
+
+/// A peer that dribbles its ClientHello a byte a second (each byte within the per-read
+/// timeout) is cut off at the handshake deadline, not minutes later; and a flood of silent
+/// connections holds at most `MAX_HANDSHAKES` handshakes: the ones beyond are closed at once.
+#[test]
+fn a_dribbled_or_flooded_handshake_is_cut_off() {
+    use cdpr_ads::server::tcp::{HANDSHAKE_DEADLINE, MAX_HANDSHAKES};
+    use std::io::Read;
+    let tmp = TempDir::new("dribble");
+    let rt = runtime(psk_server(&tmp.0));
+    let addr = rt.server.local_addr();
+    let mut slow = TcpStream::connect(addr).expect("connects");
+    slow.set_read_timeout(Some(Duration::from_millis(900)))
+        .expect("timeout");
+    let started = std::time::Instant::now();
+    // A TLS record header announcing a 200-byte handshake message, then a byte a second.
+    let hello = [0x16u8, 0x03, 0x01, 0x00, 0xC8, 0x01, 0x00, 0x00, 0xC4, 0x03, 0x03];
+    let mut closed = None;
+    for b in hello.iter().cycle().take(20) {
+        if slow.write_all(&[*b]).is_err() {
+            closed = Some(started.elapsed());
+            break;
+        }
+        let mut buf = [0u8; 64];
+        match slow.read(&mut buf) {
+            Ok(0) => {
+                closed = Some(started.elapsed());
+                break;
+            }
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => {
+                closed = Some(started.elapsed());
+                break;
+            }
+        }
+    }
+    let closed = closed.expect("the dribbling peer is cut off");
+    assert!(
+        closed >= HANDSHAKE_DEADLINE - Duration::from_millis(500)
+            && closed < HANDSHAKE_DEADLINE + Duration::from_secs(3),
+        "cut off after {closed:?}, deadline {HANDSHAKE_DEADLINE:?}"
+    );
+
+    // MAX_HANDSHAKES silent connections take every handshake place; one more is closed at once.
+    let silent: Vec<TcpStream> = (0..MAX_HANDSHAKES)
+        .map(|_| TcpStream::connect(addr).expect("connects"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut extra = TcpStream::connect(addr).expect("connects");
+    extra
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .expect("timeout");
+    let mut buf = [0u8; 8];
+    assert!(
+        matches!(extra.read(&mut buf), Ok(0) | Err(_)),
+        "a connection beyond {MAX_HANDSHAKES} handshakes is closed"
+    );
+    drop(silent);
+    // Once they are gone, a real client gets in.
+    wait_for("a client is served again", Duration::from_secs(5), || {
+        AdsTransport::connect(config(&rt, client(psk("secret"), &tmp.0))).is_ok()
+    });
+}
