@@ -173,9 +173,13 @@ fn secure_ads(c: &mut Criterion, robot: &Robot, outputs: &ShadowOutputs) {
         c.bench_function(&format!("secure_{name}_sum_read_cycle_inputs"), |b| {
             b.iter(|| black_box(ctl.read_cycle().expect("sum read")))
         });
-        percentiles(&format!("secure_{name}_sum_read_cycle_inputs"), 10_000, || {
-            black_box(ctl.read_cycle().expect("sum read"));
-        });
+        percentiles(
+            &format!("secure_{name}_sum_read_cycle_inputs"),
+            10_000,
+            || {
+                black_box(ctl.read_cycle().expect("sum read"));
+            },
+        );
         let mut exchange = || {
             let inputs = ctl.read_cycle().expect("sum read");
             let out = ShadowOutputs {

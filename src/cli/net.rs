@@ -330,7 +330,9 @@ fn secure_route_add(a: &RouteAddArgs) -> Result<ExitCode> {
         })?;
     // TwinCAT announces its certificate's fingerprint in the UDP identify: a second look
     // at the certificate just trusted on first use.
-    let host = endpoint.rsplit_once(':').map_or(endpoint.as_str(), |(h, _)| h);
+    let host = endpoint
+        .rsplit_once(':')
+        .map_or(endpoint.as_str(), |(h, _)| h);
     let announced = link::discover(Some(host), Duration::from_millis(500))
         .ok()
         .and_then(|s| s.into_iter().next())

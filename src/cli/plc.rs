@@ -280,9 +280,10 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         robot.name,
         robot.cable_count(),
         rt.server.local_addr(),
-        secure
-            .as_ref()
-            .map_or(String::new(), |s| format!(" (Secure ADS, TLS, mode {})", s.mode_name())),
+        secure.as_ref().map_or(String::new(), |s| format!(
+            " (Secure ADS, TLS, mode {})",
+            s.mode_name()
+        )),
         a.ams_net_id,
         a.ams_port,
         a.task,

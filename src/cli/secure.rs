@@ -44,7 +44,12 @@ pub struct SecureArgs {
     pub psk_identity: Option<String>,
     /// `--secure psk`: the PSK password (the key is SHA-256 of the upper-case identity and
     /// this password). Also from $CDPR_PSK_PASSWORD, which keeps it out of the shell history.
-    #[arg(long, value_name = "PASSWORD", env = "CDPR_PSK_PASSWORD", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "PASSWORD",
+        env = "CDPR_PSK_PASSWORD",
+        hide_env_values = true
+    )]
     pub psk_password: Option<String>,
 }
 

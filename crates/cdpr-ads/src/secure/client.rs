@@ -19,9 +19,7 @@ pub enum ClientMode {
     /// This machine's self-signed certificate (created on first use in the secure directory);
     /// the PLC's pinned on first use. `register`: the PLC's user and password, to add the
     /// route (sent only when given).
-    SelfSigned {
-        register: Option<(String, String)>,
-    },
+    SelfSigned { register: Option<(String, String)> },
     /// A certificate and key signed by the CA the PLC trusts, and that CA.
     SharedCa {
         cert: PathBuf,
@@ -276,7 +274,8 @@ fn use_identity(
     b: &mut openssl::ssl::SslConnectorBuilder,
     id: &Identity,
 ) -> Result<(), SecureError> {
-    b.set_cipher_list(CERT_CIPHERS).map_err(SecureError::setup)?;
+    b.set_cipher_list(CERT_CIPHERS)
+        .map_err(SecureError::setup)?;
     b.set_certificate(&id.cert).map_err(SecureError::setup)?;
     b.set_private_key(&id.key).map_err(SecureError::setup)?;
     Ok(())

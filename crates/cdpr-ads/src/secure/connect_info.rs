@@ -120,7 +120,9 @@ pub struct ConnectInfo {
 pub enum InfoError {
     #[error("a TlsConnectInfo of {0} bytes: at least 64 and at most 512 expected")]
     Length(usize),
-    #[error("a TlsConnectInfo whose user ({user}) and password ({password}) lengths exceed its {length} bytes")]
+    #[error(
+        "a TlsConnectInfo whose user ({user}) and password ({password}) lengths exceed its {length} bytes"
+    )]
     Strings {
         length: usize,
         user: usize,
@@ -155,7 +157,12 @@ impl ConnectInfo {
     /// A server's answer: the response flag, `error` (0: accepted), the server's NetId.
     pub fn response(error: Option<ConnectError>, net_id: AmsNetId, host_name: &str) -> ConnectInfo {
         ConnectInfo {
-            flags: flag::RESPONSE | if error.is_none() { flag::AMS_ALLOWED } else { 0 },
+            flags: flag::RESPONSE
+                | if error.is_none() {
+                    flag::AMS_ALLOWED
+                } else {
+                    0
+                },
             version: VERSION,
             error: error.map_or(0, ConnectError::code),
             net_id,
@@ -307,8 +314,14 @@ mod tests {
     #[test]
     fn lengths_outside_64_to_512_and_strings_past_the_end_are_refused() {
         assert_eq!(ConnectInfo::length([63, 0]), Err(InfoError::Length(63)));
-        assert_eq!(ConnectInfo::length([0x01, 0x02]), Err(InfoError::Length(513)));
-        assert_eq!(ConnectInfo::length([0xFF, 0xFF]), Err(InfoError::Length(65535)));
+        assert_eq!(
+            ConnectInfo::length([0x01, 0x02]),
+            Err(InfoError::Length(513))
+        );
+        assert_eq!(
+            ConnectInfo::length([0xFF, 0xFF]),
+            Err(InfoError::Length(65535))
+        );
         let mut b = ConnectInfo::request(0, AmsNetId::LOCAL, "x", None)
             .encode()
             .expect("encodes");

@@ -26,7 +26,11 @@ pub fn default_dir(given: Option<&Path>) -> Result<PathBuf, SecureError> {
     if let Some(d) = given {
         return Ok(d.to_path_buf());
     }
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(d) = env(DIR_ENV) {
         return Ok(d);
     }
@@ -35,7 +39,9 @@ pub fn default_dir(given: Option<&Path>) -> Result<PathBuf, SecureError> {
         .or_else(|| env("APPDATA"))
         .ok_or_else(|| SecureError::Files {
             path: PathBuf::from("~"),
-            text: format!("no home directory (HOME unset): name one with --secure-dir or {DIR_ENV}"),
+            text: format!(
+                "no home directory (HOME unset): name one with --secure-dir or {DIR_ENV}"
+            ),
         })?;
     Ok(base.join("cdpr").join("secure-ads"))
 }
@@ -76,7 +82,10 @@ impl Identity {
         if !matches {
             return Err(SecureError::Files {
                 path: key.to_path_buf(),
-                text: format!("this key does not belong to the certificate {}", cert.display()),
+                text: format!(
+                    "this key does not belong to the certificate {}",
+                    cert.display()
+                ),
             });
         }
         Ok(Identity {
@@ -113,7 +122,10 @@ impl Identity {
                 text: e.to_string(),
             })
         };
-        write_private(&key_path, &pem(id.key.private_key_to_pem_pkcs8(), &key_path)?)?;
+        write_private(
+            &key_path,
+            &pem(id.key.private_key_to_pem_pkcs8(), &key_path)?,
+        )?;
         write_file(&cert_path, &pem(id.cert.to_pem(), &cert_path)?)?;
         Ok((
             Identity {
@@ -200,7 +212,12 @@ fn create_self_signed(common_name: &str) -> Result<Identity, openssl::error::Err
             .key_encipherment()
             .build()?,
     )?;
-    b.append_extension(ExtendedKeyUsage::new().server_auth().client_auth().build()?)?;
+    b.append_extension(
+        ExtendedKeyUsage::new()
+            .server_auth()
+            .client_auth()
+            .build()?,
+    )?;
     b.sign(&key, MessageDigest::sha256())?;
     Ok(Identity {
         cert: b.build(),
@@ -273,7 +290,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(dir.join("client.key")).expect("key").permissions().mode();
+            let mode = fs::metadata(dir.join("client.key"))
+                .expect("key")
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
         // A key of another certificate is refused with both files named.

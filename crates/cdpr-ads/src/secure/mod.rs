@@ -185,8 +185,7 @@ pub(crate) fn explain_handshake(
             .into();
     }
     if has("certificate required") || has("peer did not return a certificate") {
-        return "the peer sent no certificate: both sides need one in the certificate modes"
-            .into();
+        return "the peer sent no certificate: both sides need one in the certificate modes".into();
     }
     if has("no shared cipher") || has("handshake failure") || has("no ciphers") {
         return "no cipher suite in common: the two sides are set to different modes \

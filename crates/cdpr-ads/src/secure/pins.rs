@@ -151,7 +151,10 @@ mod tests {
         let b = A.replace("AB:CD", "00:11");
         assert_eq!(q.check("plc:8016", &b), Pinned::Changed(A.to_string()));
         assert!(q.forget("plc:8016").expect("written"));
-        assert_eq!(Pins::load(&path).expect("r").check("plc:8016", A), Pinned::New);
+        assert_eq!(
+            Pins::load(&path).expect("r").check("plc:8016", A),
+            Pinned::New
+        );
     }
 
     #[test]

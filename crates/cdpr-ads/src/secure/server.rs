@@ -120,7 +120,8 @@ impl SecureServer {
         };
         let fingerprint = match &id {
             Some(id) => {
-                b.set_cipher_list(CERT_CIPHERS).map_err(SecureError::setup)?;
+                b.set_cipher_list(CERT_CIPHERS)
+                    .map_err(SecureError::setup)?;
                 b.set_certificate(&id.cert).map_err(SecureError::setup)?;
                 b.set_private_key(&id.key).map_err(SecureError::setup)?;
                 b.check_private_key().map_err(SecureError::setup)?;

@@ -26,7 +26,9 @@
 use super::device::{Device, Session};
 use super::routes::RouteTable;
 use crate::secure::SecureServer;
-use crate::wire::{self, AMS_HEADER_LEN, AmsAddr, Frame, FrameError, Framing, TCP_HEADER_LEN, router};
+use crate::wire::{
+    self, AMS_HEADER_LEN, AmsAddr, Frame, FrameError, Framing, TCP_HEADER_LEN, router,
+};
 use openssl::ssl::SslStream;
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};

@@ -236,7 +236,10 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
         (Some(s), None) => NetIdChoice {
             net_id: AmsNetId([0; 6]),
             origin: NetIdOrigin::Secure,
-            note: format!("Secure ADS ({}), NetId from the PLC's answer", s.mode.name()),
+            note: format!(
+                "Secure ADS ({}), NetId from the PLC's answer",
+                s.mode.name()
+            ),
         },
         _ => choose_net_id(&setup.plc, setup.ams_net_id, setup.timeout)?,
     };

@@ -60,7 +60,8 @@ mod timeline;
 
 pub use config::{CycleTiming, ShadowConfig};
 pub use connect::{
-    Connected, NetIdChoice, NetIdOrigin, ShadowSetup, choose_net_id, connect, endpoint, endpoint_on, net_id,
+    Connected, NetIdChoice, NetIdOrigin, ShadowSetup, choose_net_id, connect, endpoint,
+    endpoint_on, net_id,
 };
 pub use cycle::{CycleReport, CycleStatus};
 pub use error::ShadowError;

@@ -164,7 +164,11 @@ impl Framing {
     /// Decodes a complete frame from the front of `buf` (see [`decode_frame`]): `Ok(None)`
     /// while more bytes are needed; a length above `limit` (AMS header + payload) is refused as
     /// soon as it can be read, before anything waits for the body.
-    pub fn decode(self, buf: &[u8], limit: usize) -> Result<Option<(Frame<'_>, usize)>, FrameError> {
+    pub fn decode(
+        self,
+        buf: &[u8],
+        limit: usize,
+    ) -> Result<Option<(Frame<'_>, usize)>, FrameError> {
         match self {
             Framing::AmsTcp => decode_frame(buf, limit),
             Framing::Bare => {

@@ -19,10 +19,10 @@ mod exchange_choice;
 mod notify_exchange;
 /// One notification frame per PLC cycle and client, stamped with the PLC's time.
 mod plc_cycle_notifications;
-/// A peer that never reads, and a flood of idle connections, cost only themselves.
-mod server_under_load;
 /// Secure ADS (TLS): the three modes, refusals and their words, hostile peers in the tunnel.
 mod secure_ads;
+/// A peer that never reads, and a flood of idle connections, cost only themselves.
+mod server_under_load;
 /// The shadow's library loop over ADS rides out a dropped link.
 mod shadow_loop_over_ads;
 /// The GVL shipped for TwinCAT declares what the virtual PLC serves.

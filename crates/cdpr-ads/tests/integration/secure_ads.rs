@@ -273,7 +273,10 @@ fn closes_within(s: &mut SslStream<TcpStream>, within: Duration) -> bool {
 fn wait_for(what: &str, within: Duration, mut cond: impl FnMut() -> bool) {
     let end = Instant::now() + within;
     while !cond() {
-        assert!(Instant::now() < end, "{what} did not happen within {within:?}");
+        assert!(
+            Instant::now() < end,
+            "{what} did not happen within {within:?}"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -292,7 +295,11 @@ fn self_signed_registers_once_pins_both_sides_then_connects_without_credentials(
         &rt,
         client(ssc(Some(("Administrator", "1"))), &client_dir),
     ));
-    assert_eq!(first.target().net_id, plc_net_id(), "the NetId of the answer");
+    assert_eq!(
+        first.target().net_id,
+        plc_net_id(),
+        "the NetId of the answer"
+    );
     let client_net_id = first.source().expect("a source").net_id;
     let notes = first.take_notes().join("\n");
     assert!(notes.contains("route registered"), "{notes}");
@@ -316,7 +323,10 @@ fn self_signed_registers_once_pins_both_sides_then_connects_without_credentials(
     // Again, without credentials: known by its certificate now.
     let mut second = connect(config(&rt, client(ssc(None), &client_dir)));
     let notes = second.take_notes();
-    assert!(notes.is_empty(), "nothing registered, nothing created: {notes:?}");
+    assert!(
+        notes.is_empty(),
+        "nothing registered, nothing created: {notes:?}"
+    );
     assert_eq!(second.target().net_id, plc_net_id());
     drop(second);
 
@@ -355,7 +365,10 @@ fn self_signed_wrong_password_is_refused_with_error_4() {
         &rt,
         client(ssc(Some(("Administrator", "2"))), &tmp.join("client")),
     ));
-    assert_words(&e, &["refused", "TlsConnectInfo error 4", "user or password"]);
+    assert_words(
+        &e,
+        &["refused", "TlsConnectInfo error 4", "user or password"],
+    );
     assert!(
         !tmp.join("client/known-plcs").exists(),
         "a refused PLC is not pinned"
@@ -408,7 +421,13 @@ fn a_changed_plc_fingerprint_is_refused_until_accepted_then_pinned_again() {
     let e = connect_err(config(&rt, client(ssc(None), &dir)));
     assert_words(
         &e,
-        &["changed", "--accept-fingerprint", &plc_fp, &other, "do not connect"],
+        &[
+            "changed",
+            "--accept-fingerprint",
+            &plc_fp,
+            &other,
+            "do not connect",
+        ],
     );
 
     let mut accept = client(ssc(None), &dir);
@@ -419,7 +438,8 @@ fn a_changed_plc_fingerprint_is_refused_until_accepted_then_pinned_again() {
     drop(t);
     let text = read_text(&pins);
     assert!(
-        text.lines().any(|l| l == format!("{} {plc_fp}", endpoint(&rt))),
+        text.lines()
+            .any(|l| l == format!("{} {plc_fp}", endpoint(&rt))),
         "re-pinned: {text}"
     );
     assert!(!text.contains(&other), "the old pin is gone: {text}");
@@ -494,8 +514,20 @@ fn make_signed(dir: &Path, ca: &str, name: &str, cn: &str) {
     openssl_cli(
         dir,
         &[
-            "x509", "-req", "-in", &csr, "-CA", &ca_pem, "-CAkey", &ca_key, "-CAcreateserial",
-            "-days", "30", "-sha256", "-out", &pem,
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            &ca_pem,
+            "-CAkey",
+            &ca_key,
+            "-CAcreateserial",
+            "-days",
+            "30",
+            "-sha256",
+            "-out",
+            &pem,
         ],
     );
 }
@@ -589,11 +621,21 @@ fn shared_ca_connects_and_refuses_a_cn_mismatch_a_foreign_ca_and_an_expired_cert
 
     // Another host name than the certificate's CN.
     let e = connect_err(config(&rt, sca_client(pki, "ca", "other")));
-    assert_words(&e, &["TlsConnectInfo error 2", "common name", "--secure-host-name"]);
+    assert_words(
+        &e,
+        &[
+            "TlsConnectInfo error 2",
+            "common name",
+            "--secure-host-name",
+        ],
+    );
 
     // The client trusts another CA than the one that signed the PLC's certificate.
     let e = connect_err(config(&rt, sca_client(pki, "ca2", "shadow-client")));
-    assert_words(&e, &["TLS handshake", "not signed by the CA", "ca2.pem", "--ca"]);
+    assert_words(
+        &e,
+        &["TLS handshake", "not signed by the CA", "ca2.pem", "--ca"],
+    );
     drop(rt);
 
     // The PLC's certificate expired.
@@ -817,7 +859,9 @@ fn a_dribbled_or_flooded_handshake_is_cut_off() {
         .expect("timeout");
     let started = std::time::Instant::now();
     // A TLS record header announcing a 200-byte handshake message, then a byte a second.
-    let hello = [0x16u8, 0x03, 0x01, 0x00, 0xC8, 0x01, 0x00, 0x00, 0xC4, 0x03, 0x03];
+    let hello = [
+        0x16u8, 0x03, 0x01, 0x00, 0xC8, 0x01, 0x00, 0x00, 0xC4, 0x03, 0x03,
+    ];
     let mut closed = None;
     for b in hello.iter().cycle().take(20) {
         if slow.write_all(&[*b]).is_err() {
@@ -831,7 +875,11 @@ fn a_dribbled_or_flooded_handshake_is_cut_off() {
                 break;
             }
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(_) => {
                 closed = Some(started.elapsed());
                 break;

@@ -332,9 +332,11 @@ impl Connection {
         self.stream
             .write_all(self.framing.outgoing(&frame))
             .map_err(|e| match e.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ConnError::Timeout(self.timeout),
-            _ => ConnError::Closed(format!("sending a request: {e}")),
-        })?;
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                    ConnError::Timeout(self.timeout)
+                }
+                _ => ConnError::Closed(format!("sending a request: {e}")),
+            })?;
         let deadline = Some(Instant::now() + self.timeout);
         loop {
             match self.next_frame(deadline)? {

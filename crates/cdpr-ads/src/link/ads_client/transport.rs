@@ -119,7 +119,7 @@ impl AdsTransport {
                 refused,
                 text,
             }
-            })?;
+        })?;
         self.client = Some(client);
         Ok(())
     }
