@@ -913,3 +913,37 @@ fn a_dribbled_or_flooded_handshake_is_cut_off() {
         AdsTransport::connect(config(&rt, client(psk("secret"), &tmp.0))).is_ok()
     });
 }
+
+/// The two sides set to different things: each said as such. A PSK client at a self-signed
+/// PLC finds no cipher in common; a Secure ADS client at a plain ADS port is closed during the
+/// handshake (the plain server takes the ClientHello for a broken AMS/TCP frame); a plain client
+/// at a Secure ADS port gets no ADS answer and the PLC counts a failed handshake.
+#[test]
+fn mismatched_modes_and_ports_are_told_apart() {
+    let tmp = TempDir::new("mismatch");
+    let rt = runtime(ssc_server(&tmp.0.join("plc")));
+    let text = connect_err(config(&rt, client(psk("secret"), &tmp.0.join("c"))));
+    assert_words(&text, &["TLS handshake", "no cipher suite in common", "different modes"]);
+
+    let plain = cdpr_ads::fixtures::runtime();
+    let mut c = AdsConfig::new(
+        plain.server.local_addr().to_string(),
+        AmsAddr::new(AmsNetId([0; 6]), 851),
+    );
+    c.timeout = Duration::from_secs(3);
+    c.secure = Some(client(psk("secret"), &tmp.0.join("c")));
+    let text = connect_err(c);
+    assert_words(&text, &["TLS handshake", "closed the connection during the handshake", "8016"]);
+
+    let refused_before = rt.server.stats().refused_tls.load(Ordering::Relaxed);
+    let mut c = AdsConfig::new(endpoint(&rt), AmsAddr::new(plc_net_id(), 851));
+    c.timeout = Duration::from_millis(500);
+    let answered = AdsTransport::connect(c).and_then(|t| {
+        ShadowLink::connect(t, &cdpr_ads::PlcSymbols::defaults(), WritePolicy::ReadOnly)
+            .map(|_| ())
+    });
+    assert!(answered.is_err(), "a plain client gets no ADS over TLS");
+    wait_for("the failed handshake counted", Duration::from_secs(3), || {
+        rt.server.stats().refused_tls.load(Ordering::Relaxed) > refused_before
+    });
+}
