@@ -52,6 +52,9 @@ mod robots_listing;
 mod route;
 /// Runs describe themselves (the CSV's first comment line) and title their reports.
 mod run_descriptions;
+/// Secure ADS (TLS) on the wire, checked with the `openssl` command-line tool: `s_client`
+/// against `cdpr plc --secure`, `s_server` standing in for a PLC's TLS endpoint.
+mod secure_ads;
 /// `cdpr shadow` against `cdpr plc`: two processes over loopback ADS.
 mod shadow;
 /// Why `cdpr shadow` cannot reach its PLC, told apart.
@@ -62,6 +65,9 @@ mod simulate;
 mod surrogate;
 /// `cdpr sweep`.
 mod sweep;
+/// `cdpr shadow --secure` against `cdpr plc --secure`: shared CA and PSK, a mode's options,
+/// plain ADS at Secure ADS's port.
+mod secure_shadow;
 /// Colour codes and status lines: terminal or pipe.
 mod terminal_output;
 /// `cdpr trajectory`.
