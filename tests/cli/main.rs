@@ -55,6 +55,9 @@ mod run_descriptions;
 /// Secure ADS (TLS) on the wire, checked with the `openssl` command-line tool: `s_client`
 /// against `cdpr plc --secure`, `s_server` standing in for a PLC's TLS endpoint.
 mod secure_ads;
+/// `cdpr shadow --secure` against `cdpr plc --secure`: shared CA and PSK, a mode's options,
+/// plain ADS at Secure ADS's port.
+mod secure_shadow;
 /// `cdpr shadow` against `cdpr plc`: two processes over loopback ADS.
 mod shadow;
 /// Why `cdpr shadow` cannot reach its PLC, told apart.
@@ -65,9 +68,6 @@ mod simulate;
 mod surrogate;
 /// `cdpr sweep`.
 mod sweep;
-/// `cdpr shadow --secure` against `cdpr plc --secure`: shared CA and PSK, a mode's options,
-/// plain ADS at Secure ADS's port.
-mod secure_shadow;
 /// Colour codes and status lines: terminal or pipe.
 mod terminal_output;
 /// `cdpr trajectory`.

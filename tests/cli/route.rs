@@ -239,7 +239,11 @@ fn secure_route_add_registers_pins_and_lets_the_shadow_in() {
             Some((p, addr, ip)).filter(|(p, _, _)| !p.first_line.contains("taken"))
         })
         .expect("a free loopback address");
-    assert!(p.first_line.contains("Secure ADS, TLS, mode ssc"), "{}", p.first_line);
+    assert!(
+        p.first_line.contains("Secure ADS, TLS, mode ssc"),
+        "{}",
+        p.first_line
+    );
     let client = secure_dir("client");
     let dir = client.display().to_string();
 
@@ -248,15 +252,24 @@ fn secure_route_add_registers_pins_and_lets_the_shadow_in() {
     )));
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("TlsConnectInfo error 4") && err.contains("password"), "{err}");
-    assert!(!client.join("known-plcs").exists(), "nothing pinned on a refusal");
+    assert!(
+        err.contains("TlsConnectInfo error 4") && err.contains("password"),
+        "{err}"
+    );
+    assert!(
+        !client.join("known-plcs").exists(),
+        "nothing pinned on a refusal"
+    );
 
     let v = json(&words(&format!(
         "route add --plc {addr} --secure ssc --secure-dir {dir} --password 1 --json"
     )));
     assert_eq!(v["plc_net_id"], "127.0.0.1.1.1", "{v}");
     assert_eq!(v["announced_fingerprint"], v["plc_fingerprint"], "{v}");
-    let fp = v["plc_fingerprint"].as_str().expect("a fingerprint").to_string();
+    let fp = v["plc_fingerprint"]
+        .as_str()
+        .expect("a fingerprint")
+        .to_string();
     let pins = std::fs::read_to_string(client.join("known-plcs")).expect("pinned");
     assert!(pins.contains(&format!("{addr} {fp}")), "{pins}");
 
@@ -267,10 +280,15 @@ fn secure_route_add_registers_pins_and_lets_the_shadow_in() {
     assert!(s["cycles"].as_u64().unwrap_or(0) > 10, "{s}");
 
     // Shared CA and PSK have no route to add: said, with what to do instead.
-    let o = cdpr(&words(&format!("route add --plc {ip} --secure psk --password 1")));
+    let o = cdpr(&words(&format!(
+        "route add --plc {ip} --secure psk --password 1"
+    )));
     assert!(stderr(&o).contains("needs no route"), "{}", stderr(&o));
     let _ = p.child.kill();
     let (_, _, plc_err) = p.finish();
-    assert!(plc_err.contains(&fp), "the PLC printed its fingerprint: {plc_err}");
+    assert!(
+        plc_err.contains(&fp),
+        "the PLC printed its fingerprint: {plc_err}"
+    );
     let _ = std::fs::remove_dir_all(&client);
 }

@@ -2,61 +2,18 @@
 //! three modes (the self-signed one, with its route, is in `route.rs`); the options of a mode
 //! checked; plain ADS at Secure ADS's port said as such.
 
+use super::secure_ads::{self_signed, signed};
 use crate::common::*;
+use cdpr_ads::fixtures::have_openssl;
 use std::path::Path;
 use std::process::Command;
 
-/// Whether the `openssl` command is there (the shared-CA test makes its PKI with it, as
-/// Beckhoff documents); its absence fails the test when CDPR_REQUIRE_OPENSSL=1 (CI).
-fn have_openssl(test: &str) -> bool {
-    let ok = Command::new("openssl")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("CDPR_REQUIRE_OPENSSL").as_deref() != Ok("1"),
-            "{test}: the `openssl` command is missing (apt-get install openssl)"
-        );
-        eprintln!("{test}: skipped, no `openssl` command");
-    }
-    ok
-}
-
-fn openssl(dir: &Path, args: &str) {
-    let o = Command::new("openssl")
-        .args(args.split_whitespace())
-        .current_dir(dir)
-        .output()
-        .expect("openssl runs");
-    assert!(
-        o.status.success(),
-        "openssl {args}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// A CA and two certificates signed by it (`plc`, CN plc; `laptop`, CN laptop).
+/// A CA (`ca.pem`) and two certificates signed by it (`plc.pem`, CN plc; `laptop.pem`, CN
+/// laptop), made with the `openssl` command as Beckhoff documents it.
 fn pki(dir: &Path) {
-    openssl(dir, "genrsa -out ca.key 2048");
-    openssl(
-        dir,
-        "req -x509 -new -nodes -key ca.key -sha256 -subj /CN=LabCA -days 30 -out ca.pem",
-    );
-    for who in ["plc", "laptop"] {
-        openssl(dir, &format!("genrsa -out {who}.key 2048"));
-        openssl(
-            dir,
-            &format!("req -new -key {who}.key -subj /CN={who} -out {who}.csr"),
-        );
-        openssl(
-            dir,
-            &format!(
-                "x509 -req -in {who}.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
-                 -sha256 -out {who}.crt"
-            ),
-        );
-    }
+    self_signed(dir, "ca", "LabCA");
+    signed(dir, "plc", "plc");
+    signed(dir, "laptop", "laptop");
 }
 
 /// The shadow's JSON report against `cdpr plc` with `plc_args`, the shadow with `shadow_args`.
@@ -85,13 +42,13 @@ fn the_shadow_runs_over_a_shared_ca_and_a_pre_shared_key() {
     let (v, plc_err) = shadow_report(
         &format!(
             "--secure sca --cert {} --key {} --ca {}",
-            f("plc.crt"),
+            f("plc.pem"),
             f("plc.key"),
             f("ca.pem")
         ),
         &format!(
             "--secure sca --cert {} --key {} --ca {}",
-            f("laptop.crt"),
+            f("laptop.pem"),
             f("laptop.key"),
             f("ca.pem")
         ),
@@ -144,7 +101,9 @@ fn a_modes_options_are_checked_and_named() {
         .output()
         .expect("runs");
     assert_fails(&o, "--secure psk needs --psk-identity and --psk-password");
-    let o = cdpr(&words("shadow --plc 127.0.0.1 --robot uvigo8 --psk-identity lab"));
+    let o = cdpr(&words(
+        "shadow --plc 127.0.0.1 --robot uvigo8 --psk-identity lab",
+    ));
     assert_fails(&o, "--secure");
 }
 

@@ -17,7 +17,19 @@ pub fn runtime() -> Runtime {
 
 /// A virtual PLC for `robot` playing `trajectory`, on 127.0.0.1:<free port>.
 pub fn runtime_with(robot: &Robot, trajectory: Trajectory) -> Runtime {
-    let config = ServerConfig::new("127.0.0.1:0".parse().expect("address"));
+    runtime_serving(robot, trajectory, None)
+}
+
+/// [`runtime_with`], plain ADS or (`secure`) Secure ADS only.
+fn runtime_serving(
+    robot: &Robot,
+    trajectory: Trajectory,
+    secure: Option<std::sync::Arc<crate::secure::SecureServer>>,
+) -> Runtime {
+    let config = ServerConfig {
+        secure,
+        ..ServerConfig::new("127.0.0.1:0".parse().expect("address"))
+    };
     Runtime::start(
         robot,
         trajectory,
@@ -205,14 +217,95 @@ pub fn secure_runtime(
     trajectory: Trajectory,
     secure: std::sync::Arc<crate::secure::SecureServer>,
 ) -> Runtime {
-    let mut config = ServerConfig::new("127.0.0.1:0".parse().expect("address"));
-    config.secure = Some(secure);
-    Runtime::start(
-        robot,
-        trajectory,
-        Timing::default(),
-        server::default_identity(),
-        config,
-    )
-    .expect("virtual PLC starts")
+    runtime_serving(robot, trajectory, Some(secure))
+}
+
+/// Whether the `openssl` command is there (the Secure ADS tests check the wire with it and make
+/// their PKI with it, as Beckhoff documents); without it the test prints why and is skipped,
+/// unless `CDPR_REQUIRE_OPENSSL=1` (CI), when it fails.
+pub fn have_openssl(test: &str) -> bool {
+    let present = std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !present {
+        assert!(
+            std::env::var("CDPR_REQUIRE_OPENSSL").as_deref() != Ok("1"),
+            "{test}: the `openssl` command is missing and CDPR_REQUIRE_OPENSSL=1: install \
+             OpenSSL 3 (apt install openssl)"
+        );
+        eprintln!("{test}: SKIPPED: no `openssl` command");
+    }
+    present
+}
+
+/// `openssl ARGS` in `dir`, which must succeed; its stdout.
+pub fn openssl(dir: &std::path::Path, args: &[&str]) -> Vec<u8> {
+    let out = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("openssl runs");
+    assert!(
+        out.status.success(),
+        "openssl {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A self-signed certificate, also good as a CA, with the `openssl` command as Beckhoff's
+/// documentation makes its root CA: `NAME.key`, `NAME.pem`, CN `cn`.
+pub fn openssl_ca(dir: &std::path::Path, name: &str, cn: &str) {
+    let (key, pem, subj) = (
+        format!("{name}.key"),
+        format!("{name}.pem"),
+        format!("/CN={cn}"),
+    );
+    openssl(dir, &["genrsa", "-out", &key, "2048"]);
+    openssl(
+        dir,
+        &[
+            "req", "-x509", "-new", "-nodes", "-key", &key, "-sha256", "-subj", &subj, "-days",
+            "30", "-out", &pem,
+        ],
+    );
+}
+
+/// A key and certificate `NAME.key`, `NAME.pem` with CN `cn`, signed by the CA `ca`
+/// (`CA.pem`, `CA.key` in `dir`), with the `openssl` command.
+pub fn openssl_signed(dir: &std::path::Path, ca: &str, name: &str, cn: &str) {
+    let (key, csr, pem, subj) = (
+        format!("{name}.key"),
+        format!("{name}.csr"),
+        format!("{name}.pem"),
+        format!("/CN={cn}"),
+    );
+    let (ca_pem, ca_key) = (format!("{ca}.pem"), format!("{ca}.key"));
+    openssl(dir, &["genrsa", "-out", &key, "2048"]);
+    openssl(
+        dir,
+        &["req", "-new", "-key", &key, "-subj", &subj, "-out", &csr],
+    );
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            &ca_pem,
+            "-CAkey",
+            &ca_key,
+            "-CAcreateserial",
+            "-days",
+            "30",
+            "-sha256",
+            "-out",
+            &pem,
+        ],
+    );
 }

@@ -43,7 +43,7 @@ pub enum ControllerError {
     /// Secure ADS: the TLS handshake or the TlsConnectInfo failed; the text says what to
     /// change on which side (reconnecting helps only once that is done, or after a PLC
     /// restart).
-    #[error("Secure ADS to {endpoint}: {text}")]
+    #[error("Secure ADS: {text}")]
     Secure { endpoint: String, text: String },
     /// The PLC no longer knows a handle the link holds (ADS 0x710 symbol not found, 0x711
     /// symbol version invalid, 0x722 symbol not active, 0x1 internal error on a handle): an

@@ -267,23 +267,31 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
     } else {
         WritePolicy::ReadOnly
     };
-    let controller = ShadowLink::connect(transport, &symbols, policy)
-        .map_err(|e| {
-            // Plain ADS at Secure ADS's port: the PLC took the TLS connection's first bytes
-            // for a broken handshake and closed it.
-            let tls_port = endpoint.ends_with(&format!(":{}", secure::PORT));
-            match resolve_error(&endpoint, target, source, e) {
-                ShadowError::NoRoute { cause, .. } if tls_port && setup.secure.is_none() => {
-                    ShadowError::Target(format!(
-                        "{endpoint} answered no ADS request ({cause}): port {} is Secure ADS \
+    let controller = ShadowLink::connect(transport, &symbols, policy).map_err(|e| {
+        // Plain ADS at Secure ADS's port: the PLC took the TLS connection's first bytes
+        // for a broken handshake and closed it.
+        let tls_port = endpoint.ends_with(&format!(":{}", secure::PORT));
+        match resolve_error(&endpoint, target, source, e) {
+            ShadowError::NoRoute { cause, .. } if tls_port && setup.secure.is_none() => {
+                ShadowError::Target(format!(
+                    "{endpoint} answered no ADS request ({cause}): port {} is Secure ADS \
                          (TLS): connect with --secure ssc|sca|psk (or to the plain ADS port \
                          48898)",
-                        secure::PORT
-                    ))
-                }
-                other => other,
+                    secure::PORT
+                ))
             }
-        })?;
+            // Over Secure ADS the PLC accepted this machine in its TlsConnectInfo answer:
+            // no route is missing.
+            ShadowError::NoRoute { cause, .. } if setup.secure.is_some() => {
+                ShadowError::Target(format!(
+                    "{endpoint} accepted the Secure ADS connection but answered no ADS \
+                         request ({cause}): check that {target} is the PLC's AMS address \
+                         (--ams-net-id, --ams-port) and that its PLC runtime runs"
+                ))
+            }
+            other => other,
+        }
+    })?;
     let mut shadow = Shadow::new(controller, setup.robot.clone(), setup.config.clone())?;
     if let Some(path) = &setup.record {
         let recorder =

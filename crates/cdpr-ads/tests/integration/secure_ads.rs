@@ -25,7 +25,6 @@ use openssl::ssl::{SslAcceptor, SslConnector, SslMethod, SslStream, SslVerifyMod
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -137,7 +136,7 @@ fn connect_err(config: AdsConfig) -> String {
         Err(e @ ControllerError::Secure { .. }) => {
             let text = e.to_string();
             assert!(
-                text.starts_with("Secure ADS to 127.0.0.1:"),
+                text.starts_with("Secure ADS: ") && text.contains("127.0.0.1:"),
                 "the message names Secure ADS and the endpoint: {text}"
             );
             text
@@ -449,89 +448,6 @@ fn a_changed_plc_fingerprint_is_refused_until_accepted_then_pinned_again() {
 
 // ------------------------------------------------------------------------------ shared CA
 
-/// Runs `openssl ARGS` in `dir`; panics with its output if it fails.
-fn openssl_cli(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("openssl runs");
-    assert!(
-        out.status.success(),
-        "openssl {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Whether the `openssl` command-line tool is there; without it the test is skipped (or
-/// fails with CDPR_REQUIRE_OPENSSL=1).
-fn have_openssl_cli(test: &str) -> bool {
-    let present = Command::new("openssl")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !present {
-        assert!(
-            std::env::var("CDPR_REQUIRE_OPENSSL").as_deref() != Ok("1"),
-            "{test}: the `openssl` command-line tool is missing and CDPR_REQUIRE_OPENSSL=1: \
-             install OpenSSL (apt install openssl) to build the test PKI"
-        );
-        eprintln!("{test}: SKIPPED, no `openssl` command-line tool to build the test PKI");
-    }
-    present
-}
-
-/// A CA as Beckhoff documents it: `NAME.key`, `NAME.pem`.
-fn make_ca(dir: &Path, name: &str, cn: &str) {
-    let key = format!("{name}.key");
-    let pem = format!("{name}.pem");
-    openssl_cli(dir, &["genrsa", "-out", &key, "2048"]);
-    let subj = format!("/CN={cn}");
-    openssl_cli(
-        dir,
-        &[
-            "req", "-x509", "-new", "-nodes", "-key", &key, "-sha256", "-subj", &subj, "-days",
-            "30", "-out", &pem,
-        ],
-    );
-}
-
-/// A key and certificate `NAME.key`, `NAME.pem` with CN `cn`, signed by the CA `ca`.
-fn make_signed(dir: &Path, ca: &str, name: &str, cn: &str) {
-    let (key, csr, pem) = (
-        format!("{name}.key"),
-        format!("{name}.csr"),
-        format!("{name}.pem"),
-    );
-    let (ca_pem, ca_key) = (format!("{ca}.pem"), format!("{ca}.key"));
-    let subj = format!("/CN={cn}");
-    openssl_cli(dir, &["genrsa", "-out", &key, "2048"]);
-    openssl_cli(
-        dir,
-        &["req", "-new", "-key", &key, "-subj", &subj, "-out", &csr],
-    );
-    openssl_cli(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            &csr,
-            "-CA",
-            &ca_pem,
-            "-CAkey",
-            &ca_key,
-            "-CAcreateserial",
-            "-days",
-            "30",
-            "-sha256",
-            "-out",
-            &pem,
-        ],
-    );
-}
-
 /// A PLC certificate signed by the CA in `dir` (`ca.pem`, `ca.key`) that expired yesterday,
 /// made with the `openssl` crate: `plc-expired.pem`, `plc-expired.key`.
 fn make_expired(dir: &Path) {
@@ -600,15 +516,15 @@ fn sca_client(pki: &Path, ca: &str, host_name: &str) -> SecureClient {
 
 #[test]
 fn shared_ca_connects_and_refuses_a_cn_mismatch_a_foreign_ca_and_an_expired_certificate() {
-    if !have_openssl_cli("shared_ca") {
+    if !have_openssl("shared_ca") {
         return;
     }
     let tmp = TempDir::new("sca");
     let pki = tmp.0.as_path();
-    make_ca(pki, "ca", "TestCA");
-    make_signed(pki, "ca", "plc", "plc");
-    make_signed(pki, "ca", "client", "shadow-client");
-    make_ca(pki, "ca2", "OtherCA");
+    openssl_ca(pki, "ca", "TestCA");
+    openssl_signed(pki, "ca", "plc", "plc");
+    openssl_signed(pki, "ca", "client", "shadow-client");
+    openssl_ca(pki, "ca2", "OtherCA");
     make_expired(pki);
 
     let rt = runtime(sca_server(pki, "plc"));
@@ -923,7 +839,14 @@ fn mismatched_modes_and_ports_are_told_apart() {
     let tmp = TempDir::new("mismatch");
     let rt = runtime(ssc_server(&tmp.0.join("plc")));
     let text = connect_err(config(&rt, client(psk("secret"), &tmp.0.join("c"))));
-    assert_words(&text, &["TLS handshake", "no cipher suite in common", "different modes"]);
+    assert_words(
+        &text,
+        &[
+            "TLS handshake",
+            "no cipher suite in common",
+            "different modes",
+        ],
+    );
 
     let plain = cdpr_ads::fixtures::runtime();
     let mut c = AdsConfig::new(
@@ -933,17 +856,25 @@ fn mismatched_modes_and_ports_are_told_apart() {
     c.timeout = Duration::from_secs(3);
     c.secure = Some(client(psk("secret"), &tmp.0.join("c")));
     let text = connect_err(c);
-    assert_words(&text, &["TLS handshake", "closed the connection during the handshake", "8016"]);
+    assert_words(
+        &text,
+        &[
+            "TLS handshake",
+            "closed the connection during the handshake",
+            "8016",
+        ],
+    );
 
     let refused_before = rt.server.stats().refused_tls.load(Ordering::Relaxed);
     let mut c = AdsConfig::new(endpoint(&rt), AmsAddr::new(plc_net_id(), 851));
     c.timeout = Duration::from_millis(500);
     let answered = AdsTransport::connect(c).and_then(|t| {
-        ShadowLink::connect(t, &cdpr_ads::PlcSymbols::defaults(), WritePolicy::ReadOnly)
-            .map(|_| ())
+        ShadowLink::connect(t, &cdpr_ads::PlcSymbols::defaults(), WritePolicy::ReadOnly).map(|_| ())
     });
     assert!(answered.is_err(), "a plain client gets no ADS over TLS");
-    wait_for("the failed handshake counted", Duration::from_secs(3), || {
-        rt.server.stats().refused_tls.load(Ordering::Relaxed) > refused_before
-    });
+    wait_for(
+        "the failed handshake counted",
+        Duration::from_secs(3),
+        || rt.server.stats().refused_tls.load(Ordering::Relaxed) > refused_before,
+    );
 }
