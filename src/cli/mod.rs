@@ -46,6 +46,7 @@ use std::process::ExitCode;
     cdpr plc --robot uvigo8 --trajectory seed000\n  \
     cdpr discover\n  \
     cdpr route add --plc 192.168.1.10 --password 1\n  \
+    cdpr route add --plc 192.168.1.10 --secure ssc --password 1\n  \
     cdpr shadow --plc 127.0.0.1 --ams-net-id 127.0.0.1.1.1 --robot uvigo8 --write --record run.csv")]
 pub struct Cli {
     #[command(subcommand)]

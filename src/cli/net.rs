@@ -74,7 +74,8 @@ address (an IP is safer than a Windows name the PLC may not resolve).",
     after_help = "Examples:\n  \
 cdpr route add --plc 192.168.1.10 --password 1\n  \
 cdpr route add --plc 192.168.1.10 --password secret --route-name lab --temporary\n  \
-cdpr route add --plc 127.0.0.1 --password 1 --json     # `cdpr plc` on this machine"
+cdpr route add --plc 127.0.0.1 --password 1 --json     # `cdpr plc` on this machine\n  \
+cdpr route add --plc 192.168.1.10 --secure ssc --password 1   # Secure ADS, self-signed"
 )]
 pub struct RouteAddArgs {
     /// The PLC, HOST or HOST:PORT (UDP 48899 by default).

@@ -37,7 +37,10 @@ PLC needs for this PC.\n\n\
 Examples:\n  \
 cdpr plc --robot uvigo8 --trajectory seed000 &\n  \
 cdpr shadow --plc 127.0.0.1 --ams-net-id 127.0.0.1.1.1 --robot uvigo8 --write --record run.csv --duration 35\n  \
-cdpr shadow --plc 192.168.1.10 --ams-net-id 192.168.1.10.1.1 --robot robots/uvigo8.toml   # read-only"
+cdpr shadow --plc 192.168.1.10 --ams-net-id 192.168.1.10.1.1 --robot robots/uvigo8.toml   # read-only\n  \
+cdpr route add --plc 192.168.1.10 --secure ssc --password 1   # Secure ADS (TLS, 8016): once\n  \
+cdpr shadow --plc 192.168.1.10 --secure ssc --robot uvigo8\n  \
+CDPR_PSK_PASSWORD=… cdpr shadow --plc 192.168.1.10 --secure psk --psk-identity lab --robot uvigo8"
 )]
 pub struct ShadowArgs {
     /// The controller's AMS/TCP endpoint, HOST or HOST:PORT (ADS's port 48898 by default).

@@ -6,6 +6,9 @@
 //!   return codes, AMS addresses. Bytes only: nothing in it knows a robot;
 //! - [`plc_symbols`], [`units`]: the controller's conventions, shared by both ends — which
 //!   symbols hold what (the robot file's `[plc]` section) and their units (mm, degrees);
+//! - [`secure`]: Secure ADS — TLS 1.2 on TCP 8016 in TwinCAT's three modes (self-signed
+//!   certificates with pins, a shared CA, a pre-shared key) and its TlsConnectInfo; used by
+//!   both ends, the server and the link;
 //! - [`server`]: what stands in for TwinCAT — an AMS/TCP server, the ADS device behind it, the
 //!   PLC memory and symbol table it serves, and the virtual PLC that writes them (`cdpr plc`);
 //! - [`link`]: how the shadow talks to a controller — the [`link::Controller`] trait, its
