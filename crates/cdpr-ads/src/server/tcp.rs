@@ -54,7 +54,8 @@ pub struct ServerConfig {
     /// The routes added over the UDP service ([`super::udp`]); shared with the responder.
     pub routes: RouteTable,
     /// Serve only peers with a route: an AMS frame from a source NetId without one closes
-    /// the connection, as TwinCAT does (its clients then report a missing route).
+    /// the connection, as TwinCAT does (its clients then report a missing route). Secure ADS
+    /// clients passed their TlsConnectInfo: they are not checked again.
     pub require_route: bool,
     /// Secure ADS: every connection is TLS in this acceptor's mode, its frames without the
     /// AMS/TCP header; `None`: plain ADS.
@@ -699,6 +700,8 @@ fn serve(shared: &Shared, conn: &Conn, mut stream: Link) -> Closed {
         let reply = match wire::decode_frame(&buf, shared.config.max_frame) {
             Ok(Some((Frame::Ams { header, .. }, _)))
                 if shared.config.require_route
+                    // Over Secure ADS the TlsConnectInfo exchange was the route check.
+                    && framing == Framing::AmsTcp
                     && !shared.config.routes.contains(header.source.net_id) =>
             {
                 return Closed::NoRoute(header.source.net_id);
