@@ -132,8 +132,9 @@ pub struct LinkArgs {
     /// certificate's CN.
     #[arg(long, value_name = "NAME", requires = "secure", help_heading = SECURE_HEADING)]
     pub secure_host_name: Option<String>,
-    /// `--secure ssc`: accept the PLC's new certificate when its fingerprint (SHA-256, as the
-    /// error printed it) is this one, and pin it from now on.
+    /// `--secure ssc`: the PLC's certificate to accept, by its fingerprint (SHA-256, as the
+    /// error or `cdpr discover` printed it): a renewed certificate replaces the pin; on a first
+    /// connection any other certificate is refused before anything is sent.
     #[arg(long, value_name = "SHA256", requires = "secure", help_heading = SECURE_HEADING)]
     pub accept_fingerprint: Option<String>,
 }

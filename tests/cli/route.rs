@@ -292,3 +292,41 @@ fn secure_route_add_registers_pins_and_lets_the_shadow_in() {
     );
     let _ = std::fs::remove_dir_all(&client);
 }
+
+/// The PLC announces one certificate over UDP and presents another over TLS (here: two virtual
+/// PLCs on one address, one answering the UDP identify, the other the TLS port): `cdpr route
+/// add --secure ssc` sends no credentials to it and pins nothing.
+#[test]
+fn secure_route_add_refuses_a_certificate_other_than_the_announced_one() {
+    let (mut announcer, _, ip) = (1..200u8)
+        .find_map(|k| {
+            let ip = format!("127.33.{}.{k}", std::process::id() % 250);
+            let (p, addr) = plc(&words(&format!(
+                "--robot uvigo8 --secure ssc --secure-dir {} --listen {ip}:0 --udp-listen \
+                 {ip}:48899 --duration 30",
+                secure_dir("announcer").display()
+            )));
+            Some((p, addr, ip)).filter(|(p, _, _)| !p.first_line.contains("taken"))
+        })
+        .expect("a free loopback address");
+    let (mut other, addr) = plc(&words(&format!(
+        "--robot uvigo8 --secure ssc --secure-dir {} --listen {ip}:0 --udp-listen off \
+         --duration 30",
+        secure_dir("other").display()
+    )));
+    let client = secure_dir("client-mismatch");
+    let o = cdpr(&words(&format!(
+        "route add --plc {addr} --secure ssc --secure-dir {} --password 1",
+        client.display()
+    )));
+    assert_fails(&o, "not the expected");
+    assert_stderr(&o, "nothing was sent");
+    assert!(!client.join("known-plcs").exists(), "nothing pinned");
+    let _ = announcer.child.kill();
+    let _ = other.child.kill();
+    let (_, _, other_err) = other.finish();
+    assert!(
+        !other_err.contains("route added"),
+        "the PLC got no registration: {other_err}"
+    );
+}

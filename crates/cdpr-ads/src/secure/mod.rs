@@ -93,6 +93,17 @@ pub enum SecureError {
         presented: String,
         pins: PathBuf,
     },
+    /// Self-signed mode, the PLC not known yet, and its certificate not the one expected.
+    #[error(
+        "{endpoint} presented a certificate with fingerprint {presented}, not the expected \
+         {expected} (--accept-fingerprint, or what the PLC announces over UDP): someone may be \
+         in between, or another machine answers at that address; nothing was sent to it"
+    )]
+    UnexpectedFingerprint {
+        endpoint: String,
+        expected: String,
+        presented: String,
+    },
     /// Self-signed mode, the PLC not known yet and no credentials to register with.
     #[error(
         "no route to {endpoint} yet (its certificate, fingerprint {presented}, is not pinned in \

@@ -878,3 +878,32 @@ fn mismatched_modes_and_ports_are_told_apart() {
         || rt.server.stats().refused_tls.load(Ordering::Relaxed) > refused_before,
     );
 }
+
+/// A first connection told which certificate to expect (`--accept-fingerprint`, or the PLC's
+/// UDP announcement in `cdpr route add`) and shown another sends nothing: no credentials, no
+/// route registered, no pin.
+#[test]
+fn an_unexpected_certificate_on_first_use_gets_no_credentials() {
+    let tmp = TempDir::new("unexpected");
+    let rt = runtime(ssc_server(&tmp.0.join("plc")));
+    let mut c = client(ssc(Some(("Administrator", "1"))), &tmp.0.join("client"));
+    let other = "AB:".repeat(31) + "AB";
+    c.accept_fingerprint = Some(other.clone());
+    let text = connect_err(config(&rt, c));
+    assert_words(&text, &["not the expected", &other, "nothing was sent"]);
+    assert!(!tmp.0.join("client/known-plcs").exists(), "nothing pinned");
+    assert!(
+        !tmp.0.join("plc/trusted-clients").exists(),
+        "no route registered on the PLC"
+    );
+    // The expected one (however written) is accepted.
+    let mut c = client(ssc(Some(("Administrator", "1"))), &tmp.0.join("client"));
+    let fp = rt_fingerprint(&tmp.0.join("plc"));
+    c.accept_fingerprint = Some(fp.replace(':', "").to_lowercase());
+    drop(connect(config(&rt, c)));
+    assert!(read_text(&tmp.0.join("client/known-plcs")).contains(&fp));
+}
+
+fn rt_fingerprint(plc_dir: &Path) -> String {
+    fingerprint_of(&plc_dir.join("plc.crt"))
+}
