@@ -9,7 +9,8 @@
 //! Run: cargo bench --no-default-features --bench ads
 
 use cdpr_ads::link::{
-    AdsConfig, AdsController, AdsTransport, Controller, ShadowLink, ShadowOutputs, WritePolicy,
+    AdsConfig, AdsController, AdsTransport, Controller, Exchange, ExchangeChoice, ShadowLink,
+    ShadowOutputs, WritePolicy,
 };
 use cdpr_ads::secure::{ClientMode, SecureClient, SecureServer, ServerMode};
 use cdpr_ads::server::{self, Runtime, ServerConfig, Timing};
@@ -46,8 +47,11 @@ fn controller(rt: &Runtime, robot: &Robot) -> AdsController {
 
 fn controller_with(rt: &Runtime, robot: &Robot, secure: Option<SecureClient>) -> AdsController {
     let target = AmsAddr::new(AmsNetId::LOCAL, 851);
+    // Polled by sum commands, as the names say: `auto` would take the inputs by notification
+    // (a queue's pop, ~1.5 µs: the shadow's default, measured in `measurements.md` on the loop).
     let config = AdsConfig {
         secure,
+        exchange: ExchangeChoice::Force(Exchange::SumHandle),
         ..AdsConfig::new(rt.server.local_addr().to_string(), target)
     };
     let t = AdsTransport::connect(config).expect("connects");

@@ -221,6 +221,22 @@ fn secure_dir(name: &str) -> std::path::PathBuf {
     d
 }
 
+/// `cdpr plc --secure ssc` on a loopback address of its own (`127.OCTET.x.y`), its UDP service
+/// on that address's port 48899, where the identify goes; the process, its TLS address, the IP.
+fn ssc_plc_on_own_address(octet: u8, dir: &str) -> (Proc, String, String) {
+    (1..200u8)
+        .find_map(|k| {
+            let ip = format!("127.{octet}.{}.{k}", std::process::id() % 250);
+            let (p, addr) = plc(&words(&format!(
+                "--robot uvigo8 --secure ssc --secure-dir {} --listen {ip}:0 --udp-listen \
+                 {ip}:48899 --duration 30",
+                secure_dir(dir).display()
+            )));
+            Some((p, addr, ip)).filter(|(p, _, _)| !p.first_line.contains("taken"))
+        })
+        .expect("a free loopback address")
+}
+
 /// `cdpr route add --secure ssc` registers this machine's certificate with the PLC's user and
 /// password over TLS, pins the PLC's certificate — checked against the fingerprint the PLC
 /// announces in its UDP identify, as TwinCAT 3.1.4024 does — and `cdpr shadow --secure ssc`
@@ -228,17 +244,7 @@ fn secure_dir(name: &str) -> std::path::PathBuf {
 #[test]
 fn secure_route_add_registers_pins_and_lets_the_shadow_in() {
     // The UDP identify goes to port 48899 of the PLC's host: a loopback address of its own.
-    let (mut p, addr, ip) = (1..200u8)
-        .find_map(|k| {
-            let ip = format!("127.31.{}.{k}", std::process::id() % 250);
-            let (p, addr) = plc(&words(&format!(
-                "--robot uvigo8 --secure ssc --secure-dir {} --listen {ip}:0 --udp-listen \
-                 {ip}:48899 --duration 30",
-                secure_dir("plc").display()
-            )));
-            Some((p, addr, ip)).filter(|(p, _, _)| !p.first_line.contains("taken"))
-        })
-        .expect("a free loopback address");
+    let (mut p, addr, ip) = ssc_plc_on_own_address(31, "plc");
     assert!(
         p.first_line.contains("Secure ADS, TLS, mode ssc"),
         "{}",
@@ -298,17 +304,7 @@ fn secure_route_add_registers_pins_and_lets_the_shadow_in() {
 /// add --secure ssc` sends no credentials to it and pins nothing.
 #[test]
 fn secure_route_add_refuses_a_certificate_other_than_the_announced_one() {
-    let (mut announcer, _, ip) = (1..200u8)
-        .find_map(|k| {
-            let ip = format!("127.33.{}.{k}", std::process::id() % 250);
-            let (p, addr) = plc(&words(&format!(
-                "--robot uvigo8 --secure ssc --secure-dir {} --listen {ip}:0 --udp-listen \
-                 {ip}:48899 --duration 30",
-                secure_dir("announcer").display()
-            )));
-            Some((p, addr, ip)).filter(|(p, _, _)| !p.first_line.contains("taken"))
-        })
-        .expect("a free loopback address");
+    let (mut announcer, _, ip) = ssc_plc_on_own_address(33, "announcer");
     let (mut other, addr) = plc(&words(&format!(
         "--robot uvigo8 --secure ssc --secure-dir {} --listen {ip}:0 --udp-listen off \
          --duration 30",
