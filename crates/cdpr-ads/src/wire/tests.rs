@@ -97,6 +97,47 @@ fn frames_need_all_their_bytes_and_consistent_lengths() {
     );
 }
 
+/// Secure ADS's frames: the same frame without its 6-byte AMS/TCP header decodes to the same
+/// header and payload, needs all its bytes, and a length over the limit is refused as soon as
+/// the AMS header is in (before any payload).
+#[test]
+fn bare_frames_are_framed_by_the_ams_header_alone() {
+    let h = AmsHeader {
+        command: cmd::READ,
+        invoke_id: 9,
+        ..AmsHeader::default()
+    };
+    let req = Request::Read {
+        index_group: 0x4040,
+        index_offset: 8,
+        length: 4,
+    };
+    let framed = encode_frame(&h, &encode_request(&req));
+    let bare = Framing::Bare.outgoing(&framed);
+    assert_eq!(bare, &framed[TCP_HEADER_LEN..]);
+    let (plain, used) = decode_frame(&framed, MAX_AMS_LEN)
+        .expect("valid")
+        .expect("whole");
+    assert_eq!(used, framed.len());
+    assert_eq!(
+        Framing::Bare.decode(bare, MAX_AMS_LEN),
+        Ok(Some((plain, bare.len())))
+    );
+    for cut in 0..bare.len() {
+        assert_eq!(
+            Framing::Bare.decode(&bare[..cut], MAX_AMS_LEN),
+            Ok(None),
+            "cut {cut}"
+        );
+    }
+    let mut big = bare[..AMS_HEADER_LEN].to_vec();
+    big[20..24].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    assert!(matches!(
+        Framing::Bare.decode(&big, MAX_AMS_LEN),
+        Err(FrameError::TooLarge { .. })
+    ));
+}
+
 #[test]
 fn requests_round_trip_and_short_payloads_are_0x705() {
     let reqs = [
