@@ -108,6 +108,11 @@ pub struct RouteAddArgs {
     /// Print the outcome as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// `--secure ssc`: the PLC's certificate to trust, by its SHA-256 fingerprint (read off
+    /// the PLC): needed where the PLC's UDP identify, which announces it, does not get through;
+    /// also accepts a renewed certificate of a pinned PLC.
+    #[arg(long, value_name = "SHA256", requires = "secure")]
+    pub accept_fingerprint: Option<String>,
     /// `--secure ssc`: register over Secure ADS instead (TLS, TCP 8016 unless --plc names a
     /// port): this machine's self-signed certificate (made on first use) is sent with --user
     /// and --password, the PLC then knows it by its fingerprint, and the PLC's certificate is
@@ -309,23 +314,24 @@ fn secure_route_add(a: &RouteAddArgs) -> Result<ExitCode> {
         }
         (None, None) => bail!("this machine has no IPv4 address toward {addr}: give --net-id"),
     };
-    // TwinCAT announces its certificate's fingerprint in the UDP identify: the certificate
-    // trusted on first use must be that one, or the credentials are not sent.
+    // TwinCAT announces its certificate's fingerprint in the UDP identify: a PLC met for the
+    // first time must present that one, or the credentials are not sent.
+    let announced = link::announced_fingerprint(&endpoint, Duration::from_millis(500));
     let host = endpoint
         .rsplit_once(':')
         .map_or(endpoint.as_str(), |(h, _)| h);
-    let announced = link::discover(Some(host), Duration::from_millis(500))
-        .ok()
-        .and_then(|s| s.into_iter().next())
-        .and_then(|s| s.fingerprint);
-    let Some(client) = a.secure.client(
+    let Some(mut client) = a.secure.client(
         Some((a.user.clone(), a.password.clone())),
         a.host_name.clone(),
-        announced.clone(),
+        a.accept_fingerprint.clone(),
     )?
     else {
         bail!("--secure is needed here");
     };
+    client.expected_fingerprint = announced.clone();
+    // Registering is what was asked for, also where the PLC is pinned already (it may have
+    // lost the route).
+    client.always_register = true;
     let (own, _) = client.own_self_signed()?;
     let client_fingerprint = secure::fingerprint(&own.cert)?;
     let tcp = std::net::TcpStream::connect_timeout(&addr, a.timeout)
@@ -366,6 +372,9 @@ fn secure_route_add(a: &RouteAddArgs) -> Result<ExitCode> {
             Some(_) => format!(
                 "the PLC's certificate is the one it announces over UDP (`cdpr discover {host}`)"
             ),
+            None if a.accept_fingerprint.is_some() => {
+                "the PLC's certificate is the one --accept-fingerprint names".to_string()
+            }
             None => format!(
                 "no UDP announcement to compare with: check the PLC's fingerprint above against \
                  the one TwinCAT shows (or `cdpr discover {host}` prints)"

@@ -79,6 +79,13 @@ impl SecureArgs {
 
     fn psk(&self) -> Result<(String, String)> {
         match (&self.psk_identity, &self.psk_password) {
+            // TwinCAT upper-cases the identity and hashes its ANSI bytes: outside ASCII the
+            // two sides could derive different keys and the user would see only a mismatch.
+            (Some(i), Some(p)) if !i.is_ascii() || !p.is_ascii() => bail!(
+                "--psk-identity and --psk-password must be ASCII: TwinCAT's key is SHA-256 of \
+                 the upper-case identity and the password in its ANSI code page, which other \
+                 characters would not match"
+            ),
             (Some(i), Some(p)) if !i.is_empty() => Ok((i.clone(), p.clone())),
             _ => bail!(
                 "--secure psk needs --psk-identity and --psk-password (or $CDPR_PSK_PASSWORD): \
@@ -129,10 +136,10 @@ impl SecureArgs {
             }
         };
         Ok(Some(SecureClient {
-            mode,
             dir: self.secure_dir.clone(),
             host_name,
             accept_fingerprint,
+            ..SecureClient::new(mode)
         }))
     }
 

@@ -174,6 +174,27 @@ fn parse_source(text: &str) -> Result<AdsSource, String> {
 
 /// What the shadow models: the robot file (or the template), the physics.
 impl LinkArgs {
+    /// The Secure ADS setup (`None`: plain ADS). Registering (`--secure-user`), a PLC met for
+    /// the first time must present the certificate it announces over UDP, as with `cdpr
+    /// route add`.
+    fn secure_client(&self, plc: &str) -> Result<Option<cdpr_ads::secure::SecureClient>> {
+        let register = self.secure_user.clone().zip(self.secure_password.clone());
+        let registering = register.is_some();
+        let mut client = self.secure.client(
+            register,
+            self.secure_host_name.clone(),
+            self.accept_fingerprint.clone(),
+        )?;
+        if let Some(c) = client.as_mut().filter(|_| registering) {
+            let endpoint = shadow::endpoint_on(plc, cdpr_ads::secure::PORT);
+            c.expected_fingerprint = cdpr_ads::link::announced_fingerprint(
+                &endpoint,
+                self.timeout.min(Duration::from_millis(500)),
+            );
+        }
+        Ok(client)
+    }
+
     /// The library's setup for a shadow of the controller at `plc` running `choice`.
     pub fn setup(&self, plc: &str, request: &RunRequest) -> Result<ShadowSetup> {
         let robot = request
@@ -200,11 +221,7 @@ impl LinkArgs {
             timeout: self.timeout,
             exchange: self.exchange,
             robot,
-            secure: self.secure.client(
-                self.secure_user.clone().zip(self.secure_password.clone()),
-                self.secure_host_name.clone(),
-                self.accept_fingerprint.clone(),
-            )?,
+            secure: self.secure_client(plc)?,
             config: ShadowConfig {
                 sim: request.sim_config(CommandSource::Controller, surrogate),
                 timing,

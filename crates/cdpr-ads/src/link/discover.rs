@@ -92,3 +92,20 @@ pub fn discover(
     }
     Ok(systems)
 }
+
+/// The fingerprint of its Secure ADS certificate the system at `endpoint` (`host:port`, the
+/// port ignored: the identify goes to UDP 48899) announces in its identify (TwinCAT 3.1.4024+,
+/// `cdpr plc --secure ssc`); `None` when it does not answer within `timeout` or announces none.
+pub fn announced_fingerprint(endpoint: &str, timeout: Duration) -> Option<String> {
+    let host = match endpoint.rsplit_once(':') {
+        Some((h, p))
+            if p.bytes().all(|b| b.is_ascii_digit()) && (!h.contains(':') || h.ends_with(']')) =>
+        {
+            h
+        }
+        _ => endpoint,
+    };
+    identify(host.trim_matches(['[', ']']), timeout)
+        .ok()
+        .and_then(|s| s.fingerprint)
+}

@@ -51,8 +51,17 @@ pub struct SecureClient {
     /// The host name sent in the TlsConnectInfo; `None`: the certificate's common name, else
     /// this machine's host name.
     pub host_name: Option<String>,
-    /// Accept a PLC whose pinned fingerprint changed to exactly this one (and re-pin it).
+    /// The user's word for the PLC's certificate (`--accept-fingerprint`): on a first
+    /// connection only this one is trusted; a pinned PLC whose certificate changed to exactly
+    /// this one is re-pinned.
     pub accept_fingerprint: Option<String>,
+    /// What the PLC announces (its UDP identify): on a first connection only this one is
+    /// trusted. Never overrides a pin: who can answer TCP 8016 in the PLC's place can answer
+    /// its UDP as well.
+    pub expected_fingerprint: Option<String>,
+    /// Self-signed mode with credentials: register on every connection (`cdpr route add`:
+    /// the PLC may have lost the route while the pin stayed), not only on the first.
+    pub always_register: bool,
 }
 
 /// An established Secure ADS connection.
@@ -73,6 +82,8 @@ impl SecureClient {
             dir: None,
             host_name: None,
             accept_fingerprint: None,
+            expected_fingerprint: None,
+            always_register: false,
         }
     }
 
@@ -102,6 +113,9 @@ impl SecureClient {
             endpoint: endpoint.to_string(),
             text: e.to_string(),
         };
+        // Each read waits `timeout` at most; the whole exchange (handshake, TlsConnectInfo)
+        // three times that: a peer that dribbles a byte now and then is cut off.
+        let watchdog = Watchdog::arm(&tcp, timeout.saturating_mul(3)).map_err(io)?;
         tcp.set_read_timeout(Some(timeout)).map_err(io)?;
         tcp.set_write_timeout(Some(timeout)).map_err(io)?;
         // A bare context, not `SslConnector`: that one reads the system's CA store on every
@@ -169,7 +183,11 @@ impl SecureClient {
             let (detail, verify) = handshake_failure(e);
             SecureError::Handshake {
                 endpoint: endpoint.to_string(),
-                advice: explain_handshake(&detail, verify.as_deref(), psk, ca_path.as_deref()),
+                advice: if watchdog.fired() {
+                    watchdog.said()
+                } else {
+                    explain_handshake(&detail, verify.as_deref(), psk, ca_path.as_deref())
+                },
                 detail,
             }
         })?;
@@ -187,17 +205,22 @@ impl SecureClient {
         let (flags, credentials, mut pin) = match (&self.mode, &plc_fingerprint) {
             (ClientMode::SelfSigned { register }, Some(presented)) => {
                 let mut pins = Pins::load(&self.pins_path()?)?;
-                let accepted = self
-                    .accept_fingerprint
-                    .as_deref()
-                    .is_some_and(|a| identity::same_fingerprint(a, presented));
-                match pins.check(endpoint, presented) {
-                    Pinned::Same => {}
-                    Pinned::Changed(_) if accepted => {
+                let said = |f: &Option<String>| {
+                    f.as_deref()
+                        .map(|a| identity::same_fingerprint(a, presented))
+                };
+                let (accepted, expected) = (
+                    said(&self.accept_fingerprint),
+                    said(&self.expected_fingerprint),
+                );
+                let first_use = match pins.check(endpoint, presented) {
+                    Pinned::Same => false,
+                    Pinned::Changed(_) if accepted == Some(true) => {
                         pins.pin(endpoint, presented)?;
                         notes.push(format!(
                             "accepted the new certificate of {endpoint} (SHA-256 {presented})"
                         ));
+                        false
                     }
                     Pinned::Changed(pinned) => {
                         return Err(SecureError::FingerprintChanged {
@@ -207,12 +230,16 @@ impl SecureClient {
                             pins: pins.path().to_path_buf(),
                         });
                     }
-                    // Told what to expect (--accept-fingerprint, the PLC's UDP
+                    // Told what to expect (--accept-fingerprint, else the PLC's UDP
                     // announcement) and shown another: nothing is sent to it.
-                    Pinned::New if self.accept_fingerprint.is_some() && !accepted => {
+                    Pinned::New if accepted.or(expected) == Some(false) => {
                         return Err(SecureError::UnexpectedFingerprint {
                             endpoint: endpoint.to_string(),
-                            expected: self.accept_fingerprint.clone().unwrap_or_default(),
+                            expected: self
+                                .accept_fingerprint
+                                .clone()
+                                .or_else(|| self.expected_fingerprint.clone())
+                                .unwrap_or_default(),
                             presented: presented.clone(),
                         });
                     }
@@ -229,15 +256,26 @@ impl SecureClient {
                             pins: pins.path().to_path_buf(),
                         });
                     }
-                    Pinned::New => {}
-                }
+                    Pinned::New => {
+                        if accepted.or(expected).is_none() {
+                            notes.push(format!(
+                                "trusted {endpoint}'s certificate on first use (SHA-256 \
+                                 {presented}): nothing to compare it with (no UDP announcement, \
+                                 no --accept-fingerprint); check it against the PLC's"
+                            ));
+                        }
+                        true
+                    }
+                };
+                // Credentials only where they are needed: a first connection, or a
+                // registration asked for (`cdpr route add`).
                 match register {
-                    Some(c) => (
+                    Some(c) if first_use || self.always_register => (
                         flag::ADD_REMOTE | flag::SELF_SIGNED | flag::IP_ADDR | flag::IGNORE_CN,
                         Some(c.clone()),
                         Some((pins, presented.clone())),
                     ),
-                    None => (flag::SELF_SIGNED, None, None),
+                    _ => (flag::SELF_SIGNED, None, None),
                 }
             }
             _ => (0, None, None),
@@ -251,8 +289,13 @@ impl SecureClient {
         stream.write_all(&request).map_err(io)?;
         let answer = read_info(&mut stream).map_err(|text| SecureError::Protocol {
             endpoint: endpoint.to_string(),
-            text,
+            text: if watchdog.fired() {
+                watchdog.said()
+            } else {
+                text
+            },
         })?;
+        drop(watchdog);
         if answer.flags & flag::RESPONSE == 0 {
             return Err(SecureError::Protocol {
                 endpoint: endpoint.to_string(),
@@ -328,4 +371,54 @@ pub(super) fn read_info(stream: &mut impl Read) -> Result<ConnectInfo, String> {
         .map_err(|e| format!("reading its TlsConnectInfo: {e}"))?;
     debug_assert!(b.len() <= connect_info::MAX_LEN);
     ConnectInfo::decode(&b).map_err(|e| e.to_string())
+}
+
+/// Shuts a socket down when a deadline passes before it is dropped: the one bound on the
+/// whole of a blocking handshake (OpenSSL's reads each wait the socket's timeout, but a peer
+/// may keep sending a byte just in time).
+struct Watchdog {
+    cancel: Option<std::sync::mpsc::Sender<()>>,
+    fired: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    within: Duration,
+}
+
+impl Watchdog {
+    fn arm(socket: &TcpStream, within: Duration) -> std::io::Result<Watchdog> {
+        let socket = socket.try_clone()?;
+        let (cancel, wait) = std::sync::mpsc::channel::<()>();
+        let fired = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&fired);
+        std::thread::Builder::new()
+            .name("secure-ads-deadline".into())
+            .spawn(move || {
+                if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(within) {
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                    let _ = socket.shutdown(std::net::Shutdown::Both);
+                }
+            })?;
+        Ok(Watchdog {
+            cancel: Some(cancel),
+            fired,
+            within,
+        })
+    }
+
+    fn fired(&self) -> bool {
+        self.fired.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn said(&self) -> String {
+        format!(
+            "no complete handshake within {:?}: the peer answers too slowly to be a Secure ADS \
+             endpoint (or a firewall holds the connection)",
+            self.within
+        )
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        // Disconnecting the channel ends the thread's wait.
+        self.cancel.take();
+    }
 }

@@ -128,6 +128,10 @@ pub enum InfoError {
         user: usize,
         password: usize,
     },
+    #[error(
+        "{what} holds `{c}`, which TwinCAT's ANSI strings cannot carry: use Latin-1 characters"
+    )]
+    NotAnsi { what: &'static str, c: char },
     #[error("{what} is {len} bytes long: at most {max} fit in a TlsConnectInfo")]
     TooLong {
         what: &'static str,
@@ -178,7 +182,7 @@ impl ConnectInfo {
 
     pub fn encode(&self) -> Result<Vec<u8>, InfoError> {
         let (user, password) = match &self.credentials {
-            Some((u, p)) => (ansi(u), ansi(p)),
+            Some((u, p)) => (ansi(u, "the user name")?, ansi(p, "the password")?),
             None => (Vec::new(), Vec::new()),
         };
         for (what, s) in [("the user name", &user), ("the password", &password)] {
@@ -203,7 +207,7 @@ impl ConnectInfo {
         out.push(user.len() as u8);
         out.push(password.len() as u8);
         out.resize(32, 0);
-        let mut host = ansi(&self.host_name);
+        let mut host = ansi(&self.host_name, "the host name")?;
         host.truncate(HOST_LEN - 1);
         out.extend_from_slice(&host);
         out.resize(BASE_LEN, 0);
@@ -257,11 +261,12 @@ impl ConnectInfo {
     }
 }
 
-/// Windows-1252 as TwinCAT writes it, for the Latin-1 range (what user names and host names
-/// use); anything beyond becomes `?`.
-fn ansi(s: &str) -> Vec<u8> {
+/// The bytes TwinCAT reads (the ANSI code page, Windows-1252 on Western systems) for the
+/// Latin-1 range; a character beyond it is refused rather than sent as another (a password
+/// turned into `?` would be refused by the PLC with no word of why).
+fn ansi(s: &str, what: &'static str) -> Result<Vec<u8>, InfoError> {
     s.chars()
-        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .map(|c| u8::try_from(u32::from(c)).map_err(|_| InfoError::NotAnsi { what, c }))
         .collect()
 }
 
@@ -335,6 +340,26 @@ mod tests {
             ConnectInfo::request(0, AmsNetId::LOCAL, "x", Some((long, "p".into()))).encode(),
             Err(InfoError::TooLong { .. })
         ));
+    }
+
+    #[test]
+    fn strings_beyond_latin_1_are_refused_not_mangled() {
+        let r = ConnectInfo::request(
+            flag::ADD_REMOTE,
+            AmsNetId::LOCAL,
+            "laptop",
+            Some(("Administrator".into(), "pass€".into())),
+        );
+        assert!(matches!(
+            r.encode(),
+            Err(InfoError::NotAnsi {
+                what: "the password",
+                c: '€'
+            })
+        ));
+        let ok = ConnectInfo::request(0, AmsNetId::LOCAL, "Müller-PC", None);
+        let b = ok.encode().expect("Latin-1 encodes");
+        assert_eq!(&b[32..42], b"M\xfcller-PC\0");
     }
 
     proptest::proptest! {

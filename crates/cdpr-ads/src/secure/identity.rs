@@ -105,28 +105,45 @@ impl Identity {
     ) -> Result<(Identity, bool), SecureError> {
         let cert_path = dir.join(format!("{name}.crt"));
         let key_path = dir.join(format!("{name}.key"));
-        if cert_path.exists() || key_path.exists() {
+        if cert_path.exists() {
             return Identity::load(&cert_path, &key_path).map(|i| (i, false));
+        }
+        if key_path.exists() {
+            // Another process is making it: its certificate follows the key.
+            return wait_for_identity(&cert_path, &key_path).map(|i| (i, false));
         }
         let id = create_self_signed(common_name).map_err(|e| SecureError::Files {
             path: cert_path.clone(),
             text: format!("cannot create a certificate: {e}"),
         })?;
-        fs::create_dir_all(dir).map_err(|e| SecureError::Files {
-            path: dir.to_path_buf(),
-            text: e.to_string(),
-        })?;
+        create_private_dir(dir)?;
         let pem = |r: Result<Vec<u8>, openssl::error::ErrorStack>, path: &Path| {
             r.map_err(|e| SecureError::Files {
                 path: path.to_path_buf(),
                 text: e.to_string(),
             })
         };
-        write_private(
+        let key_tmp = write_temp(
             &key_path,
             &pem(id.key.private_key_to_pem_pkcs8(), &key_path)?,
+            true,
         )?;
-        write_file(&cert_path, &pem(id.cert.to_pem(), &cert_path)?)?;
+        // The key's name is taken atomically (a hard link fails where it exists): of two
+        // processes making this identity at once, one wins and the other reads the winner's.
+        let linked = fs::hard_link(&key_tmp, &key_path);
+        let _ = fs::remove_file(&key_tmp);
+        match linked {
+            Ok(()) => write_file(&cert_path, &pem(id.cert.to_pem(), &cert_path)?)?,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return wait_for_identity(&cert_path, &key_path).map(|i| (i, false));
+            }
+            Err(e) => {
+                return Err(SecureError::Files {
+                    path: key_path,
+                    text: e.to_string(),
+                });
+            }
+        }
         Ok((
             Identity {
                 source: cert_path.display().to_string(),
@@ -139,6 +156,19 @@ impl Identity {
     /// The certificate's common name.
     pub fn common_name(&self) -> Option<String> {
         common_name(&self.cert)
+    }
+}
+
+/// The identity another process is writing right now: read once its certificate is there
+/// (within 5 s).
+fn wait_for_identity(cert: &Path, key: &Path) -> Result<Identity, SecureError> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match Identity::load(cert, key) {
+            Ok(i) => return Ok(i),
+            Err(e) if std::time::Instant::now() > deadline => return Err(e),
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
     }
 }
 
@@ -233,32 +263,72 @@ fn read(path: &Path) -> Result<Vec<u8>, SecureError> {
     })
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename (a crash leaves the old
-/// file or the new one, never half of one).
-pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), SecureError> {
+/// Creates `dir` (and its parents) readable by its owner only (Unix: 0700), as the keys and
+/// pins in it are nobody else's business.
+pub(crate) fn create_private_dir(dir: &Path) -> Result<(), SecureError> {
+    let mut b = fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir).map_err(|e| SecureError::Files {
+        path: dir.to_path_buf(),
+        text: e.to_string(),
+    })
+}
+
+/// Writes `bytes` to a new temporary file beside `path`, of its own name (two processes never
+/// share one), created readable by its owner only when `private` (Unix: 0600 from the start,
+/// never a moment wider), and synced to disk; its path.
+fn write_temp(path: &Path, bytes: &[u8], private: bool) -> Result<PathBuf, SecureError> {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
     let err = |e: std::io::Error| SecureError::Files {
         path: path.to_path_buf(),
         text: e.to_string(),
     };
-    let tmp = path.with_extension("tmp");
-    fs::write(&tmp, bytes).map_err(err)?;
-    fs::rename(&tmp, path).map_err(err)
-}
-
-/// A private key: readable by its owner only (Unix).
-fn write_private(path: &Path, bytes: &[u8]) -> Result<(), SecureError> {
-    write_file(path, bytes)?;
+    let name = path
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_string_lossy());
+    let tmp = path.with_file_name(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut o = fs::OpenOptions::new();
+    o.write(true).create_new(true);
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(path, fs::Permissions::from_mode(0o600)).map_err(|e| {
-            SecureError::Files {
-                path: path.to_path_buf(),
-                text: e.to_string(),
-            }
-        })?;
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(if private { 0o600 } else { 0o644 });
     }
-    Ok(())
+    #[cfg(not(unix))]
+    let _ = private;
+    let written = o.open(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(err(e));
+    }
+    Ok(tmp)
+}
+
+/// Writes `bytes` to `path` through a temporary file, synced, and a rename: a crash leaves the
+/// old file or the new one, never half of one.
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), SecureError> {
+    let tmp = write_temp(path, bytes, false)?;
+    fs::rename(&tmp, path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        SecureError::Files {
+            path: path.to_path_buf(),
+            text: e.to_string(),
+        }
+    })
 }
 
 /// This machine's host name (what a TlsConnectInfo carries): the kernel's, else `cdpr`.
@@ -296,10 +366,54 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&dir).expect("dir").permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "the directory is its owner's only");
+        }
         // A key of another certificate is refused with both files named.
         let (_, _) = Identity::self_signed(&dir, "other", "x").expect("created");
         let e = Identity::load(&dir.join("client.crt"), &dir.join("other.key")).unwrap_err();
         assert!(e.to_string().contains("does not belong"), "{e}");
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// Two processes (here threads) making the same identity at once end with one identity
+    /// both read, never one's key beside the other's certificate.
+    #[test]
+    fn an_identity_made_twice_at_once_is_one_identity() {
+        for round in 0..3 {
+            let dir =
+                std::env::temp_dir().join(format!("cdpr-id-race-{}-{round}", std::process::id()));
+            let _ = fs::remove_dir_all(&dir);
+            let made: Vec<String> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..4)
+                    .map(|_| {
+                        let dir = &dir;
+                        s.spawn(move || {
+                            let (id, _) =
+                                Identity::self_signed(dir, "client", "x").expect("identity");
+                            fingerprint(&id.cert).expect("fp")
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("thread"))
+                    .collect()
+            });
+            assert!(made.windows(2).all(|w| w[0] == w[1]), "{made:?}");
+            let (again, created) = Identity::self_signed(&dir, "client", "x").expect("reread");
+            assert!(!created);
+            assert_eq!(fingerprint(&again.cert).expect("fp"), made[0]);
+            let leftovers: Vec<_> = fs::read_dir(&dir)
+                .expect("dir")
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+                .collect();
+            assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+            let _ = fs::remove_dir_all(&dir);
+        }
     }
 }

@@ -89,29 +89,57 @@ impl Pins {
 
     /// Pins `name` to `fingerprint` (replacing its pin) and writes the file.
     pub fn pin(&mut self, name: &str, fingerprint: &str) -> Result<(), SecureError> {
-        self.entries.retain(|(n, _)| n != name);
-        self.entries
-            .push((name.to_string(), fingerprint.to_ascii_uppercase()));
-        self.save()
+        let fingerprint = fingerprint.to_ascii_uppercase();
+        self.update(|entries| {
+            entries.retain(|(n, _)| n != name);
+            entries.push((name.to_string(), fingerprint));
+            true
+        })
+        .map(|_| ())
     }
 
     /// Removes the pin of `name`; whether there was one.
     pub fn forget(&mut self, name: &str) -> Result<bool, SecureError> {
-        let before = self.entries.len();
-        self.entries.retain(|(n, _)| n != name);
-        if self.entries.len() == before {
-            return Ok(false);
+        self.update(|entries| {
+            let before = entries.len();
+            entries.retain(|(n, _)| n != name);
+            entries.len() != before
+        })
+    }
+
+    /// Changes the pins as `change` says, on the file as it is now: under an exclusive lock
+    /// (`FILE.lock`) the file is read again, changed and written, so that two processes
+    /// pinning at once (two `cdpr route add`, two virtual PLCs sharing a directory) keep each
+    /// other's pins. Written only when `change` says it changed something.
+    fn update(
+        &mut self,
+        change: impl FnOnce(&mut Vec<(String, String)>) -> bool,
+    ) -> Result<bool, SecureError> {
+        let err = |path: &Path, e: std::io::Error| SecureError::Files {
+            path: path.to_path_buf(),
+            text: e.to_string(),
+        };
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            super::identity::create_private_dir(dir)?;
         }
-        self.save().map(|()| true)
+        let lock_path = self.path.with_extension("lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| err(&lock_path, e))?;
+        lock.lock().map_err(|e| err(&lock_path, e))?;
+        let mut now = Pins::load(&self.path)?;
+        let changed = change(&mut now.entries);
+        if changed {
+            now.save()?;
+        }
+        self.entries = now.entries;
+        Ok(changed)
     }
 
     fn save(&self) -> Result<(), SecureError> {
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| SecureError::Files {
-                path: dir.to_path_buf(),
-                text: e.to_string(),
-            })?;
-        }
         let mut text = String::from(
             "# Secure ADS certificate fingerprints (SHA-256), trusted on first use by cdpr.\n\
              # A line per peer: NAME FINGERPRINT. Delete a line to trust that peer's next \
@@ -164,5 +192,22 @@ mod tests {
         let e = Pins::load(&path).unwrap_err().to_string();
         assert!(e.contains("line 3"), "{e}");
         let _ = std::fs::remove_file(&path);
+    }
+
+    /// Two writers holding the pins as they were loaded each pin another peer: both pins
+    /// survive (each write re-reads the file under its lock).
+    #[test]
+    fn two_writers_keep_each_others_pins() {
+        let path = std::env::temp_dir().join(format!("cdpr-pins-two-{}/known", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut a = Pins::load(&path).expect("a");
+        let mut b = Pins::load(&path).expect("b");
+        a.pin("plc-a:8016", A).expect("a pins");
+        let other = A.replace("AB:CD", "00:11");
+        b.pin("plc-b:8016", &other).expect("b pins");
+        let now = Pins::load(&path).expect("reloaded");
+        assert_eq!(now.check("plc-a:8016", A), Pinned::Same);
+        assert_eq!(now.check("plc-b:8016", &other), Pinned::Same);
+        assert_eq!(b.check("plc-a:8016", A), Pinned::Same, "b sees a's pin too");
     }
 }

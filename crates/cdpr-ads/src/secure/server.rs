@@ -5,7 +5,7 @@
 use super::client::{handshake_failure, read_info};
 use super::connect_info::{ConnectError, ConnectInfo, flag};
 use super::identity::{self, Identity, fingerprint};
-use super::pins::Pins;
+use super::pins::{Pinned, Pins};
 use super::{CERT_CIPHERS, SecureError, explain_handshake, psk_key, psk_suites, tls12};
 use crate::wire::AmsNetId;
 use openssl::dh::Dh;
@@ -231,7 +231,9 @@ impl SecureServer {
                         }
                         _ => Err(ConnectError::UnknownUser),
                     }
-                } else if clients.trusts(&fp) {
+                } else if clients.check(&r.net_id.to_string(), &fp) == Pinned::Same {
+                    // Known by its NetId and that NetId's certificate: another registered
+                    // client's certificate does not open this NetId's route.
                     Ok(())
                 } else {
                     Err(ConnectError::UnknownCert)

@@ -295,9 +295,9 @@ struct Shared {
     next_handshake: AtomicU64,
 }
 
-/// Secure ADS handshakes at once; a connection beyond them is closed at once (a flood of
-/// connections that never finish a handshake holds at most this many threads, each for at
-/// most [`HANDSHAKE_TIMEOUT`]).
+/// Secure ADS handshakes at once; a connection beyond them closes the oldest handshake under
+/// way (a flood of connections that never finish a handshake holds at most twice this many
+/// threads, each for at most [`HANDSHAKE_DEADLINE`], and cannot keep a real client out).
 pub const MAX_HANDSHAKES: usize = 16;
 /// Each step of a Secure ADS handshake (TLS, the TlsConnectInfo) must come within this.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -464,10 +464,24 @@ fn secure_handshake(
     stream: TcpStream,
     peer: SocketAddr,
 ) {
-    if shared.handshakes.fetch_add(1, Ordering::AcqRel) >= MAX_HANDSHAKES {
-        shared.handshakes.fetch_sub(1, Ordering::AcqRel);
-        tracing::warn!(%peer, "{MAX_HANDSHAKES} Secure ADS handshakes under way: closed a new connection");
-        return;
+    let under_way = shared.handshakes.fetch_add(1, Ordering::AcqRel);
+    if under_way >= MAX_HANDSHAKES {
+        // All places taken: the oldest handshake gives its place up (a real client's takes a
+        // millisecond; one that has not finished is the one to go), so that a flood of
+        // connections that never finish cannot lock real clients out. Past twice the cap
+        // (its threads not yet gone), the newcomer is refused.
+        let oldest = lock(&shared.handshake_deadlines)
+            .iter()
+            .min_by_key(|(_, deadline, _)| *deadline)
+            .and_then(|(_, _, socket)| socket.try_clone().ok());
+        if let Some(socket) = oldest {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
+        if under_way >= 2 * MAX_HANDSHAKES {
+            shared.handshakes.fetch_sub(1, Ordering::AcqRel);
+            tracing::warn!(%peer, "{MAX_HANDSHAKES} Secure ADS handshakes under way: closed a new connection");
+            return;
+        }
     }
     let shared2 = Arc::clone(shared);
     let spawned = std::thread::Builder::new()

@@ -9,8 +9,8 @@
 
 use cdpr_ads::fixtures::*;
 use cdpr_ads::link::{
-    AdsConfig, AdsController, AdsTransport, ControllerError, Exchange, ExchangeChoice, ShadowLink,
-    WritePolicy,
+    AdsConfig, AdsController, AdsSource, AdsTransport, ControllerError, Exchange, ExchangeChoice,
+    ShadowLink, WritePolicy,
 };
 use cdpr_ads::secure::connect_info::flag;
 use cdpr_ads::secure::{
@@ -94,10 +94,8 @@ fn psk_server(dir: &Path) -> SecureServer {
 
 fn client(mode: ClientMode, dir: &Path) -> SecureClient {
     SecureClient {
-        mode,
         dir: Some(dir.to_path_buf()),
-        host_name: None,
-        accept_fingerprint: None,
+        ..SecureClient::new(mode)
     }
 }
 
@@ -762,7 +760,7 @@ fn a_huge_frame_length_from_a_fake_plc_inside_tls_is_an_error_on_the_client() {
 
 /// A peer that dribbles its ClientHello a byte a second (each byte within the per-read
 /// timeout) is cut off at the handshake deadline, not minutes later; and a flood of silent
-/// connections holds at most `MAX_HANDSHAKES` handshakes: the ones beyond are closed at once.
+/// connections does not keep a real client out.
 #[test]
 fn a_dribbled_or_flooded_handshake_is_cut_off() {
     use cdpr_ads::server::tcp::{HANDSHAKE_DEADLINE, MAX_HANDSHAKES};
@@ -809,25 +807,31 @@ fn a_dribbled_or_flooded_handshake_is_cut_off() {
         "cut off after {closed:?}, deadline {HANDSHAKE_DEADLINE:?}"
     );
 
-    // MAX_HANDSHAKES silent connections take every handshake place; one more is closed at once.
-    let silent: Vec<TcpStream> = (0..MAX_HANDSHAKES)
+    // A flood of silent connections, twice the handshake places, cannot keep a real client
+    // out: each newcomer closes the oldest handshake under way, and the real one (a
+    // millisecond's handshake) gets through while they keep coming.
+    let mut silent: Vec<TcpStream> = (0..2 * MAX_HANDSHAKES)
         .map(|_| TcpStream::connect(addr).expect("connects"))
         .collect();
     std::thread::sleep(Duration::from_millis(300));
-    let mut extra = TcpStream::connect(addr).expect("connects");
-    extra
+    let started = std::time::Instant::now();
+    let served = AdsTransport::connect(config(&rt, client(psk("secret"), &tmp.0)));
+    assert!(
+        served.is_ok(),
+        "a real client during the flood: {:?}",
+        served.err().map(|e| e.to_string())
+    );
+    assert!(started.elapsed() < Duration::from_secs(2), "served at once");
+    // The oldest silent ones were closed to make room.
+    silent[0]
         .set_read_timeout(Some(Duration::from_secs(1)))
         .expect("timeout");
     let mut buf = [0u8; 8];
     assert!(
-        matches!(extra.read(&mut buf), Ok(0) | Err(_)),
-        "a connection beyond {MAX_HANDSHAKES} handshakes is closed"
+        matches!(silent[0].read(&mut buf), Ok(0) | Err(_)),
+        "the oldest silent handshake was closed"
     );
-    drop(silent);
-    // Once they are gone, a real client gets in.
-    wait_for("a client is served again", Duration::from_secs(5), || {
-        AdsTransport::connect(config(&rt, client(psk("secret"), &tmp.0))).is_ok()
-    });
+    silent.clear();
 }
 
 /// The two sides set to different things: each said as such. A PSK client at a self-signed
@@ -906,4 +910,85 @@ fn an_unexpected_certificate_on_first_use_gets_no_credentials() {
 
 fn rt_fingerprint(plc_dir: &Path) -> String {
     fingerprint_of(&plc_dir.join("plc.crt"))
+}
+
+/// The client's whole handshake has a deadline (3 × the timeout), not only each read: a peer
+/// that sends a byte just inside each read's timeout is cut off, and said so.
+#[test]
+fn a_peer_dribbling_the_handshake_is_cut_off_by_the_client() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        if let Ok((mut s, _)) = listener.accept() {
+            // A TLS record header announcing a long ServerHello, then a byte at a time.
+            for b in [0x16u8, 0x03, 0x03, 0x10, 0x00]
+                .iter()
+                .chain([0u8; 200].iter())
+            {
+                if s.write_all(&[*b]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(150));
+            }
+        }
+    });
+    let tmp = TempDir::new("dribbling-peer");
+    let mut c = AdsConfig::new(addr.to_string(), AmsAddr::new(AmsNetId([0; 6]), 851));
+    c.timeout = Duration::from_millis(400);
+    c.secure = Some(client(psk("secret"), &tmp.0));
+    let started = Instant::now();
+    let text = connect_err(c);
+    let took = started.elapsed();
+    assert_words(&text, &["no complete handshake within 1.2s"]);
+    assert!(
+        took >= Duration::from_millis(1100) && took < Duration::from_secs(4),
+        "cut off after {took:?}"
+    );
+}
+
+/// Credentials go out where they are needed only: a shadow given --secure-user connects to a
+/// PLC pinned already without sending them (wrong ones do not matter); `cdpr route add`
+/// (`always_register`) sends them every time (wrong ones are refused with error 4). And the
+/// virtual PLC binds a registered certificate to its NetId: another registered client's
+/// certificate does not open this NetId's route.
+#[test]
+fn credentials_go_out_on_first_use_or_when_asked_and_a_route_is_bound_to_its_net_id() {
+    let tmp = TempDir::new("first-use");
+    let rt = runtime(ssc_server(&tmp.0.join("plc")));
+    let a = tmp.0.join("a");
+    drop(connect(config(
+        &rt,
+        client(ssc(Some(("Administrator", "1"))), &a),
+    )));
+    // Pinned now: wrong credentials are not even sent.
+    drop(connect(config(
+        &rt,
+        client(ssc(Some(("Administrator", "wrong"))), &a),
+    )));
+    let mut again = client(ssc(Some(("Administrator", "wrong"))), &a);
+    again.always_register = true;
+    let text = connect_err(config(&rt, again));
+    assert_words(&text, &["TlsConnectInfo error 4"]);
+
+    // Client b registers as another NetId; then, as a's NetId, without credentials: refused.
+    let b = tmp.0.join("b");
+    let as_net_id = |id: [u8; 6], c: SecureClient| {
+        let mut cfg = config(&rt, c);
+        cfg.source = AdsSource::Fixed(AmsAddr::new(AmsNetId(id), 30000));
+        cfg
+    };
+    drop(connect(as_net_id(
+        [10, 0, 0, 2, 1, 1],
+        client(ssc(Some(("Administrator", "1"))), &b),
+    )));
+    drop(connect(as_net_id(
+        [10, 0, 0, 2, 1, 1],
+        client(ssc(None), &b),
+    )));
+    let a_net_id = {
+        let t = connect(config(&rt, client(ssc(None), &a)));
+        t.source().expect("connected").net_id.0
+    };
+    let text = connect_err(as_net_id(a_net_id, client(ssc(None), &b)));
+    assert_words(&text, &["TlsConnectInfo error 3"]);
 }
