@@ -216,9 +216,14 @@ fn the_shadow_asks_the_plc_for_its_net_id_and_says_so() {
 
 /// A fresh directory for Secure ADS files.
 fn secure_dir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("cdpr-route-{name}-{}", std::process::id()));
+    let d = secure_dir_path(name);
     let _ = std::fs::remove_dir_all(&d);
     d
+}
+
+/// Where [`secure_dir`] puts `name`.
+fn secure_dir_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("cdpr-route-{name}-{}", std::process::id()))
 }
 
 /// `cdpr plc --secure ssc` on a loopback address of its own (`127.OCTET.x.y`), its UDP service
@@ -305,7 +310,7 @@ fn secure_route_add_registers_pins_and_lets_the_shadow_in() {
 #[test]
 fn secure_route_add_refuses_a_certificate_other_than_the_announced_one() {
     let (mut announcer, _, ip) = ssc_plc_on_own_address(33, "announcer");
-    let (mut other, addr) = plc(&words(&format!(
+    let (other, addr) = plc(&words(&format!(
         "--robot uvigo8 --secure ssc --secure-dir {} --listen {ip}:0 --udp-listen off \
          --duration 30",
         secure_dir("other").display()
@@ -318,11 +323,45 @@ fn secure_route_add_refuses_a_certificate_other_than_the_announced_one() {
     assert_fails(&o, "not the expected");
     assert_stderr(&o, "nothing was sent");
     assert!(!client.join("known-plcs").exists(), "nothing pinned");
+    // The user's own word for the certificate (read off the PLC, here with `openssl x509`)
+    // is taken over the UDP one.
+    if !cdpr_ads::fixtures::have_openssl("route add --accept-fingerprint") {
+        return;
+    }
+    let printed = cdpr_ads::fixtures::openssl(
+        &secure_dir_path("other"),
+        &[
+            "x509",
+            "-in",
+            "plc.crt",
+            "-noout",
+            "-fingerprint",
+            "-sha256",
+        ],
+    );
+    let other_fp = String::from_utf8_lossy(&printed)
+        .trim()
+        .rsplit('=')
+        .next()
+        .expect("openssl prints NAME=FINGERPRINT")
+        .to_string();
+    let v = json(&words(&format!(
+        "route add --plc {addr} --secure ssc --secure-dir {} --password 1 --accept-fingerprint \
+         {other_fp} --json",
+        client.display()
+    )));
+    assert_eq!(v["plc_fingerprint"], other_fp.as_str(), "{v}");
     let _ = announcer.child.kill();
-    let _ = other.child.kill();
+    // Interrupted, the PLC prints its statistics and every route it holds.
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &other.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
     let (_, _, other_err) = other.finish();
-    assert!(
-        !other_err.contains("route added"),
-        "the PLC got no registration: {other_err}"
+    assert_eq!(
+        other_err.matches("(Secure ADS)` added for").count(),
+        1,
+        "one registration, the accepted one: {other_err}"
     );
 }

@@ -287,7 +287,12 @@ impl SecureClient {
                 text: e.to_string(),
             })?;
         stream.write_all(&request).map_err(io)?;
-        let answer = read_info(&mut stream).map_err(|text| SecureError::Protocol {
+        let answer = read_info(
+            &mut stream,
+            "closed the connection instead of answering the TlsConnectInfo (a TwinCAT that \
+             refuses a client closes without a word)",
+        )
+        .map_err(|text| SecureError::Protocol {
             endpoint: endpoint.to_string(),
             text: if watchdog.fired() {
                 watchdog.said()
@@ -350,16 +355,14 @@ pub(super) fn handshake_failure<S>(e: HandshakeError<S>) -> (String, Option<Stri
 }
 
 /// Reads one TlsConnectInfo: its length checked (64 to 512) before the rest is waited for.
-pub(super) fn read_info(stream: &mut impl Read) -> Result<ConnectInfo, String> {
+/// `closed`: what a connection closed before it means (the client's and the server's words
+/// differ).
+pub(super) fn read_info(stream: &mut impl Read, closed: &str) -> Result<ConnectInfo, String> {
     let mut head = [0u8; 2];
     stream.read_exact(&mut head).map_err(|e| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => {
-            "closed the connection instead of answering the TlsConnectInfo (a TwinCAT \
-             that refuses a client closes without a word)"
-                .to_string()
-        }
+        std::io::ErrorKind::UnexpectedEof => closed.to_string(),
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-            "no TlsConnectInfo answer in time".to_string()
+            "no TlsConnectInfo in time".to_string()
         }
         _ => format!("reading its TlsConnectInfo: {e}"),
     })?;

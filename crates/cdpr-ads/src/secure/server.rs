@@ -178,7 +178,11 @@ impl SecureServer {
             let advice = explain_handshake(&detail, verify.as_deref(), psk, None);
             format!("TLS handshake with {peer} failed: {detail} ({advice})")
         })?;
-        let request = read_info(&mut stream).map_err(|e| format!("{peer}: {e}"))?;
+        let request = read_info(
+            &mut stream,
+            "closed the connection before its TlsConnectInfo",
+        )
+        .map_err(|e| format!("{peer}: {e}"))?;
         let verdict = self.judge(&stream, &request);
         let answer = ConnectInfo::response(verdict.err(), self.net_id, &self.host_name)
             .encode()

@@ -504,6 +504,17 @@ fn secure_handshake(
                 Ok((tls, info)) => {
                     tracing::info!(%peer, host = %info.host_name, net_id = %info.net_id,
                         mode = secure.mode_name(), "Secure ADS client accepted");
+                    // A self-signed registration is a route, listed with those added over UDP
+                    // (`cdpr plc` prints it, `--json` lists it).
+                    if info.flags & crate::secure::connect_info::flag::ADD_REMOTE != 0 {
+                        let _ = shared.config.routes.add(super::routes::Route {
+                            net_id: info.net_id,
+                            name: format!("{} (Secure ADS)", info.host_name),
+                            host: peer.ip().to_string(),
+                            temporary: false,
+                            from: Some(peer),
+                        });
+                    }
                     let raw = match tls.get_ref().try_clone() {
                         Ok(r) => Arc::new(r),
                         Err(e) => return tracing::warn!(%peer, "cannot serve ADS connection: {e}"),
