@@ -137,6 +137,10 @@ pub struct LinkArgs {
     /// connection any other certificate is refused before anything is sent.
     #[arg(long, value_name = "SHA256", requires = "secure", help_heading = SECURE_HEADING)]
     pub accept_fingerprint: Option<String>,
+    /// `--secure sca`: the common name the PLC's certificate must carry. Without it any
+    /// certificate the CA signed is taken as the PLC's, a laptop's too.
+    #[arg(long, value_name = "CN", requires = "secure", help_heading = SECURE_HEADING)]
+    pub plc_cn: Option<String>,
 }
 
 const SECURE_HEADING: &str = "Secure ADS (TLS 1.2 on TCP 8016; TwinCAT 3.1.4024 and later)";
@@ -178,6 +182,12 @@ impl LinkArgs {
     /// the first time must present the certificate it announces over UDP, as with `cdpr
     /// route add`.
     fn secure_client(&self, plc: &str) -> Result<Option<cdpr_ads::secure::SecureClient>> {
+        if self.plc_cn.is_some() && self.secure.secure != Some(super::secure::Mode::Sca) {
+            anyhow::bail!(
+                "--plc-cn belongs to --secure sca (a shared CA): the other modes trust a pinned \
+                 certificate or a key, not a name"
+            );
+        }
         let register = self.secure_user.clone().zip(self.secure_password.clone());
         let registering = register.is_some();
         let mut client = self.secure.client(
@@ -185,6 +195,9 @@ impl LinkArgs {
             self.secure_host_name.clone(),
             self.accept_fingerprint.clone(),
         )?;
+        if let Some(c) = client.as_mut() {
+            c.plc_common_name = self.plc_cn.clone();
+        }
         if let Some(c) = client.as_mut().filter(|_| registering) {
             let endpoint = shadow::endpoint_on(plc, cdpr_ads::secure::PORT);
             c.expected_fingerprint = cdpr_ads::link::announced_fingerprint(

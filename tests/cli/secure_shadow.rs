@@ -47,7 +47,7 @@ fn the_shadow_runs_over_a_shared_ca_and_a_pre_shared_key() {
             f("ca.pem")
         ),
         &format!(
-            "--secure sca --cert {} --key {} --ca {}",
+            "--secure sca --cert {} --key {} --ca {} --plc-cn plc",
             f("laptop.pem"),
             f("laptop.key"),
             f("ca.pem")
@@ -105,6 +105,10 @@ fn a_modes_options_are_checked_and_named() {
         "shadow --plc 127.0.0.1 --robot uvigo8 --psk-identity lab",
     ));
     assert_fails(&o, "--secure");
+    let o = cdpr(&words(
+        "shadow --plc 127.0.0.1 --robot uvigo8 --secure ssc --plc-cn plc",
+    ));
+    assert_fails(&o, "--plc-cn belongs to --secure sca");
 }
 
 /// Plain ADS at port 8016: the shadow says that port is Secure ADS's, not "no route".

@@ -62,6 +62,9 @@ pub struct SecureClient {
     /// Self-signed mode with credentials: register on every connection (`cdpr route add`:
     /// the PLC may have lost the route while the pin stayed), not only on the first.
     pub always_register: bool,
+    /// Shared-CA mode: the common name the PLC's certificate must carry (any certificate the
+    /// CA signed passes the chain check, a laptop's too).
+    pub plc_common_name: Option<String>,
 }
 
 /// An established Secure ADS connection.
@@ -84,6 +87,7 @@ impl SecureClient {
             accept_fingerprint: None,
             expected_fingerprint: None,
             always_register: false,
+            plc_common_name: None,
         }
     }
 
@@ -197,6 +201,25 @@ impl SecureClient {
             .map(|c| fingerprint(&c))
             .transpose()
             .map_err(SecureError::setup)?;
+        if let Some(wanted) = &self.plc_common_name {
+            let presented = stream
+                .ssl()
+                .peer_certificate()
+                .and_then(|c| identity::common_name(&c))
+                .unwrap_or_default();
+            if !presented.eq_ignore_ascii_case(wanted) {
+                return Err(SecureError::Handshake {
+                    endpoint: endpoint.to_string(),
+                    detail: format!("the PLC's certificate names CN `{presented}`"),
+                    advice: format!(
+                        "--plc-cn asks for `{wanted}`: another machine holding a certificate of \
+                         the same CA answers at this address, or --plc-cn is not the PLC's \
+                         certificate's CN (`openssl x509 -noout -subject` on it shows it); \
+                         nothing was sent to it"
+                    ),
+                });
+            }
+        }
         let host_name = self
             .host_name
             .clone()

@@ -533,6 +533,22 @@ fn shared_ca_connects_and_refuses_a_cn_mismatch_a_foreign_ca_and_an_expired_cert
     assert!(run_for(&mut s, 500) > 0, "cycles exchanged");
     drop(s);
 
+    // The PLC's CN named (--plc-cn): the right one passes, another is refused before anything
+    // is sent (a laptop's certificate from the same CA must not pass for the PLC).
+    let mut named = sca_client(pki, "ca", "shadow-client");
+    named.plc_common_name = Some("PLC".into());
+    drop(connect(config(&rt, named.clone())));
+    named.plc_common_name = Some("line-3-plc".into());
+    let e = connect_err(config(&rt, named));
+    assert_words(
+        &e,
+        &[
+            "names CN `plc`",
+            "--plc-cn asks for `line-3-plc`",
+            "nothing was sent",
+        ],
+    );
+
     // Another host name than the certificate's CN.
     let e = connect_err(config(&rt, sca_client(pki, "ca", "other")));
     assert_words(
