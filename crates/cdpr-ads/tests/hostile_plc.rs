@@ -238,3 +238,107 @@ fn notification_floods_cost_a_bounded_queue_not_memory() {
     let s = c.next_stamp(Duration::ZERO).expect("ok").expect("queued");
     assert_eq!(s.samples, vec![(1, vec![0xA5; 1024])]);
 }
+
+/// A fake Secure ADS PLC (TLS-PSK, `lab`/`pw`): answers the TlsConnectInfo with `info` (its
+/// bytes as given), then every request with `frame` (bytes, no AMS/TCP header).
+fn fake_secure_plc(info: Vec<u8>, frame: Vec<u8>) -> SocketAddr {
+    use openssl::ssl::{SslAcceptor, SslMethod, SslVerifyMode, SslVersion};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let mut b = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server()).expect("acceptor");
+    b.set_min_proto_version(Some(SslVersion::TLS1_2))
+        .expect("tls");
+    b.set_max_proto_version(Some(SslVersion::TLS1_2))
+        .expect("tls");
+    b.set_cipher_list(cdpr_ads::secure::PSK_CIPHERS)
+        .expect("ciphers");
+    b.set_psk_server_callback(|_, _, key_out| {
+        let key = cdpr_ads::secure::psk_key("lab", "pw");
+        key_out[..key.len()].copy_from_slice(&key);
+        Ok(key.len())
+    });
+    b.set_verify(SslVerifyMode::NONE);
+    let acceptor = std::sync::Arc::new(b.build());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(tcp) = stream else { continue };
+            let (acceptor, info, frame) = (acceptor.clone(), info.clone(), frame.clone());
+            std::thread::spawn(move || {
+                let Ok(mut s) = acceptor.accept(tcp) else {
+                    return;
+                };
+                let mut request = [0u8; 64];
+                if s.read_exact(&mut request).is_err() || s.write_all(&info).is_err() {
+                    return;
+                }
+                // Each request: a 32-byte AMS header and its data; answered with `frame`.
+                let mut header = [0u8; 32];
+                while s.read_exact(&mut header).is_ok() {
+                    let len = u32::from_le_bytes([header[20], header[21], header[22], header[23]]);
+                    let mut data = vec![0u8; (len as usize).min(1 << 16)];
+                    if s.read_exact(&mut data).is_err() || s.write_all(&frame).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Inside TLS too, no length a peer sends is allocated before it is capped: the TlsConnectInfo
+/// answer's (64 to 512 bytes) and a bare AMS frame's (the AMS header's data length, against
+/// the 64 KiB limit), here under the 256 MiB allocator ceiling that a 1 or 4 GiB allocation
+/// would break.
+#[test]
+fn claimed_lengths_inside_tls_are_refused_before_they_allocate() {
+    let dir = std::env::temp_dir().join(format!("cdpr-hostile-tls-{}", std::process::id()));
+    let client = cdpr_ads::secure::SecureClient {
+        dir: Some(dir.clone()),
+        ..cdpr_ads::secure::SecureClient::new(cdpr_ads::secure::ClientMode::Psk {
+            identity: "lab".into(),
+            password: "pw".into(),
+        })
+    };
+    let ok_info = cdpr_ads::secure::ConnectInfo::response(None, AmsNetId::LOCAL, "fake")
+        .encode()
+        .expect("encodes");
+    let open_secure = |addr: SocketAddr| {
+        Connection::open(
+            &addr.to_string(),
+            TARGET,
+            Source::Auto,
+            Duration::from_millis(500),
+            Some(&client),
+        )
+    };
+    for (claim, what) in [(0x4000_0000u32, "1 GiB"), (0xFFFF_FFF0, "4 GiB")] {
+        let mut frame = vec![0u8; 32];
+        frame[16..18].copy_from_slice(&cmd::READ.to_le_bytes());
+        frame[18..20].copy_from_slice(&flags::REPLY.to_le_bytes());
+        frame[20..24].copy_from_slice(&claim.to_le_bytes());
+        frame.extend_from_slice(&[0u8; 64]);
+        let addr = fake_secure_plc(ok_info.clone(), frame);
+        let before = ALLOC.allocated();
+        let mut c = open_secure(addr).expect("TLS and TlsConnectInfo pass");
+        let e = c.read(0x4040, 0, 8).expect_err(what);
+        assert!(
+            matches!(&e, ConnError::Garbled(m) if m.contains("exceeds the limit")),
+            "{what}: {e}"
+        );
+        assert!(
+            ALLOC.allocated() < before + (4 << 20),
+            "{what}: {} bytes held",
+            ALLOC.allocated().saturating_sub(before)
+        );
+    }
+    // A TlsConnectInfo answer claiming 65 535 bytes: refused from its first two bytes.
+    let mut huge = ok_info.clone();
+    huge[..2].copy_from_slice(&u16::MAX.to_le_bytes());
+    let addr = fake_secure_plc(huge, Vec::new());
+    match open_secure(addr) {
+        Err(e) => assert!(e.to_string().contains("65535 bytes"), "{e}"),
+        Ok(_) => panic!("a 64 KiB TlsConnectInfo answer was taken"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
