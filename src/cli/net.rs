@@ -211,17 +211,7 @@ fn route_add(a: RouteAddArgs) -> Result<ExitCode> {
     let plc_addr =
         udp_service::resolve_one(&a.plc).with_context(|| format!("finding the PLC `{}`", a.plc))?;
     let local = udp_service::local_ipv4_toward(plc_addr).or_else(udp_service::local_ipv4);
-    let (net_id, net_id_from) = match (a.net_id, local) {
-        (Some(id), _) => (id, "given"),
-        (None, Some(ip)) => {
-            let [p, q, r, s] = ip.octets();
-            (AmsNetId([p, q, r, s, 1, 1]), "local IPv4 + .1.1")
-        }
-        (None, None) => bail!(
-            "this machine has no IPv4 address toward {plc_addr} to make its NetId from: give \
-             --net-id and --host-name"
-        ),
-    };
+    let (net_id, net_id_from) = own_net_id(a.net_id, local, plc_addr)?;
     let host_name = match (&a.host_name, local) {
         (Some(h), _) => h.clone(),
         (None, Some(ip)) => ip.to_string(),
@@ -298,6 +288,23 @@ struct SecureRouteReport {
     pins: String,
 }
 
+/// This machine's NetId for a route on the PLC at `plc`: `given` (--net-id), else its IPv4
+/// address toward the PLC + .1.1 (what `cdpr shadow --source auto` sends from); and which.
+fn own_net_id(
+    given: Option<AmsNetId>,
+    local: Option<std::net::Ipv4Addr>,
+    plc: std::net::SocketAddr,
+) -> Result<(AmsNetId, &'static str)> {
+    match (given, local) {
+        (Some(id), _) => Ok((id, "given")),
+        (None, Some(ip)) => Ok((AmsNetId::from_ipv4(ip), "local IPv4 + .1.1")),
+        (None, None) => bail!(
+            "this machine has no IPv4 address toward {plc} to make its NetId from: give \
+             --net-id and --host-name"
+        ),
+    }
+}
+
 /// `cdpr route add --secure ssc`: the self-signed registration over TLS.
 fn secure_route_add(a: &RouteAddArgs) -> Result<ExitCode> {
     use cdpr_ads::secure;
@@ -306,14 +313,7 @@ fn secure_route_add(a: &RouteAddArgs) -> Result<ExitCode> {
         .with_context(|| format!("finding the PLC `{endpoint}`"))?
         .next()
         .with_context(|| format!("`{endpoint}` resolves to no address"))?;
-    let net_id = match (a.net_id, udp_service::local_ipv4_toward(addr)) {
-        (Some(id), _) => id,
-        (None, Some(ip)) => {
-            let [p, q, r, s] = ip.octets();
-            AmsNetId([p, q, r, s, 1, 1])
-        }
-        (None, None) => bail!("this machine has no IPv4 address toward {addr}: give --net-id"),
-    };
+    let (net_id, _) = own_net_id(a.net_id, udp_service::local_ipv4_toward(addr), addr)?;
     // TwinCAT announces its certificate's fingerprint in the UDP identify: a PLC met for the
     // first time must present that one, or the credentials are not sent.
     let announced = link::announced_fingerprint(&endpoint, Duration::from_millis(500));

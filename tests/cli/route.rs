@@ -68,11 +68,7 @@ fn route_add_succeeds_refuses_a_wrong_password_and_names_a_silent_port() {
             && out.contains("--net-id"),
         "{out}"
     );
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &p.child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
+    p.interrupt();
     let (ok, out, err) = p.finish();
     assert!(ok, "{err}");
     // The credentials printed at start, each route as it is added.
@@ -353,11 +349,7 @@ fn secure_route_add_refuses_a_certificate_other_than_the_announced_one() {
     assert_eq!(v["plc_fingerprint"], other_fp.as_str(), "{v}");
     let _ = announcer.child.kill();
     // Interrupted, the PLC prints its statistics and every route it holds.
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &other.child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
+    other.interrupt();
     let (_, _, other_err) = other.finish();
     assert_eq!(
         other_err.matches("(Secure ADS)` added for").count(),

@@ -15,7 +15,6 @@ use cdpr_core::kinematics::Pose;
 use cdpr_core::metrics::{self, CompareOptions};
 use cdpr_core::sim::{Command as SimCommand, Sim};
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// `cdpr plc` for uvigo8 on `listen`; returns the process and the address it serves on.
@@ -410,11 +409,7 @@ fn ctrl_c_stops_the_shadow_and_flushes_the_record() {
         ],
     );
     std::thread::sleep(Duration::from_millis(1500));
-    let status = Command::new("kill")
-        .args(["-INT", &run.child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
+    run.interrupt();
     let v = run.json();
     let steps = v["steps"].as_u64().expect("steps");
     // Stepped, and never ahead of the wall clock (1 ms steps; how close it keeps up depends on

@@ -133,6 +133,16 @@ impl Proc {
         }
     }
 
+    /// Sends SIGINT, as Ctrl-C does (`cdpr plc` and `cdpr shadow` then print their
+    /// statistics and exit 0).
+    pub fn interrupt(&self) {
+        let kill = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(kill.success(), "kill -INT {}", self.child.id());
+    }
+
     /// Waits for the exit; (success, stdout, stderr).
     pub fn finish(mut self) -> (bool, String, String) {
         let mut out = String::new();

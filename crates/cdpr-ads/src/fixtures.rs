@@ -188,11 +188,7 @@ pub fn probe(s: &mut std::net::TcpStream, invoke_id: u32) -> bool {
         match s.read(&mut chunk) {
             Ok(0) => return false,
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
+            Err(e) if crate::timed_out::timed_out(&e) => {}
             Err(_) => return false,
         }
     }

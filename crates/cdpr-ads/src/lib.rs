@@ -26,6 +26,7 @@ pub mod plc_symbols;
 pub mod secure;
 pub mod server;
 pub mod shadow;
+mod timed_out;
 pub mod units;
 pub mod wire;
 

@@ -169,12 +169,7 @@ pub(crate) fn exchange(
             .map_err(UdpServiceError::Socket)?;
         let (n, from) = match socket.recv_from(&mut buf) {
             Ok(got) => got,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
+            Err(e) if crate::timed_out::timed_out(&e) => {
                 break;
             }
             Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {

@@ -4,10 +4,9 @@
 use super::connect_info::{self, ConnectInfo, flag};
 use super::identity::{self, Identity, fingerprint};
 use super::pins::{Pinned, Pins};
-use super::{CERT_CIPHERS, SecureError, explain_handshake, psk_key, psk_suites, tls12};
+use super::{SecureError, explain_handshake, psk_key, psk_suites, tls12, trust_ca, use_identity};
 use crate::wire::AmsNetId;
 use openssl::ssl::{HandshakeError, Ssl, SslContext, SslMethod, SslStream, SslVerifyMode};
-use openssl::x509::store::X509StoreBuilder;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -148,12 +147,7 @@ impl SecureClient {
                 let id = Identity::load(cert, key)?;
                 use_identity(&mut b, &id)?;
                 own_cn = id.common_name();
-                let mut store = X509StoreBuilder::new().map_err(SecureError::setup)?;
-                for c in identity::load_certs(ca)? {
-                    store.add_cert(c).map_err(SecureError::setup)?;
-                }
-                b.set_verify_cert_store(store.build())
-                    .map_err(SecureError::setup)?;
+                trust_ca(&mut b, ca)?;
                 b.set_verify(SslVerifyMode::PEER);
                 Some(ca.clone())
             }
@@ -352,14 +346,6 @@ impl SecureClient {
     }
 }
 
-fn use_identity(b: &mut openssl::ssl::SslContextBuilder, id: &Identity) -> Result<(), SecureError> {
-    b.set_cipher_list(CERT_CIPHERS)
-        .map_err(SecureError::setup)?;
-    b.set_certificate(&id.cert).map_err(SecureError::setup)?;
-    b.set_private_key(&id.key).map_err(SecureError::setup)?;
-    Ok(())
-}
-
 /// The OpenSSL message of a failed handshake, and the certificate check's verdict when that
 /// is what failed.
 pub(super) fn handshake_failure<S>(e: HandshakeError<S>) -> (String, Option<String>) {
@@ -382,12 +368,14 @@ pub(super) fn handshake_failure<S>(e: HandshakeError<S>) -> (String, Option<Stri
 /// differ).
 pub(super) fn read_info(stream: &mut impl Read, closed: &str) -> Result<ConnectInfo, String> {
     let mut head = [0u8; 2];
-    stream.read_exact(&mut head).map_err(|e| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => closed.to_string(),
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+    stream.read_exact(&mut head).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            closed.to_string()
+        } else if crate::timed_out::timed_out(&e) {
             "no TlsConnectInfo in time".to_string()
+        } else {
+            format!("reading its TlsConnectInfo: {e}")
         }
-        _ => format!("reading its TlsConnectInfo: {e}"),
     })?;
     let length = ConnectInfo::length(head).map_err(|e| e.to_string())?;
     let mut b = vec![0u8; length];

@@ -118,10 +118,7 @@ impl Identity {
         })?;
         create_private_dir(dir)?;
         let pem = |r: Result<Vec<u8>, openssl::error::ErrorStack>, path: &Path| {
-            r.map_err(|e| SecureError::Files {
-                path: path.to_path_buf(),
-                text: e.to_string(),
-            })
+            r.map_err(SecureError::file(path))
         };
         let key_tmp = write_temp(
             &key_path,
@@ -137,12 +134,7 @@ impl Identity {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 return wait_for_identity(&cert_path, &key_path).map(|i| (i, false));
             }
-            Err(e) => {
-                return Err(SecureError::Files {
-                    path: key_path,
-                    text: e.to_string(),
-                });
-            }
+            Err(e) => return Err(SecureError::file(&key_path)(e)),
         }
         Ok((
             Identity {
@@ -257,10 +249,7 @@ fn create_self_signed(common_name: &str) -> Result<Identity, openssl::error::Err
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, SecureError> {
-    fs::read(path).map_err(|e| SecureError::Files {
-        path: path.to_path_buf(),
-        text: e.to_string(),
-    })
+    fs::read(path).map_err(SecureError::file(path))
 }
 
 /// Creates `dir` (and its parents) readable by its owner only (Unix: 0700), as the keys and
@@ -273,10 +262,7 @@ pub(crate) fn create_private_dir(dir: &Path) -> Result<(), SecureError> {
         use std::os::unix::fs::DirBuilderExt;
         b.mode(0o700);
     }
-    b.create(dir).map_err(|e| SecureError::Files {
-        path: dir.to_path_buf(),
-        text: e.to_string(),
-    })
+    b.create(dir).map_err(SecureError::file(dir))
 }
 
 /// Writes `bytes` to a new temporary file beside `path`, of its own name (two processes never
@@ -286,10 +272,7 @@ fn write_temp(path: &Path, bytes: &[u8], private: bool) -> Result<PathBuf, Secur
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    let err = |e: std::io::Error| SecureError::Files {
-        path: path.to_path_buf(),
-        text: e.to_string(),
-    };
+    let err = SecureError::file(path);
     let name = path
         .file_name()
         .map_or_else(Default::default, |n| n.to_string_lossy());
@@ -324,10 +307,7 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), SecureError> {
     let tmp = write_temp(path, bytes, false)?;
     fs::rename(&tmp, path).map_err(|e| {
         let _ = fs::remove_file(&tmp);
-        SecureError::Files {
-            path: path.to_path_buf(),
-            text: e.to_string(),
-        }
+        SecureError::file(path)(e)
     })
 }
 

@@ -133,6 +133,14 @@ impl SecureError {
     fn setup(e: openssl::error::ErrorStack) -> SecureError {
         SecureError::Setup(e.to_string())
     }
+
+    /// An error about the file `path`, for `map_err`.
+    fn file<E: std::fmt::Display>(path: &std::path::Path) -> impl Fn(E) -> SecureError + '_ {
+        move |e| SecureError::Files {
+            path: path.to_path_buf(),
+            text: e.to_string(),
+        }
+    }
 }
 
 /// TLS 1.2 exactly, no compression, tickets or renegotiation: what TwinCAT speaks.
@@ -152,6 +160,31 @@ fn psk_suites(b: &mut SslContextBuilder) -> Result<(), SecureError> {
     b.set_cipher_list(PSK_CIPHERS).map_err(SecureError::setup)?;
     b.set_options(SslOptions::from_bits_retain(NO_EMS_NO_ETM as _));
     Ok(())
+}
+
+/// This side's certificate and key, with the certificate modes' suites.
+fn use_identity(b: &mut SslContextBuilder, id: &Identity) -> Result<(), SecureError> {
+    b.set_cipher_list(CERT_CIPHERS)
+        .map_err(SecureError::setup)?;
+    b.set_certificate(&id.cert).map_err(SecureError::setup)?;
+    b.set_private_key(&id.key).map_err(SecureError::setup)?;
+    b.check_private_key().map_err(SecureError::setup)
+}
+
+/// Trusts the CA(s) of the PEM file `ca`, and only them (not the system's store), to sign the
+/// peer's certificate; the CA certificates.
+fn trust_ca(
+    b: &mut SslContextBuilder,
+    ca: &std::path::Path,
+) -> Result<Vec<openssl::x509::X509>, SecureError> {
+    let certs = identity::load_certs(ca)?;
+    let mut store = openssl::x509::store::X509StoreBuilder::new().map_err(SecureError::setup)?;
+    for c in &certs {
+        store.add_cert(c.clone()).map_err(SecureError::setup)?;
+    }
+    b.set_verify_cert_store(store.build())
+        .map_err(SecureError::setup)?;
+    Ok(certs)
 }
 
 /// Words for an OpenSSL handshake failure: what happened and what to change.

@@ -31,12 +31,7 @@ impl Pins {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => {
-                return Err(SecureError::Files {
-                    path: path.to_path_buf(),
-                    text: e.to_string(),
-                });
-            }
+            Err(e) => return Err(SecureError::file(path)(e)),
         };
         let mut entries = Vec::new();
         for (n, line) in text.lines().enumerate() {
@@ -115,10 +110,6 @@ impl Pins {
         &mut self,
         change: impl FnOnce(&mut Vec<(String, String)>) -> bool,
     ) -> Result<bool, SecureError> {
-        let err = |path: &Path, e: std::io::Error| SecureError::Files {
-            path: path.to_path_buf(),
-            text: e.to_string(),
-        };
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             super::identity::create_private_dir(dir)?;
         }
@@ -128,8 +119,8 @@ impl Pins {
             .truncate(false)
             .write(true)
             .open(&lock_path)
-            .map_err(|e| err(&lock_path, e))?;
-        lock.lock().map_err(|e| err(&lock_path, e))?;
+            .map_err(SecureError::file(&lock_path))?;
+        lock.lock().map_err(SecureError::file(&lock_path))?;
         let mut now = Pins::load(&self.path)?;
         let changed = change(&mut now.entries);
         if changed {

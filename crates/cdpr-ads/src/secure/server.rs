@@ -6,11 +6,10 @@ use super::client::{handshake_failure, read_info};
 use super::connect_info::{ConnectError, ConnectInfo, flag};
 use super::identity::{self, Identity, fingerprint};
 use super::pins::{Pinned, Pins};
-use super::{CERT_CIPHERS, SecureError, explain_handshake, psk_key, psk_suites, tls12};
+use super::{SecureError, explain_handshake, psk_key, psk_suites, tls12, trust_ca, use_identity};
 use crate::wire::AmsNetId;
 use openssl::dh::Dh;
 use openssl::ssl::{Ssl, SslAcceptor, SslContext, SslMethod, SslStream, SslVerifyMode};
-use openssl::x509::store::X509StoreBuilder;
 use std::io::Write;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -84,13 +83,10 @@ impl SecureServer {
             ServerMode::SharedCa { cert, key, ca } => {
                 let id = Identity::load(cert, key)?;
                 certificate = Some((id.source.clone(), false));
-                let mut store = X509StoreBuilder::new().map_err(SecureError::setup)?;
-                for c in identity::load_certs(ca)? {
+                // The CA's names go to clients in the certificate request.
+                for c in trust_ca(&mut b, ca)? {
                     b.add_client_ca(&c).map_err(SecureError::setup)?;
-                    store.add_cert(c).map_err(SecureError::setup)?;
                 }
-                b.set_verify_cert_store(store.build())
-                    .map_err(SecureError::setup)?;
                 b.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
                 Some(id)
             }
@@ -120,11 +116,7 @@ impl SecureServer {
         };
         let fingerprint = match &id {
             Some(id) => {
-                b.set_cipher_list(CERT_CIPHERS)
-                    .map_err(SecureError::setup)?;
-                b.set_certificate(&id.cert).map_err(SecureError::setup)?;
-                b.set_private_key(&id.key).map_err(SecureError::setup)?;
-                b.check_private_key().map_err(SecureError::setup)?;
+                use_identity(&mut b, id)?;
                 // DHE suites, as TwinCAT offers them (RFC 5114's 2048-bit group).
                 let dh = Dh::get_2048_256().map_err(SecureError::setup)?;
                 b.set_tmp_dh(&dh).map_err(SecureError::setup)?;

@@ -653,12 +653,7 @@ fn fill(
                     now + shared.config.frame_timeout
                 });
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
+            Err(e) if crate::timed_out::timed_out(&e) => {
                 if deadline.is_some_and(|d| Instant::now() > d) {
                     return Err(Closed::Malformed(format!(
                         "truncated frame: {got} of {} bytes within {:?}",
@@ -795,10 +790,7 @@ fn write_loop(shared: &Shared, conn: &Conn) {
         // Bound first: the guard must be gone before `close` takes the lock again.
         let written = lock(&conn.writer).send(&frame);
         if let Err(e) = written {
-            if matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-            ) {
+            if crate::timed_out::timed_out(&e) {
                 shared.stats.stuck.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!("closing an ADS connection that has not read for {WRITE_TIMEOUT:?}");
             }

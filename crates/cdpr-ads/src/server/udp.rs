@@ -159,12 +159,7 @@ impl Responder {
         while !stop.load(Ordering::Relaxed) {
             let (n, peer) = match socket.recv_from(&mut buf) {
                 Ok(got) => got,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
+                Err(e) if crate::timed_out::timed_out(&e) => {
                     continue;
                 }
                 // An ICMP error of an earlier reply (the peer left), or an interrupted call.

@@ -114,10 +114,7 @@ pub fn net_id(plc: &str, given: Option<AmsNetId>) -> Result<AmsNetId, ShadowErro
         .rsplit_once(':')
         .map_or(endpoint.as_str(), |(host, _)| host);
     match host.parse::<std::net::Ipv4Addr>() {
-        Ok(ip) => {
-            let [a, b, c, d] = ip.octets();
-            Ok(AmsNetId([a, b, c, d, 1, 1]))
-        }
+        Ok(ip) => Ok(AmsNetId::from_ipv4(ip)),
         Err(_) => Err(ShadowError::Config(format!(
             "--ams-net-id is needed: `{host}` is not an IPv4 address to derive the controller's \
              NetId from (TwinCAT: SYSTEM → Routes → NetId Management)"
@@ -234,7 +231,7 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
     // Over Secure ADS the PLC says its NetId in its TlsConnectInfo answer.
     let mut net_id = match (&setup.secure, setup.ams_net_id) {
         (Some(s), None) => NetIdChoice {
-            net_id: AmsNetId([0; 6]),
+            net_id: AmsNetId::UNSPECIFIED,
             origin: NetIdOrigin::Secure,
             note: format!(
                 "Secure ADS ({}), NetId from the PLC's answer",

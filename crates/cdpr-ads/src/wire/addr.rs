@@ -10,6 +10,14 @@ pub struct AmsNetId(pub [u8; 6]);
 impl AmsNetId {
     /// `127.0.0.1.1.1`, what pyads and the `ads` crate use for a local runtime.
     pub const LOCAL: AmsNetId = AmsNetId([127, 0, 0, 1, 1, 1]);
+    /// `0.0.0.0.0.0`: not known yet (a Secure ADS client takes the PLC's from its answer).
+    pub const UNSPECIFIED: AmsNetId = AmsNetId([0; 6]);
+
+    /// TwinCAT's default NetId of a system: its IPv4 address + `.1.1`.
+    pub const fn from_ipv4(ip: std::net::Ipv4Addr) -> AmsNetId {
+        let [a, b, c, d] = ip.octets();
+        AmsNetId([a, b, c, d, 1, 1])
+    }
 }
 
 impl fmt::Display for AmsNetId {

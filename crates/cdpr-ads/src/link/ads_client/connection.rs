@@ -197,10 +197,7 @@ impl Connection {
             .map_err(OpenError::Io)?;
         let local = stream.local_addr().map_err(OpenError::Io)?;
         let auto = match local.ip() {
-            IpAddr::V4(ip) => {
-                let [a, b, c, d] = ip.octets();
-                AmsAddr::new(AmsNetId([a, b, c, d, 1, 1]), AUTO_SOURCE_PORT)
-            }
+            IpAddr::V4(ip) => AmsAddr::new(AmsNetId::from_ipv4(ip), AUTO_SOURCE_PORT),
             IpAddr::V6(_) => AmsAddr::new(AmsNetId::LOCAL, AUTO_SOURCE_PORT),
         };
         let (stream, framing, target, notes) = match secure {
@@ -219,7 +216,7 @@ impl Connection {
                 let session = secure
                     .connect(stream, endpoint, own.net_id, timeout)
                     .map_err(OpenError::Secure)?;
-                let target = if target.net_id == AmsNetId([0; 6]) {
+                let target = if target.net_id == AmsNetId::UNSPECIFIED {
                     AmsAddr::new(session.plc_net_id, target.port)
                 } else {
                     target
@@ -331,11 +328,12 @@ impl Connection {
         let frame = wire::encode_frame(&header, &wire::encode_request(req));
         self.stream
             .write_all(self.framing.outgoing(&frame))
-            .map_err(|e| match e.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+            .map_err(|e| {
+                if crate::timed_out::timed_out(&e) {
                     ConnError::Timeout(self.timeout)
+                } else {
+                    ConnError::Closed(format!("sending a request: {e}"))
                 }
-                _ => ConnError::Closed(format!("sending a request: {e}")),
             })?;
         let deadline = Some(Instant::now() + self.timeout);
         loop {
@@ -560,14 +558,7 @@ impl Connection {
                 self.pending.extend_from_slice(&chunk[..n]);
                 Ok(())
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                Err(ConnError::Timeout(self.timeout))
-            }
+            Err(e) if crate::timed_out::timed_out(&e) => Err(ConnError::Timeout(self.timeout)),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
             Err(e) => Err(ConnError::Closed(e.to_string())),
         }

@@ -95,15 +95,14 @@ impl AdsTransport {
             let (refused, text) = match e {
                 OpenError::Io(io) => (
                     io.kind() == std::io::ErrorKind::ConnectionRefused,
-                    match io.kind() {
-                        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
-                            format!(
-                                "no answer within {:?} (a wrong address, the host off, or a \
-                                 firewall dropping TCP to this port)",
-                                self.config.timeout
-                            )
-                        }
-                        _ => io.to_string(),
+                    if crate::timed_out::timed_out(&io) {
+                        format!(
+                            "no answer within {:?} (a wrong address, the host off, or a \
+                             firewall dropping TCP to this port)",
+                            self.config.timeout
+                        )
+                    } else {
+                        io.to_string()
                     },
                 ),
                 OpenError::Router(text) => (false, text),
