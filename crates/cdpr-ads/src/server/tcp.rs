@@ -936,10 +936,7 @@ mod tests {
             last_frame: at(40),
             ..progress(at(5), 1, None)
         };
-        let mut all = [
-            ("answered", answered),
-            ("fresh", progress(at(50), 0, None)),
-        ];
+        let mut all = [("answered", answered), ("fresh", progress(at(50), 0, None))];
         all.sort_by_key(|(_, p)| p.eviction_key(at(60), grace));
         assert_eq!(all.map(|(n, _)| n), ["fresh", "answered"]);
         all.sort_by_key(|(_, p)| p.eviction_key(at(200), grace));
