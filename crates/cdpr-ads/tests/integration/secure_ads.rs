@@ -830,14 +830,15 @@ fn a_dribbled_or_flooded_handshake_is_cut_off() {
         .map(|_| TcpStream::connect(addr).expect("connects"))
         .collect();
     std::thread::sleep(Duration::from_millis(300));
-    let started = std::time::Instant::now();
-    let served = AdsTransport::connect(config(&rt, client(psk("secret"), &tmp.0)));
-    assert!(
-        served.is_ok(),
-        "a real client during the flood: {:?}",
-        served.err().map(|e| e.to_string())
+    // A real client (which reconnects, as the shadow does) is in within 2 s, while the flood
+    // still holds its sockets; without eviction the silent ones would hold every place until
+    // their 5 s deadline. (On a loaded machine the evicted handshakes' threads may not have
+    // ended yet when the first attempt comes: then that attempt is refused.)
+    wait_for(
+        "a real client during the flood",
+        Duration::from_secs(2),
+        || AdsTransport::connect(config(&rt, client(psk("secret"), &tmp.0))).is_ok(),
     );
-    assert!(started.elapsed() < Duration::from_secs(2), "served at once");
     // The oldest silent ones were closed to make room.
     silent[0]
         .set_read_timeout(Some(Duration::from_secs(1)))
