@@ -930,7 +930,8 @@ fn rt_fingerprint(plc_dir: &Path) -> String {
 }
 
 /// The client's whole handshake has a deadline (3 × the timeout), not only each read: a peer
-/// that sends a byte just inside each read's timeout is cut off, and said so.
+/// that sends a byte well inside each read's timeout (every 150 ms against 1 s, margin for a
+/// loaded machine) is cut off, and said so.
 #[test]
 fn a_peer_dribbling_the_handshake_is_cut_off_by_the_client() {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -951,14 +952,14 @@ fn a_peer_dribbling_the_handshake_is_cut_off_by_the_client() {
     });
     let tmp = TempDir::new("dribbling-peer");
     let mut c = AdsConfig::new(addr.to_string(), AmsAddr::new(AmsNetId([0; 6]), 851));
-    c.timeout = Duration::from_millis(400);
+    c.timeout = Duration::from_secs(1);
     c.secure = Some(client(psk("secret"), &tmp.0));
     let started = Instant::now();
     let text = connect_err(c);
     let took = started.elapsed();
-    assert_words(&text, &["no complete handshake within 1.2s"]);
+    assert_words(&text, &["no complete handshake within 3s"]);
     assert!(
-        took >= Duration::from_millis(1100) && took < Duration::from_secs(4),
+        took >= Duration::from_millis(2900) && took < Duration::from_secs(6),
         "cut off after {took:?}"
     );
 }
