@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// The top-level modules, bottom layer first; modules of one layer do not use each other.
 const LAYERS: &[&[&str]] = &[
-    &["choice", "text", "toml_location", "plotting"],
+    &["choice", "text", "toml_location", "plotting", "colors"],
     &["pose", "options"],
     &["legs"],
     &["robot"],
@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["surrogate"],
     &["sim"],
     &["run"],
-    &["identify", "sweep", "report"],
+    &["identify", "sweep", "report", "recording"],
 ];
 
 /// Test-only modules, which may use anything.

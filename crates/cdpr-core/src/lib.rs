@@ -3,8 +3,8 @@
 //!
 //! Modules in layers, each using only the layers below it (declared and checked in
 //! `layers.rs`, a test, which also refuses circles between the modules inside a module):
-//! 1. `choice`, `text`, `toml_location`, `plotting` — named choices, numbers in messages,
-//!    where in a TOML file, plot axes; then `pose` (the platform pose) and `options` (the
+//! 1. `choice`, `text`, `toml_location`, `plotting`, `colors` — named choices, numbers in
+//!    messages, where in a TOML file, plot axes, the tension colour scale; then `pose` (the platform pose) and `options` (the
 //!    specs of options — name, unit, range, help — every face reads): what knows no robot;
 //! 2. `legs` — the closed forms of the robots with rigid legs (linear delta, 2-RSSU);
 //! 3. `robot` — robot files compiled into an immutable model;
@@ -14,13 +14,15 @@
 //! 7. `sim` — the physics core: one [`sim::Sim`] stepping one of the [`sim::MODELS`];
 //! 8. `run` — trajectories played through controllers into the physics, recorded and
 //!    summarised; the one set of run options ([`run::RunRequest`]);
-//! 9. `identify`, `sweep`, `report` — what runs many runs or writes documents.
+//! 9. `identify`, `sweep`, `report`, `recording` — what runs many runs or writes documents
+//!    (`recording`: runs as CSV or MCAP files, read back through one reader).
 //!
 //! Above this crate: `cdpr-ads` (the controller boundary and the live shadow),
 //! `cdpr-viewer` (Bevy) and the `cdpr` binary; none of them re-implements physics.
 #![deny(clippy::unwrap_used)]
 
 pub mod choice;
+pub mod colors;
 pub mod export;
 pub mod identify;
 pub mod kinematics;
@@ -29,6 +31,7 @@ pub mod metrics;
 pub mod options;
 pub mod plotting;
 pub mod pose;
+pub mod recording;
 pub mod report;
 pub mod robot;
 pub mod run;

@@ -7,26 +7,21 @@
 
 use bevy::color::Color;
 
-/// Below this a cable counts as slack, N.
-pub const SLACK: f64 = 1e-3;
+pub use cdpr_core::colors::{SLACK, is_slack, nice_ceil, scale_color};
+#[cfg(test)]
+use cdpr_core::colors::STOPS;
 
-/// Stops of the scale, low → high: blue, cyan, green, yellow, orange, red. No purple or grey
-/// in it, so that the platform (purple) and slack cables (grey) stand apart.
-const STOPS: [[f32; 3]; 6] = [
-    [0.15, 0.35, 0.95],
-    [0.10, 0.80, 0.95],
-    [0.15, 0.85, 0.30],
-    [0.95, 0.90, 0.15],
-    [1.00, 0.55, 0.10],
-    [0.90, 0.12, 0.10],
-];
+/// A core colour as Bevy's.
+const fn rgb(c: [f32; 3]) -> Color {
+    Color::srgb(c[0], c[1], c[2])
+}
 
-pub const SLACK_COLOR: Color = Color::srgb(0.55, 0.55, 0.58);
-pub const PLATFORM_COLOR: Color = Color::srgb(0.62, 0.30, 0.85);
+pub const SLACK_COLOR: Color = rgb(cdpr_core::colors::SLACK_RGB);
+pub const PLATFORM_COLOR: Color = rgb(cdpr_core::colors::PLATFORM_RGB);
 pub const TCP_COLOR: Color = Color::srgb(1.0, 1.0, 1.0);
-pub const PULLEY_COLOR: Color = Color::srgb(0.90, 0.75, 0.25);
+pub const PULLEY_COLOR: Color = rgb(cdpr_core::colors::PULLEY_RGB);
 pub const LEG_COLOR: Color = Color::srgb(0.85, 0.87, 0.90);
-pub const FRAME_COLOR: Color = Color::srgb(0.62, 0.64, 0.68);
+pub const FRAME_COLOR: Color = rgb(cdpr_core::colors::FRAME_RGB);
 pub const WORKSPACE_COLOR: Color = Color::srgba(0.45, 0.75, 0.95, 0.35);
 pub const COMMANDED_TRAIL: Color = Color::srgb(0.92, 0.92, 0.92);
 pub const ACTUAL_TRAIL: Color = Color::srgb(1.0, 0.35, 0.75);
@@ -34,23 +29,6 @@ pub const GHOST_COLOR: Color = Color::srgba(1.0, 1.0, 1.0, 0.8);
 pub const GROUND_COLOR: Color = Color::srgb(0.22, 0.24, 0.27);
 pub const BACKGROUND: Color = Color::srgb(0.08, 0.09, 0.11);
 
-/// The colour of `fraction` ∈ [0, 1] of the scale (clamped), linear between the stops.
-pub fn scale_color(fraction: f64) -> [f32; 3] {
-    let x = if fraction.is_finite() {
-        fraction.clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let pos = x * (STOPS.len() - 1) as f64;
-    let k = (pos.floor() as usize).min(STOPS.len() - 2);
-    let u = (pos - k as f64) as f32;
-    let (a, b) = (STOPS[k], STOPS[k + 1]);
-    [
-        a[0] + (b[0] - a[0]) * u,
-        a[1] + (b[1] - a[1]) * u,
-        a[2] + (b[2] - a[2]) * u,
-    ]
-}
 
 /// A cable's colour: on the scale, or grey when slack.
 pub fn tension_color(tension: f64, scale_max: f64) -> Color {
@@ -61,23 +39,7 @@ pub fn tension_color(tension: f64, scale_max: f64) -> Color {
     Color::srgb(r, g, b)
 }
 
-/// Slack: at most [`SLACK`], or not a number.
-pub fn is_slack(tension: f64) -> bool {
-    tension.is_nan() || tension <= SLACK
-}
 
-/// The smallest 1, 2 or 5 × 10^k that is ≥ `x` (at least 1 N).
-pub fn nice_ceil(x: f64) -> f64 {
-    if x.is_nan() || x <= 1.0 {
-        return 1.0;
-    }
-    let decade = 10f64.powf(x.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * decade)
-        .find(|v| *v >= x * (1.0 - 1e-12))
-        .unwrap_or(10.0 * decade)
-}
 
 /// egui's colour for a Bevy colour (sRGB, opaque).
 pub fn to_color32(color: Color) -> bevy_egui::egui::Color32 {

@@ -1,0 +1,62 @@
+//! The tension colour scale, shared by every face that draws cables (the Bevy viewer, the
+//! Foxglove scene of recordings and of the live view).
+//!
+//! Tensions map from 0 to a "nice" upper bound (1, 2 or 5 × 10^k N, [`nice_ceil`]) that grows
+//! with the largest tension seen in the run, so that a 1 kg robot (a few newtons) and CAROCA
+//! (hundreds) both use the whole scale. Slack cables (no tension) are not on the scale.
+
+/// Fixed colours of the scene (sRGB, 0–1), shared by the viewer and the Foxglove scene.
+pub const SLACK_RGB: [f32; 3] = [0.55, 0.55, 0.58];
+pub const PLATFORM_RGB: [f32; 3] = [0.62, 0.30, 0.85];
+pub const PULLEY_RGB: [f32; 3] = [0.90, 0.75, 0.25];
+pub const FRAME_RGB: [f32; 3] = [0.62, 0.64, 0.68];
+
+/// Below this a cable counts as slack, N.
+pub const SLACK: f64 = 1e-3;
+
+/// Stops of the scale, low → high: blue, cyan, green, yellow, orange, red. No purple or grey
+/// in it, so that the platform (purple) and slack cables (grey) stand apart.
+pub const STOPS: [[f32; 3]; 6] = [
+    [0.15, 0.35, 0.95],
+    [0.10, 0.80, 0.95],
+    [0.15, 0.85, 0.30],
+    [0.95, 0.90, 0.15],
+    [1.00, 0.55, 0.10],
+    [0.90, 0.12, 0.10],
+];
+
+/// The colour of `fraction` ∈ [0, 1] of the scale (clamped), linear between the stops.
+pub fn scale_color(fraction: f64) -> [f32; 3] {
+    let x = if fraction.is_finite() {
+        fraction.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let pos = x * (STOPS.len() - 1) as f64;
+    let k = (pos.floor() as usize).min(STOPS.len() - 2);
+    let u = (pos - k as f64) as f32;
+    let (a, b) = (STOPS[k], STOPS[k + 1]);
+    [
+        a[0] + (b[0] - a[0]) * u,
+        a[1] + (b[1] - a[1]) * u,
+        a[2] + (b[2] - a[2]) * u,
+    ]
+}
+
+/// Slack: at most [`SLACK`], or not a number.
+pub fn is_slack(tension: f64) -> bool {
+    tension.is_nan() || tension <= SLACK
+}
+
+/// The smallest 1, 2 or 5 × 10^k that is ≥ `x` (at least 1 N).
+pub fn nice_ceil(x: f64) -> f64 {
+    if x.is_nan() || x <= 1.0 {
+        return 1.0;
+    }
+    let decade = 10f64.powf(x.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * decade)
+        .find(|v| *v >= x * (1.0 - 1e-12))
+        .unwrap_or(10.0 * decade)
+}
