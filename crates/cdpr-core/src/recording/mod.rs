@@ -1,3 +1,5 @@
 //! Runs as files, and back: what a run writes (CSV for spreadsheets and pandas, MCAP for
 //! Foxglove, Lichtblick and PlotJuggler) and the one reader every face opens a record with,
 //! whatever its type.
+
+pub mod messages;

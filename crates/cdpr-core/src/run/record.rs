@@ -157,6 +157,21 @@ impl RecordLayout {
     pub fn cable_robot(&self) -> bool {
         self.cable_robot
     }
+
+    /// Cables: each has `length_cmd_i`, `length_i`, `tension_i` columns.
+    pub fn cables(&self) -> usize {
+        self.cables
+    }
+
+    /// Actuators of a robot with legs: each has `actuator_cmd_i`, `actuator_i` columns.
+    pub fn actuators(&self) -> usize {
+        self.actuators
+    }
+
+    /// Legs of a robot with legs: each has `leg_length_i`, `leg_force_i` columns.
+    pub fn legs(&self) -> usize {
+        self.legs
+    }
 }
 
 /// Writes a run as CSV record by record (see [`write_csv`] for the columns): memory does not
