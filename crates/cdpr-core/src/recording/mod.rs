@@ -3,3 +3,10 @@
 //! whatever its type.
 
 pub mod messages;
+
+mod error;
+pub mod reader;
+pub mod sidecar;
+
+pub use error::RecordingError;
+pub use reader::{RunFile, RunRow};
