@@ -17,7 +17,6 @@ use bevy::window::PrimaryWindow;
 use bevy_egui::{PrimaryEguiContext, egui, input::EguiWantsInput};
 use bevy_panorbit_camera::PanOrbitCamera;
 use cdpr_core::robot::{Aabb, Robot};
-use cdpr_core::trajectory::Trajectory;
 use nalgebra::Vector3;
 
 /// The 3D view's camera (the egui camera is a separate overlay, see [`spawn_cameras`]).
@@ -46,10 +45,9 @@ pub fn framing(robot: &Robot) -> (Vec3, f32) {
 /// there is one), grown by the platform's box so that the platform at the path's edge is in
 /// the picture too. The frame itself may be much larger (uvigo8: a 2.9 m frame around a 0.2 m
 /// test volume, whose path the platform box hides at that distance).
-pub fn path_region(robot: &Robot, path: Option<&Trajectory>) -> Aabb {
+pub fn path_region(robot: &Robot, path: impl IntoIterator<Item = Vector3<f64>>) -> Aabb {
     let mut region = robot.workspace;
-    for sample in path.map(|t| t.samples.as_slice()).unwrap_or_default() {
-        let p = sample.pose.position;
+    for p in path {
         region.min = region.min.inf(&p);
         region.max = region.max.sup(&p);
     }
@@ -67,7 +65,7 @@ pub fn path_region(robot: &Robot, path: Option<&Trajectory>) -> Aabb {
 
 /// Focus and distance of the default view: [`path_region`]'s bounding sphere fills the
 /// vertical field of view (never farther out than the whole robot's [`framing`]).
-pub fn path_framing(robot: &Robot, path: Option<&Trajectory>) -> (Vec3, f32) {
+pub fn path_framing(robot: &Robot, path: impl IntoIterator<Item = Vector3<f64>>) -> (Vec3, f32) {
     let region = path_region(robot, path);
     let radius = 0.5 * region.size().norm() as f32;
     let distance = PATH_MARGIN * radius / (0.5 * FOV).sin();
@@ -77,10 +75,26 @@ pub fn path_framing(robot: &Robot, path: Option<&Trajectory>) -> (Vec3, f32) {
 
 /// The default view of what `playback` plays.
 fn default_framing(playback: &Playback) -> (Vec3, f32) {
-    path_framing(
-        playback.robot(),
-        playback.driver().map(|driver| driver.trajectory()),
-    )
+    match playback.driver() {
+        Some(driver) => path_framing(
+            playback.robot(),
+            driver
+                .trajectory()
+                .samples
+                .iter()
+                .map(|sample| sample.pose.position),
+        ),
+        // Replay: the recorded commanded path (the trails), live: the workspace.
+        None => path_framing(
+            playback.robot(),
+            playback
+                .history
+                .commanded_path
+                .iter()
+                .filter(|_| playback.is_replay())
+                .map(|p| Vector3::new(p[0], p[1], p[2])),
+        ),
+    }
 }
 
 /// Two cameras, as bevy_egui's side-panel example has them: the 3D camera draws into the part
@@ -246,6 +260,15 @@ pub fn keyboard(
         playback.paused = true;
         if let Err(e) = playback.step_once() {
             playback.error = Some(e.to_string());
+        }
+    }
+    // Replay: the arrows step one recorded sample back or forward.
+    for (key, by) in [(KeyCode::ArrowLeft, -1), (KeyCode::ArrowRight, 1)] {
+        if keys.just_pressed(key) && playback.is_replay() {
+            playback.paused = true;
+            if let Err(e) = playback.step_replay(by) {
+                playback.error = Some(e.to_string());
+            }
         }
     }
     if keys.just_pressed(KeyCode::KeyH) || keys.just_pressed(KeyCode::F1) {

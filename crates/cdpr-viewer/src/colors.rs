@@ -7,9 +7,9 @@
 
 use bevy::color::Color;
 
-pub use cdpr_core::colors::{SLACK, is_slack, nice_ceil, scale_color};
 #[cfg(test)]
 use cdpr_core::colors::STOPS;
+pub use cdpr_core::colors::{SLACK, is_slack, nice_ceil, scale_color};
 
 /// A core colour as Bevy's.
 const fn rgb(c: [f32; 3]) -> Color {
@@ -26,9 +26,11 @@ pub const WORKSPACE_COLOR: Color = Color::srgba(0.45, 0.75, 0.95, 0.35);
 pub const COMMANDED_TRAIL: Color = Color::srgb(0.92, 0.92, 0.92);
 pub const ACTUAL_TRAIL: Color = Color::srgb(1.0, 0.35, 0.75);
 pub const GHOST_COLOR: Color = Color::srgba(1.0, 1.0, 1.0, 0.8);
+/// The compared run of a replay (`--compare`): a ghost too, told apart from the commanded
+/// pose's.
+pub const COMPARE_COLOR: Color = Color::srgba(0.35, 0.9, 1.0, 0.85);
 pub const GROUND_COLOR: Color = Color::srgb(0.22, 0.24, 0.27);
 pub const BACKGROUND: Color = Color::srgb(0.08, 0.09, 0.11);
-
 
 /// A cable's colour: on the scale, or grey when slack.
 pub fn tension_color(tension: f64, scale_max: f64) -> Color {
@@ -38,8 +40,6 @@ pub fn tension_color(tension: f64, scale_max: f64) -> Color {
     let [r, g, b] = scale_color(tension / scale_max.max(SLACK));
     Color::srgb(r, g, b)
 }
-
-
 
 /// egui's colour for a Bevy colour (sRGB, opaque).
 pub fn to_color32(color: Color) -> bevy_egui::egui::Color32 {

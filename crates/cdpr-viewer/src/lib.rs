@@ -7,7 +7,9 @@
 //!
 //! Faces: `cdpr view` (and `cargo run --release` with no arguments: the demo), `cdpr view
 //! --screenshot` for CI, [`headless_app`] for tests, and live mode ([`run_live`], `cdpr view
-//! --plc`): the ADS shadow runs on its own thread ([`live`]) and the viewer draws it.
+//! --plc`): the ADS shadow runs on its own thread ([`live`]) and the viewer draws it; replay
+//! ([`replay`], `cdpr view --replay`): a recorded run at a slider's time; clips
+//! ([`video`], `cdpr view --video`): a run rendered frame by frame at its own time.
 #![deny(clippy::unwrap_used)]
 
 mod camera;
@@ -17,9 +19,12 @@ pub mod live;
 mod overlay;
 mod panel;
 pub mod playback;
+pub mod replay;
+mod replay_panel;
 pub mod sampling;
 pub mod scenario;
 pub mod scene;
+pub mod video;
 
 /// The models the panel offers (core's table, less those that need a parameter file).
 pub use panel::model_choices;
@@ -64,6 +69,12 @@ pub enum ViewerError {
     Screenshot(PathBuf),
     #[error("{0}")]
     Options(String),
+    /// A record that does not open or read (the message names the file).
+    #[error("{0}")]
+    Record(Box<cdpr_core::recording::RecordingError>),
+    /// The clip could not be written (the message names the file).
+    #[error("{0}")]
+    Video(String),
 }
 
 impl From<LoadError> for ViewerError {
@@ -112,6 +123,12 @@ pub struct ViewerOptions {
     pub started: Instant,
     /// Robot files the picker offers beside the shipped ones (`robots/`).
     pub robots_dir: PathBuf,
+    /// Replay a record instead of playing `scenario`.
+    pub replay: Option<replay::ReplayRequest>,
+    /// Render a clip and exit (instead of opening the window for a person).
+    pub video: Option<video::VideoPlan>,
+    /// Show the side panel (a clip of the 3D view alone leaves it out).
+    pub panel: bool,
 }
 
 impl Default for ViewerOptions {
@@ -128,6 +145,9 @@ impl Default for ViewerOptions {
             executor: Executor::default(),
             started: Instant::now(),
             robots_dir: PathBuf::from("robots"),
+            replay: None,
+            video: None,
+            panel: true,
         }
     }
 }
@@ -138,9 +158,14 @@ pub const SCREENSHOT_FRAME: Duration = Duration::from_nanos(16_666_667);
 /// Opens the window and runs until it is closed (or the screenshot is written, or the frame or
 /// time limit is reached). Returns the figures measured.
 pub fn run(options: ViewerOptions) -> Result<Summary, ViewerError> {
-    let mut playback = match &options.scenario {
-        Some(s) => Playback::new(s.clone())?,
-        None => Playback::demo(scenario::demo_playlist(&scenario::robot_choices(
+    // A clip that cannot be written is refused before anything loads.
+    if let Some(plan) = &options.video {
+        video::check_video_path(&plan.path).map_err(ViewerError::Options)?;
+    }
+    let mut playback = match (&options.replay, &options.scenario) {
+        (Some(request), _) => Playback::replay(request.open()?)?,
+        (None, Some(s)) => Playback::new(s.clone())?,
+        (None, None) => Playback::demo(scenario::demo_playlist(&scenario::robot_choices(
             &options.robots_dir,
         )))?,
     };
@@ -160,6 +185,13 @@ fn run_playback(options: &ViewerOptions, playback: Playback) -> Result<Summary, 
     if let Some(path) = &options.screenshot {
         capture::check_screenshot_path(path).map_err(ViewerError::Options)?;
     }
+    let recorder = match &options.video {
+        Some(plan) => {
+            video::check_video_path(&plan.path).map_err(ViewerError::Options)?;
+            Some(video::VideoRecorder::new(plan, &playback)?)
+        }
+        None => None,
+    };
     if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
         return Err(ViewerError::NoDisplay);
     }
@@ -169,8 +201,9 @@ fn run_playback(options: &ViewerOptions, playback: Playback) -> Result<Summary, 
     }
     // Bevy reports a display it cannot open or a missing GPU by panicking while the plugins
     // build; that becomes an error here instead of a crash (the panic message is kept).
+    let outcome = recorder.as_ref().map(|r| r.outcome.clone());
     let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        build_app(options, playback)
+        build_app(options, playback, recorder)
     }));
     let mut app = match built {
         Ok(app) => app,
@@ -191,6 +224,18 @@ fn run_playback(options: &ViewerOptions, playback: Playback) -> Result<Summary, 
     {
         return Err(ViewerError::Screenshot(path.clone()));
     }
+    if let Some(outcome) = outcome {
+        let result = outcome.0.lock().ok().and_then(|mut slot| slot.take());
+        match result {
+            Some(Ok(())) => {}
+            Some(Err(message)) => return Err(ViewerError::Video(message)),
+            None => {
+                return Err(ViewerError::Video(
+                    "the window closed before the clip was complete".into(),
+                ));
+            }
+        }
+    }
     match exit {
         AppExit::Success => Ok(summary),
         AppExit::Error(code) => Err(ViewerError::Startup(format!(
@@ -207,14 +252,27 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-fn build_app(options: &ViewerOptions, playback: Playback) -> App {
-    let screenshot_mode = options.screenshot.is_some();
-    let (title, ghost) = match playback.live_feed() {
-        Some(feed) => (
+fn build_app(
+    options: &ViewerOptions,
+    playback: Playback,
+    recorder: Option<video::VideoRecorder>,
+) -> App {
+    // A screenshot and a clip are rendered on a fixed clock: each frame the same simulated
+    // time, whatever the wall clock does.
+    let fixed_frame = match &recorder {
+        Some(r) => Some(r.frame_duration()),
+        None => options.screenshot.is_some().then_some(SCREENSHOT_FRAME),
+    };
+    let (title, ghost) = match (playback.live_feed(), playback.replay_source()) {
+        (Some(feed), _) => (
             format!("cdpr — live shadow of {}", feed.info.address),
             "controller's commanded pose (ghost box)".to_string(),
         ),
-        None => (
+        (None, Some(replay)) => (
+            format!("cdpr — replay of {}", replay.main.name()),
+            "recorded commanded pose (ghost box)".to_string(),
+        ),
+        (None, None) => (
             format!("cdpr — {}", playback.robot().name),
             "commanded pose (ghost box)".to_string(),
         ),
@@ -259,11 +317,12 @@ fn build_app(options: &ViewerOptions, playback: Playback) -> App {
     .insert_resource(scene::DisplayOptions::default())
     .insert_resource(scene::TensionScale(1.0))
     .insert_resource(panel::PanelState {
-        fixed_frame_s: screenshot_mode.then(|| SCREENSHOT_FRAME.as_secs_f64()),
+        fixed_frame_s: fixed_frame.map(|f| f.as_secs_f64()),
+        hidden: !options.panel,
         ..panel::PanelState::new(scenario::robot_choices(&options.robots_dir))
     })
     .insert_resource(overlay::GhostText(ghost))
-    .insert_resource(camera::SmoothCamera(!screenshot_mode))
+    .insert_resource(camera::SmoothCamera(fixed_frame.is_none()))
     .insert_resource(capture::FrameStats::default())
     .insert_resource(capture::CapturePlan {
         screenshot: options.screenshot.clone(),
@@ -298,10 +357,15 @@ fn build_app(options: &ViewerOptions, playback: Playback) -> App {
     )
     .add_systems(Last, capture::per_frame);
     app.configure_sets(Update, playback::PlaybackSet.before(camera::keyboard));
-    if screenshot_mode {
-        app.insert_resource(TimeUpdateStrategy::ManualDuration(SCREENSHOT_FRAME));
-    } else {
-        lift_frame_clamp(&mut app);
+    if let Some(recorder) = recorder {
+        app.insert_resource(recorder)
+            .add_systems(Update, video::video_frame.in_set(playback::PlaybackSet));
+    }
+    match fixed_frame {
+        Some(frame) => {
+            app.insert_resource(TimeUpdateStrategy::ManualDuration(frame));
+        }
+        None => lift_frame_clamp(&mut app),
     }
     if options.executor == Executor::Single {
         for label in [

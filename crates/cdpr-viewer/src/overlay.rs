@@ -35,6 +35,16 @@ H, F1  hide / show this help\n\
 Esc    quit (stops the shadow)\n\
 Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
 
+/// The help in replay: the record is shown, not run.
+pub const HELP_REPLAY: &str = "Space  play / pause\n\
+← →    one recorded sample back / on\n\
+S      one sample on (pauses)\n\
+R      back to the start\n\
+F      frame the path / whole robot\n\
+H, F1  hide / show this help\n\
+Esc    quit\n\
+Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
+
 const LEGEND_WIDTH: f32 = 230.0;
 
 fn font(size: f32) -> TextFont {
@@ -47,7 +57,13 @@ fn font(size: f32) -> TextFont {
 /// `ghost` names whose commanded pose the ghost is ("commanded pose" or "controller's
 /// commanded pose").
 pub fn spawn_overlays(mut commands: Commands, ghost: Res<GhostText>, playback: Res<Playback>) {
-    let help = if playback.is_live() { HELP_LIVE } else { HELP };
+    let help = if playback.is_live() {
+        HELP_LIVE
+    } else if playback.is_replay() {
+        HELP_REPLAY
+    } else {
+        HELP
+    };
     commands.spawn((
         HelpOverlay,
         Text::new(help),
@@ -143,6 +159,10 @@ pub fn spawn_overlays(mut commands: Commands, ghost: Res<GhostText>, playback: R
                     ));
                     row.spawn((GhostLabel, Text::new(ghost.0.clone()), font(13.0)));
                 });
+            if let Some(compare) = playback.replay_source().and_then(|r| r.compare.as_ref()) {
+                let text = format!("compared run: {} (box, cables)", compare.name());
+                swatch(legend, colors::COMPARE_COLOR, 3.0, &text);
+            }
         });
 }
 

@@ -4,6 +4,7 @@
 use super::colors::{self, to_color32};
 use super::live::LinkState;
 use super::playback::Playback;
+use super::replay_panel as replay;
 use super::sampling::{PLOT_SAMPLES, SAMPLE_EVERY};
 use super::scenario::{self, Scenario};
 use super::scene::{DisplayOptions, TensionScale};
@@ -31,6 +32,8 @@ pub struct PanelState {
     /// Simulated time per frame when it is fixed (screenshot mode), s; None: the wall clock
     /// paces the physics and the panel shows the real-time factor.
     pub fixed_frame_s: Option<f64>,
+    /// Not drawn at all (`--no-panel`: a clip of the 3D view alone).
+    pub hidden: bool,
 }
 
 impl PanelState {
@@ -43,6 +46,7 @@ impl PanelState {
             frame_time: 0.0,
             steps_last_frame: 0,
             fixed_frame_s: None,
+            hidden: false,
         }
     }
 }
@@ -77,7 +81,7 @@ pub fn frame_period_text(seconds: f64) -> String {
 }
 
 /// Colours told apart in the tension plot, one per cable (cycled beyond eight).
-const CABLE_COLORS: [egui::Color32; 8] = [
+pub(crate) const CABLE_COLORS: [egui::Color32; 8] = [
     egui::Color32::from_rgb(86, 180, 233),
     egui::Color32::from_rgb(230, 159, 0),
     egui::Color32::from_rgb(0, 158, 115),
@@ -98,6 +102,10 @@ pub fn panel(
     let ctx = contexts.ctx_mut()?;
     let playback = &mut *playback;
     let state = &mut *state;
+    if state.hidden {
+        state.rect = egui::Rect::NOTHING;
+        return Ok(());
+    }
     // egui 0.36 shows panels inside a Ui; bevy_egui hands out only the context, so the root Ui
     // covering the window is built here (as bevy_egui's own examples do).
     let mut root = egui::Ui::new(
@@ -115,6 +123,8 @@ pub fn panel(
                 ui.heading("cdpr — CDPR shadow");
                 if playback.is_live() {
                     live_section(ui, playback);
+                } else if playback.is_replay() {
+                    replay::replay_section(ui, playback);
                 } else {
                     scenario_section(ui, playback, state);
                 }
@@ -123,7 +133,11 @@ pub fn panel(
                 ui.separator();
                 numbers(ui, playback, state, scale.0);
                 ui.separator();
-                plots(ui, playback, scale.0);
+                if playback.is_replay() {
+                    replay::replay_plots(ui, playback, scale.0);
+                } else {
+                    plots(ui, playback, scale.0);
+                }
                 if let Some(error) = &playback.error {
                     ui.separator();
                     ui.colored_label(egui::Color32::from_rgb(255, 110, 110), error);
@@ -417,6 +431,7 @@ fn numbers(ui: &mut egui::Ui, playback: &Playback, state: &PanelState, scale_max
         ));
     }
     let time = match playback.driver() {
+        None if playback.is_replay() => replay::time_text(playback),
         Some(driver) => {
             let traj = driver.trajectory();
             let segment = traj.segment_name(driver.commanded()).unwrap_or("–");
@@ -446,6 +461,10 @@ fn numbers(ui: &mut egui::Ui, playback: &Playback, state: &PanelState, scale_max
             ),
         );
         row(ui, "tracking error", format!("{error_mm:7.3} mm"));
+        if let Some((_, other)) = playback.compare() {
+            let apart = (other.pose.position - p).norm() * 1e3;
+            row(ui, "vs compared run", format!("{apart:7.3} mm"));
+        }
         ui.label(if playback.robot().is_cable_robot() {
             "tension min–max"
         } else {
@@ -466,6 +485,15 @@ fn numbers(ui: &mut egui::Ui, playback: &Playback, state: &PanelState, scale_max
         ui.end_row();
         // Live, the shadow runs on the wall clock whatever the frames do.
         match state.fixed_frame_s.filter(|_| !playback.is_live()) {
+            // A replay shows the record's own clock: no physics to keep up.
+            None if playback.is_replay() => row(
+                ui,
+                "replay speed",
+                format!(
+                    "{:5.2}× (asked {:.2}×)",
+                    playback.rtf.value, playback.time_scale
+                ),
+            ),
             // Screenshot mode: each frame advances the simulation by a fixed step, whatever
             // the wall clock does; a wall-clock real-time factor would describe the renderer.
             Some(frame) => row(
@@ -497,7 +525,7 @@ fn numbers(ui: &mut egui::Ui, playback: &Playback, state: &PanelState, scale_max
     });
 }
 
-fn row(ui: &mut egui::Ui, name: &str, value: String) {
+pub(crate) fn row(ui: &mut egui::Ui, name: &str, value: String) {
     ui.label(name);
     ui.monospace(value);
     ui.end_row();
@@ -648,7 +676,17 @@ fn line_plot(
         egui::FontId::monospace(10.0),
         egui::Color32::GRAY,
     );
-    // The time axis: ticks and their times under the plot, the unit after the last.
+    time_axis(&painter, rect, t0, t1, x_of);
+}
+
+/// The time axis under a plot's `rect`: ticks and their times, the unit after the last.
+pub(crate) fn time_axis(
+    painter: &egui::Painter,
+    rect: egui::Rect,
+    t0: f64,
+    t1: f64,
+    x_of: impl Fn(f64) -> f32,
+) {
     let ticks = time_ticks(t0, t1);
     let tick_color = egui::Color32::from_gray(150);
     for (k, &t) in ticks.iter().enumerate() {

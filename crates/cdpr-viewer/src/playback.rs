@@ -13,11 +13,15 @@
 //! on its own thread and each frame takes its newest state and the samples since the last
 //! frame; the viewer steps nothing itself.
 //!
+//! In replay (`cdpr view --replay`) the source is a [`Replay`]: a recorded run shown at a
+//! slider time, one recorded row at a time; nothing is stepped either.
+//!
 //! [`PlaybackPlugin`] needs only `MinimalPlugins`: the headless test steps an app with it and
 //! compares the states with `run::run`.
 
 use super::ViewerError;
 use super::live::LiveFeed;
+use super::replay::Replay;
 use super::scenario::{DemoEntry, Scenario};
 use bevy::prelude::*;
 use cdpr_core::kinematics::Pose;
@@ -121,6 +125,8 @@ enum Source {
     Run(Box<Player>),
     /// The live shadow of a controller, stepped on its own thread.
     Live(Box<LiveFeed>),
+    /// A recorded run at the slider's time.
+    Replay(Box<Replay>),
 }
 
 /// The physics the viewer shows: a trajectory run (its own [`Player`]) or, in live mode, the
@@ -169,6 +175,28 @@ impl Playback {
         playback
     }
 
+    /// Replay: plays `replay` from its start, its whole path as the trails and its
+    /// largest tension setting the colour scale.
+    pub fn replay(mut replay: Replay) -> Result<Playback, ViewerError> {
+        let scenario = Scenario::for_robot(&replay.main.robot.name);
+        let (commanded, actual) = replay.paths()?;
+        let peak = replay
+            .main
+            .file()
+            .events()
+            .largest_tension
+            .map_or(0.0, |e| e.value);
+        let mut playback = Playback::with_source(scenario, Source::Replay(Box::new(replay)));
+        playback.looping = false;
+        playback.history = History {
+            commanded_path: commanded.into(),
+            actual_path: actual.into(),
+            peak_tension: if peak.is_finite() { peak.max(0.0) } else { 0.0 },
+            ..History::default()
+        };
+        Ok(playback)
+    }
+
     fn with_source(scenario: Scenario, source: Source) -> Playback {
         let mut playback = Playback {
             scenario,
@@ -204,20 +232,62 @@ impl Playback {
         Ok(playback)
     }
 
-    /// The trajectory run (`None` in live mode).
+    /// The trajectory run (`None` in live mode and in replay).
     pub fn driver(&self) -> Option<&Player> {
         match &self.source {
             Source::Run(driver) => Some(driver),
-            Source::Live(_) => None,
+            _ => None,
         }
     }
 
     /// The live feed (`None` unless in live mode).
     pub fn live_feed(&self) -> Option<&LiveFeed> {
         match &self.source {
-            Source::Run(_) => None,
             Source::Live(feed) => Some(feed),
+            _ => None,
         }
+    }
+
+    /// The recorded run(s) (`None` unless in replay).
+    pub fn replay_source(&self) -> Option<&Replay> {
+        match &self.source {
+            Source::Replay(replay) => Some(replay),
+            _ => None,
+        }
+    }
+
+    pub fn is_replay(&self) -> bool {
+        matches!(self.source, Source::Replay(_))
+    }
+
+    /// Moves the replay's slider to `t`, s (nothing outside replay).
+    pub fn seek_replay(&mut self, t: f64) -> Result<(), ViewerError> {
+        self.replay_do(|r| r.seek(t))
+    }
+
+    /// One recorded sample forward or back (nothing outside replay).
+    pub fn step_replay(&mut self, by: isize) -> Result<(), ViewerError> {
+        self.replay_do(|r| r.step(by))
+    }
+
+    fn replay_do(
+        &mut self,
+        action: impl FnOnce(&mut Replay) -> Result<(), ViewerError>,
+    ) -> Result<(), ViewerError> {
+        let Source::Replay(replay) = &mut self.source else {
+            return Ok(());
+        };
+        let before = replay.main.index();
+        let result = action(replay);
+        self.total_steps += replay.main.index().abs_diff(before) as u64;
+        result
+    }
+
+    /// The compared run's robot and its state at the slider's time (replay with --compare).
+    pub fn compare(&self) -> Option<(&Robot, &SimState)> {
+        self.replay_source()
+            .and_then(|r| r.compare.as_ref())
+            .map(|c| (&c.robot, c.state()))
     }
 
     pub fn is_live(&self) -> bool {
@@ -228,6 +298,7 @@ impl Playback {
         match &self.source {
             Source::Run(driver) => driver.robot(),
             Source::Live(feed) => &feed.robot,
+            Source::Replay(replay) => &replay.main.robot,
         }
     }
 
@@ -235,22 +306,26 @@ impl Playback {
         match &self.source {
             Source::Run(driver) => driver.state(),
             Source::Live(feed) => &feed.latest.state,
+            Source::Replay(replay) => replay.main.state(),
         }
     }
 
-    /// The commanded platform pose of the last step (live: the controller's).
+    /// The commanded platform pose of the last step (live: the controller's; replay: the
+    /// row's).
     pub fn commanded(&self) -> &Pose {
         match &self.source {
             Source::Run(driver) => &driver.commanded().pose,
             Source::Live(feed) => &feed.latest.commanded,
+            Source::Replay(replay) => replay.main.commanded(),
         }
     }
 
-    /// The physics step, s.
+    /// The physics step, s (replay: the record's mean sample period).
     pub fn dt(&self) -> f64 {
         match &self.source {
             Source::Run(driver) => driver.options().config.dt,
             Source::Live(feed) => feed.dt,
+            Source::Replay(replay) => replay.sample_period(),
         }
     }
 
@@ -265,6 +340,10 @@ impl Playback {
     /// Starts the current scenario again from rest (live: clears the trails and plots; the
     /// controller drives the shadow).
     pub fn reset(&mut self) -> Result<(), ViewerError> {
+        if let Source::Replay(replay) = &self.source {
+            let start = replay.start();
+            return self.seek_replay(start);
+        }
         if self.is_live() {
             self.history = History::default();
             return Ok(());
@@ -304,6 +383,24 @@ impl Playback {
             self.rtf.record(Instant::now(), time);
             return taken;
         }
+        if let Source::Replay(replay) = &self.source {
+            let (now, end) = (replay.time(), replay.end());
+            let next = now + delta.as_secs_f64() * self.time_scale.max(0.0);
+            let before = self.total_steps;
+            if let Err(e) = self.seek_replay(next.min(end)) {
+                self.error = Some(e.to_string());
+            }
+            // At the end a replay stops (and plays again from the start when asked).
+            if next >= end {
+                if self.looping {
+                    let _ = self.reset();
+                } else {
+                    self.paused = true;
+                }
+            }
+            self.rtf.record(Instant::now(), self.total_simulated());
+            return self.total_steps - before;
+        }
         self.owed += delta.as_secs_f64() * self.time_scale.max(0.0);
         let dt = self.dt();
         // 1e-9 absorbs the rounding of a sum of deltas that should land on a whole step.
@@ -336,12 +433,16 @@ impl Playback {
         match &self.source {
             Source::Run(driver) => driver.steps(),
             Source::Live(feed) => feed.latest.steps,
+            Source::Replay(replay) => replay.main.index() as u64,
         }
     }
 
     /// One step regardless of the clock (the panel's and the keyboard's "step"). Live, the
     /// controller drives the shadow: nothing to step.
     pub fn step_once(&mut self) -> Result<(), ViewerError> {
+        if self.is_replay() {
+            return self.step_replay(1);
+        }
         let Source::Run(driver) = &mut self.source else {
             return Ok(());
         };
@@ -361,6 +462,7 @@ impl Playback {
         match &self.source {
             Source::Run(_) => self.total_steps as f64 * self.dt(),
             Source::Live(feed) => feed.latest.time,
+            Source::Replay(replay) => replay.time(),
         }
     }
 
@@ -418,6 +520,8 @@ impl Playback {
                 let commanded = feed.latest.commanded;
                 self.history.push(&feed.latest.state, Some(&commanded));
             }
+            // The replay's trails are its whole path, set once.
+            Source::Replay(_) => {}
         }
     }
 
@@ -427,6 +531,10 @@ impl Playback {
         if self.is_live() {
             return Ok(());
         }
+        if let Source::Replay(replay) = &self.source {
+            let t = replay.time() + seconds.max(0.0);
+            return self.seek_replay(t);
+        }
         let dt = self.dt();
         let target = self.run_steps() + (seconds.max(0.0) / dt).round() as u64;
         while self.run_steps() < target {
@@ -434,6 +542,37 @@ impl Playback {
         }
         self.owed = self.run_steps() as f64 * dt;
         Ok(())
+    }
+}
+
+impl Playback {
+    /// Moves to time `t` of the run, s, whatever the clock: a trajectory run steps forward to
+    /// its step nearest `t` (never back), a replay shows its row at `t`; live, nothing. What
+    /// `--video` calls once per frame, so that frame k shows time `from + k/fps` exactly.
+    pub fn advance_to(&mut self, t: f64) -> Result<(), ViewerError> {
+        match &self.source {
+            Source::Live(_) => Ok(()),
+            Source::Replay(_) => self.seek_replay(t),
+            Source::Run(_) => {
+                let dt = self.dt();
+                let target = (t.max(0.0) / dt).round() as u64;
+                while self.run_steps() < target {
+                    self.step_once()?;
+                }
+                self.owed = self.run_steps() as f64 * dt;
+                Ok(())
+            }
+        }
+    }
+
+    /// The time of the run shown, s: a trajectory run's elapsed time, a replay's slider, the
+    /// shadow's clock.
+    pub fn run_time(&self) -> f64 {
+        match &self.source {
+            Source::Run(driver) => driver.elapsed(),
+            Source::Live(feed) => feed.latest.time,
+            Source::Replay(replay) => replay.time(),
+        }
     }
 }
 
@@ -451,7 +590,15 @@ impl Plugin for PlaybackPlugin {
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PlaybackSet;
 
-fn advance_playback(time: Res<Time>, playback: Option<ResMut<Playback>>) {
+fn advance_playback(
+    time: Res<Time>,
+    playback: Option<ResMut<Playback>>,
+    clip: Option<Res<super::video::VideoRecorder>>,
+) {
+    // A clip moves the run itself, frame by frame ([`super::video::video_frame`]).
+    if clip.is_some() {
+        return;
+    }
     if let Some(mut playback) = playback {
         playback.advance(time.delta());
     }

@@ -345,6 +345,33 @@ pub fn draw_gizmos(
         ));
         gizmos.cube(ghost.mul_transform(local), colors::GHOST_COLOR);
     }
+    // Replay with --compare: the second run at the same time, its platform box and its
+    // cables as lines (its own robot: two models may differ in geometry).
+    if let Some((other, state)) = playback.compare() {
+        let platform = &other.platform;
+        let local = Transform::from_translation(Vec3::new(
+            platform.box_center.x as f32,
+            platform.box_center.y as f32,
+            platform.box_center.z as f32,
+        ))
+        .with_scale(Vec3::new(
+            platform.size.x as f32,
+            platform.size.y as f32,
+            platform.size.z as f32,
+        ));
+        gizmos.cube(
+            pose_transform(&state.pose).mul_transform(local),
+            colors::COMPARE_COLOR,
+        );
+        let world_from_platform = state.pose.world_from_platform();
+        for cable in &other.cables {
+            let a = to_bevy(&cable.frame_anchor);
+            let b = to_bevy(
+                &(world_from_platform * nalgebra::Point3::from(cable.platform_anchor)).coords,
+            );
+            gizmos.line(a, b, colors::COMPARE_COLOR);
+        }
+    }
     // Robots with legs: each leg through its joints (a cable robot has none; its cables are
     // the rods spawned above).
     let legs = playback

@@ -1,0 +1,734 @@
+//! Clips: `cdpr view --video out.gif|out.mp4 [--from S --to S] [--fps N]` renders a run — a
+//! simulated one or a replayed record — frame by frame on the run's own clock: frame k shows
+//! time `from + k/fps` ([`Playback::advance_to`]), whatever the wall clock does, so a clip
+//! made on a software renderer at 3 frames per second plays as smoothly as one from a GPU.
+//! Each frame is captured with Bevy's `Screenshot`, and the run moves on to the next frame's
+//! time only once that capture has arrived: no frame is skipped or shown twice.
+//!
+//! GIF is written in pure Rust (the `gif` crate): one palette for the whole clip — 240
+//! colours of the first frame by `color_quant`'s NeuQuant and 16 of the tension scale, so
+//! cables that tighten later keep their colour — and each frame stored as the rectangle that
+//! changed since the one before (the frame and the background do not move: a clip of the
+//! robot is a fraction of a full-frame one). MP4 pipes raw frames to `ffmpeg`, which must be
+//! on PATH.
+
+use super::ViewerError;
+use super::playback::Playback;
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Frames per second when `--fps` is not given.
+pub const DEFAULT_FPS: u32 = 12;
+/// The largest `--fps`.
+pub const MAX_FPS: u32 = 120;
+/// The most frames a clip may have (about 2 h at 12 fps).
+pub const MAX_FRAMES: u32 = 100_000;
+/// Frames rendered before the first captured one: the panel lays itself out and the camera
+/// frames the robot in the first few.
+const WARMUP_FRAMES: u32 = 5;
+/// Frames a capture may take to arrive before the clip counts as failed.
+const CAPTURE_WATCHDOG: u32 = 300;
+/// How often progress is written to stderr.
+const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+
+/// What `--video` asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VideoPlan {
+    pub path: PathBuf,
+    /// Start and end on the run's clock, s (default: where the run stands, and its end).
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+    pub fps: u32,
+}
+
+/// A clip's file type, by its extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VideoFormat {
+    Gif,
+    Mp4,
+}
+
+impl VideoFormat {
+    pub fn of(path: &Path) -> Result<VideoFormat, String> {
+        let extension = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match extension.as_deref() {
+            Some("gif") => Ok(VideoFormat::Gif),
+            Some("mp4") => Ok(VideoFormat::Mp4),
+            _ => Err(format!(
+                "{}: a clip is written as .gif (built in) or .mp4 (through ffmpeg)",
+                path.display()
+            )),
+        }
+    }
+}
+
+/// What is said when an MP4 is asked for and ffmpeg is not there.
+pub const FFMPEG_MISSING: &str = "writing MP4 needs ffmpeg on PATH, and it is not there: \
+install it (Debian/Ubuntu: `sudo apt-get install ffmpeg`, Fedora: `sudo dnf install ffmpeg`, \
+macOS: `brew install ffmpeg`), or write a GIF (--video clip.gif), which needs nothing else";
+
+/// `ffmpeg` on PATH, if it is there.
+pub fn ffmpeg_on_path() -> Option<PathBuf> {
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|dir| dir.join("ffmpeg"))
+        .find(|p| p.is_file())
+}
+
+/// Refuses a clip this build cannot write (before any window opens): an unknown extension,
+/// MP4 without ffmpeg, a folder that does not exist.
+pub fn check_video_path(path: &Path) -> Result<VideoFormat, String> {
+    let format = VideoFormat::of(path)?;
+    if format == VideoFormat::Mp4 && ffmpeg_on_path().is_none() {
+        return Err(format!("{}: {FFMPEG_MISSING}", path.display()));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(format!(
+            "{}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        ));
+    }
+    Ok(format)
+}
+
+/// The frames of a clip, on the run's clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Clip {
+    pub from: f64,
+    pub to: f64,
+    pub fps: u32,
+    /// `(to − from)·fps`, rounded.
+    pub frames: u32,
+}
+
+impl Clip {
+    pub fn new(from: f64, to: f64, fps: u32) -> Result<Clip, String> {
+        if !(from.is_finite() && to.is_finite()) || to <= from {
+            return Err(format!(
+                "the clip must end after it starts (--from {from} s, --to {to} s)"
+            ));
+        }
+        if !(1..=MAX_FPS).contains(&fps) {
+            return Err(format!("--fps {fps}: between 1 and {MAX_FPS}"));
+        }
+        let frames = ((to - from) * fps as f64).round();
+        if frames < 1.0 {
+            return Err(format!(
+                "a clip from {from} s to {to} s at {fps} fps has no frame"
+            ));
+        }
+        if frames > MAX_FRAMES as f64 {
+            return Err(format!(
+                "a clip from {from} s to {to} s at {fps} fps has {frames} frames, more than \
+                 {MAX_FRAMES}"
+            ));
+        }
+        Ok(Clip {
+            from,
+            to,
+            fps,
+            frames: frames as u32,
+        })
+    }
+
+    /// The run's time frame `k` shows, s.
+    pub fn time(&self, k: u32) -> f64 {
+        self.from + k as f64 / self.fps as f64
+    }
+
+    /// How long frame `k` is shown in a GIF, in its unit of 1/100 s: rounded so that the
+    /// frames' delays add up to the clip's duration (12 fps: 8, 9, 8, 8, 9, 8, …).
+    pub fn delay_cs(&self, k: u32) -> u16 {
+        let at = |k: u32| (100.0 * k as f64 / self.fps as f64).round() as u64;
+        (at(k + 1) - at(k)).min(u16::MAX as u64) as u16
+    }
+}
+
+/// The clip's result, read by [`super::run`] once the window is closed (the winit runner
+/// leaves the app's world empty): `Ok` once every frame is written.
+#[derive(Debug, Clone, Default)]
+pub struct ClipOutcome(pub Arc<Mutex<Option<Result<(), String>>>>);
+
+impl ClipOutcome {
+    fn set(&self, result: Result<(), String>) {
+        if let Ok(mut slot) = self.0.lock() {
+            slot.get_or_insert(result);
+        }
+    }
+}
+
+/// The clip being rendered: which frame comes next, and its encoder.
+#[derive(Resource)]
+pub struct VideoRecorder {
+    pub clip: Clip,
+    path: PathBuf,
+    format: VideoFormat,
+    /// Opened with the first frame (it sets the size).
+    encoder: Option<Encoder>,
+    /// The frame to capture next.
+    next: u32,
+    /// A capture was asked for and has not arrived: the run does not move.
+    waiting: bool,
+    waited: u32,
+    warmup: u32,
+    done: bool,
+    started: Instant,
+    last_progress: Instant,
+    pub outcome: ClipOutcome,
+}
+
+impl VideoRecorder {
+    /// The clip `plan` asks of `playback`: from where the run stands (or `--from`) to its end
+    /// (or `--to`): a trajectory's last sample, a record's last row.
+    pub fn new(plan: &VideoPlan, playback: &Playback) -> Result<VideoRecorder, ViewerError> {
+        let format = VideoFormat::of(&plan.path).map_err(ViewerError::Options)?;
+        let end = match (playback.driver(), playback.replay_source()) {
+            (Some(driver), _) => Some(driver.trajectory().duration()),
+            (None, Some(replay)) => Some(replay.end()),
+            (None, None) => None,
+        };
+        let Some(end) = end else {
+            return Err(ViewerError::Options(
+                "a clip is rendered from a simulated or a replayed run, not a live shadow".into(),
+            ));
+        };
+        let from = plan.from.unwrap_or_else(|| playback.run_time());
+        let to = plan.to.unwrap_or(end);
+        let clip = Clip::new(from, to, plan.fps).map_err(ViewerError::Options)?;
+        let now = Instant::now();
+        Ok(VideoRecorder {
+            clip,
+            path: plan.path.clone(),
+            format,
+            encoder: None,
+            next: 0,
+            waiting: false,
+            waited: 0,
+            warmup: WARMUP_FRAMES,
+            done: false,
+            started: now,
+            last_progress: now,
+            outcome: ClipOutcome::default(),
+        })
+    }
+
+    /// Virtual time per rendered frame (the camera's and the panel's clock).
+    pub fn frame_duration(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / self.clip.fps as f64)
+    }
+
+    fn fail(&mut self, message: String, exit: &mut MessageWriter<AppExit>) {
+        self.done = true;
+        self.encoder = None;
+        self.outcome.set(Err(message));
+        exit.write(AppExit::error());
+    }
+
+    /// Adds a captured frame (RGB, `width × height`).
+    fn push(&mut self, width: u32, height: u32, rgb: &[u8]) -> Result<(), String> {
+        let delay = self.clip.delay_cs(self.next);
+        let encoder = match &mut self.encoder {
+            Some(e) => e,
+            None => self.encoder.insert(Encoder::create(
+                &self.path,
+                self.format,
+                width,
+                height,
+                self.clip.fps,
+                rgb,
+            )?),
+        };
+        encoder.push(width, height, rgb, delay)
+    }
+
+    fn progress(&mut self) {
+        let now = Instant::now();
+        if now.duration_since(self.last_progress) >= PROGRESS_EVERY || self.next == self.clip.frames
+        {
+            self.last_progress = now;
+            eprintln!(
+                "cdpr view: clip frame {}/{} (t = {:.3} s), {:.1} s",
+                self.next,
+                self.clip.frames,
+                self.clip.time(self.next.saturating_sub(1)),
+                now.duration_since(self.started).as_secs_f64()
+            );
+        }
+    }
+}
+
+/// In `Update` (the playback's set): moves the run to the next frame's time and asks for its
+/// capture, once the previous capture has arrived; ends the app when the clip is complete.
+pub fn video_frame(
+    mut commands: Commands,
+    mut recorder: ResMut<VideoRecorder>,
+    mut playback: ResMut<Playback>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    let recorder = &mut *recorder;
+    if recorder.done {
+        return;
+    }
+    if recorder.waiting {
+        recorder.waited += 1;
+        if recorder.waited > CAPTURE_WATCHDOG {
+            let k = recorder.next;
+            recorder.fail(format!("the capture of frame {k} never arrived"), &mut exit);
+        }
+        return;
+    }
+    if let Some(error) = playback.error.clone() {
+        recorder.fail(format!("the run stopped: {error}"), &mut exit);
+        return;
+    }
+    if recorder.next >= recorder.clip.frames {
+        recorder.done = true;
+        let result = match recorder.encoder.take() {
+            Some(encoder) => encoder.finish(),
+            None => Err("no frame was captured".into()),
+        };
+        match result {
+            Ok(()) => {
+                recorder.outcome.set(Ok(()));
+                exit.write(AppExit::Success);
+            }
+            Err(e) => {
+                let e = format!("{}: {e}", recorder.path.display());
+                recorder.fail(e, &mut exit);
+            }
+        }
+        return;
+    }
+    let t = recorder.clip.time(recorder.next);
+    if let Err(e) = playback.advance_to(t) {
+        recorder.fail(format!("the run stopped at {t} s: {e}"), &mut exit);
+        return;
+    }
+    if recorder.warmup > 0 {
+        recorder.warmup -= 1;
+        return;
+    }
+    commands
+        .spawn(Screenshot::primary_window())
+        .observe(frame_captured);
+    recorder.waiting = true;
+    recorder.waited = 0;
+}
+
+/// The capture of the frame asked for: into the encoder; the run may move on.
+fn frame_captured(
+    captured: On<ScreenshotCaptured>,
+    mut recorder: ResMut<VideoRecorder>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    let recorder = &mut *recorder;
+    if recorder.done {
+        return;
+    }
+    // The alpha channel may hold brightness rather than coverage (as Bevy's save_to_disk
+    // notes): dropped.
+    let pushed = match captured.image.clone().try_into_dynamic() {
+        Ok(image) => {
+            let rgb = image.to_rgb8();
+            recorder.push(rgb.width(), rgb.height(), rgb.as_raw())
+        }
+        Err(e) => Err(format!("the captured frame is not an image: {e}")),
+    };
+    if let Err(e) = pushed {
+        let e = format!("{}: {e}", recorder.path.display());
+        recorder.fail(e, &mut exit);
+        return;
+    }
+    recorder.next += 1;
+    recorder.waiting = false;
+    recorder.progress();
+}
+
+/// A clip's writer.
+enum Encoder {
+    Gif(Box<GifClip>),
+    Mp4(FfmpegClip),
+}
+
+impl Encoder {
+    fn create(
+        path: &Path,
+        format: VideoFormat,
+        width: u32,
+        height: u32,
+        fps: u32,
+        first: &[u8],
+    ) -> Result<Encoder, String> {
+        Ok(match format {
+            VideoFormat::Gif => {
+                Encoder::Gif(Box::new(GifClip::create(path, width, height, first)?))
+            }
+            VideoFormat::Mp4 => Encoder::Mp4(FfmpegClip::start(path, width, height, fps)?),
+        })
+    }
+
+    fn push(&mut self, width: u32, height: u32, rgb: &[u8], delay_cs: u16) -> Result<(), String> {
+        match self {
+            Encoder::Gif(gif) => gif.push(width, height, rgb, delay_cs),
+            Encoder::Mp4(mp4) => mp4.push(width, height, rgb),
+        }
+    }
+
+    fn finish(self) -> Result<(), String> {
+        match self {
+            Encoder::Gif(gif) => gif.finish(),
+            Encoder::Mp4(mp4) => mp4.finish(),
+        }
+    }
+}
+
+/// Colours NeuQuant picks from the first frame; the rest of the 256 are the tension scale's.
+const LEARNED_COLORS: usize = 240;
+/// Bits kept per channel when looking a colour up (a 2^18-entry table).
+const LOOKUP_BITS: u32 = 6;
+
+/// An animated GIF with one palette and frames stored as the rectangle that changed.
+pub struct GifClip {
+    encoder: gif::Encoder<BufWriter<std::fs::File>>,
+    width: u32,
+    height: u32,
+    /// RGB, 256 entries.
+    palette: Vec<[u8; 3]>,
+    /// Palette index of each colour at [`LOOKUP_BITS`] per channel; `u16::MAX`: not yet.
+    lookup: Vec<u16>,
+    previous: Option<Vec<u8>>,
+}
+
+impl GifClip {
+    /// Creates `path` for frames of `width × height`; the palette is learned from `first`
+    /// (RGB).
+    pub fn create(path: &Path, width: u32, height: u32, first: &[u8]) -> Result<GifClip, String> {
+        let (w, h) = (
+            u16::try_from(width).map_err(|_| format!("{width} px is too wide for a GIF"))?,
+            u16::try_from(height).map_err(|_| format!("{height} px is too tall for a GIF"))?,
+        );
+        check_frame(width, height, first)?;
+        let rgba: Vec<u8> = first
+            .chunks_exact(3)
+            .flat_map(|p| [p[0], p[1], p[2], 255])
+            .collect();
+        let learned = color_quant::NeuQuant::new(10, LEARNED_COLORS, &rgba).color_map_rgb();
+        let mut palette: Vec<[u8; 3]> = learned
+            .chunks_exact(3)
+            .map(|c| [c[0], c[1], c[2]])
+            .collect();
+        let scale = 256 - palette.len();
+        for k in 0..scale {
+            let [r, g, b] = cdpr_core::colors::scale_color(k as f64 / (scale - 1).max(1) as f64);
+            let byte = |v: f32| (v.clamp(0.0, 1.0) * 255.0).round() as u8;
+            palette.push([byte(r), byte(g), byte(b)]);
+        }
+        let flat: Vec<u8> = palette.iter().flatten().copied().collect();
+        let file = std::fs::File::create(path).map_err(|e| format!("cannot create it: {e}"))?;
+        let mut encoder =
+            gif::Encoder::new(BufWriter::new(file), w, h, &flat).map_err(|e| e.to_string())?;
+        encoder
+            .set_repeat(gif::Repeat::Infinite)
+            .map_err(|e| e.to_string())?;
+        Ok(GifClip {
+            encoder,
+            width,
+            height,
+            palette,
+            lookup: vec![u16::MAX; 1 << (3 * LOOKUP_BITS)],
+            previous: None,
+        })
+    }
+
+    /// The palette index drawn for an RGB colour: the nearest palette colour to the centre of
+    /// its lookup cell.
+    fn index_of(&mut self, r: u8, g: u8, b: u8) -> u8 {
+        let drop = 8 - LOOKUP_BITS;
+        let key = ((r as usize >> drop) << (2 * LOOKUP_BITS))
+            | ((g as usize >> drop) << LOOKUP_BITS)
+            | (b as usize >> drop);
+        let known = self.lookup[key];
+        if known != u16::MAX {
+            return known as u8;
+        }
+        let centre = |v: u8| ((v >> drop) << drop) as i32 + (1 << drop) / 2;
+        let (r, g, b) = (centre(r), centre(g), centre(b));
+        let nearest = self
+            .palette
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, c)| {
+                let d = |a: u8, v: i32| (a as i32 - v).pow(2);
+                d(c[0], r) + d(c[1], g) + d(c[2], b)
+            })
+            .map_or(0, |(k, _)| k);
+        self.lookup[key] = nearest as u16;
+        nearest as u8
+    }
+
+    /// Adds a frame (RGB) shown for `delay_cs` hundredths of a second.
+    pub fn push(
+        &mut self,
+        width: u32,
+        height: u32,
+        rgb: &[u8],
+        delay_cs: u16,
+    ) -> Result<(), String> {
+        if (width, height) != (self.width, self.height) {
+            return Err(format!(
+                "a frame of {width}×{height} px in a clip of {}×{} px (the window was resized)",
+                self.width, self.height
+            ));
+        }
+        check_frame(width, height, rgb)?;
+        let indices: Vec<u8> = rgb
+            .chunks_exact(3)
+            .map(|p| self.index_of(p[0], p[1], p[2]))
+            .collect();
+        let (w, h) = (width as usize, height as usize);
+        // The rectangle that changed; a frame like the one before is stored as one pixel
+        // (every frame of the clip is a frame of the GIF: its count and timing stay).
+        let (left, top, right, bottom) = match &self.previous {
+            None => (0, 0, w, h),
+            Some(before) => changed_rect(before, &indices, w).unwrap_or((0, 0, 1, 1)),
+        };
+        let mut buffer = Vec::with_capacity((right - left) * (bottom - top));
+        for y in top..bottom {
+            buffer.extend_from_slice(&indices[y * w + left..y * w + right]);
+        }
+        let frame = gif::Frame {
+            delay: delay_cs,
+            dispose: gif::DisposalMethod::Keep,
+            left: left as u16,
+            top: top as u16,
+            width: (right - left) as u16,
+            height: (bottom - top) as u16,
+            buffer: std::borrow::Cow::Owned(buffer),
+            ..gif::Frame::default()
+        };
+        self.encoder
+            .write_frame(&frame)
+            .map_err(|e| format!("writing a frame: {e}"))?;
+        self.previous = Some(indices);
+        Ok(())
+    }
+
+    /// Writes the trailer and flushes the file.
+    pub fn finish(self) -> Result<(), String> {
+        let writer = self
+            .encoder
+            .into_inner()
+            .map_err(|e| format!("finishing the GIF: {e}"))?;
+        writer
+            .into_inner()
+            .map_err(|e| format!("finishing the GIF: {}", e.error()))?
+            .sync_all()
+            .map_err(|e| format!("finishing the GIF: {e}"))
+    }
+}
+
+fn check_frame(width: u32, height: u32, rgb: &[u8]) -> Result<(), String> {
+    if rgb.len() != width as usize * height as usize * 3 || width == 0 || height == 0 {
+        return Err(format!(
+            "a frame of {} bytes is not {width}×{height} RGB",
+            rgb.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The smallest rectangle (left, top, right, bottom; exclusive) holding every pixel that
+/// differs between two frames of width `w`; `None` when none does.
+fn changed_rect(before: &[u8], after: &[u8], w: usize) -> Option<(usize, usize, usize, usize)> {
+    let mut rect: Option<(usize, usize, usize, usize)> = None;
+    for (y, (a, b)) in before
+        .chunks_exact(w)
+        .zip(after.chunks_exact(w))
+        .enumerate()
+    {
+        let Some(first) = a.iter().zip(b).position(|(p, q)| p != q) else {
+            continue;
+        };
+        let last = w - a
+            .iter()
+            .rev()
+            .zip(b.iter().rev())
+            .position(|(p, q)| p != q)
+            .unwrap_or(0);
+        rect = Some(match rect {
+            None => (first, y, last, y + 1),
+            Some((l, t, r, _)) => (l.min(first), t, r.max(last), y + 1),
+        });
+    }
+    rect
+}
+
+/// An MP4 written by ffmpeg from raw RGB frames on its standard input.
+struct FfmpegClip {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    width: u32,
+    height: u32,
+}
+
+impl FfmpegClip {
+    fn start(path: &Path, width: u32, height: u32, fps: u32) -> Result<FfmpegClip, String> {
+        let ffmpeg = ffmpeg_on_path().ok_or_else(|| FFMPEG_MISSING.to_string())?;
+        let mut child = Command::new(ffmpeg)
+            .args(["-hide_banner", "-loglevel", "error", "-y"])
+            .args(["-f", "rawvideo", "-pix_fmt", "rgb24"])
+            .args(["-s", &format!("{width}x{height}")])
+            .args(["-framerate", &fps.to_string()])
+            .args(["-i", "-"])
+            // H.264 in yuv420p (what every player and slide program reads) needs even sides.
+            .args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"])
+            .args(["-pix_fmt", "yuv420p", "-movflags", "+faststart"])
+            .arg(path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("ffmpeg does not start: {e}"))?;
+        let stdin = child.stdin.take();
+        Ok(FfmpegClip {
+            child,
+            stdin,
+            width,
+            height,
+        })
+    }
+
+    fn push(&mut self, width: u32, height: u32, rgb: &[u8]) -> Result<(), String> {
+        if (width, height) != (self.width, self.height) {
+            return Err(format!(
+                "a frame of {width}×{height} px in a clip of {}×{} px (the window was resized)",
+                self.width, self.height
+            ));
+        }
+        check_frame(width, height, rgb)?;
+        let Some(stdin) = &mut self.stdin else {
+            return Err("ffmpeg's input is closed".into());
+        };
+        stdin
+            .write_all(rgb)
+            .map_err(|e| format!("ffmpeg stopped taking frames: {e}"))
+    }
+
+    fn finish(mut self) -> Result<(), String> {
+        drop(self.stdin.take());
+        let output = self
+            .child
+            .wait_with_output()
+            .map_err(|e| format!("waiting for ffmpeg: {e}"))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "ffmpeg failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_times_and_gif_delays_follow_the_clip_clock() {
+        let clip = Clip::new(2.0, 3.0, 10).expect("a clip");
+        assert_eq!(clip.frames, 10);
+        assert_eq!(clip.time(0), 2.0);
+        assert_eq!(clip.time(5), 2.5);
+        // 12 fps: delays of 8 or 9 hundredths that add up to the duration.
+        let clip = Clip::new(0.0, 2.0, 12).expect("a clip");
+        assert_eq!(clip.frames, 24);
+        let delays: Vec<u16> = (0..clip.frames).map(|k| clip.delay_cs(k)).collect();
+        assert_eq!(delays.iter().map(|&d| d as u32).sum::<u32>(), 200);
+        assert!(delays.iter().all(|&d| d == 8 || d == 9), "{delays:?}");
+        assert!(Clip::new(1.0, 1.0, 10).is_err());
+        assert!(Clip::new(0.0, 0.01, 10).is_err());
+        assert!(Clip::new(0.0, 1.0, 0).is_err());
+    }
+
+    #[test]
+    fn unknown_extensions_are_refused_naming_both_formats() {
+        let e = check_video_path(Path::new("clip.avi")).expect_err("refused");
+        assert!(e.contains(".gif") && e.contains(".mp4"), "{e}");
+        let e = check_video_path(Path::new("/no/such/dir/clip.gif")).expect_err("refused");
+        assert!(e.contains("/no/such/dir"), "{e}");
+    }
+
+    /// A GIF written frame by frame decodes back (the `gif` crate's decoder) to the frames'
+    /// size, count and delays, with the moving square where it was drawn.
+    #[test]
+    fn a_gif_clip_decodes_back_frame_by_frame() {
+        let (w, h) = (64u32, 48u32);
+        let frame = |k: u32| {
+            let mut rgb = vec![20u8; (w * h * 3) as usize];
+            for y in 10..20 {
+                for x in (5 + 8 * k)..(15 + 8 * k) {
+                    let at = ((y * w + x) * 3) as usize;
+                    rgb[at..at + 3].copy_from_slice(&[230, 60, 40]);
+                }
+            }
+            rgb
+        };
+        let path = std::env::temp_dir().join(format!("cdpr-video-{}.gif", std::process::id()));
+        let clip = Clip::new(0.0, 0.5, 10).expect("a clip");
+        let mut gif = GifClip::create(&path, w, h, &frame(0)).expect("creates");
+        for k in 0..clip.frames {
+            gif.push(w, h, &frame(k), clip.delay_cs(k)).expect("frame");
+        }
+        // A frame like the one before still counts.
+        gif.push(w, h, &frame(4), 10).expect("frame");
+        gif.finish().expect("finishes");
+
+        let mut options = gif::DecodeOptions::new();
+        options.set_color_output(gif::ColorOutput::RGBA);
+        let file = std::fs::File::open(&path).expect("opens");
+        let mut decoder = options.read_info(file).expect("a GIF");
+        assert_eq!((decoder.width(), decoder.height()), (w as u16, h as u16));
+        let mut canvas = vec![0u8; (w * h * 4) as usize];
+        let mut frames = 0;
+        while let Some(f) = decoder.read_next_frame().expect("a frame") {
+            assert_eq!(f.delay, 10);
+            // Composite the frame's rectangle onto the canvas (dispose: keep).
+            for y in 0..f.height as usize {
+                for x in 0..f.width as usize {
+                    let src = (y * f.width as usize + x) * 4;
+                    let dst = ((f.top as usize + y) * w as usize + f.left as usize + x) * 4;
+                    canvas[dst..dst + 4].copy_from_slice(&f.buffer[src..src + 4]);
+                }
+            }
+            let k = frames.min(4);
+            let at = |x: u32, y: u32| {
+                let i = ((y * w + x) * 4) as usize;
+                [canvas[i], canvas[i + 1], canvas[i + 2]]
+            };
+            let red = at(10 + 8 * k, 15);
+            assert!(red[0] > 200 && red[1] < 90, "frame {frames}: {red:?}");
+            let background = at(60, 40);
+            assert!(
+                background.iter().all(|&c| c.abs_diff(20) <= 4),
+                "{background:?}"
+            );
+            frames += 1;
+        }
+        assert_eq!(frames, clip.frames + 1);
+        let _ = std::fs::remove_file(&path);
+    }
+}
