@@ -2,6 +2,8 @@
 //! Foxglove, Lichtblick and PlotJuggler) and the one reader every face opens a record with,
 //! whatever its type.
 
+pub mod mcap;
+mod mcap_read;
 pub mod messages;
 
 mod error;
