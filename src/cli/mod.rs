@@ -5,6 +5,7 @@
 mod args;
 mod catalogue;
 mod export;
+mod foxglove;
 mod kin;
 mod legs;
 mod net;

@@ -1,9 +1,12 @@
 //! `cdpr plc`: the virtual PLC, a TwinCAT stand-in serving ADS on loopback.
 
 use super::args::{RobotArg, warn, within};
+use super::foxglove::{self, FoxgloveArgs};
 use super::output::{StatusLine, Table, json};
 use super::secure::SecureArgs;
 use anyhow::{Context, Result, bail};
+use cdpr_ads::exposure::Exposure;
+use cdpr_ads::live_view::{self, LiveView};
 use cdpr_ads::server::{
     self, DeviceIdentity, Runtime, RuntimeOptions, ServerConfig, Timing, UdpConfig,
 };
@@ -91,7 +94,18 @@ pub struct PlcArgs {
     /// present a certificate signed by it), `psk` (--psk-identity/--psk-password).
     #[command(flatten)]
     pub secure: SecureArgs,
+    #[command(flatten)]
+    pub foxglove: FoxgloveArgs,
 }
+
+/// The warning of a plain-ADS PLC on a non-loopback --listen address.
+const EXPOSURE: Exposure = Exposure {
+    option: "--listen",
+    what: "the virtual PLC",
+    protocol: "ADS",
+    anyone_can: "read and write its symbols",
+    otherwise: " (or --secure)",
+};
 
 /// Where the UDP service answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,18 +192,8 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         (None, None) => server::DEFAULT_LISTEN.parse()?,
         (None, Some(_)) => SocketAddr::from(([127, 0, 0, 1], cdpr_ads::secure::PORT)),
     };
-    if !listen.ip().is_loopback() && secure_mode.is_none() {
-        warn(&[format!(
-            "--listen {}: the virtual PLC is reachable from {}, and ADS has no authentication: \
-             anyone who can reach it can read and write its symbols. Use 127.0.0.1 unless that is \
-             what you want (or --secure).",
-            listen,
-            if listen.ip().is_unspecified() {
-                "every network interface of this machine".to_string()
-            } else {
-                format!("the network of {}", listen.ip())
-            }
-        )]);
+    if let Some(w) = EXPOSURE.warning(listen).filter(|_| secure_mode.is_none()) {
+        warn(&[w]);
     }
     let secure = match secure_mode {
         None => None,
@@ -252,6 +256,15 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         },
     )
     .with_context(|| format!("starting the virtual PLC on {listen}"))?;
+    let live = a.foxglove.start(&robot, "cdpr plc", &live_view::EXTRA, false)?;
+    if let Some(v) = &live {
+        rt.plc.add_cycle_hook(live_view::plc_hook(
+            &robot,
+            std::sync::Arc::clone(rt.plc.memory()),
+            a.task,
+            v.sender(),
+        )?);
+    }
     let udp_listen = match a.udp_listen {
         Some(UdpListen::Off) => None,
         Some(UdpListen::At(at)) => Some(at),
@@ -376,7 +389,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             let p = rt.plc.stats();
             let server = rt.server.stats();
             format!(
-                "PLC cycle {}, late cycles {}, ADS connections {} / frames {}{}",
+                "PLC cycle {}, late cycles {}, ADS connections {} / frames {}{}{}",
                 p.plc_cycles,
                 p.late_cycles,
                 server
@@ -387,11 +400,14 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                     ", trajectory played"
                 } else {
                     ""
-                }
+                },
+                live.as_ref()
+                    .map_or(String::new(), |v| format!(", {}", foxglove::status(&v.stats())))
             )
         });
     }
     status.clear();
+    let live = live.map(LiveView::stop);
     print_routes(&rt, routes_seen);
     let r = rt.finish(started.elapsed().as_secs_f64());
     if a.json {
@@ -439,6 +455,9 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             t.row(vec![name.to_string(), value]);
         }
         t.print();
+        if let Some(v) = &live {
+            foxglove::print_summary(v);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

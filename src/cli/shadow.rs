@@ -1,12 +1,14 @@
 //! `cdpr shadow`: the live shadow of a TwinCAT controller (or `cdpr plc`) over ADS.
 
 use super::args::within;
+use super::foxglove::{self, FoxgloveArgs};
 use super::options::{RunArgs, Shadow};
 use super::output::{StatusLine, Table, json};
 use super::plc::{YEAR_S, duration_within};
 use super::secure::SecureArgs;
 use anyhow::{Context, Result};
 use cdpr_ads::link::{AdsSource, ExchangeChoice};
+use cdpr_ads::live_view::{self, LiveView, ShadowFeed};
 use cdpr_ads::shadow::{
     self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
     StartReport, Summary,
@@ -63,6 +65,8 @@ pub struct ShadowArgs {
     /// Print the statistics at exit as one JSON object.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub foxglove: FoxgloveArgs,
     #[command(flatten)]
     pub link: LinkArgs,
 }
@@ -273,13 +277,20 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
     if !a.json {
         print_start(shadow.start_report());
     }
+    let live = a
+        .foxglove
+        .start(shadow.robot(), "cdpr shadow", &live_view::EXTRA, true)?;
+    let mut feed = live.as_ref().map(|v| ShadowFeed::new(v.sender()));
     let started = Instant::now();
     let mut status = StatusLine::new();
     let outcome = shadow::run_with(&mut shadow, duration, &stop, |shadow, _| {
+        if let Some(feed) = feed.as_mut() {
+            feed.after_cycle(shadow);
+        }
         status.update(|| {
             let s = shadow.stats();
             format!(
-                "simulated {:.1} s, {} cycles, p99 {}, reconnects {}, gaps {}, overruns {}",
+                "simulated {:.1} s, {} cycles, p99 {}, reconnects {}, gaps {}, overruns {}{}",
                 shadow.time(),
                 s.cycles,
                 s.cycle
@@ -287,23 +298,32 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
                     .map_or("-".into(), |v| format!("{:.2} ms", v * 1e3)),
                 s.reconnects,
                 s.gaps,
-                s.overruns
+                s.overruns,
+                live.as_ref()
+                    .map_or(String::new(), |v| format!(", {}", foxglove::status(&v.stats())))
             )
         });
     });
     status.clear();
+    let live = live.map(LiveView::stop);
     let wall = started.elapsed().as_secs_f64();
     let summary = shadow.summary();
     if a.json {
-        let report = ShadowReport::new(
-            &shadow,
-            &setup,
-            wall,
-            outcome.as_ref().err().map(|e| e.to_string()),
-        );
+        let report = ShadowReport {
+            live_view: live,
+            ..ShadowReport::new(
+                &shadow,
+                &setup,
+                wall,
+                outcome.as_ref().err().map(|e| e.to_string()),
+            )
+        };
         json(&report)?;
     } else {
         print_summary(&summary, wall, shadow.time());
+        if let Some(v) = &live {
+            foxglove::print_summary(v);
+        }
         if let Some(path) = &a.link.record {
             println!("wrote {}", path.display());
         }

@@ -14,14 +14,18 @@
 //! - [`link`]: how the shadow talks to a controller — the [`link::Controller`] trait, its
 //!   implementation over the `ads` crate's client, the guards of the exchange. The link never
 //!   uses the server (a test-only in-process transport aside), the server never the link;
-//! - [`shadow`]: a `cdpr_core::sim::Sim` stepped with a [`link::Controller`]'s commands.
+//! - [`shadow`]: a `cdpr_core::sim::Sim` stepped with a [`link::Controller`]'s commands;
+//! - [`live_view`]: a face's run served over the Foxglove WebSocket protocol (`--foxglove`),
+//!   beside the run, never in its way ([`exposure`]: the warning of a non-loopback address).
 //!
 //! `cdpr_core`: the server uses its robot, kinematics and trajectory, never `sim`; the shadow
 //! owns a `Sim` and a `Controller`. Nothing here knows of windows. SI everywhere but in the
 //! symbols (mm, degrees), converted in [`units`] and nowhere else.
 #![deny(clippy::unwrap_used)]
 
+pub mod exposure;
 pub mod link;
+pub mod live_view;
 pub mod plc_symbols;
 pub mod secure;
 pub mod server;

@@ -211,6 +211,18 @@ impl PlcCore {
         self.cycle_hook = Some(hook);
     }
 
+    /// Also calls `hook` after each PLC cycle, after the hooks set before (the server's
+    /// notifications first, then e.g. the live view's).
+    pub fn add_cycle_hook(&mut self, mut hook: CycleFn) {
+        self.cycle_hook = Some(match self.cycle_hook.take() {
+            None => hook,
+            Some(mut first) => Box::new(move |cycle, stamp| {
+                first(cycle, stamp);
+                hook(cycle, stamp);
+            }),
+        });
+    }
+
     /// Holds the trajectory (the start pose, motion disabled) until `gate` says it may start;
     /// the hold of [`Timing::hold`] then runs from that moment. The tasks run meanwhile.
     pub fn set_start_gate(&mut self, gate: StartGate) {
@@ -442,6 +454,14 @@ impl VirtualPlc {
 
     pub fn memory(&self) -> &Arc<PlcMemory> {
         &self.memory
+    }
+
+    /// [`PlcCore::add_cycle_hook`] on the running tasks (from the next cycle on).
+    pub fn add_cycle_hook(&self, hook: CycleFn) {
+        self.core
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add_cycle_hook(hook);
     }
 
     pub fn stats(&self) -> PlcStats {

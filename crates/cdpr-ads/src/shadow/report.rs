@@ -84,6 +84,9 @@ pub struct ShadowReport {
     pub anchors: Vec<AnchorSummary>,
     /// Why the run ended early (None: it ran its course or was stopped).
     pub error: Option<String>,
+    /// The live view's figures (`--foxglove`), set by the face that ran one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live_view: Option<crate::live_view::LiveStats>,
 }
 
 impl ShadowReport {
@@ -114,6 +117,7 @@ impl ShadowReport {
             start: start.into(),
             anchors: start.anchors.iter().map(AnchorSummary::from).collect(),
             error,
+            live_view: None,
         }
     }
 }
