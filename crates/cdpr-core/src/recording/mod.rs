@@ -5,6 +5,7 @@
 pub mod mcap;
 mod mcap_read;
 pub mod messages;
+pub mod recorder;
 
 mod error;
 pub mod reader;
@@ -12,3 +13,4 @@ pub mod sidecar;
 
 pub use error::RecordingError;
 pub use reader::{RunFile, RunRow};
+pub use recorder::{RecordFormat, Recorder, RecorderError};
