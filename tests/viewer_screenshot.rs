@@ -49,6 +49,25 @@ fn main() {
             a_screenshot_that_cannot_be_written_is_an_error_not_wrote,
             &missing,
         ),
+        windowed(
+            "video_gif_of_a_simulated_run_has_one_frame_per_tenth_of_a_second",
+            video_gif_of_a_simulated_run_has_one_frame_per_tenth_of_a_second,
+            &missing,
+        ),
+        windowed(
+            "video_gif_of_a_replay_with_its_compared_run",
+            video_gif_of_a_replay_with_its_compared_run,
+            &missing,
+        ),
+        plain(
+            "video_formats_and_ffmpeg_are_checked_before_the_window",
+            video_formats_and_ffmpeg_are_checked_before_the_window,
+        ),
+        with_ffmpeg(
+            "video_mp4_through_ffmpeg",
+            video_mp4_through_ffmpeg,
+            &missing,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -73,6 +92,19 @@ fn windowed(name: &str, test: fn(), missing: &Option<String>) -> Trial {
         });
     }
     // Run anyway (--include-ignored) it fails with the reason rather than pass untested.
+    Trial::test(format!("{name} [SKIPPED: {reason}]"), move || {
+        Err(reason.into())
+    })
+    .with_ignored_flag(true)
+}
+
+/// A window test that also needs ffmpeg: reported as ignored without it, whatever
+/// `CDPR_REQUIRE_DISPLAY` says (CI does not install ffmpeg; the message without it is tested).
+fn with_ffmpeg(name: &str, test: fn(), missing: &Option<String>) -> Trial {
+    if on_path("ffmpeg") && on_path("ffprobe") {
+        return windowed(name, test, missing);
+    }
+    let reason = "no ffmpeg/ffprobe on PATH (apt-get install ffmpeg)";
     Trial::test(format!("{name} [SKIPPED: {reason}]"), move || {
         Err(reason.into())
     })
@@ -504,4 +536,263 @@ fn live_mode_errors_name_what_is_wrong_without_a_window() {
     let o = cdpr(&words("view --plc plc.invalid"));
     let err = stderr(&o);
     assert!(err.contains("--ams-net-id is needed"), "{err}");
+}
+
+/// A GIF decoded back: its size, and each frame composited (every frame of a clip is a
+/// rectangle drawn over the one before) as RGB.
+struct Clip {
+    width: u32,
+    height: u32,
+    /// Each frame's delay, 1/100 s.
+    delays: Vec<u16>,
+    frames: Vec<Vec<u8>>,
+}
+
+impl Clip {
+    fn read(path: &Path) -> Clip {
+        let mut options = gif::DecodeOptions::new();
+        options.set_color_output(gif::ColorOutput::RGBA);
+        let file = std::fs::File::open(path).expect("the GIF exists");
+        let mut decoder = options.read_info(file).expect("a GIF");
+        let (width, height) = (decoder.width() as u32, decoder.height() as u32);
+        let mut canvas = vec![0u8; (width * height * 3) as usize];
+        let (mut delays, mut frames) = (Vec::new(), Vec::new());
+        while let Some(f) = decoder.read_next_frame().expect("a frame") {
+            for y in 0..f.height as usize {
+                for x in 0..f.width as usize {
+                    let src = (y * f.width as usize + x) * 4;
+                    let dst = ((f.top as usize + y) * width as usize + f.left as usize + x) * 3;
+                    canvas[dst..dst + 3].copy_from_slice(&f.buffer[src..src + 3]);
+                }
+            }
+            delays.push(f.delay);
+            frames.push(canvas.clone());
+        }
+        Clip {
+            width,
+            height,
+            delays,
+            frames,
+        }
+    }
+
+    /// Pixels that differ between frames `a` and `b`.
+    fn changed(&self, a: usize, b: usize) -> usize {
+        self.frames[a]
+            .chunks(3)
+            .zip(self.frames[b].chunks(3))
+            .filter(|(p, q)| p != q)
+            .count()
+    }
+
+    /// The clip as the tests want it: `frames` frames of `width × height` shown 1/10 s each,
+    /// the robot moving from each frame to the next.
+    fn assert_moves(&self, (width, height): (u32, u32), frames: usize, what: &str) {
+        assert_eq!((self.width, self.height), (width, height), "{what}: size");
+        assert_eq!(self.frames.len(), frames, "{what}: frames");
+        assert!(
+            self.delays.iter().all(|&d| d == 10),
+            "{what}: {:?}",
+            self.delays
+        );
+        for k in 1..frames {
+            let changed = self.changed(k - 1, k);
+            assert!(
+                changed > 20,
+                "{what}: frame {k} like the one before ({changed} pixels)"
+            );
+        }
+        let whole = self.changed(0, frames - 1);
+        assert!(
+            whole > 200,
+            "{what}: first and last frames differ by {whole} pixels"
+        );
+        // A picture, not a blank: the background and something else.
+        let colours: std::collections::HashSet<&[u8]> = self.frames[0].chunks(3).collect();
+        assert!(colours.len() > 30, "{what}: {} colours", colours.len());
+    }
+}
+
+/// `cdpr view --video`: a second of silva4's pick-and-place at 10 fps, rendered frame by frame
+/// on the simulation's clock, is a GIF of 10 frames at the window's size, 1/10 s each, the
+/// platform moving between every two.
+fn video_gif_of_a_simulated_run_has_one_frame_per_tenth_of_a_second() {
+    let dir = scratch("viewer-video");
+    let gif_path = dir.join("clip.gif");
+    let out = under_xvfb(
+        &[
+            "view",
+            "--robot",
+            "silva4",
+            "--speed",
+            "0.5",
+            "--video",
+            &gif_path.to_string_lossy(),
+            "--from",
+            "1",
+            "--to",
+            "2",
+            "--fps",
+            "10",
+            "--size",
+            "640x360",
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success() && gif_path.is_file(),
+        "cdpr view --video failed ({:?}):\n{}",
+        out.status,
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("wrote"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("clip frame 10/10"),
+        "{}",
+        stderr(&out)
+    );
+    Clip::read(&gif_path).assert_moves((640, 360), 10, "simulated run");
+}
+
+/// A replay clip: the record of `cdpr simulate --out` and a second run as the ghost, the 3D
+/// view alone (--no-panel).
+fn video_gif_of_a_replay_with_its_compared_run() {
+    let dir = scratch("viewer-video-replay");
+    let run = |name: &str, speed: &str| {
+        let path = dir.join(name);
+        let o = cdpr(&[
+            "simulate",
+            "--robot",
+            "silva4",
+            "--trajectory",
+            "pickplace",
+            "--model",
+            "elastic",
+            "--speed",
+            speed,
+            "--out",
+            &path.to_string_lossy(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        path
+    };
+    let (main, other) = (run("main.csv", "0.5"), run("other.csv", "0.3"));
+    let gif_path = dir.join("replay.gif");
+    let out = under_xvfb(
+        &[
+            "view",
+            "--replay",
+            &main.to_string_lossy(),
+            "--compare",
+            &other.to_string_lossy(),
+            "--video",
+            &gif_path.to_string_lossy(),
+            "--from",
+            "0.5",
+            "--to",
+            "1.2",
+            "--fps",
+            "10",
+            "--size",
+            "480x320",
+            "--no-panel",
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success() && gif_path.is_file(),
+        "cdpr view --replay --video failed ({:?}):\n{}",
+        out.status,
+        stderr(&out)
+    );
+    Clip::read(&gif_path).assert_moves((480, 320), 7, "replay");
+}
+
+/// Asked for what it cannot write, `--video` says so before any window: an unknown format
+/// names the two it writes; MP4 without ffmpeg names ffmpeg and how to install it.
+fn video_formats_and_ffmpeg_are_checked_before_the_window() {
+    let dir = scratch("viewer-video-formats");
+    let o = Command::new(env!("CARGO_BIN_EXE_cdpr"))
+        .args(["view", "--robot", "silva4", "--video"])
+        .arg(dir.join("clip.avi"))
+        .env_remove("DISPLAY")
+        .output()
+        .expect("runs");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("clip.avi") && err.contains(".gif") && err.contains(".mp4"),
+        "{err}"
+    );
+    // No ffmpeg: a PATH that holds nothing.
+    let empty = dir.join("empty-path");
+    std::fs::create_dir_all(&empty).expect("a folder");
+    let o = Command::new(env!("CARGO_BIN_EXE_cdpr"))
+        .args(["view", "--robot", "silva4", "--video"])
+        .arg(dir.join("clip.mp4"))
+        .env("PATH", &empty)
+        .env_remove("DISPLAY")
+        .output()
+        .expect("runs");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("needs ffmpeg") && err.contains("apt-get install ffmpeg"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("no display"),
+        "checked before the display: {err}"
+    );
+    assert!(!dir.join("clip.mp4").exists());
+    // --from and --to the wrong way round.
+    let o = Command::new(env!("CARGO_BIN_EXE_cdpr"))
+        .args([
+            "view", "--robot", "silva4", "--from", "3", "--to", "2", "--video",
+        ])
+        .arg(dir.join("clip.gif"))
+        .env_remove("DISPLAY")
+        .output()
+        .expect("runs");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("must end after it starts"), "{err}");
+}
+
+/// With ffmpeg on PATH: the same second as an MP4, which ffprobe reads as 10 frames.
+fn video_mp4_through_ffmpeg() {
+    let dir = scratch("viewer-video-mp4");
+    let path = dir.join("clip.mp4");
+    let out = under_xvfb(
+        &[
+            "view",
+            "--robot",
+            "silva4",
+            "--video",
+            &path.to_string_lossy(),
+            "--from",
+            "1",
+            "--to",
+            "2",
+            "--fps",
+            "10",
+            "--size",
+            "640x360",
+        ],
+        &dir,
+    );
+    assert!(out.status.success() && path.is_file(), "{}", stderr(&out));
+    let probe = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args([
+            "-show_entries",
+            "stream=nb_read_frames,width,height",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(&path)
+        .output()
+        .expect("ffprobe runs");
+    let text = String::from_utf8_lossy(&probe.stdout).trim().to_string();
+    assert_eq!(text, "640,360,10", "ffprobe: {text}");
 }

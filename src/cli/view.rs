@@ -6,8 +6,10 @@ use super::plc::YEAR_S;
 use super::shadow::{self, LinkArgs};
 use anyhow::{Context, Result, bail};
 use cdpr_ads::shadow::CycleTiming;
-use cdpr_core::run::CommandSource;
+use cdpr_core::run::{CommandSource, OPTIONS};
 use cdpr_viewer::live::LiveOutcome;
+use cdpr_viewer::replay::ReplayRequest;
+use cdpr_viewer::video::VideoPlan;
 use cdpr_viewer::{self as viewer, Executor, LiveInfo, Scenario, ViewerOptions};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -26,10 +28,17 @@ physics and write allow-list) on a thread of its own, drawn at the screen's rate
 the link (connected / offline / stopped), the PLC cycle and the exchange figures, the ghost box is \
 the controller's commanded pose. Space freezes the view only; closing the window stops the shadow \
 and flushes --record.\n\n\
+Replay (--replay): a recorded run (`cdpr simulate --out`, `cdpr shadow --record`; CSV or MCAP) with \
+a time slider, play/pause, speed, one-sample steps (← →) and jumps to the largest tension, the \
+largest tracking error, the first slack cable and the first gap; --compare draws a second record \
+as a ghost at the same time. Clips (--video): the run rendered frame by frame on its own clock, \
+each frame exactly 1/fps s later, into a GIF or (with ffmpeg) an MP4.\n\n\
 Examples:\n  \
 cdpr view\n  \
 cdpr plc --robot uvigo8 --trajectory seed000 &  cdpr view --plc 127.0.0.1 --robot uvigo8 --write\n  \
 cdpr view --robot silva4 --trajectory pickplace --speed 0.5 --model elastic --control tension\n  \
+cdpr view --replay shadow.csv --compare sim.csv\n  \
+xvfb-run -a -s \"-screen 0 1280x720x24\" cdpr view --replay run.mcap --video run.gif --from 2 --to 6\n  \
 xvfb-run -a -s \"-screen 0 1280x720x24\" cdpr view --robot caroca --screenshot caroca.png --seek 5"
 )]
 pub struct ViewArgs {
@@ -73,6 +82,34 @@ pub struct ViewArgs {
     pub plc: Option<String>,
     #[command(flatten)]
     pub link: LinkArgs,
+    /// Replay a recorded run (CSV or MCAP, as `cdpr simulate --out` and `cdpr shadow --record`
+    /// write them) instead of simulating one. The robot is the record's own; --robot names it
+    /// for a record that does not say.
+    #[arg(long, value_name = "RUN", conflicts_with = "plc")]
+    pub replay: Option<PathBuf>,
+    /// Replay: draw this second record as a ghost at the same time (e.g. the shadow against
+    /// `cdpr simulate` of the same commands, or two models).
+    #[arg(long, value_name = "RUN", requires = "replay")]
+    pub compare: Option<PathBuf>,
+    /// Render the run (simulated or replayed) frame by frame into this clip and exit: .gif
+    /// (built in) or .mp4 (through ffmpeg). Each frame advances the run by exactly 1/fps s,
+    /// whatever the renderer's speed.
+    #[arg(long, value_name = "GIF|MP4", conflicts_with_all = ["screenshot", "plc"],
+          value_parser = video_path)]
+    pub video: Option<PathBuf>,
+    /// The clip's start on the run's clock [default: where the run starts, or --seek].
+    #[arg(long, value_name = "S", requires = "video", value_parser = within(0.0, YEAR_S, "s"))]
+    pub from: Option<f64>,
+    /// The clip's end on the run's clock [default: the trajectory's or the record's end].
+    #[arg(long, value_name = "S", requires = "video", value_parser = within(0.0, YEAR_S, "s"))]
+    pub to: Option<f64>,
+    /// The clip's frames per second.
+    #[arg(long, value_name = "N", requires = "video", default_value_t = viewer::video::DEFAULT_FPS,
+          value_parser = clap::value_parser!(u32).range(1..=viewer::video::MAX_FPS as i64))]
+    pub fps: u32,
+    /// Leave the side panel out (a clip of the 3D view alone).
+    #[arg(long)]
+    pub no_panel: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -99,6 +136,13 @@ fn wrote_screenshot(path: &std::path::Path) -> Result<()> {
         Ok(_) => bail!("the screenshot {} is empty: not written", path.display()),
         Err(e) => bail!("the screenshot {} was not written: {e}", path.display()),
     }
+}
+
+/// A clip path this build can write (refused before any window opens).
+fn video_path(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    viewer::video::VideoFormat::of(&path)?;
+    Ok(path)
 }
 
 fn parse_size(text: &str) -> Result<(u32, u32), String> {
@@ -132,19 +176,45 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
             ExecutorArg::Multi => Executor::Multi,
         },
         started,
+        video: a.video.as_ref().map(|path| VideoPlan {
+            path: path.clone(),
+            from: a.from,
+            to: a.to,
+            fps: a.fps,
+        }),
+        panel: !a.no_panel,
         ..ViewerOptions::default()
     };
     if let Some(plc) = &a.plc {
         return live(&a, plc, options);
     }
     let request = &a.run.request;
-    let scenario = match (&request.robot, &request.trajectory) {
-        (None, None) => None,
-        _ => Some(Scenario::new(request.clone())),
-    };
-    let options = ViewerOptions {
-        scenario,
-        ..options
+    let options = match &a.replay {
+        Some(path) => {
+            // The record holds the run: only --robot (for a record that names none) applies.
+            if let Some(name) = a.run.given.iter().find(|name| **name != "robot") {
+                let flag = OPTIONS
+                    .iter()
+                    .find(|spec| spec.name == *name)
+                    .map_or_else(|| name.to_string(), |spec| spec.cli_flag());
+                bail!("--{flag} does not apply to a replay: the record holds the run");
+            }
+            ViewerOptions {
+                replay: Some(ReplayRequest {
+                    path: path.clone(),
+                    compare: a.compare.clone(),
+                    robot: request.robot.clone(),
+                }),
+                ..options
+            }
+        }
+        None => ViewerOptions {
+            scenario: match (&request.robot, &request.trajectory) {
+                (None, None) => None,
+                _ => Some(Scenario::new(request.clone())),
+            },
+            ..options
+        },
     };
     let summary = viewer::run(options).context("cdpr view")?;
     if a.stats {
@@ -152,6 +222,12 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
     }
     if let Some(path) = &a.screenshot {
         wrote_screenshot(path)?;
+    }
+    if let Some(path) = &a.video {
+        let bytes = std::fs::metadata(path)
+            .with_context(|| format!("the clip {} was not written", path.display()))?
+            .len();
+        println!("wrote {} ({:.1} kB)", path.display(), bytes as f64 / 1e3);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -322,6 +322,7 @@ fn build_app(
         ..panel::PanelState::new(scenario::robot_choices(&options.robots_dir))
     })
     .insert_resource(overlay::GhostText(ghost))
+    .insert_resource(overlay::ShowHelp(recorder.is_none()))
     .insert_resource(camera::SmoothCamera(fixed_frame.is_none()))
     .insert_resource(capture::FrameStats::default())
     .insert_resource(capture::CapturePlan {

@@ -37,7 +37,8 @@ Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
 
 /// The help in replay: the record is shown, not run.
 pub const HELP_REPLAY: &str = "Space  play / pause\n\
-← →    one recorded sample back / on\n\
+Left   one recorded sample back\n\
+Right  one recorded sample on\n\
 S      one sample on (pauses)\n\
 R      back to the start\n\
 F      frame the path / whole robot\n\
@@ -56,7 +57,12 @@ fn font(size: f32) -> TextFont {
 
 /// `ghost` names whose commanded pose the ghost is ("commanded pose" or "controller's
 /// commanded pose").
-pub fn spawn_overlays(mut commands: Commands, ghost: Res<GhostText>, playback: Res<Playback>) {
+pub fn spawn_overlays(
+    mut commands: Commands,
+    ghost: Res<GhostText>,
+    playback: Res<Playback>,
+    show_help: Res<ShowHelp>,
+) {
     let help = if playback.is_live() {
         HELP_LIVE
     } else if playback.is_replay() {
@@ -66,6 +72,11 @@ pub fn spawn_overlays(mut commands: Commands, ghost: Res<GhostText>, playback: R
     };
     commands.spawn((
         HelpOverlay,
+        if show_help.0 {
+            Visibility::Inherited
+        } else {
+            Visibility::Hidden
+        },
         Text::new(help),
         font(14.0),
         TextColor(Color::WHITE),
@@ -165,6 +176,10 @@ pub fn spawn_overlays(mut commands: Commands, ghost: Res<GhostText>, playback: R
             }
         });
 }
+
+/// Whether the keyboard help shows at start (not in a clip: nobody is at the keyboard).
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct ShowHelp(pub bool);
 
 /// The legend's line for the ghost box.
 #[derive(Resource, Debug, Clone)]
