@@ -655,7 +655,7 @@ fn video_gif_of_a_simulated_run_has_one_frame_per_tenth_of_a_second() {
 }
 
 /// A replay clip: the record of `cdpr simulate --out` and a second run as the ghost, the 3D
-/// view alone (--no-panel).
+/// view alone (--no-panel), each frame shrunk twice.
 fn video_gif_of_a_replay_with_its_compared_run() {
     let dir = scratch("viewer-video-replay");
     let run = |name: &str, speed: &str| {
@@ -695,6 +695,8 @@ fn video_gif_of_a_replay_with_its_compared_run() {
             "10",
             "--size",
             "480x320",
+            "--shrink",
+            "2",
             "--no-panel",
         ],
         &dir,
@@ -705,7 +707,7 @@ fn video_gif_of_a_replay_with_its_compared_run() {
         out.status,
         stderr(&out)
     );
-    Clip::read(&gif_path).assert_moves((480, 320), 7, "replay");
+    Clip::read(&gif_path).assert_moves((240, 160), 7, "replay, shrunk twice");
 }
 
 /// Asked for what it cannot write, `--video` says so before any window: an unknown format

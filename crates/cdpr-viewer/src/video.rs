@@ -44,6 +44,8 @@ pub struct VideoPlan {
     pub from: Option<f64>,
     pub to: Option<f64>,
     pub fps: u32,
+    /// Each frame shrunk this many times (1: as rendered).
+    pub shrink: u32,
 }
 
 /// A clip's file type, by its extension.
@@ -172,6 +174,7 @@ impl ClipOutcome {
 #[derive(Resource)]
 pub struct VideoRecorder {
     pub clip: Clip,
+    shrink: u32,
     path: PathBuf,
     format: VideoFormat,
     /// Opened with the first frame (it sets the size).
@@ -209,6 +212,7 @@ impl VideoRecorder {
         let now = Instant::now();
         Ok(VideoRecorder {
             clip,
+            shrink: plan.shrink.max(1),
             path: plan.path.clone(),
             format,
             encoder: None,
@@ -341,7 +345,9 @@ fn frame_captured(
     let pushed = match captured.image.clone().try_into_dynamic() {
         Ok(image) => {
             let rgb = image.to_rgb8();
-            recorder.push(rgb.width(), rgb.height(), rgb.as_raw())
+            let (width, height, rgb) =
+                shrink(rgb.width(), rgb.height(), rgb.as_raw(), recorder.shrink);
+            recorder.push(width, height, &rgb)
         }
         Err(e) => Err(format!("the captured frame is not an image: {e}")),
     };
@@ -538,6 +544,34 @@ impl GifClip {
     }
 }
 
+/// An RGB frame `factor` times smaller: each pixel the mean of a `factor × factor` block (the
+/// last row and column of blocks dropped when the size is not a multiple). A clip rendered
+/// large and shrunk has smooth edges and its overlays' text at a fraction of the picture.
+pub fn shrink(width: u32, height: u32, rgb: &[u8], factor: u32) -> (u32, u32, Vec<u8>) {
+    if factor <= 1 || width < factor || height < factor {
+        return (width, height, rgb.to_vec());
+    }
+    let (w, h, f) = (width as usize, height as usize, factor as usize);
+    let (small_w, small_h) = (w / f, h / f);
+    let mut out = Vec::with_capacity(small_w * small_h * 3);
+    let area = (f * f) as u32;
+    for y in 0..small_h {
+        for x in 0..small_w {
+            let mut sum = [0u32; 3];
+            for dy in 0..f {
+                let row = ((y * f + dy) * w + x * f) * 3;
+                for p in rgb[row..row + 3 * f].chunks_exact(3) {
+                    for c in 0..3 {
+                        sum[c] += p[c] as u32;
+                    }
+                }
+            }
+            out.extend(sum.map(|v| ((v + area / 2) / area) as u8));
+        }
+    }
+    (small_w as u32, small_h as u32, out)
+}
+
 fn check_frame(width: u32, height: u32, rgb: &[u8]) -> Result<(), String> {
     if rgb.len() != width as usize * height as usize * 3 || width == 0 || height == 0 {
         return Err(format!(
@@ -662,6 +696,26 @@ mod tests {
         assert!(Clip::new(1.0, 1.0, 10).is_err());
         assert!(Clip::new(0.0, 0.01, 10).is_err());
         assert!(Clip::new(0.0, 1.0, 0).is_err());
+    }
+
+    #[test]
+    fn shrinking_averages_blocks() {
+        // 4×2 pixels, shrunk twice: two pixels, the means of their 2×2 blocks.
+        let rgb: Vec<u8> = [
+            [0, 0, 0],
+            [100, 0, 0],
+            [10, 10, 10],
+            [20, 20, 20],
+            [0, 0, 0],
+            [100, 0, 0],
+            [30, 30, 30],
+            [41, 40, 40],
+        ]
+        .concat();
+        let (w, h, small) = shrink(4, 2, &rgb, 2);
+        assert_eq!((w, h), (2, 1));
+        assert_eq!(small, [50, 0, 0, 25, 25, 25]);
+        assert_eq!(shrink(4, 2, &rgb, 1).2, rgb);
     }
 
     #[test]
