@@ -6,14 +6,12 @@ use super::output::{json, progress_bar};
 use super::traj::print_comparison;
 use anyhow::{Context, Result, bail};
 use cdpr_core::choice::Choice;
+use cdpr_core::recording::Recorder;
+use cdpr_core::recording::sidecar::Sidecar;
 use cdpr_core::robot::Robot;
-use cdpr_core::run::{
-    self, AngleErrors, CsvRecorder, Prepared, SimulationReport, Tracking, WallSplit,
-};
+use cdpr_core::run::{self, AngleErrors, Prepared, SimulationReport, Tracking, WallSplit};
 use cdpr_core::sim::{ControlMode, MODELS};
-use cdpr_core::trajectory;
 use clap::Args;
-use std::io::{BufWriter, Write as _};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,9 +41,11 @@ pub fn models_help() -> String {
 pub struct SimulateArgs {
     #[command(flatten)]
     pub run: RunArgs<Simulate>,
-    /// Write every step to this CSV (t, commanded and actual pose, per cable length_cmd_i,
-    /// length_i, tension_i, segment).
-    #[arg(long, short = 'o', value_name = "CSV")]
+    /// Write every step to this file: `.csv` (t, commanded and actual pose, per cable
+    /// length_cmd_i, length_i, tension_i, segment; described in FILE.meta.toml) or `.mcap`
+    /// (the same numbers on /run, the pose on /tf, the 3D scene on /scene: opens in Foxglove,
+    /// Lichtblick, PlotJuggler).
+    #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Print one JSON object (metrics, rtf, steps, wall_s) instead of a table.
     #[arg(long)]
@@ -69,14 +69,11 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     // Rows go to --out as they are computed; the report keeps a few numbers per step.
     let mut writer = match &a.out {
         Some(path) => {
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("creating {}", path.display()))?;
-            let mut out = BufWriter::new(file);
-            // The run describes itself on a first comment line (`report` titles come from it).
-            let line = trajectory::csv::description_line(&request.describe(&robot, control));
-            out.write_all(line.as_bytes())
-                .with_context(|| format!("writing {}", path.display()))?;
-            Some(CsvRecorder::new(out, &robot, &traj))
+            // The run describes itself: a CSV in a sidecar (`report` titles come from it; the
+            // CSV is a header and numbers, which every CSV reader takes with its defaults),
+            // an MCAP file in its metadata.
+            let meta = Sidecar::new(&request.describe(&robot, control)).with_robot(&robot);
+            Some(Recorder::create(path, &robot, &traj, &meta)?.with_dt(run_options.config.dt))
         }
         None => None,
     };

@@ -6,6 +6,7 @@ use super::output::{Table, json};
 use anyhow::{Context, Result, bail};
 use cdpr_core::metrics::{self, CompareOptions, Comparison, Metrics};
 use cdpr_core::options::Value;
+use cdpr_core::recording::sidecar::{self, Sidecar};
 use cdpr_core::report;
 use cdpr_core::robot::Robot;
 use cdpr_core::run::request;
@@ -196,8 +197,8 @@ pub fn trajectory(a: TrajectoryArgs) -> Result<ExitCode> {
                 String::new()
             },
         );
-        trajectory::csv::write_described(out, &traj, Some(&description))
-            .context("writing the trajectory")?;
+        trajectory::csv::write(out, &traj).context("writing the trajectory")?;
+        sidecar::write(out, &Sidecar::new(&description).with_robot(&robot))?;
         r.out = Some(out.clone());
     }
     if a.json {
@@ -452,11 +453,11 @@ pub fn report(a: ReportArgs) -> Result<ExitCode> {
     stage(0.3);
     let c = a.inputs.compare(&reference, &actual)?;
     stage(0.5);
-    // The runs' descriptions (the CSV's first comment line, written by `simulate --out` and
+    // The runs' descriptions (the CSV's sidecar, written by `simulate --out` and
     // `trajectory --out`: "cdpr simulate: robot uvigo8, …"), else the file stems; one run
     // read twice (`--reference-columns _cmd`) is "run: platform vs commanded".
     let name = |p: &PathBuf| {
-        trajectory::csv::read_description(p)
+        sidecar::read_description(p)
             .map(|d| d.strip_prefix("cdpr ").map(str::to_string).unwrap_or(d))
             .or_else(|| p.file_stem().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| p.display().to_string())

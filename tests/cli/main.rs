@@ -14,6 +14,8 @@ mod common;
 mod budgets;
 /// `cdpr compare`.
 mod compare;
+/// Every CSV cdpr writes opens with pandas' and numpy's defaults (header first, no comment).
+mod csv_readers;
 /// Each cause and each name said once in an error.
 mod error_messages;
 /// `cdpr export --mjcf`.
@@ -50,7 +52,7 @@ mod robot_lookup;
 mod robots_listing;
 /// `cdpr discover`, `cdpr route add` against `cdpr plc`: the ADS UDP service.
 mod route;
-/// Runs describe themselves (the CSV's first comment line) and title their reports.
+/// Runs describe themselves (the CSV's sidecar) and title their reports.
 mod run_descriptions;
 /// Secure ADS (TLS) on the wire, checked with the `openssl` command-line tool: `s_client`
 /// against `cdpr plc --secure`, `s_server` standing in for a PLC's TLS endpoint.

@@ -1,9 +1,12 @@
-//! Runs describe themselves: a first `#` comment line in the CSVs cdpr writes (`trajectory`,
-//! `simulate`, a perturbed copy), every reader skips comment lines, and `report` titles come
-//! from the descriptions (on two lines when long, every text inside its SVG).
+//! Runs describe themselves: a sidecar next to each CSV cdpr writes (`trajectory`,
+//! `simulate`, a perturbed copy: `run.csv.meta.toml`), whose CSV starts with its header;
+//! every reader skips comment lines (files written before the sidecar start with one), and
+//! `report` titles come from the descriptions (on two lines when long, every text inside its
+//! SVG), the sidecar's or an old file's comment line.
 
 use crate::common::svg::{assert_texts_inside, texts};
 use crate::common::*;
+use cdpr_core::recording::sidecar;
 use std::path::Path;
 
 #[test]
@@ -21,20 +24,31 @@ fn report_titles_come_from_the_runs_and_commented_csvs_load_everywhere() {
         &[&s(&run)],
     ));
     assert!(o.status.success(), "{}", stderr(&o));
+    // The CSV starts with its header; the description is in the sidecar.
     let first = |p: &Path| {
         let text = std::fs::read_to_string(p).expect("written");
-        text.lines().next().expect("a line").to_string()
+        assert!(text.starts_with("t,"), "{}", &text[..text.len().min(80)]);
+        assert!(std::path::PathBuf::from(format!("{}.meta.toml", p.display())).is_file());
+        let meta = sidecar::read(p).expect("read").expect("a sidecar");
+        assert_eq!(meta.robot.as_deref(), Some("uvigo8"), "{meta:?}");
+        assert_eq!(meta.cdpr_version, env!("CARGO_PKG_VERSION"));
+        let command = meta.command.expect("command");
+        assert!(
+            command.contains(" --out ") && command.contains(&*p.to_string_lossy()),
+            "{command}"
+        );
+        meta.description
     };
     assert_eq!(
         first(&reference),
-        "# cdpr trajectory: robot uvigo8, trajectory seed000, speed 0.4 m/s"
+        "cdpr trajectory: robot uvigo8, trajectory seed000, speed 0.4 m/s"
     );
     assert_eq!(
         first(&run),
-        "# cdpr simulate: robot uvigo8, trajectory seed000, speed 0.4 m/s, model elastic, \
+        "cdpr simulate: robot uvigo8, trajectory seed000, speed 0.4 m/s, model elastic, \
          control ideal, compensated, dt 0.001 s"
     );
-    // Commented files load in compare (both ways a run is compared) …
+    // Described files load in compare (both ways a run is compared) …
     let o = cdpr(&with(
         "compare --reference",
         &[&s(&reference), "--actual", &s(&run)],
@@ -65,7 +79,7 @@ fn report_titles_come_from_the_runs_and_commented_csvs_load_everywhere() {
     assert_eq!(
         first(&shadow),
         format!(
-            "# cdpr trajectory: robot uvigo8, trajectory {}, perturbed copy (delay 0.03 s, \
+            "cdpr trajectory: robot uvigo8, trajectory {}, perturbed copy (delay 0.03 s, \
              low-pass 8 Hz, offset 0,0,-0.0005 m, resampled every 0.05 s)",
             s(&reference)
         )
@@ -101,8 +115,7 @@ fn report_titles_come_from_the_runs_and_commented_csvs_load_everywhere() {
     }
     // A file without a description falls back to its stem.
     let bare = dir.join("bare-run.csv");
-    let body: Vec<&str> = text.lines().skip(1).collect();
-    std::fs::write(&bare, body.join("\n") + "\n").expect("written");
+    std::fs::write(&bare, &text).expect("written");
     let rep2 = dir.join("report2");
     let o = cdpr(&with(
         "report --reference",
@@ -112,6 +125,23 @@ fn report_titles_come_from_the_runs_and_commented_csvs_load_everywhere() {
     let md = std::fs::read_to_string(rep2.join("report.md")).expect("report.md");
     assert!(
         md.lines().next().unwrap_or("").ends_with(" vs bare-run"),
+        "{md}"
+    );
+    // A file written before the sidecar: its first comment line describes it.
+    let old = dir.join("old-run.csv");
+    std::fs::write(&old, format!("# cdpr trajectory: an old one\n{text}")).expect("written");
+    let rep4 = dir.join("report4");
+    let o = cdpr(&with(
+        "report --reference",
+        &[&s(&old), "--actual", &s(&run), "--out", &s(&rep4)],
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(rep4.join("report.md")).expect("report.md");
+    assert!(
+        md.lines()
+            .next()
+            .unwrap_or("")
+            .ends_with(" vs trajectory: an old one"),
         "{md}"
     );
     // The same run both ways: "description: platform vs commanded".

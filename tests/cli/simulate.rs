@@ -60,11 +60,11 @@ fn json_and_csv_outputs_follow_the_contract() {
 
     let text = std::fs::read_to_string(&csv_path).unwrap();
     let mut lines = text.lines();
-    // The run's description (a comment line), then the header.
-    let description = lines.next().unwrap();
+    // The header first: the run's description is in the sidecar.
+    let meta = std::fs::read_to_string(format!("{}.meta.toml", csv_path.display())).unwrap();
     assert!(
-        description.starts_with("# cdpr simulate: robot uvigo8"),
-        "{description}"
+        meta.contains("description = \"cdpr simulate: robot uvigo8"),
+        "{meta}"
     );
     let header = lines.next().unwrap();
     let mut expected =
@@ -173,7 +173,7 @@ fn a_platform_that_falls_out_of_the_frame_is_an_error_and_slack_cables_are_named
         .expect("written")
         .lines()
         .count();
-    assert_eq!(rows, 2 + 3001); // description, header, rows
+    assert_eq!(rows, 1 + 3001); // header, rows (the description is in the sidecar)
 }
 
 /// The printed wall time is the whole command (loading, physics, output, metrics), and its

@@ -27,9 +27,13 @@ fn trajectory_writes_seed000_and_summarises_it_as_json() {
     assert!((v["peak_speed"].as_f64().unwrap() - 0.1).abs() < 1e-9);
     let text = std::fs::read_to_string(&out).unwrap();
     let mut lines = text.lines();
-    assert_eq!(
-        lines.next().unwrap(),
-        "# cdpr trajectory: robot uvigo8, trajectory seed000, speed 0.1 m/s"
+    // The description is in the sidecar; the CSV starts with its header.
+    let meta = std::fs::read_to_string(format!("{}.meta.toml", out)).unwrap();
+    assert!(
+        meta.contains(
+            "description = \"cdpr trajectory: robot uvigo8, trajectory seed000, speed 0.1 m/s\""
+        ),
+        "{meta}"
     );
     assert!(lines.next().unwrap().starts_with("t,x,y,z,roll,pitch,yaw,"));
     assert_eq!(lines.count(), 15_699);

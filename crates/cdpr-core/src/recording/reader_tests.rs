@@ -41,7 +41,7 @@ fn a_real_run_reads_back_bit_for_bit_in_any_order() {
     recorder.finish().expect("finished");
     sidecar::write(
         &path,
-        &sidecar::Sidecar::new("cdpr simulate: robot silva4, held").with_robot("silva4", "silva4"),
+        &sidecar::Sidecar::new("cdpr simulate: robot silva4, held").with_robot(&robot),
     )
     .expect("sidecar");
 

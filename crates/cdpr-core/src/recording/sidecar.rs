@@ -12,6 +12,7 @@
 //! or a CSV named `out` or `run.txt`, cannot collide), and a directory listing sorts it right
 //! after its CSV.
 
+use crate::robot::Robot;
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -31,9 +32,9 @@ pub struct Sidecar {
     /// The robot's name, when the file is a run on a robot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub robot: Option<String>,
-    /// The robot as given on the command line: a shipped name or a file's path.
+    /// The robot file the robot was read from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub robot_spec: Option<String>,
+    pub robot_file: Option<String>,
     /// The cdpr version that wrote the file.
     pub cdpr_version: String,
     /// The command that wrote the file, its words joined by spaces.
@@ -43,21 +44,23 @@ pub struct Sidecar {
 
 impl Sidecar {
     /// A sidecar with `description` (line breaks and other control characters become
-    /// spaces), written by this cdpr version; no robot, no command.
+    /// spaces), written by this cdpr version and this process's command line (the cdpr
+    /// command that writes the file); no robot.
     pub fn new(description: &str) -> Sidecar {
         Sidecar {
             description: one_line(description),
             robot: None,
-            robot_spec: None,
+            robot_file: None,
             cdpr_version: env!("CARGO_PKG_VERSION").to_string(),
             command: None,
         }
+        .with_command(std::env::args_os().map(|a| a.to_string_lossy().into_owned()))
     }
 
-    /// The same with the robot's name and how it was given (a shipped name, a path).
-    pub fn with_robot(mut self, name: &str, spec: &str) -> Sidecar {
-        self.robot = Some(name.to_string());
-        self.robot_spec = Some(spec.to_string());
+    /// The same with the robot's name and the file it was read from.
+    pub fn with_robot(mut self, robot: &Robot) -> Sidecar {
+        self.robot = Some(robot.name.clone());
+        self.robot_file = robot.path.as_ref().map(|p| p.display().to_string());
         self
     }
 
@@ -169,15 +172,29 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("dir");
         let csv = dir.join("run.csv");
         std::fs::write(&csv, "t,x\n0,1\n").expect("csv");
+        std::fs::write(
+            dir.join("my-robot.toml"),
+            crate::fixtures::robot_text("uvigo8"),
+        )
+        .expect("robot file");
         assert_eq!(read(&csv).expect("none is fine"), None);
         assert_eq!(read_description(&csv), None);
+        // A robot read from a file (a shipped one has no file).
+        let robot = Robot::from_file(dir.join("my-robot.toml")).expect("parses");
         let s = Sidecar::new("cdpr simulate: robot uvigo8,\ntrajectory \"seed000\"")
-            .with_robot("uvigo8", "robots/uvigo8.toml")
+            .with_robot(&robot)
             .with_command(["cdpr", "simulate", "--out", "run.csv"]);
         let written = write(&csv, &s).expect("written");
         assert_eq!(written, dir.join("run.csv.meta.toml"));
         let back = read(&csv).expect("reads").expect("there");
         assert_eq!(back, s);
+        assert_eq!(back.robot.as_deref(), Some("uvigo8"));
+        assert!(
+            back.robot_file
+                .as_deref()
+                .is_some_and(|f| f.ends_with("my-robot.toml")),
+            "{back:?}"
+        );
         assert_eq!(
             back.description,
             "cdpr simulate: robot uvigo8, trajectory \"seed000\""

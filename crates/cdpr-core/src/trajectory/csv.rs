@@ -11,10 +11,10 @@
 //! Writing produces all 20 columns with numbers in Rust's shortest round-trip form, so
 //! write∘read is the identity.
 //!
-//! Lines starting with `#` are comments, skipped wherever they are (pandas:
-//! `read_csv(path, comment="#")`). The files cdpr writes (`trajectory --out`, `simulate --out`)
-//! start with one: the run's description (`# cdpr simulate: robot uvigo8, trajectory seed000,
-//! …`), which [`read_description`] returns and `cdpr report` takes its titles from.
+//! Lines starting with `#` are comments, skipped wherever they are. cdpr no longer writes
+//! any: a run's description lives in a sidecar next to the CSV
+//! ([`crate::recording::sidecar`]), so that pandas, numpy and PlotJuggler read the file with
+//! their defaults; files written before that start with a `# cdpr …` line, still read.
 
 use super::{Sample, Trajectory, TrajectoryError};
 use crate::kinematics::Pose;
@@ -32,33 +32,6 @@ pub struct CsvOptions {
     /// Appended to the pose and derivative column names (`_cmd` reads `x_cmd`, `vx_cmd`, …);
     /// `t` and `segment` are never suffixed.
     pub suffix: String,
-}
-
-/// The comment line that describes a run at the top of a CSV: `# ` and the description on
-/// one line (line breaks and other control characters become spaces), with its newline.
-pub fn description_line(description: &str) -> String {
-    let text: String = description
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    format!("# {}\n", text.trim())
-}
-
-/// Longest description read back, bytes (the comment line of a run is ~100 bytes).
-const MAX_DESCRIPTION_BYTES: u64 = 4096;
-
-/// The run's description: the text of the file's first line when it is a comment (`# …`),
-/// trimmed; `None` when the file has none (or cannot be read: the reader reports that).
-pub fn read_description(path: impl AsRef<Path>) -> Option<String> {
-    let mut head = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_DESCRIPTION_BYTES)
-        .read_to_end(&mut head)
-        .ok()?;
-    let line = head.split(|&b| b == b'\n').next()?;
-    let text = std::str::from_utf8(line.strip_prefix(b"#")?).ok()?.trim();
-    (!text.is_empty()).then(|| text.to_string())
 }
 
 /// Reads a trajectory from a CSV file.
@@ -381,18 +354,9 @@ pub fn differentiate(t: &[f64], x: &[f64]) -> (Vec<f64>, Vec<f64>) {
     (v, a)
 }
 
-/// Writes a trajectory to a CSV file (creating or replacing it).
+/// Writes a trajectory to a CSV file (creating or replacing it): a header row and numbers
+/// (the run's description goes to its sidecar, [`crate::recording::sidecar::write`]).
 pub fn write(path: impl AsRef<Path>, trajectory: &Trajectory) -> Result<(), TrajectoryError> {
-    write_described(path, trajectory, None)
-}
-
-/// Writes a trajectory to a CSV file (creating or replacing it), first the comment line of
-/// `description` when there is one (see [`description_line`]).
-pub fn write_described(
-    path: impl AsRef<Path>,
-    trajectory: &Trajectory,
-    description: Option<&str>,
-) -> Result<(), TrajectoryError> {
     let path = path.as_ref();
     let file = path.display().to_string();
     let io = |cause| TrajectoryError::Io {
@@ -401,11 +365,6 @@ pub fn write_described(
     };
     let out = std::fs::File::create(path).map_err(io)?;
     let mut buffered = std::io::BufWriter::new(out);
-    if let Some(d) = description {
-        buffered
-            .write_all(description_line(d).as_bytes())
-            .map_err(io)?;
-    }
     write_to(&mut buffered, trajectory, &file)?;
     buffered.flush().map_err(io)
 }
@@ -460,7 +419,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn comment_lines_are_skipped_and_the_first_describes_the_run() {
+    fn comment_lines_are_skipped_wherever_they_are() {
         let dir = std::env::temp_dir().join(format!("cdpr-csv-comment-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("run.csv");
@@ -471,10 +430,6 @@ mod tests {
         assert_eq!(t.samples.len(), 2);
         assert_eq!(t.samples[1].t, 0.5);
         assert_eq!(t.samples[1].pose.position.x, 1.5);
-        assert_eq!(
-            read_description(&path).as_deref(),
-            Some("cdpr simulate: robot uvigo8, trajectory seed000")
-        );
         // Errors name the file's own line numbers, comments counted.
         std::fs::write(&path, "# note\nt,x,y\n0,1,2\n").expect("written");
         let e = read(&path).expect_err("no z").to_string();
@@ -482,18 +437,13 @@ mod tests {
         std::fs::write(&path, "# note\nt,x,y,z\n0,1,2,3\n0.5,x,2,3\n").expect("written");
         let e = read(&path).expect_err("not a number").to_string();
         assert!(e.contains("run.csv:4: column `x`"), "{e}");
-        // Written with a description: read back identical, described.
-        let mut with = t.clone();
-        with.segments.clear();
-        write_described(&path, &with, Some("cdpr trajectory: seed000\non uvigo8")).expect("w");
+        // Written back: a header row first, no comment, read back identical.
+        let mut plain = t.clone();
+        plain.segments.clear();
+        write(&path, &plain).expect("written");
         let back = std::fs::read_to_string(&path).expect("read");
-        assert!(
-            back.starts_with("# cdpr trajectory: seed000 on uvigo8\nt,x,"),
-            "{back}"
-        );
-        assert_eq!(read(&path).expect("reads").samples, with.samples);
-        std::fs::write(&path, "t,x,y,z\n0,1,2,3\n").expect("written");
-        assert_eq!(read_description(&path), None);
+        assert!(back.starts_with("t,x,y,z,roll,"), "{back}");
+        assert_eq!(read(&path).expect("reads").samples, plain.samples);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
