@@ -3,12 +3,14 @@
 // advertises (a FileDescriptorSet, base64). Run by the Rust tests (crates/cdpr-ads/tests/
 // foxglove_client.rs); prints one JSON object on stdout, exits non-zero naming what failed.
 //
-//   node foxglove_client_check.js URL SECONDS [read|stall]
+//   node foxglove_client_check.js URL SECONDS [read|stall|count]
 //
 // read: subscribes to every channel, decodes every message for SECONDS, and reports the
 // channels as advertised, per topic the count, the rate over the window (the first 0.5 s after
 // the first message left out), whether log times only grew, and the decoded /run samples'
 // checks (times growing, the pose beside the commanded one).
+// count: as read, but counts the messages without decoding them (a client whose CPU is not
+// this machine's, as the Foxglove app on another screen: for measuring the server's cost).
 // stall: subscribes to every channel, then stops reading its socket for SECONDS (a client
 // that never reads), and reports the messages it had taken before.
 
@@ -20,8 +22,8 @@ const descriptor = require("protobufjs/ext/descriptor");
 
 const [url, secondsText, mode = "read"] = process.argv.slice(2);
 const seconds = Number(secondsText);
-if (!url || !(seconds > 0) || !["read", "stall"].includes(mode)) {
-  console.error("usage: node foxglove_client_check.js URL SECONDS [read|stall]");
+if (!url || !(seconds > 0) || !["read", "stall", "count"].includes(mode)) {
+  console.error("usage: node foxglove_client_check.js URL SECONDS [read|stall|count]");
   process.exit(2);
 }
 
@@ -82,7 +84,7 @@ client.on("message", ({ subscriptionId, timestamp, data }) => {
   t.times.push(now);
   if (timestamp <= t.lastLogTime) t.logTimesGrew = false;
   t.lastLogTime = timestamp;
-  if (!entry.type) return;
+  if (!entry.type || mode === "count") return;
   let message;
   try {
     message = entry.type.decode(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
@@ -133,6 +135,8 @@ ws.on("error", (e) => {
 });
 
 function finish() {
+  // A clean close (the server logs an abrupt one as an error).
+  client.close();
   const report = {
     mode,
     server: serverInfo,

@@ -11,6 +11,12 @@
 //! - a client that stops reading its socket beside one that reads: the shadow keeps its
 //!   cycles, the publisher keeps up (no snapshot dropped), the reading client keeps its rate.
 //!
+//! And, ignored unless asked (`cargo test -p cdpr-ads --test foxglove_client -- --ignored
+//! measure`; `CDPR_MEASURE_S` sets the seconds per mode, 20 by default), the figure of
+//! docs/src/measurements.md: the shadow's cycle time with the live view and a reading client
+//! against without, alternating every 500 ms in one run so that the machine's load falls on
+//! both alike.
+//!
 //! Needs `node` and the packages (`npm ci --prefix tests/node`, which `.ci/run` does); without
 //! them the tests are reported as ignored, `[SKIPPED: …]` saying why, unless
 //! `CDPR_REQUIRE_NODE=1` (CI), when they fail. A libtest-mimic harness, as `node_ads_client.rs`.
@@ -25,7 +31,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn node_dir() -> PathBuf {
     cdpr_core::fixtures::workspace_root().join("tests/node")
@@ -66,6 +72,14 @@ fn main() {
             a_client_that_never_reads,
         ),
     ];
+    let measure = Trial::test(
+        "measure_the_shadows_cycle_with_and_without_the_live_view",
+        move || {
+            measure();
+            Ok(())
+        },
+    )
+    .with_ignored_flag(true);
     let trials = tests
         .into_iter()
         .map(|(name, test)| match missing.clone() {
@@ -81,6 +95,7 @@ fn main() {
             })
             .with_ignored_flag(true),
         })
+        .chain(missing.is_none().then_some(measure))
         .collect();
     libtest_mimic::run(&args, trials).exit();
 }
@@ -90,12 +105,16 @@ const LISTEN_S: u64 = 3;
 
 /// The node client on `addr` for `seconds`, reading or stalling.
 fn client(addr: SocketAddr, mode: &str) -> Child {
+    client_for(addr, mode, LISTEN_S)
+}
+
+fn client_for(addr: SocketAddr, mode: &str, seconds: u64) -> Child {
     Command::new("node")
         .current_dir(node_dir())
         .arg("foxglove_client_check.js")
         .args([
             format!("ws://{addr}"),
-            LISTEN_S.to_string(),
+            seconds.to_string(),
             mode.to_string(),
         ])
         .stdout(Stdio::piped())
@@ -266,4 +285,84 @@ fn a_client_that_never_reads() {
     // The reading client kept its rates.
     assert!(rate(reader, "/run") > 50.0, "{}", reader["topics"]);
     assert!(rate(reader, "/scene") > 5.0, "{}", reader["topics"]);
+}
+
+/// The shadow (uvigo8, chain model, free-running 2 ms, writing, as `cdpr shadow --write`)
+/// against the virtual PLC in this process, its live view served to a node client that takes
+/// every message (`CDPR_MEASURE_CLIENT`: `count`, the default, counts them — an app on another
+/// screen decodes on its own CPU, not this machine's —, `read` decodes them here too);
+/// the feed alternates on and off every 500 ms (off: the view idles, as without
+/// `--foxglove`). Each cycle is timed around `Shadow::cycle_at`, as the shadow's statistics
+/// time it; the offer runs after it, as in `shadow::run_with`.
+fn measure() {
+    let per_mode: f64 = std::env::var("CDPR_MEASURE_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20.0);
+    let robot = uvigo8();
+    let rt = seed000_runtime(&robot, 0.1);
+    let mut s = shadow_over_ads(&rt, &robot, ModelKind::CHAIN);
+    let view = LiveView::start(
+        "127.0.0.1:0".parse().expect("address"),
+        &robot,
+        LiveOptions {
+            name: "cdpr shadow (measure)".into(),
+            extra: live_view::EXTRA.iter().map(|s| s.to_string()).collect(),
+            cycle_stats: true,
+        },
+    )
+    .expect("the live view starts");
+    let mut feed = ShadowFeed::new(view.sender());
+    let total = 2.0 * per_mode;
+    let mode = std::env::var("CDPR_MEASURE_CLIENT").unwrap_or_else(|_| "count".into());
+    let reader = client_for(view.local_addr(), &mode, total as u64 + 1);
+    // The client connected and subscribed.
+    std::thread::sleep(Duration::from_millis(1500));
+    let period = Duration::from_millis(2);
+    let started = Instant::now();
+    let mut deadline = started;
+    let (mut on, mut off) = (Vec::new(), Vec::new());
+    while started.elapsed().as_secs_f64() < total {
+        let live = (started.elapsed().as_millis() / 500) % 2 == 1;
+        let t0 = Instant::now();
+        s.cycle_at(t0).expect("the shadow cycles");
+        let cycle = t0.elapsed().as_secs_f64();
+        if live {
+            feed.after_cycle(&s);
+            on.push(cycle);
+        } else {
+            off.push(cycle);
+        }
+        deadline += period;
+        let now = Instant::now();
+        if deadline < now {
+            deadline = now;
+        } else {
+            std::thread::sleep(deadline - now);
+        }
+    }
+    let stats = view.stop();
+    let client = report(reader);
+    let figures = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let q = |p: f64| v[((p * v.len() as f64) as usize).min(v.len() - 1)] * 1e3;
+        (
+            v.len(),
+            q(0.5),
+            q(0.99),
+            v.last().copied().unwrap_or(0.0) * 1e3,
+        )
+    };
+    let (n_off, p50_off, p99_off, max_off) = figures(&mut off);
+    let (n_on, p50_on, p99_on, max_on) = figures(&mut on);
+    eprintln!(
+        "shadow cycle, {per_mode} s per mode alternating every 500 ms:\n  without the live view: \
+         {n_off} cycles, p50 {p50_off:.3} ms, p99 {p99_off:.3} ms, max {max_off:.2} ms\n  with \
+         --foxglove and a client ({mode}): {n_on} cycles, p50 {p50_on:.3} ms, p99 {p99_on:.3} \
+         ms, max {max_on:.2} ms\n  p99 ratio {:.3}; live view {stats:?}; client rates /run {:.1} \
+         Hz, /scene {:.1} Hz",
+        p99_on / p99_off,
+        rate(&client, "/run"),
+        rate(&client, "/scene"),
+    );
 }

@@ -132,6 +132,10 @@ impl Publisher {
     /// carries the statistics. A channel no client subscribed to costs nothing.
     fn publish(&mut self, s: &Snapshot) {
         let now = SystemTime::now();
+        if let Some(robot) = &s.robot {
+            self.robot = Robot::clone(robot);
+            self.peak_tension = 0.0;
+        }
         self.fill(s);
         let peak = s
             .tensions

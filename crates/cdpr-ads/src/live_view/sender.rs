@@ -14,6 +14,7 @@
 
 use cdpr_core::kinematics::Pose;
 use cdpr_core::recording::messages::ShadowCycle;
+use cdpr_core::robot::Robot;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -40,6 +41,9 @@ pub struct Snapshot {
     pub extra: Vec<f64>,
     /// The shadow's cycle statistics, when the face sends them (about once a second).
     pub cycle: Option<ShadowCycle>,
+    /// A robot to draw from now on (the viewer's demo or picker changed it; an `Arc` clone,
+    /// no copy); `None`: the same robot.
+    pub robot: Option<Arc<Robot>>,
 }
 
 impl Snapshot {
@@ -51,6 +55,7 @@ impl Snapshot {
         self.actuators.clear();
         self.extra.clear();
         self.cycle = None;
+        self.robot = None;
     }
 }
 
