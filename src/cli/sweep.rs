@@ -73,6 +73,11 @@ pub struct SweepArgs {
     /// own I (and its own --out), do the sweep between them.
     #[arg(long, value_name = "I/N", value_parser = shard)]
     pub shard: Option<(u64, u64)>,
+    /// Also record every run's steps in its own MCAP file in DIR (created if missing),
+    /// `run-NNNNNN.mcap` by the run's index: pose, scene and the numbers of `simulate --out`,
+    /// for Foxglove, Lichtblick, PlotJuggler or `cdpr view --replay`.
+    #[arg(long, value_name = "DIR")]
+    pub record_dir: Option<PathBuf>,
     /// Overwrite --out instead of resuming it.
     #[arg(long, alias = "no-resume")]
     pub force: bool,
@@ -145,7 +150,12 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
         shard: a.shard,
         jobs: a.jobs.unwrap_or(0),
         resume_skip: resumed.done,
+        record_dir: a.record_dir.clone(),
     };
+    if let Some(dir) = &options.record_dir {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the record directory {}", dir.display()))?;
+    }
     let todo = (0..spec.count()?)
         .filter(|&k| in_shard(k) && !options.resume_skip.contains(&k))
         .count();

@@ -42,6 +42,8 @@ mod number_format;
 mod plc;
 /// The SVG plots are readable.
 mod plots;
+/// MCAP recordings checked by an independent reader (Python's `mcap`) against the CSV.
+mod recordings;
 /// `cdpr report`.
 mod report;
 /// `cdpr check` on good, bad and hostile robot files.

@@ -106,6 +106,7 @@ impl SweepSpec {
                 shard,
                 jobs,
                 resume_skip: resumed.done,
+                record_dir: None,
             };
             let mut rows = Vec::new();
             let mut failure = None;

@@ -283,7 +283,8 @@ impl<C: Controller> Shadow<C> {
         self.stats.io.add(io_time.as_secs_f64());
         self.stats.physics.add(physics_time.as_secs_f64());
         let enable = self.enable();
-        self.recording.flush(&self.robot, plc_cycle, enable)
+        self.recording.flush(&self.robot, plc_cycle, enable)?;
+        self.recording.cycle_stats(&self.stats)
     }
 }
 

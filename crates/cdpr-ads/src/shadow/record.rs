@@ -11,7 +11,11 @@
 //! when asked for (the viewer's ghost), for the command the physics follows.
 
 use super::ShadowError;
+use super::ShadowStats;
+use crate::live_view::{CYCLE_STATS_EVERY, shadow_cycle};
 use cdpr_core::kinematics::{self, FkOptions, Pose};
+use cdpr_core::recording::sidecar::Sidecar;
+use cdpr_core::recording::{self, RecordFormat, RecorderError};
 use cdpr_core::robot::Robot;
 use cdpr_core::run::{CsvRecorder, Record, RecordBuf};
 use cdpr_core::sim::SimState;
@@ -22,19 +26,33 @@ use std::io::Write;
 /// The shadow's columns, after `cdpr simulate --out`'s.
 pub const COLUMNS: [&str; 4] = ["plc_cycle", "enable", "rejected", "gap"];
 
-/// Writes rows to any `Write` (a file, a buffer) through the CSV writer's buffer; flushed by
-/// [`Recorder::finish`] (and, ignoring errors, on drop).
+/// Writes rows to any `Write` (a file, a buffer) through the CSV writer's buffer, or to a
+/// `.csv` or `.mcap` file through core's recorder (the shadow's statistics, in MCAP, on
+/// `/shadow/cycle` once a second of shadow time); flushed by [`Recorder::finish`] (and,
+/// ignoring errors, on drop).
 pub struct Recorder {
-    csv: CsvRecorder<Box<dyn Write + Send>>,
+    out: Out,
+    /// Shadow time of the next `/shadow/cycle` message, s.
+    next_cycle_t: f64,
 }
 
+enum Out {
+    Csv(CsvRecorder<Box<dyn Write + Send>>),
+    File(Option<recording::Recorder>),
+}
+
+/// Why the record could not be written.
 #[derive(Debug, thiserror::Error)]
-#[error("writing the record: {0}")]
-pub struct RecordError(#[from] csv::Error);
+pub enum RecordError {
+    #[error("writing the record: {0}")]
+    Csv(#[from] csv::Error),
+    #[error("writing the record: {0}")]
+    File(#[from] RecorderError),
+}
 
 impl From<std::io::Error> for RecordError {
     fn from(e: std::io::Error) -> RecordError {
-        RecordError(e.into())
+        RecordError::Csv(e.into())
     }
 }
 
@@ -44,14 +62,29 @@ impl Recorder {
         let mut csv =
             CsvRecorder::new(out, robot, &Trajectory::default()).with_extra_columns(&COLUMNS);
         csv.flush()?;
-        Ok(Recorder { csv })
+        Ok(Recorder {
+            out: Out::Csv(csv),
+            next_cycle_t: 0.0,
+        })
     }
 
-    /// Creates (truncates) `path` and starts a record in it.
+    /// Creates (truncates) `path` and starts a record in it: a `.csv` (its description in
+    /// its sidecar, `path.meta.toml`: the CSV is a header and numbers, for any CSV reader) or
+    /// a `.mcap` file (its description in its metadata).
     pub fn create(path: &std::path::Path, robot: &Robot) -> Result<Recorder, RecordError> {
-        // No BufWriter: the recorder hands over whole rows, 64 KiB at a time.
-        let file = std::fs::File::create(path)?;
-        Recorder::new(Box::new(file), robot)
+        let description = format!("cdpr shadow: robot {}", robot.name);
+        let meta = Sidecar::new(&description).with_robot(robot);
+        let mut file = recording::Recorder::create(path, robot, &Trajectory::default(), &meta)?
+            .with_extra_columns(&COLUMNS);
+        // The CSV's header now (a record cut short still names its columns); an MCAP file
+        // takes its columns from the first record.
+        if file.format() == RecordFormat::Csv {
+            file.flush()?;
+        }
+        Ok(Recorder {
+            out: Out::File(Some(file)),
+            next_cycle_t: 0.0,
+        })
     }
 
     /// One step: `record` (its state's time is the shadow's), then the shadow's columns.
@@ -64,28 +97,56 @@ impl Recorder {
         gap: bool,
     ) -> Result<(), RecordError> {
         let flag = |b: bool| if b { 1.0 } else { 0.0 };
-        self.csv.write_with(
-            record,
-            &[
-                f64::from(plc_cycle),
-                flag(enable),
-                flag(rejected),
-                flag(gap),
-            ],
-        )?;
+        let extra = [
+            f64::from(plc_cycle),
+            flag(enable),
+            flag(rejected),
+            flag(gap),
+        ];
+        match &mut self.out {
+            Out::Csv(csv) => csv.write_with(record, &extra)?,
+            Out::File(Some(file)) => file.write_with(record, &extra)?,
+            Out::File(None) => {}
+        }
         Ok(())
     }
 
-    /// Flushes everything written so far.
+    /// The shadow's cycle statistics at shadow time `t`, at most once per
+    /// [`CYCLE_STATS_EVERY`] of shadow time (an MCAP record's `/shadow/cycle`; a CSV has no
+    /// place for them). The quantiles are computed only when due.
+    pub fn cycle_stats(&mut self, stats: &ShadowStats, t: f64) -> Result<(), RecordError> {
+        if t < self.next_cycle_t {
+            return Ok(());
+        }
+        self.next_cycle_t = t + CYCLE_STATS_EVERY.as_secs_f64();
+        if let Out::File(Some(file)) = &mut self.out
+            && file.format() == RecordFormat::Mcap
+        {
+            file.write_cycle(&shadow_cycle(stats, t))?;
+        }
+        Ok(())
+    }
+
+    /// Flushes everything written so far; an MCAP file is finished (its summary written).
     pub fn finish(&mut self) -> Result<(), RecordError> {
-        self.csv.flush()?;
+        match &mut self.out {
+            Out::Csv(csv) => csv.flush()?,
+            Out::File(file) => match file.take() {
+                Some(f) if f.format() == RecordFormat::Mcap => f.finish()?,
+                Some(mut f) => {
+                    f.flush()?;
+                    *file = Some(f);
+                }
+                None => {}
+            },
+        }
         Ok(())
     }
 }
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        let _ = self.csv.flush();
+        let _ = self.finish();
     }
 }
 
@@ -107,6 +168,8 @@ pub(super) struct Recording {
     /// The commanded pose, and whether the command moved since it was solved.
     commanded_pose: Cell<Pose>,
     stale: Cell<bool>,
+    /// Shadow time of the last recorded step, s.
+    last_t: f64,
 }
 
 /// Forward kinematics of `lengths` from `guess`; `None` when it does not converge.
@@ -131,6 +194,7 @@ impl Recording {
             gap_pending: false,
             commanded_pose: Cell::new(pose),
             stale: Cell::new(false),
+            last_t: 0.0,
         }
     }
 
@@ -207,8 +271,18 @@ impl Recording {
             }
             p.record.commanded.pose = self.commanded_pose.get();
             recorder.write(&p.record.as_record(), plc_cycle, enable, p.rejected, p.gap)?;
+            self.last_t = p.record.state.time;
         }
         self.used = 0;
+        Ok(())
+    }
+
+    /// The shadow's cycle statistics, at the time of the last recorded step (see
+    /// [`Recorder::cycle_stats`]).
+    pub(super) fn cycle_stats(&mut self, stats: &ShadowStats) -> Result<(), ShadowError> {
+        if let Some(r) = &mut self.recorder {
+            r.cycle_stats(stats, self.last_t)?;
+        }
         Ok(())
     }
 

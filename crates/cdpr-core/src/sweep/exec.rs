@@ -1,7 +1,7 @@
 //! The selected runs on a pool of threads, rows handed to the caller as they finish.
 
 use super::SweepError;
-use super::plan::{Row, run_one};
+use super::plan::{Row, run_one_recorded};
 use super::spec::Spec;
 use rayon::prelude::*;
 use std::collections::HashSet;
@@ -20,6 +20,9 @@ pub struct ExecuteOptions {
     pub jobs: usize,
     /// Indices already done (read from the output by [`super::csv`]): skipped.
     pub resume_skip: HashSet<u64>,
+    /// Record each run's steps in its own MCAP file in this directory
+    /// ([`super::plan::record_path`]); None: no recording.
+    pub record_dir: Option<std::path::PathBuf>,
 }
 
 /// What [`execute`] did.
@@ -114,7 +117,11 @@ pub fn execute(
                         if cancel.load(Ordering::Relaxed) {
                             return;
                         }
-                        let row = run_one(spec, &spec.plan(index));
+                        let row = run_one_recorded(
+                            spec,
+                            &spec.plan(index),
+                            options.record_dir.as_deref(),
+                        );
                         // The receiver is gone only when the caller stopped.
                         let _ = tx.send(row);
                     });

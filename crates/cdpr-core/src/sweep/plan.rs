@@ -3,6 +3,8 @@
 use super::SweepError;
 use super::parameters::ParamValues;
 use super::spec::{Mode, Spec};
+use crate::recording::Recorder;
+use crate::recording::sidecar::Sidecar;
 use crate::robot::{Robot, Stiffness};
 use crate::run::request::CommandSource;
 use crate::run::{self, RunOptions, RunRequest, SimulationReport, Tracking};
@@ -284,7 +286,17 @@ pub(super) fn run_options(
 }
 
 /// The outcome of a run in numbers: the report and why it failed (None: it did not).
-fn simulate(spec: &Spec, plan: &RunPlan) -> Result<(SimulationReport, Option<String>), String> {
+/// The file a run's steps are recorded in under `dir` (`cdpr sweep --record-dir`): named by
+/// the run's index, which is the same whatever the shard, the threads or a resume.
+pub fn record_path(dir: &std::path::Path, plan: &RunPlan) -> std::path::PathBuf {
+    dir.join(format!("run-{:06}.mcap", plan.index))
+}
+
+fn simulate(
+    spec: &Spec,
+    plan: &RunPlan,
+    record_dir: Option<&std::path::Path>,
+) -> Result<(SimulationReport, Option<String>), String> {
     let robot = robot_for(spec, plan)?;
     let source = spec
         .trajectories
@@ -295,15 +307,49 @@ fn simulate(spec: &Spec, plan: &RunPlan) -> Result<(SimulationReport, Option<Str
     let request = request(spec, plan);
     let traj = trajectory::load(source, &robot, &request.builtin_options())
         .map_err(|e| format!("loading the trajectory: {e}"))?;
+    let options = run_options(spec, plan, &robot)?;
+    // Its own file per run (a recorder per run, on its own thread: runs never mix).
+    let mut recorder = match record_dir {
+        Some(dir) => {
+            let mut description = format!(
+                "cdpr sweep: spec {}, run {}: robot {}, trajectory {}, speed {}",
+                spec.origin, plan.index, plan.robot, plan.trajectory, plan.speed
+            );
+            for (name, value) in &plan.parameters {
+                description.push_str(&format!(", {name} {value}"));
+            }
+            let meta = Sidecar::new(&description);
+            let path = record_path(dir, plan);
+            Some(
+                Recorder::create(&path, &robot, &traj, &meta)
+                    .map_err(|e| e.to_string())?
+                    .with_dt(options.config.dt),
+            )
+        }
+        None => None,
+    };
+    let mut write_error = None;
     let run = run::simulate(
         &robot,
         traj,
-        &run_options(spec, plan, &robot)?,
+        &options,
         request.remove_lag,
         &mut |_| {},
-        &mut |_| ControlFlow::Continue(()),
+        &mut |r| match recorder.as_mut().map(|w| w.write(r)) {
+            Some(Err(e)) => {
+                write_error = Some(e);
+                ControlFlow::Break(())
+            }
+            _ => ControlFlow::Continue(()),
+        },
     )
     .map_err(|e| format!("starting the simulation: {e}"))?;
+    if let Some(e) = write_error {
+        return Err(format!("recording the run: {e}"));
+    }
+    if let Some(w) = recorder {
+        w.finish().map_err(|e| format!("recording the run: {e}"))?;
+    }
     let r = run.report;
     let failure = if let Some(e) = &r.error {
         Some(format!("the run stopped early: {e}"))
@@ -317,16 +363,24 @@ fn simulate(spec: &Spec, plan: &RunPlan) -> Result<(SimulationReport, Option<Str
 /// parameters make invalid, a blow-up, a panic in the physics) is a row with status
 /// `error` and the message, the metrics of what ran where there are some.
 pub fn run_one(spec: &Spec, plan: &RunPlan) -> Row {
+    run_one_recorded(spec, plan, None)
+}
+
+/// [`run_one`], its steps recorded in [`record_path`] under `record_dir` when given (a
+/// recording that cannot be written fails the run, with the reason).
+pub fn run_one_recorded(spec: &Spec, plan: &RunPlan, record_dir: Option<&std::path::Path>) -> Row {
     let started = Instant::now();
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| simulate(spec, plan)))
-        .unwrap_or_else(|panic| {
-            let message = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("(no message)");
-            Err(format!("the run panicked: {message}"))
-        });
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        simulate(spec, plan, record_dir)
+    }))
+    .unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("(no message)");
+        Err(format!("the run panicked: {message}"))
+    });
     let wall_s = started.elapsed().as_secs_f64();
 
     let mut cells = vec![

@@ -269,6 +269,7 @@ fn execute_gives_the_same_rows_whatever_the_threads_and_shards() {
             shard: Some((i, 3)),
             jobs: 2,
             resume_skip: [0, 3, 4].into_iter().collect(),
+            ..Default::default()
         });
         assert_eq!(summary.selected, 8);
         // 0 and 3 are in shard 0, 4 in shard 1.
