@@ -1,4 +1,5 @@
 use super::*;
+use crate::recording::sidecar;
 use crate::run::{CsvRecorder, RunOptions, csv_columns, hold, run};
 use crate::sim::{ControlMode, ModelKind, SimConfig};
 
@@ -13,51 +14,39 @@ fn same_bits(a: &[f64], b: &[f64]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }
 
-#[test]
-fn a_real_run_reads_back_bit_for_bit_in_any_order() {
-    // silva4 settling at home for 2.2 s at 1 ms: 2201 rows, three blocks; two segments.
+/// silva4 settling at home for 8 s at 1 ms (8001 rows, eight CSV blocks, several MCAP
+/// chunks), in two segments; its run and its extra (shadow) columns' values per row.
+fn settling_run() -> (
+    crate::robot::Robot,
+    crate::trajectory::Trajectory,
+    crate::run::RunOutcome,
+) {
     let robot = crate::fixtures::robot("silva4");
     let options = RunOptions::new(SimConfig::new(ModelKind::ELASTIC, ControlMode::Ideal, 1e-3));
-    let mut traj = hold(Pose::from_array(robot.home), 2.2, 1e-3);
+    let mut traj = hold(Pose::from_array(robot.home), 8.0, 1e-3);
     traj.segments = vec!["settle".into(), "hold, still".into()];
     let n = traj.samples.len();
     for (k, s) in traj.samples.iter_mut().enumerate() {
         s.segment = Some(usize::from(k > n / 3));
     }
     let outcome = run(&robot, &traj, &options, &mut |_| {}).expect("runs");
-    let dir = scratch("real");
-    let path = dir.join("run.csv");
-    let file = std::fs::File::create(&path).expect("created");
-    let mut recorder = CsvRecorder::new(file, &robot, &traj).with_extra_columns(&[
-        "plc_cycle",
-        "enable",
-        "rejected",
-        "gap",
-    ]);
-    let extra = |k: usize| [k as f64 * 3.0, (k % 2) as f64, 0.0, f64::from(k == 1500)];
-    for (k, r) in outcome.records.iter().enumerate() {
-        recorder.write_with(&r.as_record(), &extra(k)).expect("row");
-    }
-    recorder.finish().expect("finished");
-    sidecar::write(
-        &path,
-        &sidecar::Sidecar::new("cdpr simulate: robot silva4, held").with_robot(&robot),
-    )
-    .expect("sidecar");
+    (robot, traj, outcome)
+}
 
-    let mut f = RunFile::open(&path).expect("opens");
+const SHADOW_COLUMNS: [&str; 4] = ["plc_cycle", "enable", "rejected", "gap"];
+
+fn shadow_extra(k: usize) -> [f64; 4] {
+    [k as f64 * 3.0, (k % 2) as f64, 0.0, f64::from(k == 1500)]
+}
+
+/// Every row of `f` equals the run's record bit for bit, read forwards, backwards and
+/// jumping about.
+fn assert_rows_are_the_records(
+    f: &mut RunFile,
+    traj: &crate::trajectory::Trajectory,
+    outcome: &crate::run::RunOutcome,
+) {
     assert_eq!(f.len(), outcome.records.len());
-    assert!(f.len() > 2 * BLOCK_ROWS);
-    assert_eq!(f.cables(), 4);
-    assert_eq!(
-        f.extra_columns(),
-        ["plc_cycle", "enable", "rejected", "gap"]
-    );
-    assert_eq!(f.description(), Some("cdpr simulate: robot silva4, held"));
-    assert_eq!(f.robot_name(), Some("silva4"));
-    assert_eq!(f.robot_text(), None);
-    assert_eq!(f.events().first_gap.map(|e| e.row), Some(1500));
-    // Forwards, backwards and jumping between blocks: every value identical to the record.
     let order: Vec<usize> = (0..f.len())
         .chain((0..f.len()).rev())
         .chain((0..f.len()).map(|k| k * 7919 % f.len()))
@@ -79,10 +68,87 @@ fn a_real_run_reads_back_bit_for_bit_in_any_order() {
         assert!(same_bits(&row.length_command, &r.length_command), "row {k}");
         assert!(same_bits(&row.lengths, &r.state.lengths), "row {k}");
         assert!(same_bits(&row.tensions, &r.state.tensions), "row {k}");
-        assert!(same_bits(&row.extra, &extra(k)), "row {k}");
+        assert!(same_bits(&row.extra, &shadow_extra(k)), "row {k}");
         assert_eq!(row.segment, segment, "row {k}");
     }
     assert!(f.row(f.len()).is_err());
+}
+
+#[test]
+fn an_mcap_recording_reads_back_bit_for_bit_and_as_its_csv() {
+    let (robot, traj, outcome) = settling_run();
+    let dir = scratch("mcap");
+    let meta = sidecar::Sidecar::new("cdpr shadow: robot silva4").with_robot(&robot);
+    let mut files = Vec::new();
+    for name in ["run.mcap", "run.csv"] {
+        let path = dir.join(name);
+        let mut recorder = crate::recording::Recorder::create(&path, &robot, &traj, &meta)
+            .expect("created")
+            .with_extra_columns(&SHADOW_COLUMNS);
+        for (k, r) in outcome.records.iter().enumerate() {
+            recorder
+                .write_with(&r.as_record(), &shadow_extra(k))
+                .expect("row");
+        }
+        recorder.finish().expect("finished");
+        files.push(RunFile::open(&path).expect("opens"));
+    }
+    let [mut mcap, csv] = <[RunFile; 2]>::try_from(files).expect("two");
+    let Backend::Mcap(backend) = &mcap.backend else {
+        panic!("an MCAP backend");
+    };
+    assert!(backend.chunk_rows.len() > 3, "{:?}", backend.chunk_rows);
+    assert_rows_are_the_records(&mut mcap, &traj, &outcome);
+    assert_eq!(mcap.description(), Some("cdpr shadow: robot silva4"));
+    assert_eq!(mcap.robot_name(), Some("silva4"));
+    assert!(
+        mcap.robot_text().is_some_and(|t| t.contains("silva4")),
+        "the robot file rides along"
+    );
+    assert_eq!(mcap.cables(), 4);
+    assert_eq!(mcap.extra_columns(), SHADOW_COLUMNS);
+    // The same run read from either file: the same times, overview and events.
+    assert!(same_bits(mcap.times(), csv.times()));
+    assert_eq!(mcap.overview(), csv.overview());
+    assert_eq!(mcap.events(), csv.events());
+    assert_eq!(mcap.events().first_gap.map(|e| e.row), Some(1500));
+    assert_eq!(mcap.description(), csv.description());
+    // A file that is not an MCAP recording names itself.
+    let fake = dir.join("fake.mcap");
+    std::fs::write(&fake, "t,x\n").expect("written");
+    let e = RunFile::open(&fake).expect_err("not MCAP").to_string();
+    assert!(e.contains("fake.mcap"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_real_run_reads_back_bit_for_bit_in_any_order() {
+    let (robot, traj, outcome) = settling_run();
+    let dir = scratch("real");
+    let path = dir.join("run.csv");
+    let file = std::fs::File::create(&path).expect("created");
+    let mut recorder = CsvRecorder::new(file, &robot, &traj).with_extra_columns(&SHADOW_COLUMNS);
+    for (k, r) in outcome.records.iter().enumerate() {
+        recorder
+            .write_with(&r.as_record(), &shadow_extra(k))
+            .expect("row");
+    }
+    recorder.finish().expect("finished");
+    sidecar::write(
+        &path,
+        &sidecar::Sidecar::new("cdpr simulate: robot silva4, held").with_robot(&robot),
+    )
+    .expect("sidecar");
+
+    let mut f = RunFile::open(&path).expect("opens");
+    assert!(f.len() > 2 * BLOCK_ROWS);
+    assert_eq!(f.cables(), 4);
+    assert_eq!(f.extra_columns(), SHADOW_COLUMNS);
+    assert_eq!(f.description(), Some("cdpr simulate: robot silva4, held"));
+    assert_eq!(f.robot_name(), Some("silva4"));
+    assert_eq!(f.robot_text(), None);
+    assert_eq!(f.events().first_gap.map(|e| e.row), Some(1500));
+    assert_rows_are_the_records(&mut f, &traj, &outcome);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
