@@ -7,6 +7,7 @@ use super::args::warn;
 use anyhow::{Context, Result};
 use cdpr_ads::live_view::{self, LiveOptions, LiveStats, LiveView};
 use cdpr_core::robot::Robot;
+use cdpr_core::run::RunRequest;
 use clap::Args;
 use std::net::SocketAddr;
 
@@ -57,6 +58,23 @@ impl FoxgloveArgs {
             view.url()
         );
         Ok(Some(view))
+    }
+}
+
+impl FoxgloveArgs {
+    /// `cdpr view`'s live view. The viewer sends the robot it draws with its first frame (the
+    /// demo's, a replay's, the picker's); until then the request's robot, or the demo's first
+    /// (uvigo8).
+    #[cfg_attr(not(feature = "viewer"), allow(dead_code))]
+    pub fn start_for_view(&self, request: &RunRequest) -> Result<Option<LiveView>> {
+        if self.foxglove.is_none() {
+            return Ok(None);
+        }
+        let robot = match &request.robot {
+            Some(_) => super::args::load_robot(request)?,
+            None => super::args::find_robot("uvigo8")?,
+        };
+        self.start(&robot, "cdpr view", &[], false)
     }
 }
 

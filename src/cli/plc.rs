@@ -256,15 +256,6 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         },
     )
     .with_context(|| format!("starting the virtual PLC on {listen}"))?;
-    let live = a.foxglove.start(&robot, "cdpr plc", &live_view::EXTRA, false)?;
-    if let Some(v) = &live {
-        rt.plc.add_cycle_hook(live_view::plc_hook(
-            &robot,
-            std::sync::Arc::clone(rt.plc.memory()),
-            a.task,
-            v.sender(),
-        )?);
-    }
     let udp_listen = match a.udp_listen {
         Some(UdpListen::Off) => None,
         Some(UdpListen::At(at)) => Some(at),
@@ -314,6 +305,18 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             Err((at, _)) => format!("; no ADS UDP service ({at} taken)"),
         }
     );
+    // After the banner, which stays the first line.
+    let live = a
+        .foxglove
+        .start(&robot, "cdpr plc", &live_view::EXTRA, false)?;
+    if let Some(v) = &live {
+        rt.plc.add_cycle_hook(live_view::plc_hook(
+            &robot,
+            std::sync::Arc::clone(rt.plc.memory()),
+            a.task,
+            v.sender(),
+        )?);
+    }
     if let Some(s) = &secure {
         if let Some((path, created)) = &s.certificate {
             eprintln!(
@@ -401,8 +404,10 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                 } else {
                     ""
                 },
-                live.as_ref()
-                    .map_or(String::new(), |v| format!(", {}", foxglove::status(&v.stats())))
+                live.as_ref().map_or(String::new(), |v| format!(
+                    ", {}",
+                    foxglove::status(&v.stats())
+                ))
             )
         });
     }

@@ -1,6 +1,7 @@
 //! `cdpr view`: the 3D viewer (and, with no arguments at all, its demo).
 
 use super::args::within;
+use super::foxglove::FoxgloveArgs;
 use super::options::{RunArgs, View};
 use super::plc::YEAR_S;
 use super::shadow::{self, LinkArgs};
@@ -82,6 +83,8 @@ pub struct ViewArgs {
     pub plc: Option<String>,
     #[command(flatten)]
     pub link: LinkArgs,
+    #[command(flatten)]
+    pub foxglove: FoxgloveArgs,
     /// Replay a recorded run (CSV or MCAP, as `cdpr simulate --out` and `cdpr shadow --record`
     /// write them) instead of simulating one. The robot is the record's own; --robot names it
     /// for a record that does not say.
@@ -190,6 +193,14 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
         }),
         panel: !a.no_panel,
         ..ViewerOptions::default()
+    };
+    // Serves until the window closes (dropped when this returns).
+    let live_view = a.foxglove.start_for_view(&a.run.request)?;
+    let options = ViewerOptions {
+        live_view: live_view
+            .as_ref()
+            .map(cdpr_ads::live_view::LiveView::sender),
+        ..options
     };
     if let Some(plc) = &a.plc {
         return live(&a, plc, options);

@@ -34,6 +34,8 @@ mod input_hints;
 mod kinematics_statics;
 /// The robots with rigid legs (keops, rssu2) through the binary.
 mod legged_robots;
+/// `--foxglove`: the live view of `cdpr plc` and `cdpr shadow`.
+mod live_view;
 /// The model and option tables reach every face: help, sweeps, the viewer's picker.
 mod model_registry;
 /// Numbers printed as people write them.

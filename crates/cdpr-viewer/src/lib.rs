@@ -15,6 +15,7 @@
 mod camera;
 pub mod capture;
 pub mod colors;
+pub mod foxglove;
 pub mod live;
 mod overlay;
 mod panel;
@@ -129,6 +130,8 @@ pub struct ViewerOptions {
     pub video: Option<video::VideoPlan>,
     /// Show the side panel (a clip of the 3D view alone leaves it out).
     pub panel: bool,
+    /// `--foxglove`: each frame's state offered to the live view ([`foxglove`]).
+    pub live_view: Option<cdpr_ads::live_view::LiveSender>,
 }
 
 impl Default for ViewerOptions {
@@ -148,6 +151,7 @@ impl Default for ViewerOptions {
             replay: None,
             video: None,
             panel: true,
+            live_view: None,
         }
     }
 }
@@ -358,6 +362,7 @@ fn build_app(
     )
     .add_systems(Last, capture::per_frame);
     app.configure_sets(Update, playback::PlaybackSet.before(camera::keyboard));
+    foxglove::add(&mut app, options.live_view.clone());
     if let Some(recorder) = recorder {
         app.insert_resource(recorder)
             .add_systems(Update, video::video_frame.in_set(playback::PlaybackSet));
