@@ -179,7 +179,7 @@ impl Playback {
     /// largest tension setting the colour scale.
     pub fn replay(mut replay: Replay) -> Result<Playback, ViewerError> {
         let scenario = Scenario::for_robot(&replay.main.robot.name);
-        let (commanded, actual) = replay.paths()?;
+        let paths = replay.paths()?;
         let peak = replay
             .main
             .file()
@@ -189,8 +189,8 @@ impl Playback {
         let mut playback = Playback::with_source(scenario, Source::Replay(Box::new(replay)));
         playback.looping = false;
         playback.history = History {
-            commanded_path: commanded.into(),
-            actual_path: actual.into(),
+            commanded_path: paths.commanded.into(),
+            actual_path: paths.actual.into(),
             peak_tension: if peak.is_finite() { peak.max(0.0) } else { 0.0 },
             ..History::default()
         };

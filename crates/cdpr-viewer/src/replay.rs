@@ -38,7 +38,7 @@ impl Track {
     /// one, else the robot it names, else `robot` (`--robot`); none of them is an error.
     pub fn open(path: &Path, robot: Option<&str>) -> Result<Track, ViewerError> {
         let mut file = RunFile::open(path).map_err(|e| ViewerError::Record(Box::new(e)))?;
-        if file.len() == 0 {
+        if file.is_empty() {
             return Err(ViewerError::Options(format!(
                 "{}: the record has no rows",
                 path.display()
@@ -194,6 +194,12 @@ impl ReplayRequest {
     }
 }
 
+/// A run's path: the commanded and the actual platform positions, world frame, m.
+pub struct Paths {
+    pub commanded: Vec<[f64; 3]>,
+    pub actual: Vec<[f64; 3]>,
+}
+
 /// A recorded run (and maybe a second one to compare) at a slider time.
 pub struct Replay {
     pub main: Track,
@@ -275,7 +281,7 @@ impl Replay {
 
     /// (commanded, actual) positions of up to [`TRAIL_ROWS`] rows evenly spread over the
     /// main run: its whole path.
-    pub fn paths(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>), ViewerError> {
+    pub fn paths(&mut self) -> Result<Paths, ViewerError> {
         let rows = self.main.file.len();
         let picks = rows.min(TRAIL_ROWS);
         let mut commanded = Vec::with_capacity(picks);
@@ -295,6 +301,6 @@ impl Replay {
             commanded.push([c.x, c.y, c.z]);
             actual.push([p.x, p.y, p.z]);
         }
-        Ok((commanded, actual))
+        Ok(Paths { commanded, actual })
     }
 }

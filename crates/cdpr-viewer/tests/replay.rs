@@ -5,6 +5,7 @@
 //! `csv` crate rather than through core's reader; the compared run's ghost likewise from its
 //! own file.
 
+use cdpr_core::recording::Recorder;
 use cdpr_core::recording::sidecar::{self, Sidecar};
 use cdpr_core::run::{RunRequest, run, write_csv};
 use cdpr_core::sim::ModelKind;
@@ -153,8 +154,13 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// silva4 on its pick-and-place at `speed`, stepped every `dt`, as `cdpr simulate --out`
-/// writes it (with its sidecar naming the robot unless `named` is false).
+/// writes it (with its sidecar naming the robot unless `named` is false); with `mcap`, the
+/// same run also as MCAP through core's recorder.
 fn record(path: &Path, speed: f64, dt: f64, named: bool) -> PathBuf {
+    record_as(path, speed, dt, named, None)
+}
+
+fn record_as(path: &Path, speed: f64, dt: f64, named: bool, mcap: Option<&Path>) -> PathBuf {
     let request = RunRequest {
         robot: Some("silva4".into()),
         trajectory: Some("pickplace".into()),
@@ -171,14 +177,20 @@ fn record(path: &Path, speed: f64, dt: f64, named: bool) -> PathBuf {
         &mut |_| {},
     )
     .expect("runs");
+    if let Some(mcap) = mcap {
+        let meta = Sidecar::new("test run").with_robot(&prepared.robot);
+        let mut recorder =
+            Recorder::create(mcap, &prepared.robot, &prepared.trajectory, &meta).expect("mcap");
+        for r in &outcome.records {
+            recorder.write(&r.as_record()).expect("row");
+        }
+        recorder.finish().expect("finished");
+    }
     let file = std::fs::File::create(path).expect("created");
     write_csv(file, &prepared.robot, &prepared.trajectory, &outcome).expect("written");
     if named {
-        sidecar::write(
-            path,
-            &Sidecar::new("test run").with_robot(&prepared.robot.name, "silva4"),
-        )
-        .expect("sidecar");
+        sidecar::write(path, &Sidecar::new("test run").with_robot(&prepared.robot))
+            .expect("sidecar");
     }
     path.to_path_buf()
 }
@@ -341,5 +353,26 @@ fn a_record_without_its_robot_needs_one_and_a_wrong_one_is_refused() {
         .err()
         .expect("refused");
     assert!(error.to_string().contains("missing.csv"), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same run recorded as MCAP replays exactly as its CSV: core's one reader, whatever the
+/// file type; the rows compared are the CSV's, read independently.
+#[test]
+fn an_mcap_record_replays_the_same_rows_as_its_csv() {
+    let dir = scratch("mcap");
+    let mcap = dir.join("run.mcap");
+    let csv = record_as(&dir.join("run.csv"), 0.5, 1e-3, true, Some(&mcap));
+    let rows = Rows::read(&csv);
+    let replay = Replay::open(&mcap, Some(&csv), None).expect("opens the MCAP");
+    assert_eq!(replay.main.robot.name, "silva4");
+    let mut playback = Playback::replay(replay).expect("replays");
+    let end = *rows.time.last().expect("rows");
+    for t in [0.0, 0.3333, 1.0, 0.5 * end, end] {
+        playback.seek_replay(t).expect("seeks");
+        let what = format!("MCAP at {t} s");
+        assert_shows(&playback, &rows, rows.at(t), &what);
+        assert_ghost(&playback, &rows, rows.at(t), &what);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
