@@ -513,3 +513,93 @@ mod tests {
         assert_eq!(decode_run_sample(&[0x09, 1, 2]), Err("truncated"));
     }
 }
+
+/// The figure: a 10-minute 1 kHz recording of an 8-cable robot, written and reopened
+/// (`cargo test -p cdpr-core --lib ten_minutes -- --ignored --nocapture`). Records of a real
+/// uvigo8 run, repeated with the time running on; memory read from /proc (Linux).
+#[cfg(test)]
+mod ten_minutes {
+    use super::*;
+    use crate::recording::mcap::McapRecorder;
+    use crate::run::{RunOptions, run};
+    use crate::sim::{ControlMode, ModelKind, SimConfig};
+    use std::time::Instant;
+
+    fn vm_kb(key: &str) -> u64 {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with(key))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            })
+            .unwrap_or(0)
+    }
+
+    #[test]
+    #[ignore = "a figure, not a check: 600 000 records"]
+    fn ten_minutes_at_1_khz_write_and_reopen_in_bounded_memory() {
+        let robot = crate::fixtures::robot("uvigo8");
+        let home = crate::kinematics::Pose::from_array(robot.home);
+        let options = RunOptions::new(SimConfig::new(ModelKind::ELASTIC, ControlMode::Ideal, 1e-3));
+        let traj = crate::run::hold(home, 1.0, 1e-3);
+        let outcome = run(&robot, &traj, &options, &mut |_| {}).expect("runs");
+        let path =
+            std::env::temp_dir().join(format!("cdpr-ten-minutes-{}.mcap", std::process::id()));
+        let file = std::io::BufWriter::new(std::fs::File::create(&path).expect("file"));
+        let mut rec = McapRecorder::new(file, &robot, &traj)
+            .expect("recorder")
+            .with_extra_columns(&["plc_cycle", "enable", "rejected", "gap"]);
+        let before = vm_kb("VmRSS:");
+        let n = 600_000usize;
+        let mut worst = 0f64;
+        let started = Instant::now();
+        let mut state = outcome.records[0].clone();
+        for k in 0..n {
+            let src = &outcome.records[k % outcome.records.len()];
+            state.state.clone_from(&src.state);
+            state.state.time = k as f64 * 1e-3;
+            let t0 = Instant::now();
+            rec.write_with(&state.as_record(), &[k as f64, 1.0, 0.0, 0.0])
+                .expect("written");
+            worst = worst.max(t0.elapsed().as_secs_f64());
+            if k == n / 2 {
+                eprintln!(
+                    "RSS at half: +{} kB",
+                    vm_kb("VmRSS:").saturating_sub(before)
+                );
+            }
+        }
+        let write_s = started.elapsed().as_secs_f64();
+        rec.finish().expect("finished");
+        let after = vm_kb("VmRSS:");
+        let size = std::fs::metadata(&path).expect("exists").len();
+        let opened = Instant::now();
+        let mut f = std::fs::File::open(&path).expect("open");
+        let info = read_info(&mut f).expect("info");
+        let open_s = opened.elapsed().as_secs_f64();
+        let mid = info.chunks.len() / 2;
+        let seek = Instant::now();
+        let samples = chunk_samples(&mut f, &info, mid).expect("chunk");
+        let seek_s = seek.elapsed().as_secs_f64();
+        let streamed = Instant::now();
+        let count = RunSamples::new(std::fs::File::open(&path).expect("open")).count();
+        let stream_s = streamed.elapsed().as_secs_f64();
+        eprintln!(
+            "10 min at 1 kHz: {n} records, {:.1} MB ({:.0} B/record), write {:.2} µs/record (worst {:.0} µs), RSS +{} kB at the end; open (summary, metadata, robot) {:.2} ms, {} chunks; one chunk ({} samples) {:.2} ms; all /run streamed {:.2} s",
+            size as f64 / 1e6,
+            size as f64 / n as f64,
+            write_s / n as f64 * 1e6,
+            worst * 1e6,
+            after.saturating_sub(before),
+            open_s * 1e3,
+            info.chunks.len(),
+            samples.len(),
+            seek_s * 1e3,
+            stream_s
+        );
+        assert_eq!(info.samples as usize, n);
+        assert_eq!(count, n);
+        let _ = std::fs::remove_file(&path);
+    }
+}
