@@ -376,3 +376,100 @@ fn an_mcap_record_replays_the_same_rows_as_its_csv() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The closing note's figures (`cargo test --release -p cdpr-viewer --test replay -- --ignored
+/// --nocapture`): a 10-minute run at 1 kHz (uvigo8, 8 cables, 600 001 rows) recorded as CSV and
+/// as MCAP, then for each the time to open it in the viewer (the reader's pass and the 2000
+/// rows of the trails) and the slider's latency — from a new time to its row on the scene —
+/// for jumps anywhere in the run and for playing frame by frame. Bounded loosely: a slider
+/// that takes a tenth of a second is broken whatever the machine.
+#[test]
+#[ignore = "a measurement: writes ~400 MB and takes a minute"]
+fn measure_slider_latency_on_a_ten_minute_record() {
+    use cdpr_core::kinematics::Pose;
+    use cdpr_core::run::{RunOptions, hold, run_with};
+    use cdpr_core::sim::{ControlMode, SimConfig};
+    use std::ops::ControlFlow;
+    use std::time::Instant;
+
+    let dir = scratch("ten-minutes");
+    let robot = cdpr_core::fixtures::uvigo8();
+    let options = RunOptions::new(SimConfig::new(ModelKind::ELASTIC, ControlMode::Ideal, 1e-3));
+    let trajectory = hold(Pose::from_array(robot.home), 600.0, 1e-3);
+    let meta = Sidecar::new("ten minutes at 1 kHz").with_robot(&robot);
+    let paths = [dir.join("ten.csv"), dir.join("ten.mcap")];
+    let mut recorders: Vec<Recorder> = paths
+        .iter()
+        .map(|p| Recorder::create(p, &robot, &trajectory, &meta).expect("recorder"))
+        .collect();
+    let started = Instant::now();
+    run_with(
+        &robot,
+        trajectory.clone(),
+        &options,
+        &mut |_| {},
+        &mut |r| {
+            for recorder in &mut recorders {
+                recorder.write(r).expect("row");
+            }
+            ControlFlow::Continue(())
+        },
+    )
+    .expect("runs");
+    for recorder in recorders {
+        recorder.finish().expect("finished");
+    }
+    eprintln!(
+        "recorded 600 s at 1 kHz as CSV and MCAP in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    for path in &paths {
+        let bytes = std::fs::metadata(path).expect("written").len();
+        let started = Instant::now();
+        let replay = Replay::open(path, None, None).expect("opens");
+        let mut playback = Playback::replay(replay).expect("replays");
+        let open_s = started.elapsed().as_secs_f64();
+        let rows = playback.replay_source().expect("replay").main.file().len();
+        assert_eq!(rows, 600_001);
+        // Jumps anywhere (a fixed pseudo-random sequence), then 10 s played at 60 frames/s.
+        let mut jumps: Vec<f64> = (0..300u64)
+            .map(|k| {
+                let t = (k.wrapping_mul(2_654_435_761) % 600_000) as f64 * 1e-3;
+                let started = Instant::now();
+                playback.seek_replay(t).expect("seeks");
+                assert_eq!(playback.state().time, t.min(600.0));
+                started.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        let mut frames: Vec<f64> = (0..600)
+            .map(|k| {
+                let started = Instant::now();
+                playback
+                    .seek_replay(100.0 + k as f64 / 60.0)
+                    .expect("seeks");
+                started.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        let pick = |v: &mut Vec<f64>, q: f64| {
+            v.sort_by(f64::total_cmp);
+            v[((v.len() - 1) as f64 * q).round() as usize]
+        };
+        let (jump_p50, jump_p99, jump_max) = (
+            pick(&mut jumps, 0.5),
+            pick(&mut jumps, 0.99),
+            pick(&mut jumps, 1.0),
+        );
+        let (frame_p50, frame_max) = (pick(&mut frames, 0.5), pick(&mut frames, 1.0));
+        eprintln!(
+            "{}: {:.1} MB, opened in the viewer in {open_s:.2} s; slider jump p50 {jump_p50:.2} \
+             ms, p99 {jump_p99:.2} ms, max {jump_max:.2} ms; playing at 60 fps p50 \
+             {frame_p50:.1} µs, max {frame_max:.0} µs",
+            path.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default(),
+            bytes as f64 / 1e6
+        );
+        assert!(jump_p99 < 100.0, "slider jumps take {jump_p99} ms (p99)");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
