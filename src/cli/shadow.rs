@@ -101,9 +101,11 @@ pub struct LinkArgs {
     /// symbols on the robot file's [plc] writable list). Without it nothing is written.
     #[arg(long, requires = "plc")]
     pub write: bool,
-    /// Record every physics step to this CSV: `cdpr simulate --out`'s columns, then plc_cycle,
-    /// enable and the flags rejected and gap.
-    #[arg(long, value_name = "CSV", requires = "plc")]
+    /// Record every physics step to this file: `.csv` (`cdpr simulate --out`'s columns, then
+    /// plc_cycle, enable and the flags rejected and gap) or `.mcap` (the same numbers on /run,
+    /// the pose, the 3D scene and the cycle statistics: opens in Foxglove, Lichtblick,
+    /// PlotJuggler).
+    #[arg(long, value_name = "FILE", requires = "plc")]
     pub record: Option<PathBuf>,
     /// AMS source address: `auto` (the local IPv4 + .1.1, port 58913: what the PLC's route
     /// must name), `request` (ask the router on the other end for one), or NETID:PORT.
@@ -253,6 +255,10 @@ impl LinkArgs {
 pub fn run(a: ShadowArgs) -> Result<ExitCode> {
     // In range by its parser (at most a year).
     let duration = a.duration.map(Duration::from_secs_f64);
+    // A record of a type cdpr does not write is refused before the PLC is asked.
+    if let Some(path) = &a.link.record {
+        cdpr_core::recording::RecordFormat::of(path)?;
+    }
     let setup = a.link.setup(&a.plc, &a.run.request)?;
     // Before connecting: Ctrl-C, SIGTERM or SIGHUP while the PLC is asked (each step within
     // --timeout) ends the run at once after it, with its statistics, instead of killing it.

@@ -133,6 +133,17 @@ fn a_recording_of_another_type_is_refused_naming_the_file_and_the_types() {
     assert_stderr(&o, ".csv");
     assert_stderr(&o, ".mcap");
     assert!(!path.exists(), "nothing written");
+    // The shadow refuses it before asking a PLC (none listens on port 1).
+    let o = cdpr(&[
+        "shadow",
+        "--plc",
+        "127.0.0.1:1",
+        "--record",
+        path.to_str().expect("utf-8"),
+    ]);
+    assert_fails(&o, &path.display().to_string());
+    assert!(!stderr(&o).contains("PLC"), "{}", stderr(&o));
+    assert!(!path.exists(), "nothing written");
 }
 
 #[test]
