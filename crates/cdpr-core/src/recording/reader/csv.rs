@@ -9,7 +9,7 @@ use crate::recording::error::RecordingError;
 use crate::recording::sidecar;
 use crate::run::csv_columns;
 use std::collections::VecDeque;
-use std::io::{Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// Blocks kept in memory after reading.
@@ -190,7 +190,8 @@ fn csv_error(file: &str, e: csv::Error) -> RecordingError {
     }
 }
 
-fn csv_reader<R: std::io::Read>(inner: R, headers: bool) -> csv::Reader<R> {
+/// A CSV reader of `inner`, whose first line is line `line` of the file.
+fn csv_reader<R: Read>(inner: R, headers: bool, line: u64) -> csv::Reader<LineGuard<R>> {
     csv::ReaderBuilder::new()
         .has_headers(headers)
         // Files written before the sidecar start with a `# …` description.
@@ -198,7 +199,48 @@ fn csv_reader<R: std::io::Read>(inner: R, headers: bool) -> csv::Reader<R> {
         // Row lengths are checked by `RowParser`, whose message names the line.
         .flexible(true)
         .buffer_capacity(1 << 16)
-        .from_reader(inner)
+        .from_reader(LineGuard {
+            inner,
+            line,
+            line_bytes: 0,
+        })
+}
+
+/// Longest line read, bytes (a row of a shadow of 8 cables is under 1 kB).
+const MAX_LINE_BYTES: u64 = crate::trajectory::csv::MAX_LINE_BYTES;
+
+/// A reader that fails on a line longer than [`MAX_LINE_BYTES`] instead of letting the CSV
+/// reader grow one record without end: a binary file, or `/dev/zero`, named `.csv`.
+struct LineGuard<R> {
+    inner: R,
+    /// The line being read (1-based).
+    line: u64,
+    /// Its bytes read so far.
+    line_bytes: u64,
+}
+
+impl<R: Read> Read for LineGuard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for part in buf[..n].split_inclusive(|&b| b == b'\n') {
+            self.line_bytes += part.len() as u64;
+            if self.line_bytes > MAX_LINE_BYTES {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "line {} is longer than {} MiB: not a run's CSV",
+                        self.line,
+                        MAX_LINE_BYTES >> 20
+                    ),
+                ));
+            }
+            if part.ends_with(b"\n") {
+                self.line += 1;
+                self.line_bytes = 0;
+            }
+        }
+        Ok(n)
+    }
 }
 
 /// Where a block starts in the file.
@@ -265,7 +307,7 @@ impl CsvBackend {
         let want = BLOCK_ROWS.min(self.rows - b * BLOCK_ROWS);
         let mut f = std::fs::File::open(path).map_err(io)?;
         f.seek(SeekFrom::Start(start.byte)).map_err(io)?;
-        let mut rdr = csv_reader(f, false);
+        let mut rdr = csv_reader(f, false, start.line);
         let parser = RowParser {
             file: &file,
             names: &self.header_names,
@@ -315,7 +357,7 @@ pub(super) fn open(path: &Path) -> Result<RunFile, RecordingError> {
         file: file.clone(),
         cause,
     })?;
-    let mut rdr = csv_reader(f, true);
+    let mut rdr = csv_reader(f, true, 1);
     let header = rdr.byte_headers().map_err(|e| csv_error(&file, e))?.clone();
     let header_names: Vec<String> = header
         .iter()

@@ -343,6 +343,10 @@ fn a_malformed_record_names_the_file_line_and_column() {
     assert!(e.contains("run.csv: missing column `tension_2`"), "{e}");
     let e = open_err("t,x,y,z\n0,1,2,3\n".into());
     assert!(e.contains("missing column `x_cmd`"), "{e}");
+    // A line without end (a binary file named .csv) is refused, not read into memory.
+    let long = constructed(2, &[], |_, _| {}) + &"7".repeat(3 << 20);
+    let e = open_err(long);
+    assert!(e.contains("run.csv: line 4 is longer than 1 MiB"), "{e}");
     let e = RunFile::open(&dir.join("run.txt"))
         .expect_err("not a run")
         .to_string();
