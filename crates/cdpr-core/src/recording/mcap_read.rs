@@ -221,10 +221,10 @@ pub(crate) fn chunk_samples<F: Read + Seek>(
     };
     let mut out = Vec::new();
     for record in mcap::read::ChunkReader::new(header, &data)? {
-        if let Record::Message { header, data } = record? {
-            if header.channel_id == info.run_channel {
-                out.push((header.log_time, decode(header.log_time, &data)?));
-            }
+        if let Record::Message { header, data } = record?
+            && header.channel_id == info.run_channel
+        {
+            out.push((header.log_time, decode(header.log_time, &data)?));
         }
     }
     // Written in time order by one writer; sorted in case another tool rewrote the file.

@@ -63,6 +63,8 @@ pub enum RecorderError {
     Sidecar(#[from] SidecarError),
 }
 
+/// One per recording: the size difference between the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Writer {
     Csv(CsvRecorder<BufWriter<File>>),
     Mcap(McapRecorder<BufWriter<File>>),
