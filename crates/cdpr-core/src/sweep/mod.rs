@@ -57,7 +57,8 @@ pub use exec::{ExecuteOptions, Summary, execute};
 pub use locate::run_option_keys;
 pub use parameters::{ParamValues, Parameter, parameters};
 pub use plan::{
-    Cell, METRIC_COLUMNS, Row, RunPlan, SplitMix64, record_path, run_one, run_one_recorded, run_seed,
+    Cell, METRIC_COLUMNS, Row, RunPlan, SplitMix64, record_path, run_one, run_one_recorded,
+    run_seed,
 };
 pub use spec::{MAX_RUNS, Mode, Spec};
 
