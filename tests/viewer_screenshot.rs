@@ -60,6 +60,10 @@ fn main() {
             &missing,
         ),
         plain(
+            "replay_errors_name_what_is_wrong_without_a_window",
+            replay_errors_name_what_is_wrong_without_a_window,
+        ),
+        plain(
             "video_formats_and_ffmpeg_are_checked_before_the_window",
             video_formats_and_ffmpeg_are_checked_before_the_window,
         ),
@@ -797,4 +801,43 @@ fn video_mp4_through_ffmpeg() {
         .expect("ffprobe runs");
     let text = String::from_utf8_lossy(&probe.stdout).trim().to_string();
     assert_eq!(text, "640,360,10", "ffprobe: {text}");
+}
+
+/// What `--replay` cannot do is said before any window opens, naming the culprit: a record that
+/// is not there, a run option (the record holds the run), --compare without --replay.
+fn replay_errors_name_what_is_wrong_without_a_window() {
+    let dir = scratch("viewer-replay-errors");
+    let view = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cdpr"))
+            .arg("view")
+            .args(args)
+            .current_dir(&dir)
+            .env_remove("DISPLAY")
+            .output()
+            .expect("runs")
+    };
+    let o = view(&["--replay", "no-such-run.csv"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no-such-run.csv") && !err.contains("no display"),
+        "{err}"
+    );
+    let o = view(&["--replay", "run.txt"]);
+    assert!(
+        stderr(&o).contains("run.txt") && stderr(&o).contains(".mcap"),
+        "{}",
+        stderr(&o)
+    );
+    let o = view(&["--replay", "run.csv", "--trajectory", "seed000"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--trajectory does not apply to a replay"),
+        "{err}"
+    );
+    let o = view(&["--compare", "other.csv"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--replay"), "{err}");
 }
