@@ -305,8 +305,10 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
                 s.reconnects,
                 s.gaps,
                 s.overruns,
-                live.as_ref()
-                    .map_or(String::new(), |v| format!(", {}", foxglove::status(&v.stats())))
+                live.as_ref().map_or(String::new(), |v| format!(
+                    ", {}",
+                    foxglove::status(&v.stats())
+                ))
             )
         });
     });

@@ -211,7 +211,7 @@ impl LiveView {
             let _ = t.join();
         }
         // The thread has ended: its reference to the handle is gone.
-        if let Some(server) = self.server.take().and_then(|s| Arc::into_inner(s)) {
+        if let Some(server) = self.server.take().and_then(Arc::into_inner) {
             // Closes the connections; the runtime's tasks end on their own.
             drop(server.stop());
         }
