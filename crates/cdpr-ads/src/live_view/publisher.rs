@@ -209,3 +209,63 @@ impl Publisher {
         self.commanded.pose = s.commanded;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdpr_core::fixtures::robot;
+
+    fn publisher(name: &str) -> Publisher {
+        let context = Context::new();
+        let channels = Channels::new(&context, &LiveOptions::default());
+        Publisher::new(robot(name), channels, Arc::new(Counters::default()))
+    }
+
+    #[test]
+    fn a_snapshot_without_tensions_reads_as_nan_per_cable_not_as_a_short_row() {
+        let mut p = publisher("uvigo8");
+        // The virtual PLC's: lengths, no tensions; and one length short.
+        let s = Snapshot {
+            time: 0.5,
+            commanded_lengths: vec![1.0; 8],
+            lengths: vec![2.0; 7],
+            ..Snapshot::default()
+        };
+        p.fill(&s);
+        assert_eq!(p.length_command, [1.0; 8]);
+        assert_eq!(&p.state.lengths[..7], &[2.0; 7]);
+        assert!(p.state.lengths[7].is_nan());
+        assert_eq!(p.state.tensions.len(), 8);
+        assert!(p.state.tensions.iter().all(|f| f.is_nan()));
+        let record = Record {
+            commanded: &p.commanded,
+            length_command: &p.length_command,
+            tension_command: None,
+            state: &p.state,
+        };
+        let sample = RunSample::from_record(
+            &RecordLayout::new(&p.robot, Some(&record)),
+            &record,
+            &[],
+            &[],
+        );
+        assert_eq!((sample.t, sample.tension.len()), (0.5, 8));
+    }
+
+    #[test]
+    fn a_snapshot_carrying_a_robot_switches_the_scene_to_it() {
+        let mut p = publisher("uvigo8");
+        p.peak_tension = 500.0;
+        let silva4 = robot("silva4");
+        let s = Snapshot {
+            robot: Some(Arc::new(silva4.clone())),
+            tensions: vec![3.0; 4],
+            ..Snapshot::default()
+        };
+        p.publish(&s);
+        assert_eq!(p.robot, silva4);
+        assert_eq!(p.state.tensions, [3.0; 4]);
+        // The colour scale starts again with the new robot.
+        assert_eq!(p.peak_tension, 3.0);
+    }
+}
