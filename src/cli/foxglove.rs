@@ -12,6 +12,7 @@ use clap::Args;
 use std::net::SocketAddr;
 
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Live view (Foxglove, Lichtblick)")]
 pub struct FoxgloveArgs {
     /// Serve the run live over the Foxglove WebSocket protocol: open `ws://ADDR:PORT` in
     /// Foxglove or Lichtblick (Open connection → Foxglove WebSocket). Topics /scene (the robot,

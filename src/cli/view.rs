@@ -83,8 +83,6 @@ pub struct ViewArgs {
     pub plc: Option<String>,
     #[command(flatten)]
     pub link: LinkArgs,
-    #[command(flatten)]
-    pub foxglove: FoxgloveArgs,
     /// Replay a recorded run (CSV or MCAP, as `cdpr simulate --out` and `cdpr shadow --record`
     /// write them) instead of simulating one. The robot is the record's own; --robot names it
     /// for a record that does not say.
@@ -118,6 +116,9 @@ pub struct ViewArgs {
     /// Leave the side panel out (a clip of the 3D view alone).
     #[arg(long)]
     pub no_panel: bool,
+    // Last: its help heading would carry over to the options after it.
+    #[command(flatten)]
+    pub foxglove: FoxgloveArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
