@@ -7,15 +7,14 @@
 //! then one chunk at a time. The file is read through `std::fs::File` (no memory map: the
 //! workspace forbids `unsafe`, and a map of a file another process truncates is a crash).
 
-// Called by `super::reader` (the one reader of runs); until it opens MCAP files, only tests do.
-#![allow(dead_code)]
-
 use super::mcap::{METADATA_NAME, ROBOT_JSON, ROBOT_TOML, keys};
 use super::messages::{RUN_TOPIC, RunSample};
 use mcap::records::{self, Record, op};
 use mcap::sans_io::{SummaryReadEvent, SummaryReader};
 use std::collections::BTreeMap;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+#[cfg(test)]
+use std::io::BufReader;
+use std::io::{Read, Seek, SeekFrom};
 
 /// Why a recording could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -56,12 +55,18 @@ pub(crate) struct McapInfo {
     pub columns: Vec<String>,
     pub extra_columns: Vec<String>,
     pub cables: usize,
+    // The layout's other counts, the robot as JSON and the sample count are what the tests
+    // check a file against (the reader takes the counts from the columns).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub actuators: usize,
+    #[cfg_attr(not(test), allow(dead_code))]
     pub legs: usize,
     /// The robot file's text and the robot as simulated (JSON), when attached.
     pub robot_toml: Option<String>,
+    #[cfg_attr(not(test), allow(dead_code))]
     pub robot_json: Option<String>,
     /// `/run` messages in the file.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub samples: u64,
     /// Chunks holding `/run` samples, in time order.
     pub chunks: Vec<RunChunk>,
@@ -232,11 +237,13 @@ pub(crate) fn chunk_samples<F: Read + Seek>(
     Ok(out)
 }
 
+#[cfg(test)]
 /// The `/run` samples of a recording in file order, streamed: memory holds one chunk.
 pub(crate) struct RunSamples<R: Read> {
     messages: mcap::io::MessageReader<BufReader<R>>,
 }
 
+#[cfg(test)]
 impl<R: Read> RunSamples<R> {
     pub(crate) fn new(source: R) -> RunSamples<R> {
         RunSamples {
@@ -245,6 +252,7 @@ impl<R: Read> RunSamples<R> {
     }
 }
 
+#[cfg(test)]
 impl<R: Read> Iterator for RunSamples<R> {
     /// A sample and its log time, ns.
     type Item = Result<(u64, RunSample), McapReadError>;
