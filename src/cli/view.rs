@@ -86,35 +86,45 @@ pub struct ViewArgs {
     /// Replay a recorded run (CSV or MCAP, as `cdpr simulate --out` and `cdpr shadow --record`
     /// write them) instead of simulating one. The robot is the record's own; --robot names it
     /// for a record that does not say.
-    #[arg(long, value_name = "RUN", conflicts_with = "plc")]
+    #[arg(
+        long,
+        help_heading = "Replay and clips",
+        value_name = "RUN",
+        conflicts_with = "plc"
+    )]
     pub replay: Option<PathBuf>,
     /// Replay: draw this second record as a ghost at the same time (e.g. the shadow against
     /// `cdpr simulate` of the same commands, or two models).
-    #[arg(long, value_name = "RUN", requires = "replay")]
+    #[arg(
+        long,
+        help_heading = "Replay and clips",
+        value_name = "RUN",
+        requires = "replay"
+    )]
     pub compare: Option<PathBuf>,
     /// Render the run (simulated or replayed) frame by frame into this clip and exit: .gif
     /// (built in) or .mp4 (through ffmpeg). Each frame advances the run by exactly 1/fps s,
     /// whatever the renderer's speed.
-    #[arg(long, value_name = "GIF|MP4", conflicts_with_all = ["screenshot", "plc"],
+    #[arg(long, help_heading = "Replay and clips", value_name = "GIF|MP4", conflicts_with_all = ["screenshot", "plc"],
           value_parser = video_path)]
     pub video: Option<PathBuf>,
     /// The clip's start on the run's clock [default: where the run starts, or --seek].
-    #[arg(long, value_name = "S", requires = "video", value_parser = within(0.0, YEAR_S, "s"))]
+    #[arg(long, help_heading = "Replay and clips", value_name = "S", requires = "video", value_parser = within(0.0, YEAR_S, "s"))]
     pub from: Option<f64>,
     /// The clip's end on the run's clock [default: the trajectory's or the record's end].
-    #[arg(long, value_name = "S", requires = "video", value_parser = within(0.0, YEAR_S, "s"))]
+    #[arg(long, help_heading = "Replay and clips", value_name = "S", requires = "video", value_parser = within(0.0, YEAR_S, "s"))]
     pub to: Option<f64>,
     /// The clip's frames per second.
-    #[arg(long, value_name = "N", requires = "video", default_value_t = viewer::video::DEFAULT_FPS,
+    #[arg(long, help_heading = "Replay and clips", value_name = "N", requires = "video", default_value_t = viewer::video::DEFAULT_FPS,
           value_parser = clap::value_parser!(u32).range(1..=viewer::video::MAX_FPS as i64))]
     pub fps: u32,
     /// Shrink each frame of the clip N times (the mean of N×N pixels): rendered at
     /// --size 960x600, --shrink 2 makes a 480x300 clip with smooth edges and small text.
-    #[arg(long, value_name = "N", requires = "video", default_value_t = 1,
+    #[arg(long, help_heading = "Replay and clips", value_name = "N", requires = "video", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=8))]
     pub shrink: u32,
     /// Leave the side panel out (a clip of the 3D view alone).
-    #[arg(long)]
+    #[arg(long, help_heading = "Replay and clips")]
     pub no_panel: bool,
     // Last: its help heading would carry over to the options after it.
     #[command(flatten)]
