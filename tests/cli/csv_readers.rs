@@ -48,28 +48,8 @@ for path in sys.argv[1:]:
 print(json.dumps(out))
 "#;
 
-/// The test's Python, when it has numpy and pandas.
 fn python() -> Option<PathBuf> {
-    let candidate = std::env::var_os("CDPR_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv-ci/bin/python"));
-    let ok = Command::new(&candidate)
-        .args(["-c", "import numpy, pandas"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some(candidate);
-    }
-    let why = format!(
-        "no Python with numpy and pandas at {} (set CDPR_PYTHON)",
-        candidate.display()
-    );
-    assert!(
-        std::env::var("CDPR_REQUIRE_PYTHON").as_deref() != Ok("1"),
-        "{why}"
-    );
-    eprintln!("SKIPPED: {why}");
-    None
+    python_with("numpy, pandas")
 }
 
 /// Header and rows as the CSV crate reads them: what cdpr wrote.

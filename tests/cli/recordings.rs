@@ -11,28 +11,8 @@ use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The test's Python, when it has the `mcap` readers.
 fn python() -> Option<PathBuf> {
-    let candidate = std::env::var_os("CDPR_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv-ci/bin/python"));
-    let ok = Command::new(&candidate)
-        .args(["-c", "import mcap, mcap_protobuf"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some(candidate);
-    }
-    let why = format!(
-        "no Python with the mcap and mcap-protobuf-support packages at {} (set CDPR_PYTHON)",
-        candidate.display()
-    );
-    assert!(
-        std::env::var("CDPR_REQUIRE_PYTHON").as_deref() != Ok("1"),
-        "{why}"
-    );
-    eprintln!("SKIPPED: {why}");
-    None
+    python_with("mcap, mcap_protobuf")
 }
 
 fn check_mcap(python: &Path, mcap: &Path, csv: &Path, extra: &[&str]) -> Output {

@@ -301,3 +301,31 @@ pub fn bounded<S: AsRef<std::ffi::OsStr>>(
         stderr: err.join().unwrap_or_default(),
     }
 }
+
+/// The tests' Python (`CDPR_PYTHON`, default `.venv-ci/bin/python`, which `.ci/run` creates)
+/// when it imports `modules` (e.g. "numpy, pandas"); else None, and the test skips with a line
+/// saying so — or fails, when `CDPR_REQUIRE_PYTHON=1` (CI) asks that it run.
+pub fn python_with(modules: &str) -> Option<std::path::PathBuf> {
+    let candidate = std::env::var_os("CDPR_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv-ci/bin/python")
+        });
+    let ok = std::process::Command::new(&candidate)
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(candidate);
+    }
+    let why = format!(
+        "no Python importing {modules} at {} (set CDPR_PYTHON)",
+        candidate.display()
+    );
+    assert!(
+        std::env::var("CDPR_REQUIRE_PYTHON").as_deref() != Ok("1"),
+        "{why}"
+    );
+    eprintln!("SKIPPED: {why}");
+    None
+}

@@ -1,4 +1,4 @@
-//! The tension colour scale, shared by every face that draws cables (the Bevy viewer, the
+//! The tension colour scale and the scene's sizes, shared by every face that draws cables (the Bevy viewer, the
 //! Foxglove scene of recordings and of the live view).
 //!
 //! Tensions map from 0 to a "nice" upper bound (1, 2 or 5 × 10^k N, [`nice_ceil`]) that grows
@@ -10,6 +10,33 @@ pub const SLACK_RGB: [f32; 3] = [0.55, 0.55, 0.58];
 pub const PLATFORM_RGB: [f32; 3] = [0.62, 0.30, 0.85];
 pub const PULLEY_RGB: [f32; 3] = [0.90, 0.75, 0.25];
 pub const FRAME_RGB: [f32; 3] = [0.62, 0.64, 0.68];
+
+/// Sizes of the drawn scene that scale with the robot (CAROCA's frame is 7 m long, silva4's
+/// platform 8 cm): fractions of the frame box's diagonal, shared by the Bevy viewer and the
+/// Foxglove scene, m.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SceneSizes {
+    /// Diagonal of the frame box (at least 0.1 m).
+    pub diagonal: f64,
+    pub cable_radius: f64,
+    pub pulley_radius: f64,
+    /// The TCP marker: a quarter of the platform's smallest side, at most 0.8 % of the diagonal.
+    pub tcp_radius: f64,
+}
+
+impl SceneSizes {
+    /// The sizes for a frame box of diagonal `frame_diagonal` and a platform whose smallest
+    /// side is `platform_side` (m).
+    pub fn of(frame_diagonal: f64, platform_side: f64) -> SceneSizes {
+        let diagonal = frame_diagonal.max(0.1);
+        SceneSizes {
+            diagonal,
+            cable_radius: 0.0022 * diagonal,
+            pulley_radius: 0.009 * diagonal,
+            tcp_radius: (0.25 * platform_side.max(0.01)).min(0.008 * diagonal),
+        }
+    }
+}
 
 /// Below this a cable counts as slack, N.
 pub const SLACK: f64 = 1e-3;

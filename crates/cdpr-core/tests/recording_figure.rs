@@ -52,8 +52,10 @@ fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
-/// Writes the record to `path`; the write cost per row, µs.
-fn write(path: &Path) -> f64 {
+/// Writes the record to `path`; the write cost per row and the slowest row, µs, and what the
+/// process's resident memory grew by while writing, kB (halfway and at the end: bounded
+/// memory means the two are alike).
+fn write(path: &Path) -> (f64, f64, u64, u64) {
     let robot = cdpr_core::fixtures::robot("uvigo8");
     let options = RunOptions::new(SimConfig::new(ModelKind::ELASTIC, ControlMode::Ideal, 1e-3));
     let seed000 = BuiltinOptions {
@@ -69,8 +71,11 @@ fn write(path: &Path) -> f64 {
         .with_dt(1e-3);
     let n = outcome.records.len();
     let mut buf = outcome.records[0].clone();
+    let rss_before = status_kb("VmRSS:");
+    let (mut worst, mut rss_half) = (0f64, 0);
     let started = Instant::now();
     for k in 0..ROWS {
+        let row_started = Instant::now();
         let r = &outcome.records[k % n];
         buf.commanded = r.commanded;
         buf.length_command.clone_from(&r.length_command);
@@ -80,13 +85,23 @@ fn write(path: &Path) -> f64 {
         recorder
             .write_with(&buf.as_record(), &extra)
             .expect("written");
+        worst = worst.max(row_started.elapsed().as_secs_f64());
+        if k == ROWS / 2 {
+            rss_half = status_kb("VmRSS:").saturating_sub(rss_before);
+        }
     }
     recorder.finish().expect("finished");
-    started.elapsed().as_secs_f64() / ROWS as f64 * 1e6
+    let rss_end = status_kb("VmRSS:").saturating_sub(rss_before);
+    (
+        started.elapsed().as_secs_f64() / ROWS as f64 * 1e6,
+        worst * 1e6,
+        rss_half,
+        rss_end,
+    )
 }
 
 fn measure(path: &Path) {
-    let per_row_us = write(path);
+    let (per_row_us, worst_us, rss_half, rss_end) = write(path);
     let size = std::fs::metadata(path).expect("written").len();
     // Peak memory of opening alone: a child process (this test, told to only open).
     let child = std::process::Command::new(std::env::current_exe().expect("exe"))
@@ -130,11 +145,13 @@ fn measure(path: &Path) {
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     println!(
-        "FIGURE {}: {:.1} MB, write {:.2} µs/row, open {:.2} s ({opened}), random row p50 {:.0} µs \
+        "FIGURE {}: {:.1} MB, write {:.2} µs/row (slowest {:.0} µs; memory +{rss_half} kB \
+         halfway, +{rss_end} kB at the end), open {:.2} s ({opened}), random row p50 {:.0} µs \
          p99 {:.0} µs, next row mean {:.2} µs p99 {:.1} µs max {:.0} µs",
         path.extension().and_then(|e| e.to_str()).unwrap_or("?"),
         size as f64 / 1e6,
         per_row_us,
+        worst_us,
         open_s,
         percentile(jumps.clone(), 0.5),
         percentile(jumps, 0.99),

@@ -69,16 +69,33 @@ pub struct Scale {
 }
 
 impl Scale {
+    /// Core's sizes ([`cdpr_core::colors::SceneSizes`]) as Bevy's.
     pub fn of(robot: &Robot) -> Scale {
-        let diagonal = robot.frame.size().norm().max(0.1) as f32;
-        let platform = robot.platform.size.min().max(0.01) as f32;
+        let s = cdpr_core::colors::SceneSizes::of(
+            robot.frame.size().norm(),
+            robot.platform.size.min(),
+        );
         Scale {
-            diagonal,
-            cable_radius: 0.0022 * diagonal,
-            pulley_radius: 0.009 * diagonal,
-            tcp_radius: (0.25 * platform).min(0.008 * diagonal),
+            diagonal: s.diagonal as f32,
+            cable_radius: s.cable_radius as f32,
+            pulley_radius: s.pulley_radius as f32,
+            tcp_radius: s.tcp_radius as f32,
         }
     }
+}
+
+/// The platform's box in the platform's frame: a unit cube scaled and moved to it.
+fn platform_box(platform: &cdpr_core::robot::Platform) -> Transform {
+    Transform::from_translation(Vec3::new(
+        platform.box_center.x as f32,
+        platform.box_center.y as f32,
+        platform.box_center.z as f32,
+    ))
+    .with_scale(Vec3::new(
+        platform.size.x as f32,
+        platform.size.y as f32,
+        platform.size.z as f32,
+    ))
 }
 
 /// Everything spawned for one robot (despawned when the robot changes).
@@ -331,34 +348,16 @@ pub fn draw_gizmos(
     }
     let sizes = Scale::of(robot);
     if display.show_ghost {
-        let platform = &robot.platform;
         let ghost = pose_transform(playback.commanded());
-        let local = Transform::from_translation(Vec3::new(
-            platform.box_center.x as f32,
-            platform.box_center.y as f32,
-            platform.box_center.z as f32,
-        ))
-        .with_scale(Vec3::new(
-            platform.size.x as f32,
-            platform.size.y as f32,
-            platform.size.z as f32,
-        ));
-        gizmos.cube(ghost.mul_transform(local), colors::GHOST_COLOR);
+        gizmos.cube(
+            ghost.mul_transform(platform_box(&robot.platform)),
+            colors::GHOST_COLOR,
+        );
     }
     // Replay with --compare: the second run at the same time, its platform box and its
     // cables as lines (its own robot: two models may differ in geometry).
     if let Some((other, state)) = playback.compare() {
-        let platform = &other.platform;
-        let local = Transform::from_translation(Vec3::new(
-            platform.box_center.x as f32,
-            platform.box_center.y as f32,
-            platform.box_center.z as f32,
-        ))
-        .with_scale(Vec3::new(
-            platform.size.x as f32,
-            platform.size.y as f32,
-            platform.size.z as f32,
-        ));
+        let local = platform_box(&other.platform);
         gizmos.cube(
             pose_transform(&state.pose).mul_transform(local),
             colors::COMPARE_COLOR,

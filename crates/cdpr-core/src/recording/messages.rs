@@ -259,10 +259,8 @@ pub fn cable_color(tension: f64, tension_bound: f64) -> [f32; 3] {
     }
 }
 
-/// Sizes of the drawn primitives, fractions of the frame box's diagonal (as the Bevy viewer
-/// draws them): CAROCA's frame is 7 m long, silva4's platform 8 cm.
-const CABLE_THICKNESS: f64 = 0.0044;
-const PULLEY_DIAMETER: f64 = 0.018;
+/// The frame box's edges, a fraction of its diagonal (the viewer draws them as hairlines; the
+/// other sizes are [`colors::SceneSizes`]).
 const FRAME_THICKNESS: f64 = 0.002;
 
 /// Entity ids of the scene (stable: each update replaces the previous one's entities).
@@ -286,7 +284,8 @@ pub fn scene_update(
     tension_bound: f64,
     t: f64,
 ) -> SceneUpdate {
-    let diagonal = robot.frame.size().norm().max(0.1);
+    let sizes = colors::SceneSizes::of(robot.frame.size().norm(), robot.platform.size.min());
+    let diagonal = sizes.diagonal;
     let stamp = Some(timestamp(t));
     let entity = |id: &str| SceneEntity {
         timestamp: stamp,
@@ -320,7 +319,7 @@ pub fn scene_update(
         color: Some(color(colors::FRAME_RGB)),
         ..LinePrimitive::default()
     });
-    let pulley = PULLEY_DIAMETER * diagonal;
+    let pulley = 2.0 * sizes.pulley_radius;
     for cable in &robot.cables {
         frame.spheres.push(SpherePrimitive {
             pose: Some(foxglove::messages::Pose {
@@ -359,7 +358,7 @@ pub fn scene_update(
             let tension = tensions.get(i).copied().unwrap_or(f64::NAN);
             cables.lines.push(LinePrimitive {
                 r#type: line_primitive::Type::LineStrip as i32,
-                thickness: CABLE_THICKNESS * diagonal,
+                thickness: 2.0 * sizes.cable_radius,
                 points: vec![point(&cable.frame_anchor), point(&end.coords)],
                 color: Some(color(cable_color(tension, tension_bound))),
                 ..LinePrimitive::default()
