@@ -11,7 +11,7 @@
 //! Run: cargo bench --no-default-features --bench recording
 
 use cdpr_core::recording::sidecar::Sidecar;
-use cdpr_core::recording::{Recorder, RunFile};
+use cdpr_core::recording::{Pace, Recorder, RunFile};
 use cdpr_core::run::{RunOptions, RunOutcome, run};
 use cdpr_core::sim::{ControlMode, ModelKind, SimConfig};
 use cdpr_core::trajectory::{BuiltinOptions, Trajectory};
@@ -46,9 +46,10 @@ fn write_all(
     traj: &Trajectory,
     outcome: &RunOutcome,
     rows: usize,
+    pace: Pace,
 ) {
     let meta = Sidecar::new("cdpr bench: recording").with_robot(robot);
-    let mut recorder = Recorder::create(path, robot, traj, &meta)
+    let mut recorder = Recorder::create_paced(path, robot, traj, &meta, pace)
         .expect("created")
         .with_extra_columns(&EXTRA)
         .with_dt(1e-3);
@@ -72,15 +73,21 @@ fn bench(c: &mut Criterion) {
     let steps = outcome.records.len();
     let mut g = c.benchmark_group("recording");
     g.sample_size(10);
+    // The shadow's pace: the slowest write is a chunk compressed inside a cycle.
+    let live = scratch("live.mcap");
+    g.bench_function(format!("write_mcap_live_{steps}_steps"), |b| {
+        b.iter(|| write_all(&live, &robot, &traj, &outcome, steps, Pace::Live))
+    });
+    let _ = std::fs::remove_file(&live);
     for ext in ["csv", "mcap"] {
         let path = scratch(&format!("run.{ext}"));
         // Per step: divide the figure by the steps written (printed once).
         eprintln!("recording/write_{ext}: {steps} steps per iteration");
         g.bench_function(format!("write_{ext}_{steps}_steps"), |b| {
-            b.iter(|| write_all(&path, &robot, &traj, &outcome, steps))
+            b.iter(|| write_all(&path, &robot, &traj, &outcome, steps, Pace::Offline))
         });
         // A minute at 1 kHz: more blocks and chunks than the reader caches.
-        write_all(&path, &robot, &traj, &outcome, 60_000);
+        write_all(&path, &robot, &traj, &outcome, 60_000, Pace::Offline);
         let mut file = RunFile::open(&path).expect("opens");
         let rows = file.len();
         let mut k = 0;

@@ -74,7 +74,14 @@ impl Recorder {
     pub fn create(path: &std::path::Path, robot: &Robot) -> Result<Recorder, RecordError> {
         let description = format!("cdpr shadow: robot {}", robot.name);
         let meta = Sidecar::new(&description).with_robot(robot);
-        let mut file = recording::Recorder::create(path, robot, &Trajectory::default(), &meta)?
+        // Live: each MCAP chunk is compressed inside the cycle that fills it (lz4, small).
+        let mut file = recording::Recorder::create_paced(
+            path,
+            robot,
+            &Trajectory::default(),
+            &meta,
+            recording::Pace::Live,
+        )?
             .with_extra_columns(&COLUMNS);
         // The CSV's header now (a record cut short still names its columns); an MCAP file
         // takes its columns from the first record.

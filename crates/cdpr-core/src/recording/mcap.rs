@@ -58,6 +58,22 @@ pub mod keys {
 /// the MCAP library's default and Foxglove's recommendation.
 pub const CHUNK_BYTES: u64 = 1024 * 1024;
 
+/// Chunks of a live recording ([`Pace::Live`]): a quarter of [`CHUNK_BYTES`].
+pub const LIVE_CHUNK_BYTES: u64 = 256 * 1024;
+
+/// How a recording is written. Each chunk is compressed on the thread that writes the
+/// record that fills it: offline (`simulate`, `sweep`) that costs nothing but time, live (the
+/// shadow) it is the shadow's cycle, whose PLC will not wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pace {
+    /// zstd in [`CHUNK_BYTES`] chunks: the smallest files (a few ms per chunk).
+    #[default]
+    Offline,
+    /// lz4 in [`LIVE_CHUNK_BYTES`] chunks: larger files, but a chunk costs a fraction of a
+    /// millisecond, inside a shadow cycle's budget.
+    Live,
+}
+
 /// Why a recording could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum McapRecordError {
@@ -99,10 +115,24 @@ impl<W: Write + Seek + Send + 'static> McapRecorder<W> {
         robot: &Robot,
         source: &Trajectory,
     ) -> Result<McapRecorder<W>, McapRecordError> {
+        McapRecorder::with_pace(out, robot, source, Pace::Offline)
+    }
+
+    /// [`McapRecorder::new`], compressed for `pace`.
+    pub fn with_pace(
+        out: W,
+        robot: &Robot,
+        source: &Trajectory,
+        pace: Pace,
+    ) -> Result<McapRecorder<W>, McapRecordError> {
         let context = Context::new();
+        let (compression, chunk) = match pace {
+            Pace::Offline => (McapCompression::Zstd, CHUNK_BYTES),
+            Pace::Live => (McapCompression::Lz4, LIVE_CHUNK_BYTES),
+        };
         let options = McapWriteOptions::new()
-            .compression(Some(McapCompression::Zstd))
-            .chunk_size(Some(CHUNK_BYTES))
+            .compression(Some(compression))
+            .chunk_size(Some(chunk))
             // One thread: a sweep runs several recorders at once on all cores already, and
             // the shadow's cycle must not compete with compression workers.
             .compression_threads(0);

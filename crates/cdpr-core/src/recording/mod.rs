@@ -13,4 +13,5 @@ pub mod sidecar;
 
 pub use error::RecordingError;
 pub use reader::{RunFile, RunRow};
+pub use mcap::Pace;
 pub use recorder::{RecordFormat, Recorder, RecorderError};

@@ -3,7 +3,7 @@
 //! ([`CsvRecorder`], described by its sidecar) or `.mcap` ([`McapRecorder`], described by
 //! its own metadata). Any other extension is refused before anything is written.
 
-use super::mcap::{McapRecordError, McapRecorder};
+use super::mcap::{McapRecordError, McapRecorder, Pace};
 use super::messages::ShadowCycle;
 use super::sidecar::{self, Sidecar, SidecarError};
 use crate::robot::Robot;
@@ -87,6 +87,18 @@ impl Recorder {
         source: &Trajectory,
         meta: &Sidecar,
     ) -> Result<Recorder, RecorderError> {
+        Recorder::create_paced(path, robot, source, meta, Pace::Offline)
+    }
+
+    /// [`Recorder::create`] for a recording written at `pace` (the shadow's: [`Pace::Live`];
+    /// a CSV is the same at any pace).
+    pub fn create_paced(
+        path: &Path,
+        robot: &Robot,
+        source: &Trajectory,
+        meta: &Sidecar,
+        pace: Pace,
+    ) -> Result<Recorder, RecorderError> {
         let format = RecordFormat::of(path)?;
         let file = File::create(path).map_err(|cause| RecorderError::Create {
             file: path.to_path_buf(),
@@ -100,7 +112,7 @@ impl Recorder {
             }
             RecordFormat::Mcap => {
                 let mut recorder =
-                    McapRecorder::new(out, robot, source).map_err(|cause| RecorderError::Mcap {
+                    McapRecorder::with_pace(out, robot, source, pace).map_err(|cause| RecorderError::Mcap {
                         file: path.to_path_buf(),
                         cause,
                     })?;
