@@ -76,7 +76,12 @@ pub(super) fn open(path: &Path) -> Result<RunFile, RecordingError> {
     let info = read_info(&mut file).map_err(|e| mcap_error(path, e))?;
     let cables = info.cables;
     // The actuator and leg columns (as in a CSV, among the extra columns), then the face's.
-    let mut extra_columns: Vec<String> = info.columns[13 + 3 * cables..].to_vec();
+    // `read_info` checked the columns against the counts: the slice is within them.
+    let mut extra_columns: Vec<String> = info
+        .columns
+        .get(13 + 3 * cables..)
+        .unwrap_or_default()
+        .to_vec();
     let own = extra_columns.len();
     extra_columns.extend(info.extra_columns.iter().cloned());
     let gap = info.extra_columns.iter().position(|c| c == "gap");
@@ -125,6 +130,11 @@ pub(super) fn open(path: &Path) -> Result<RunFile, RecordingError> {
 }
 
 impl McapBackend {
+    /// The file had no summary: its writer was killed (see `McapInfo::unfinished`).
+    pub(super) fn unfinished(&self) -> bool {
+        self.info.unfinished
+    }
+
     pub(super) fn row(&mut self, path: &Path, k: usize) -> Result<RunRow, RecordingError> {
         // The chunk holding row k: the last whose first row is at most k.
         let chunk = self.chunk_rows.partition_point(|&first| first <= k) - 1;

@@ -170,6 +170,16 @@ impl RunFile {
         &self.extra_columns
     }
 
+    /// The recording was never finished (an MCAP without summary: its writer was killed or
+    /// the machine lost power); its complete chunks were read, the run may end early. A face
+    /// says so.
+    pub fn unfinished(&self) -> bool {
+        match &self.backend {
+            Backend::Csv(_) => false,
+            Backend::Mcap(b) => b.unfinished(),
+        }
+    }
+
     /// Rows.
     pub fn len(&self) -> usize {
         self.times.len()
