@@ -3,7 +3,6 @@
 
 use super::output::progress_bar;
 use anyhow::{Context, Result, bail};
-use cdpr_core::recording::sidecar::{self, Sidecar};
 use cdpr_core::run::request;
 use cdpr_core::sweep::{self, ExecuteOptions, Spec};
 use clap::Args;
@@ -133,13 +132,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     let Some(out) = &a.out else {
         bail!("--out CSV is needed (or --dry-run)");
     };
-    let (mut output, resumed) = sweep::csv::open(out, &spec.columns(), !a.force)?;
-    let shard = a
-        .shard
-        .map(|(i, n)| format!(", shard {i}/{n}"))
-        .unwrap_or_default();
-    let description = format!("cdpr sweep: spec {}{shard}", a.spec.display());
-    sidecar::write(out, &Sidecar::new(&description))?;
+    let (mut output, resumed) = sweep::csv::open_for(out, &spec, a.shard, !a.force)?;
     if resumed.dropped_partial {
         eprintln!(
             "note: {}: a partial last row (a run being written when the sweep stopped) was cut off",

@@ -97,7 +97,7 @@ impl SweepSpec {
         let outcome = py.detach(|| -> Result<_, sweep::SweepError> {
             let (mut output, resumed) = match &out {
                 Some(path) => {
-                    let (o, r) = sweep::csv::open(path, &spec.columns(), resume)?;
+                    let (o, r) = sweep::csv::open_for(path, spec, shard, resume)?;
                     (Some(o), r)
                 }
                 None => (None, sweep::csv::Resumed::default()),

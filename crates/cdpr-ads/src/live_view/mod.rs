@@ -55,9 +55,12 @@ pub const DEFAULT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALH
 /// run at 1 kHz shows nothing a 100 Hz one does not, and the recordings keep every step.
 pub const RUN_PERIOD: Duration = Duration::from_millis(10);
 
-/// At most one `/scene` per period: 30 Hz, about what Foxglove and Lichtblick draw (the same
-/// rate as the recordings' scenes, `cdpr_core::recording::messages::SCENE_RATE_HZ`).
-pub const SCENE_PERIOD: Duration = Duration::from_nanos(33_333_334);
+/// At most one `/scene` per period: the recordings' scene rate
+/// ([`SCENE_RATE_HZ`](cdpr_core::recording::messages::SCENE_RATE_HZ), 30 Hz, about what
+/// Foxglove and Lichtblick draw), rounded up to whole nanoseconds so that the rate is never
+/// exceeded.
+pub const SCENE_PERIOD: Duration =
+    Duration::from_nanos((1e9 / cdpr_core::recording::messages::SCENE_RATE_HZ).ceil() as u64);
 
 /// Snapshots the queue holds: at 100 Hz, 80 ms of publisher stall before a drop.
 pub const QUEUE: usize = 8;

@@ -24,10 +24,29 @@ pub enum RecordingError {
         line: u64,
         message: String,
     },
+    /// A row's time is not finite, or earlier than the row before: the replay's clock and
+    /// its time-to-row search need times that never go back (equal times are kept: the shadow
+    /// may record two steps at one time).
+    #[error("{file}: {at}: time {time} s {}", time_fault(*.previous))]
+    BadTime {
+        file: String,
+        /// Where: `line N` in a CSV, `row N` (0-based) in an MCAP record.
+        at: String,
+        time: f64,
+        /// The row before's time, s, when the time goes back (None: it is not finite).
+        previous: Option<f64>,
+    },
     #[error("{file}: changed since it was opened ({message})")]
     Changed { file: String, message: String },
     #[error("{file}: {message}")]
     Mcap { file: String, message: String },
     #[error(transparent)]
     Sidecar(#[from] super::sidecar::SidecarError),
+}
+
+fn time_fault(previous: Option<f64>) -> String {
+    match previous {
+        Some(p) => format!("is before the previous row's {p} s (a record's times never go back)"),
+        None => "is not a finite number".into(),
+    }
 }

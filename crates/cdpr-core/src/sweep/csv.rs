@@ -6,8 +6,9 @@
 //! killed — is cut off. New rows are appended, each flushed as it is written, so a killed
 //! sweep loses at most the runs in flight. Rows are in completion order; sort by `index`.
 
-use super::SweepError;
 use super::plan::Row;
+use super::{Spec, SweepError};
+use crate::recording::sidecar::{self, Sidecar};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
@@ -26,6 +27,28 @@ pub struct Resumed {
     pub done: HashSet<u64>,
     /// A partial last line was cut off.
     pub dropped_partial: bool,
+}
+
+/// Opens `path` for `spec`'s rows (shard `(i, n)` if given) as [`open`] does, and writes its
+/// sidecar (`path.meta.toml`) naming the spec and shard: every face's sweep output says what
+/// made it.
+pub fn open_for(
+    path: &Path,
+    spec: &Spec,
+    shard: Option<(u64, u64)>,
+    resume: bool,
+) -> Result<(Output, Resumed), SweepError> {
+    let opened = open(path, &spec.columns(), resume)?;
+    sidecar::write(path, &Sidecar::new(&description(spec, shard)))?;
+    Ok(opened)
+}
+
+/// The description in a sweep output's sidecar: `cdpr sweep: spec SPEC[, shard i/n]`.
+pub fn description(spec: &Spec, shard: Option<(u64, u64)>) -> String {
+    let shard = shard
+        .map(|(i, n)| format!(", shard {i}/{n}"))
+        .unwrap_or_default();
+    format!("cdpr sweep: spec {}{shard}", spec.origin)
 }
 
 /// Opens `path` for the rows of a spec with `columns`: a new file (header written) when it

@@ -92,6 +92,9 @@ pub enum SweepError {
     Output { file: String, message: String },
     #[error("cannot start {jobs} worker threads: {message}")]
     Pool { jobs: usize, message: String },
+    /// The output's sidecar (its description) cannot be written.
+    #[error(transparent)]
+    Sidecar(#[from] crate::recording::sidecar::SidecarError),
 }
 
 #[cfg(test)]

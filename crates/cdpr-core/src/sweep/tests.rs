@@ -374,3 +374,27 @@ fn the_output_resumes_drops_a_partial_row_and_refuses_other_files() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_sweep_output_gets_its_sidecar_naming_the_spec_and_shard() {
+    let dir = std::env::temp_dir().join(format!("cdpr-sweep-sidecar-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("run.csv");
+    let s = spec(GRID);
+    let (out, _) = csv::open_for(&path, &s, Some((1, 3)), false).expect("open");
+    drop(out);
+    let meta = crate::recording::sidecar::read(&path)
+        .expect("readable")
+        .expect("a sidecar is written");
+    assert_eq!(meta.description, "cdpr sweep: spec spec.toml, shard 1/3");
+    assert!(dir.join("run.csv.meta.toml").is_file());
+    // Without a shard, the spec alone.
+    let (out, _) = csv::open_for(&path, &s, None, false).expect("open");
+    drop(out);
+    let meta = crate::recording::sidecar::read(&path).expect("readable");
+    assert_eq!(
+        meta.map(|m| m.description).as_deref(),
+        Some("cdpr sweep: spec spec.toml")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -395,6 +395,9 @@ pub(super) fn open(path: &Path) -> Result<RunFile, RecordingError> {
         for (cable, at) in columns.cables.iter().enumerate() {
             tensions[cable] = numbers[at[2]];
         }
+        scan.check_time(numbers[columns.time], &file, || {
+            format!("line {}", position.line())
+        })?;
         let error = columns.tracking_error(&numbers);
         scan.push(
             numbers[columns.time],

@@ -2,6 +2,7 @@
 
 use super::{Bin, Event, Events, GAP_STEPS, MAX_BINS, Overview};
 use crate::colors::is_slack;
+use crate::recording::RecordingError;
 
 /// Builds the overview bin by bin, row by row: bins of `rows_per_bin` rows; when
 /// [`MAX_BINS`] are full, pairs merge and bins hold twice as many rows.
@@ -86,7 +87,11 @@ impl EventFinder {
     fn push(&mut self, row: usize, t: f64, tensions: &[f64], error: f64, gap: Option<f64>) {
         let e = &mut self.events;
         for (cable, &v) in tensions.iter().enumerate() {
-            if !v.is_nan() && e.largest_tension.is_none_or(|m| v > m.value) {
+            // A NaN or infinite tension is no measurement: neither the largest nor slack.
+            if !v.is_finite() {
+                continue;
+            }
+            if e.largest_tension.is_none_or(|m| v > m.value) {
                 e.largest_tension = Some(Event {
                     row,
                     time: t,
@@ -171,6 +176,31 @@ impl Scan {
         self.times.push(t);
         self.overview.push(k, t, tensions.iter().copied(), error);
         self.events.push(k, t, tensions, error, gap);
+    }
+
+    /// Refuses the next row's time `t` unless it is finite and not before the last row's
+    /// (equal is fine); `at` names the row in the error (`line 7`).
+    pub(super) fn check_time(
+        &self,
+        t: f64,
+        file: &str,
+        at: impl FnOnce() -> String,
+    ) -> Result<(), RecordingError> {
+        let previous = self.times.last().copied();
+        let fault = if !t.is_finite() {
+            Some(None)
+        } else {
+            previous.filter(|&p| t < p).map(Some)
+        };
+        match fault {
+            None => Ok(()),
+            Some(previous) => Err(RecordingError::BadTime {
+                file: file.to_string(),
+                at: at(),
+                time: t,
+                previous,
+            }),
+        }
     }
 
     /// Rows so far.

@@ -365,3 +365,92 @@ fn a_malformed_record_names_the_file_line_and_column() {
     assert_eq!((f.description(), f.len()), (Some("cdpr simulate: old"), 3));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_time_that_goes_back_or_is_not_finite_is_refused_with_its_line() {
+    let dir = scratch("times");
+    let path = dir.join("run.csv");
+    let open = |edit: &dyn Fn(usize, &mut Vec<f64>)| {
+        std::fs::write(&path, constructed(5, &[], edit)).expect("written");
+        RunFile::open(&path)
+    };
+    // Data row 3 (line 5: the header is line 1) at 0.005 s, after row 2's 0.02 s.
+    let e = open(&|k, v| {
+        if k == 3 {
+            v[0] = 0.005;
+        }
+    })
+    .expect_err("backwards")
+    .to_string();
+    assert!(
+        e.contains("run.csv: line 5: time 0.005 s is before the previous row's 0.02 s"),
+        "{e}"
+    );
+    // The first row after the last: refused at the last.
+    let e = open(&|k, v| {
+        if k == 0 {
+            v[0] = 1.0;
+        }
+    })
+    .expect_err("first after last")
+    .to_string();
+    assert!(
+        e.contains("line 3: time 0.01 s is before the previous row's 1 s"),
+        "{e}"
+    );
+    for bad in [f64::NAN, f64::INFINITY] {
+        let e = open(&|k, v| {
+            if k == 4 {
+                v[0] = bad;
+            }
+        })
+        .expect_err("not finite")
+        .to_string();
+        assert!(e.contains("run.csv: line 6: time"), "{e}");
+        assert!(e.contains("is not a finite number"), "{e}");
+    }
+    // Equal times (two shadow steps at one time) are kept.
+    let f = open(&|k, v| {
+        if k == 2 {
+            v[0] = 0.01;
+        }
+    })
+    .expect("equal times open");
+    assert_eq!(f.times(), [0.0, 0.01, 0.01, 0.03, 0.04]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_tension_that_is_not_a_number_is_neither_slack_nor_largest() {
+    let dir = scratch("nan-tension");
+    let path = dir.join("run.csv");
+    // Cable 1 unmeasured (NaN) from the start, cable 2 infinite at row 1; cable 1 slack at
+    // row 3; cable 2's 30 N at row 4 is the largest measured.
+    let edit = |k: usize, v: &mut Vec<f64>| {
+        v[15] = f64::NAN;
+        match k {
+            1 => v[18] = f64::INFINITY,
+            3 => v[15] = 0.0,
+            4 => v[18] = 30.0,
+            _ => {}
+        }
+    };
+    std::fs::write(&path, constructed(6, &[], edit)).expect("written");
+    let f = RunFile::open(&path).expect("opens");
+    let slack = f.events().first_slack.expect("slack");
+    assert_eq!((slack.row, slack.cable, slack.value), (3, Some(0), 0.0));
+    let top = f.events().largest_tension.expect("largest");
+    assert_eq!((top.row, top.cable, top.value), (4, Some(1), 30.0));
+    // All NaN: no slack, no largest.
+    let all_nan = |_: usize, v: &mut Vec<f64>| {
+        v[15] = f64::NAN;
+        v[18] = f64::NAN;
+    };
+    std::fs::write(&path, constructed(3, &[], all_nan)).expect("written");
+    let f = RunFile::open(&path).expect("opens");
+    assert_eq!(
+        (f.events().first_slack, f.events().largest_tension),
+        (None, None)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
