@@ -19,7 +19,8 @@ const LAYERS: &[&[&str]] = &[
     &["surrogate"],
     &["sim"],
     &["run"],
-    &["identify", "sweep", "report", "recording"],
+    &["recording"],
+    &["identify", "sweep", "report"],
 ];
 
 /// Test-only modules, which may use anything.

@@ -14,8 +14,8 @@
 //! 7. `sim` — the physics core: one [`sim::Sim`] stepping one of the [`sim::MODELS`];
 //! 8. `run` — trajectories played through controllers into the physics, recorded and
 //!    summarised; the one set of run options ([`run::RunRequest`]);
-//! 9. `identify`, `sweep`, `report`, `recording` — what runs many runs or writes documents
-//!    (`recording`: runs as CSV or MCAP files, read back through one reader).
+//! 9. `recording` — runs as CSV or MCAP files, read back through one reader;
+//! 10. `identify`, `sweep`, `report` — what runs many runs or writes documents.
 //!
 //! Above this crate: `cdpr-ads` (the controller boundary and the live shadow),
 //! `cdpr-viewer` (Bevy) and the `cdpr` binary; none of them re-implements physics.
