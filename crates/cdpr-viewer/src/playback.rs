@@ -265,6 +265,11 @@ impl Playback {
         self.replay_do(|r| r.seek(t))
     }
 
+    /// The main record's row `index` (an event's row; nothing outside replay).
+    pub fn show_replay_row(&mut self, index: usize) -> Result<(), ViewerError> {
+        self.replay_do(|r| r.show_row(index))
+    }
+
     /// One recorded sample forward or back (nothing outside replay).
     pub fn step_replay(&mut self, by: isize) -> Result<(), ViewerError> {
         self.replay_do(|r| r.step(by))

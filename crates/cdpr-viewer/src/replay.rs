@@ -243,10 +243,13 @@ impl Replay {
 
     /// Moves the slider to `t` (clamped to the record): both runs show their row at `t`.
     pub fn seek(&mut self, t: f64) -> Result<(), ViewerError> {
-        let t = if t.is_nan() {
-            self.start()
+        let (start, end) = (self.start(), self.end());
+        // Core's reader refuses times that go back or are not finite; were one to get through,
+        // the slider stays at the start rather than panic in `clamp`.
+        let t = if t.is_nan() || !(start <= end) {
+            start
         } else {
-            t.clamp(self.start(), self.end())
+            t.clamp(start, end)
         };
         self.time = t;
         self.main.show_time(t)?;
@@ -256,13 +259,22 @@ impl Replay {
         Ok(())
     }
 
-    /// One sample forward (`+1`) or back (`-1`) in the main record; the slider lands on that
-    /// row's time.
+    /// Shows the main record's row `index` (clamped to the record); the slider lands on its
+    /// time and the compared run shows its row at that time. By row, not by time: among rows
+    /// of one time (the shadow may record two), a time would always pick the last.
+    pub fn show_row(&mut self, index: usize) -> Result<(), ViewerError> {
+        self.main.show(index)?;
+        let t = self.main.file.time(self.main.index);
+        self.time = t;
+        if let Some(compare) = &mut self.compare {
+            compare.show_time(t)?;
+        }
+        Ok(())
+    }
+
+    /// One sample forward (`+1`) or back (`-1`) in the main record (see [`Replay::show_row`]).
     pub fn step(&mut self, by: isize) -> Result<(), ViewerError> {
-        let last = self.main.file.len() - 1;
-        let index = self.main.index.saturating_add_signed(by).min(last);
-        let t = self.main.file.time(index);
-        self.seek(t)
+        self.show_row(self.main.index.saturating_add_signed(by))
     }
 
     /// The mean time between rows, s (what "one sample" is worth on the clock).

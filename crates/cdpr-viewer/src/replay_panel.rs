@@ -56,6 +56,7 @@ pub fn replay_section(ui: &mut egui::Ui, playback: &mut Playback) {
     let at_end = t >= end;
     let mut seek: Option<f64> = None;
     let mut step: isize = 0;
+    let mut goto: Option<usize> = None;
     ui.spacing_mut().slider_width = (ui.available_width() - 90.0).max(80.0);
     if ui
         .add(
@@ -113,7 +114,8 @@ pub fn replay_section(ui: &mut egui::Ui, playback: &mut Playback) {
                 .clicked()
                 && let Some(e) = event
             {
-                seek = Some(e.time);
+                // The event's own row (another row may share its time).
+                goto = Some(e.row);
             }
         };
         jump(
@@ -131,10 +133,11 @@ pub fn replay_section(ui: &mut egui::Ui, playback: &mut Playback) {
         jump(ui, events.first_slack, "first slack", "a slack cable");
         jump(ui, events.first_gap, "first gap", "a gap in the record");
     });
-    let result = match (seek, step) {
-        (Some(t), _) => playback.seek_replay(t),
-        (None, 0) => Ok(()),
-        (None, by) => {
+    let result = match (seek, goto, step) {
+        (Some(t), _, _) => playback.seek_replay(t),
+        (None, Some(row), _) => playback.show_replay_row(row),
+        (None, None, 0) => Ok(()),
+        (None, None, by) => {
             playback.paused = true;
             playback.step_replay(by)
         }

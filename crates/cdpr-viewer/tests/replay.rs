@@ -356,6 +356,53 @@ fn a_record_without_its_robot_needs_one_and_a_wrong_one_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Two rows of one time (the shadow may record two steps at one time): a step back moves
+/// row by row through them, and a jump to a row lands on that row (a time would always pick
+/// the last of the two).
+#[test]
+fn steps_and_jumps_go_by_row_through_rows_of_one_time() {
+    let dir = scratch("equal");
+    let path = record(&dir.join("run.csv"), 0.5, 2e-3, true);
+    // Row 11 at row 10's time.
+    let text = std::fs::read_to_string(&path).expect("read");
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let first = 1 + lines
+        .iter()
+        .position(|l| !l.starts_with('#'))
+        .expect("a header");
+    let time_of = |line: &str| line.split(',').next().expect("t").to_string();
+    let t10 = time_of(&lines[first + 10]);
+    let rest = lines[first + 11]
+        .split_once(',')
+        .map(|(_, rest)| rest.to_string())
+        .expect("fields");
+    lines[first + 11] = format!("{t10},{rest}");
+    std::fs::write(&path, lines.join("\n") + "\n").expect("written");
+    let rows = Rows::read(&path);
+    assert_eq!(rows.time[10], rows.time[11]);
+    let replay = Replay::open(&path, None, None).expect("opens");
+    let mut playback = Playback::replay(replay).expect("replays");
+    let index = |p: &Playback| p.replay_source().expect("a replay").main.index();
+    playback.seek_replay(rows.time[12]).expect("seeks");
+    assert_eq!(index(&playback), 12);
+    for k in [11, 10, 9] {
+        playback.step_replay(-1).expect("steps");
+        assert_eq!(index(&playback), k, "stepping back");
+        assert_shows(&playback, &rows, k, "stepping back");
+    }
+    playback.step_replay(1).expect("steps");
+    playback.step_replay(1).expect("steps");
+    assert_eq!(index(&playback), 11, "stepping on");
+    playback.show_replay_row(10).expect("jumps");
+    assert_eq!(index(&playback), 10, "the jump lands on its row");
+    assert_shows(&playback, &rows, 10, "the jump");
+    assert_eq!(
+        playback.replay_source().expect("replay").time(),
+        rows.time[10]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The same run recorded as MCAP replays exactly as its CSV: core's one reader, whatever the
 /// file type; the rows compared are the CSV's, read independently.
 #[test]
