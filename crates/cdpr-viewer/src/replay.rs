@@ -246,7 +246,8 @@ impl Replay {
         let (start, end) = (self.start(), self.end());
         // Core's reader refuses times that go back or are not finite; were one to get through,
         // the slider stays at the start rather than panic in `clamp`.
-        let t = if t.is_nan() || !(start <= end) {
+        let ordered = start <= end; // false when either is NaN
+        let t = if t.is_nan() || !ordered {
             start
         } else {
             t.clamp(start, end)
