@@ -71,10 +71,8 @@ pub struct Scale {
 impl Scale {
     /// Core's sizes ([`cdpr_core::colors::SceneSizes`]) as Bevy's.
     pub fn of(robot: &Robot) -> Scale {
-        let s = cdpr_core::colors::SceneSizes::of(
-            robot.frame.size().norm(),
-            robot.platform.size.min(),
-        );
+        let s =
+            cdpr_core::colors::SceneSizes::of(robot.frame.size().norm(), robot.platform.size.min());
         Scale {
             diagonal: s.diagonal as f32,
             cable_radius: s.cable_radius as f32,

@@ -82,7 +82,7 @@ impl Recorder {
             &meta,
             recording::Pace::Live,
         )?
-            .with_extra_columns(&COLUMNS);
+        .with_extra_columns(&COLUMNS);
         // The CSV's header now (a record cut short still names its columns); an MCAP file
         // takes its columns from the first record.
         if file.format() == RecordFormat::Csv {

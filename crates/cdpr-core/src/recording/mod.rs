@@ -12,6 +12,6 @@ pub mod reader;
 pub mod sidecar;
 
 pub use error::RecordingError;
-pub use reader::{RunFile, RunRow};
 pub use mcap::Pace;
+pub use reader::{RunFile, RunRow};
 pub use recorder::{RecordFormat, Recorder, RecorderError};

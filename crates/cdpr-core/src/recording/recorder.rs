@@ -112,9 +112,11 @@ impl Recorder {
             }
             RecordFormat::Mcap => {
                 let mut recorder =
-                    McapRecorder::with_pace(out, robot, source, pace).map_err(|cause| RecorderError::Mcap {
-                        file: path.to_path_buf(),
-                        cause,
+                    McapRecorder::with_pace(out, robot, source, pace).map_err(|cause| {
+                        RecorderError::Mcap {
+                            file: path.to_path_buf(),
+                            cause,
+                        }
                     })?;
                 for (key, value) in metadata_of(meta) {
                     recorder = recorder.with_info(&key, &value);
