@@ -104,6 +104,8 @@ pub(super) fn open(path: &Path) -> Result<RunFile, RecordingError> {
                     ),
                 });
             }
+            let row = scan.len();
+            scan.check_time(s.t, &path.display().to_string(), || format!("row {row}"))?;
             let error = tracking_error(&s.pose, &s.pose_cmd);
             scan.push(s.t, &s.tension, error, gap.map(|g| s.extra[g]));
         }
