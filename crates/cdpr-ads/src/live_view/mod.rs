@@ -203,16 +203,23 @@ impl LiveView {
 
     /// Stops the publisher and the server; the figures at the end.
     pub fn stop(mut self) -> LiveStats {
+        // The publisher first: it publishes what is still queued, so that the figures add
+        // up (queued = published + what a full queue dropped).
+        self.end_publisher();
         let stats = self.stats();
         self.shut_down();
         stats
     }
 
-    fn shut_down(&mut self) {
+    fn end_publisher(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+
+    fn shut_down(&mut self) {
+        self.end_publisher();
         // The thread has ended: its reference to the handle is gone.
         if let Some(server) = self.server.take().and_then(Arc::into_inner) {
             // Closes the connections; the runtime's tasks end on their own.

@@ -98,11 +98,12 @@ impl Publisher {
         }
     }
 
-    /// Runs until `stop` is set: each snapshot published, its buffer recycled.
+    /// Runs until `stop` is set: each snapshot published, its buffer recycled; at the stop,
+    /// what is queued is published too.
     pub fn run(mut self, queue: Queue, stop: &AtomicBool, clients: impl Fn() -> usize) {
         let mut logged = (0, 0);
         let mut last_log = Instant::now();
-        while !stop.load(Ordering::Relaxed) {
+        loop {
             match queue.rx.recv_timeout(IDLE) {
                 Ok(snapshot) => {
                     self.publish(&snapshot);
@@ -110,6 +111,14 @@ impl Publisher {
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if stop.load(Ordering::Relaxed) {
+                // What was offered before the stop is still published.
+                while let Ok(snapshot) = queue.rx.try_recv() {
+                    self.publish(&snapshot);
+                    queue.recycle(snapshot);
+                }
+                break;
             }
             if last_log.elapsed() >= LOG_EVERY {
                 last_log = Instant::now();
