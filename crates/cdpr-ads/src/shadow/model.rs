@@ -88,6 +88,8 @@ pub fn default_robot(geometry: &ControllerGeometry) -> Result<Robot, GeometryErr
                 platform_anchor: Vector3::zeros(),
                 stiffness: Stiffness::Constant(TEMPLATE_STIFFNESS),
                 damping: TEMPLATE_DAMPING,
+                pulley: None,
+                mass_per_length: 0.0,
             })
             .collect(),
         platform: Platform {
@@ -104,6 +106,7 @@ pub fn default_robot(geometry: &ControllerGeometry) -> Result<Robot, GeometryErr
         frame,
         home: geometry.tcp_pose.to_array(),
         plc: PlcSection::default(),
+        obstacles: Vec::new(),
         mechanism: cdpr_core::robot::Mechanism::Cables,
     };
     template.with_geometry(&geometry.frame_anchors, &geometry.platform_anchors)

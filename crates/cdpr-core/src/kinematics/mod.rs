@@ -7,6 +7,7 @@
 
 mod fk;
 pub mod legs;
+pub mod pulley;
 pub mod solutions;
 
 pub use crate::pose::{ONE_TURN, Pose, radians_beyond_a_turn, wrap_angle};
@@ -15,39 +16,78 @@ pub use fk::{
 };
 pub use solutions::{AngleUnit, FkReport, IkReport, fk_report, ik_report, pose_warnings};
 
+pub use pulley::PulleyGeometry;
+
 use crate::robot::{Cable, Dof, Mechanism, Robot};
 use nalgebra::{DMatrix, Matrix3, Vector3};
 use serde::Serialize;
 
 /// One cable's geometry at a pose.
+///
+/// Without a pulley the cable runs straight from its frame anchor a_i to its platform
+/// anchor. Over a swivel pulley ([`pulley`]) its free segment runs from the tangent point
+/// c_i instead, and everything that uses the cable's direction uses that free segment.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CableGeometry {
-    /// l_i = a_i − (r + R b_i), m.
+    /// The free segment, platform anchor → exit point: l_i = a_i − (r + R b_i) without a
+    /// pulley, c_i − (r + R b_i) over one, m.
     pub vector: Vector3<f64>,
-    /// |l_i|, m.
+    /// The cable's length from the swivel point: |l_i|, plus the wrapped length r β over a
+    /// pulley, m.
     pub length: f64,
     /// d_i = l_i / |l_i| (zero for a zero-length cable).
     pub direction: Vector3<f64>,
     /// R b_i: platform anchor relative to the platform origin, world axes, m.
     pub arm: Vector3<f64>,
+    /// The pulley's swivel, wrap and tangent point, when the cable has one.
+    pub pulley: Option<PulleyGeometry>,
 }
 
 impl CableGeometry {
     pub fn new(cable: &Cable, position: &Vector3<f64>, rotation: &Matrix3<f64>) -> CableGeometry {
         let arm = rotation * cable.platform_anchor;
-        let vector = cable.frame_anchor - position - arm;
-        let length = vector.norm();
-        let direction = if length > 1e-12 {
-            vector / length
+        let Some(p) = &cable.pulley else {
+            let vector = cable.frame_anchor - position - arm;
+            let length = vector.norm();
+            let direction = if length > 1e-12 {
+                vector / length
+            } else {
+                Vector3::zeros()
+            };
+            return CableGeometry {
+                vector,
+                length,
+                direction,
+                arm,
+                pulley: None,
+            };
+        };
+        let anchor = position + arm;
+        let g = pulley::wrap(p, &cable.frame_anchor, &anchor);
+        let vector = g.tangent - anchor;
+        let direction = if g.free_length > 1e-12 {
+            vector / g.free_length
         } else {
             Vector3::zeros()
         };
         CableGeometry {
             vector,
-            length,
+            length: g.wrapped_length + g.free_length,
             direction,
             arm,
+            pulley: Some(g),
         }
+    }
+
+    /// Length of the free (straight) segment, m: the length without a pulley.
+    pub fn free_length(&self) -> f64 {
+        self.pulley.map_or(self.length, |p| p.free_length)
+    }
+
+    /// Where the free segment leaves the frame: the tangent point over a pulley, else the
+    /// frame anchor (world frame, m).
+    pub fn exit_point(&self, platform_anchor_world: &Vector3<f64>) -> Vector3<f64> {
+        platform_anchor_world + self.vector
     }
 
     /// Moment of a unit tension about the platform origin: (R b_i) × d_i.

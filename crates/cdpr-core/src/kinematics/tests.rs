@@ -200,3 +200,34 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn shipped_pulley_robot_wraps_about_a_right_angle_plus_the_cable_elevation() {
+    let robot = crate::robot::Robot::builtin("uvigo8-pulleys")
+        .unwrap()
+        .unwrap();
+    let point = crate::robot::Robot::builtin("uvigo8").unwrap().unwrap();
+    let home = Pose::from_array(robot.home);
+    let ik = inverse(&robot, &home);
+    let ik0 = inverse(&point, &home);
+    for (c, c0) in ik.cables.iter().zip(&ik0.cables) {
+        let p = c.pulley.unwrap();
+        // The cable comes up the pillar and leaves towards a platform anchor below the swivel
+        // point: β = 90° + the free segment's depression angle.
+        // d points up the free segment: β = 90° + asin(d_z), exactly (the cable turns from
+        // straight up to −d).
+        let expected = std::f64::consts::FRAC_PI_2 + c.direction.z.asin();
+        assert!(
+            (p.wrap - expected).abs() < 1e-12,
+            "{} vs {expected}",
+            p.wrap
+        );
+        assert!(p.wrap > std::f64::consts::FRAC_PI_2 && p.wrap < std::f64::consts::PI);
+        assert!(
+            (c.length - c0.length).abs() < 0.05,
+            "{} vs {}",
+            c.length,
+            c0.length
+        );
+    }
+}

@@ -129,6 +129,8 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
     };
 
     let plc = plc_section(ctx, raw.plc);
+    let raw_obstacles = raw.obstacles.unwrap_or_default();
+    let obstacles = super::obstacles::build(ctx, &raw_obstacles)?;
 
     let robot = Robot {
         mechanism: super::Mechanism::Cables,
@@ -148,8 +150,10 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
         frame,
         home,
         plc,
+        obstacles,
     };
     cables_have_length(ctx, raw_cables, raw.home.as_ref(), &robot)?;
+    super::obstacles::anchors_outside(ctx, &raw_obstacles, &robot)?;
     Ok(robot)
 }
 
@@ -371,6 +375,7 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
         ));
     }
 
+    let (pulleys, densities) = super::pulleys::build(ctx, raw, &names)?;
     let mut cables = Vec::with_capacity(count);
     let mut twins = super::twins::Twins::with_capacity(count);
     for k in 0..count {
@@ -395,6 +400,8 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
             platform_anchor: b,
             stiffness: stiffness[k],
             damping: damping[k],
+            pulley: pulleys[k],
+            mass_per_length: densities[k],
         });
     }
     Ok(cables)

@@ -58,6 +58,7 @@ pub(super) fn build_legs(ctx: &Ctx, kind: &str, raw: RawRobot) -> Result<Robot, 
             ),
             ("rssu2", kind != "rssu2" && raw.rssu2.is_some()),
             ("home", raw.home.is_some()),
+            ("obstacles", raw.obstacles.is_some()),
         ],
         "a robot with legs has no cables; its drive limits go in [actuators] and its home is \
          its rest pose",
@@ -147,6 +148,7 @@ pub(super) fn build_legs(ctx: &Ctx, kind: &str, raw: RawRobot) -> Result<Robot, 
         frame,
         home,
         plc: plc_section(ctx, raw.plc),
+        obstacles: Vec::new(),
     })
 }
 

@@ -9,6 +9,8 @@ mod fields;
 mod file;
 pub mod lookup;
 mod mechanism;
+pub mod obstacles;
+mod pulleys;
 mod raw;
 mod scale;
 mod twins;
@@ -25,6 +27,8 @@ pub use error::{
 };
 pub use fields::{DEFAULT_WINCH_KD, DEFAULT_WINCH_KI, DEFAULT_WINCH_KP, DEFAULT_WINCH_MASS};
 pub use file::parse_robot;
+pub use obstacles::{Obstacle, Shape};
+pub use pulleys::{DEFAULT_MAX_WRAP, MAX_PULLEY_FRICTION, MAX_PULLEY_RADIUS, UNIT_AXIS_TOLERANCE};
 
 /// The text of `path`, read through a cap of `max` bytes so that `/dev/zero` or a huge file
 /// cannot eat the memory: Err(None) when the file is larger, Err(Some(e)) for an OS or UTF-8
@@ -79,6 +83,30 @@ pub struct Cable {
     pub stiffness: Stiffness,
     /// Axial damping c in N·s/m (force = c · rate of stretch).
     pub damping: f64,
+    /// The swivel pulley the cable leaves the frame over; `None` for a point exit (no
+    /// pulley keys, or a radius of 0: then every result is today's, bit for bit).
+    pub pulley: Option<Pulley>,
+    /// Linear density of the cable, kg/m (0: massless and straight).
+    pub mass_per_length: f64,
+}
+
+/// A swivel pulley (Pott, *Cable-Driven Parallel Robots*, 2018, §2.6): the frame anchor a_i
+/// is the swivel point; the cable arrives from the winch along the swivel axis (travelling
+/// along −axis), the pulley turns about that axis (swivel angle γ) and the cable wraps over
+/// its wheel by β before it leaves tangentially towards the platform anchor.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Pulley {
+    /// Wheel radius r, m (> 0).
+    pub radius: f64,
+    /// Unit swivel axis, world frame.
+    pub axis: Vector3<f64>,
+    /// Capstan friction coefficient μ (0: frictionless): the tension ratio across the wrap is
+    /// e^{μβ}, the larger side being the one the cable is pulled towards.
+    pub friction: f64,
+    /// Largest wrap β the pulley allows, rad.
+    pub max_wrap: f64,
+    /// Allowed swivel angles γ ∈ [min, max], rad, when the file limits them.
+    pub swivel_range: Option<[f64; 2]>,
 }
 
 impl Cable {
@@ -244,6 +272,8 @@ pub struct Robot {
     /// The `[plc]` section, uninterpreted (the ADS crate reads it).
     #[serde(skip)]
     pub plc: PlcSection,
+    /// Solids the cables and the platform must keep clear of (`[[obstacles]]`).
+    pub obstacles: Vec<Obstacle>,
 }
 
 impl Robot {
@@ -303,6 +333,16 @@ impl Robot {
     /// True for a cable-driven robot (the cable kinematics, statics and models apply).
     pub fn is_cable_robot(&self) -> bool {
         self.mechanism == Mechanism::Cables
+    }
+
+    /// True when any cable leaves its frame over a swivel pulley.
+    pub fn has_pulleys(&self) -> bool {
+        self.cables.iter().any(|c| c.pulley.is_some())
+    }
+
+    /// True when any cable has mass.
+    pub fn has_cable_mass(&self) -> bool {
+        self.cables.iter().any(|c| c.mass_per_length > 0.0)
     }
 
     /// The same robot carrying a different total moving mass (inertia scaled with it).
@@ -404,8 +444,16 @@ pub const GRAVITY: f64 = 9.81;
 /// Robot files shipped in `robots/`, compiled in so that the binary works from any directory.
 pub const BUILTIN_ROBOTS: &[(&str, &str)] = &[
     ("uvigo8", include_str!("../../../../robots/uvigo8.toml")),
+    (
+        "uvigo8-pulleys",
+        include_str!("../../../../robots/uvigo8-pulleys.toml"),
+    ),
     ("silva4", include_str!("../../../../robots/silva4.toml")),
     ("caroca", include_str!("../../../../robots/caroca.toml")),
+    (
+        "caroca-pulleys",
+        include_str!("../../../../robots/caroca-pulleys.toml"),
+    ),
     ("keops", include_str!("../../../../robots/keops.toml")),
     ("rssu2", include_str!("../../../../robots/rssu2.toml")),
 ];

@@ -41,6 +41,8 @@ pub(super) struct RawRobot {
     /// Kept as written: the controller boundary's (see [`PlcSection`]).
     #[serde(default)]
     pub(super) plc: Option<toml::Table>,
+    #[serde(default)]
+    pub(super) obstacles: Option<Vec<RawObstacle>>,
 }
 
 #[derive(Deserialize)]
@@ -83,6 +85,56 @@ pub(super) struct RawCables {
     #[serde(default)]
     pub(super) ea: Option<Spanned<ScalarOrList>>,
     pub(super) damping: Spanned<ScalarOrList>,
+    /// Swivel pulleys: radius (m), one for all cables or one per cable (0 = a point exit).
+    #[serde(default)]
+    pub(super) pulley_radius: Option<Spanned<ScalarOrList>>,
+    /// Swivel axis per cable (unit vectors, world frame); the cable arrives along −axis.
+    #[serde(default)]
+    pub(super) pulley_axis: Option<Spanned<Vec<Spanned<Vec<f64>>>>>,
+    /// Capstan friction coefficient μ of each pulley (tension ratio e^{μβ} across the wrap).
+    #[serde(default)]
+    pub(super) pulley_friction: Option<Spanned<ScalarOrList>>,
+    /// Largest wrap angle β a pulley allows, rad.
+    #[serde(default)]
+    pub(super) pulley_max_wrap: Option<Spanned<ScalarOrList>>,
+    /// Allowed swivel angle range γ ∈ [min, max], rad, for every pulley.
+    #[serde(default)]
+    pub(super) pulley_swivel_range: Option<Spanned<Vec<f64>>>,
+    /// Linear density of each cable, kg/m (0 = massless).
+    #[serde(default)]
+    pub(super) cable_mass_per_length: Option<Spanned<ScalarOrList>>,
+}
+
+/// `[[obstacles]]`: a named solid the cables and the platform must keep clear of.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawObstacle {
+    pub(super) name: Spanned<String>,
+    /// `box`, `cylinder`, `sphere` or `plane`.
+    pub(super) shape: Spanned<String>,
+    /// box: corners, m.
+    #[serde(default)]
+    pub(super) min: Option<Spanned<Vec<f64>>>,
+    #[serde(default)]
+    pub(super) max: Option<Spanned<Vec<f64>>>,
+    /// sphere: centre; cylinder: centre of its base disc, m.
+    #[serde(default)]
+    pub(super) center: Option<Spanned<Vec<f64>>>,
+    /// sphere, cylinder: m.
+    #[serde(default)]
+    pub(super) radius: Option<Spanned<f64>>,
+    /// cylinder: unit axis from the base disc to the top disc.
+    #[serde(default)]
+    pub(super) axis: Option<Spanned<Vec<f64>>>,
+    /// cylinder: m.
+    #[serde(default)]
+    pub(super) height: Option<Spanned<f64>>,
+    /// plane: a point on it, m.
+    #[serde(default)]
+    pub(super) point: Option<Spanned<Vec<f64>>>,
+    /// plane: unit normal pointing out of the solid (the free side).
+    #[serde(default)]
+    pub(super) normal: Option<Spanned<Vec<f64>>>,
 }
 
 #[derive(Deserialize)]

@@ -72,6 +72,8 @@ fn ea_stiffness_and_rest_length_are_consistent() {
         platform_anchor: Vector3::zeros(),
         stiffness: Stiffness::Ea(1.0e5),
         damping: 0.0,
+        pulley: None,
+        mass_per_length: 0.0,
     };
     let (l, f) = (2.0, 50.0);
     let l0 = cable.rest_length_for(l, f);

@@ -1,0 +1,249 @@
+//! `[[obstacles]]`: named solids (boxes, cylinders, spheres, half-spaces) the cables and the
+//! platform must keep clear of. The distances to them are [`crate::interference`]'s; this
+//! module reads and checks them (`file:line: obstacles[k].<key>: …`).
+
+use super::error::{MAX_COORDINATE, RobotFileError};
+use super::fields::{Ctx, finite, span_of, vec3};
+use super::pulleys::UNIT_AXIS_TOLERANCE;
+use super::raw::RawObstacle;
+use crate::text::Plain;
+use nalgebra::Vector3;
+use serde::Serialize;
+use toml::Spanned;
+
+/// A named obstacle.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Obstacle {
+    pub name: String,
+    pub shape: Shape,
+}
+
+/// An obstacle's solid, world frame, m.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "shape")]
+pub enum Shape {
+    /// Axis-aligned box.
+    Box {
+        min: Vector3<f64>,
+        max: Vector3<f64>,
+    },
+    /// Solid cylinder: base disc centred on `base`, top disc at `base + height·axis`.
+    Cylinder {
+        base: Vector3<f64>,
+        axis: Vector3<f64>,
+        radius: f64,
+        height: f64,
+    },
+    Sphere {
+        center: Vector3<f64>,
+        radius: f64,
+    },
+    /// The half-space behind a plane: points p with (p − point)·normal < 0 are solid.
+    Plane {
+        point: Vector3<f64>,
+        normal: Vector3<f64>,
+    },
+}
+
+impl Shape {
+    /// The shape's kind as the robot file writes it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Shape::Box { .. } => "box",
+            Shape::Cylinder { .. } => "cylinder",
+            Shape::Sphere { .. } => "sphere",
+            Shape::Plane { .. } => "plane",
+        }
+    }
+
+    /// True when `p` lies strictly inside the solid (more than `margin` m from its surface).
+    pub fn contains(&self, p: &Vector3<f64>, margin: f64) -> bool {
+        match *self {
+            Shape::Box { min, max } => {
+                (0..3).all(|k| p[k] > min[k] + margin && p[k] < max[k] - margin)
+            }
+            Shape::Cylinder {
+                base,
+                axis,
+                radius,
+                height,
+            } => {
+                let v = p - base;
+                let h = v.dot(&axis);
+                let radial = (v - axis * h).norm();
+                h > margin && h < height - margin && radial < radius - margin
+            }
+            Shape::Sphere { center, radius } => (p - center).norm() < radius - margin,
+            Shape::Plane { point, normal } => (p - point).dot(&normal) < -margin,
+        }
+    }
+}
+
+pub(super) fn build(ctx: &Ctx, raw: &[RawObstacle]) -> Result<Vec<Obstacle>, RobotFileError> {
+    let mut out: Vec<Obstacle> = Vec::with_capacity(raw.len());
+    for (k, o) in raw.iter().enumerate() {
+        let field = |key: &str| format!("obstacles[{k}].{key}");
+        let name = o.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(ctx.err(span_of(&o.name), &field("name"), "must not be empty"));
+        }
+        if let Some(j) = out.iter().position(|p| p.name == name) {
+            return Err(ctx.err(
+                span_of(&o.name),
+                &field("name"),
+                format!("`{name}` is already the name of obstacle {}", j + 1),
+            ));
+        }
+        let need =
+            |v: &Option<Spanned<Vec<f64>>>, key: &str| -> Result<Vector3<f64>, RobotFileError> {
+                match v {
+                    Some(s) => vec3(ctx, s, &field(key)),
+                    None => Err(ctx.err(
+                        span_of(&o.shape),
+                        &field(key),
+                        format!("missing: a {} needs `{key}`", o.shape.get_ref()),
+                    )),
+                }
+            };
+        let length = |v: &Option<Spanned<f64>>, key: &str| -> Result<f64, RobotFileError> {
+            let Some(s) = v else {
+                return Err(ctx.err(
+                    span_of(&o.shape),
+                    &field(key),
+                    format!("missing: a {} needs `{key}` (m)", o.shape.get_ref()),
+                ));
+            };
+            let x = finite(ctx, s, &field(key))?;
+            if x <= 0.0 || x > MAX_COORDINATE {
+                return Err(ctx.err(
+                    span_of(s),
+                    &field(key),
+                    format!("must be in (0, {MAX_COORDINATE}] m, got {}", Plain(x)),
+                ));
+            }
+            Ok(x)
+        };
+        let unit =
+            |v: &Option<Spanned<Vec<f64>>>, key: &str| -> Result<Vector3<f64>, RobotFileError> {
+                let a = need(v, key)?;
+                let norm = a.norm();
+                let span = v.as_ref().and_then(span_of);
+                if norm == 0.0 {
+                    return Err(ctx.err(span, &field(key), "has zero length: give a unit vector"));
+                }
+                if (norm - 1.0).abs() > UNIT_AXIS_TOLERANCE {
+                    return Err(ctx.err(
+                        span,
+                        &field(key),
+                        format!("must be a unit vector, its length is {}", Plain(norm)),
+                    ));
+                }
+                Ok(a)
+            };
+        let allowed: &[&str] = match o.shape.get_ref().as_str() {
+            "box" => &["min", "max"],
+            "cylinder" => &["center", "axis", "radius", "height"],
+            "sphere" => &["center", "radius"],
+            "plane" => &["point", "normal"],
+            other => {
+                return Err(ctx.err(
+                    span_of(&o.shape),
+                    &field("shape"),
+                    format!("unknown shape `{other}`: use box, cylinder, sphere or plane"),
+                ));
+            }
+        };
+        let given = [
+            ("min", o.min.as_ref().map(|s| s.span())),
+            ("max", o.max.as_ref().map(|s| s.span())),
+            ("center", o.center.as_ref().map(|s| s.span())),
+            ("radius", o.radius.as_ref().map(|s| s.span())),
+            ("axis", o.axis.as_ref().map(|s| s.span())),
+            ("height", o.height.as_ref().map(|s| s.span())),
+            ("point", o.point.as_ref().map(|s| s.span())),
+            ("normal", o.normal.as_ref().map(|s| s.span())),
+        ];
+        if let Some((key, span)) = given
+            .iter()
+            .find(|(key, span)| span.is_some() && !allowed.contains(key))
+        {
+            return Err(ctx.err(
+                span.clone(),
+                &field(key),
+                format!(
+                    "a {} has no `{key}`: it takes {}",
+                    o.shape.get_ref(),
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        let shape = match o.shape.get_ref().as_str() {
+            "box" => {
+                let (min, max) = (need(&o.min, "min")?, need(&o.max, "max")?);
+                if let Some(i) = (0..3).find(|&i| max[i] <= min[i]) {
+                    return Err(ctx.err(
+                        o.max.as_ref().and_then(span_of),
+                        &field("max"),
+                        format!(
+                            "must exceed `min` in every axis; {} is {} ≤ {}",
+                            ["x", "y", "z"][i],
+                            Plain(max[i]),
+                            Plain(min[i])
+                        ),
+                    ));
+                }
+                Shape::Box { min, max }
+            }
+            "cylinder" => Shape::Cylinder {
+                base: need(&o.center, "center")?,
+                axis: unit(&o.axis, "axis")?,
+                radius: length(&o.radius, "radius")?,
+                height: length(&o.height, "height")?,
+            },
+            "sphere" => Shape::Sphere {
+                center: need(&o.center, "center")?,
+                radius: length(&o.radius, "radius")?,
+            },
+            _ => Shape::Plane {
+                point: need(&o.point, "point")?,
+                normal: unit(&o.normal, "normal")?,
+            },
+        };
+        out.push(Obstacle { name, shape });
+    }
+    Ok(out)
+}
+
+/// No frame anchor, and no platform anchor at the home pose, lies inside an obstacle.
+pub(super) fn anchors_outside(
+    ctx: &Ctx,
+    raw: &[RawObstacle],
+    robot: &super::Robot,
+) -> Result<(), RobotFileError> {
+    let home = crate::pose::Pose::from_array(robot.home);
+    let rotation = home.rotation();
+    for (k, o) in robot.obstacles.iter().enumerate() {
+        for (i, c) in robot.cables.iter().enumerate() {
+            let at_home = home.position + rotation.matrix() * c.platform_anchor;
+            for (which, p) in [("frame", c.frame_anchor), ("platform (at home)", at_home)] {
+                if o.shape.contains(&p, 0.0) {
+                    return Err(ctx.err(
+                        span_of(&raw[k].name),
+                        &format!("obstacles[{k}]"),
+                        format!(
+                            "{} `{}` contains the {which} anchor of cable {} ({}) at ({}, {}, {}) m",
+                            o.shape.kind(),
+                            o.name,
+                            i + 1,
+                            c.name,
+                            Plain(p.x),
+                            Plain(p.y),
+                            Plain(p.z)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
