@@ -444,18 +444,18 @@ pub const GRAVITY: f64 = 9.81;
 /// Robot files shipped in `robots/`, compiled in so that the binary works from any directory.
 pub const BUILTIN_ROBOTS: &[(&str, &str)] = &[
     ("uvigo8", include_str!("../../../../robots/uvigo8.toml")),
+    ("silva4", include_str!("../../../../robots/silva4.toml")),
+    ("caroca", include_str!("../../../../robots/caroca.toml")),
+    ("keops", include_str!("../../../../robots/keops.toml")),
+    ("rssu2", include_str!("../../../../robots/rssu2.toml")),
     (
         "uvigo8-pulleys",
         include_str!("../../../../robots/uvigo8-pulleys.toml"),
     ),
-    ("silva4", include_str!("../../../../robots/silva4.toml")),
-    ("caroca", include_str!("../../../../robots/caroca.toml")),
     (
         "caroca-pulleys",
         include_str!("../../../../robots/caroca-pulleys.toml"),
     ),
-    ("keops", include_str!("../../../../robots/keops.toml")),
-    ("rssu2", include_str!("../../../../robots/rssu2.toml")),
 ];
 
 #[cfg(test)]
