@@ -314,3 +314,5 @@ impl InverseKinematics {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod pulley_tests;
