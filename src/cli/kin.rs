@@ -104,6 +104,46 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         ]);
     }
     t.print();
+    if robot.cables.iter().any(|c| c.pulley.is_some()) {
+        let mut t = Table::new(&[
+            "cable",
+            "pulley radius [m]",
+            "swivel axis",
+            "friction μ",
+            "max wrap [rad]",
+            "cable mass [kg/m]",
+        ]);
+        for c in &robot.cables {
+            let mass = num(c.mass_per_length, 4);
+            t.row(match &c.pulley {
+                Some(p) => vec![
+                    c.name.clone(),
+                    num(p.radius, 4),
+                    list(p.axis.as_slice(), 4),
+                    num(p.friction, 3),
+                    num(p.max_wrap, 4),
+                    mass,
+                ],
+                None => vec![
+                    c.name.clone(),
+                    "(point exit)".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    mass,
+                ],
+            });
+        }
+        t.print();
+    }
+    if !robot.obstacles.is_empty() {
+        let names: Vec<String> = robot
+            .obstacles
+            .iter()
+            .map(|o| format!("{} ({})", o.name, o.shape.kind()))
+            .collect();
+        println!("obstacles: {}", names.join(", "));
+    }
     let home_pose = format!(
         "x,y,z {} m, roll,pitch,yaw {} rad",
         list(&robot.home[..3], 4),

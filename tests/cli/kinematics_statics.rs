@@ -214,6 +214,9 @@ fn ik_over_pulleys_reports_swivel_wrap_and_tangent_points_and_fk_inverts_it() {
         assert!((g - e).abs() < 1e-9, "{f}");
     }
     let text = stdout(&cdpr(&with("ik -r uvigo8-pulleys --pose", &[pose])));
-    assert!(text.contains("swivel γ [rad]") && text.contains("wrap β [rad]"), "{text}");
+    assert!(
+        text.contains("swivel γ [rad]") && text.contains("wrap β [rad]"),
+        "{text}"
+    );
     assert!(text.contains("over swivel pulleys"), "{text}");
 }

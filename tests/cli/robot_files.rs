@@ -147,11 +147,34 @@ fn check_of_dev_zero_is_refused_quickly_with_bounded_memory() {
 
 #[test]
 fn the_shipped_robots_still_pass() {
-    for name in ["uvigo8", "silva4", "caroca", "rssu2", "keops"] {
+    for name in [
+        "uvigo8",
+        "uvigo8-pulleys",
+        "silva4",
+        "caroca",
+        "caroca-pulleys",
+        "rssu2",
+        "keops",
+    ] {
         let path = format!("robots/{name}.toml");
         let o = cdpr(&["check", &path]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
+        // The pulley table only for the robots with pulleys.
+        let pulleys = stdout(&o).contains("pulley radius [m]");
+        assert_eq!(
+            pulleys,
+            name.ends_with("-pulleys"),
+            "{name}: {}",
+            stdout(&o)
+        );
     }
+    let o = cdpr(&["check", "robots/uvigo8-pulleys.toml"]);
+    let text = stdout(&o);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("upper0") && l.contains("0.025"))
+        .unwrap_or_else(|| panic!("no pulley row for upper0 in {text}"));
+    assert!(row.contains("0.05") && row.contains("0.0025"), "{row}");
 }
 
 /// A small deterministic generator (xorshift): the CLI runs are few and must be reproducible.

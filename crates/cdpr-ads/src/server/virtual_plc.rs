@@ -281,7 +281,10 @@ impl PlcCore {
             .robot
             .cables
             .iter()
-            .flat_map(|c| c.pulley.map_or([0.0; 3], |p| [p.axis.x, p.axis.y, p.axis.z]))
+            .flat_map(|c| {
+                c.pulley
+                    .map_or([0.0; 3], |p| [p.axis.x, p.axis.y, p.axis.z])
+            })
             .collect();
         self.memory.with_image(|img| {
             memory::put_reals(img, &r.frame_anchors, &a);

@@ -280,8 +280,8 @@ fn a_shadow_reading_pulleys_from_the_plc_builds_the_pulley_robot() {
     }
     // The raw symbol holds millimetres.
     let ads_client = client(&rt);
-    let h = ads::Handle::new(ads_client.device(target()), "GVL_Shadow.aPulleyRadii")
-        .expect("handle");
+    let h =
+        ads::Handle::new(ads_client.device(target()), "GVL_Shadow.aPulleyRadii").expect("handle");
     let mut buf = [0u8; 8 * 8];
     h.read(&mut buf).expect("read");
     assert_eq!(f64s(&buf), vec![25.0; 8]);

@@ -313,6 +313,6 @@ impl InverseKinematics {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod pulley_tests;
+#[cfg(test)]
+mod tests;

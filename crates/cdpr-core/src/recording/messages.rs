@@ -362,8 +362,8 @@ pub fn scene_update(
             points: (0..=WHEEL_SEGMENTS)
                 .map(|k| {
                     let phi = std::f64::consts::TAU * k as f64 / WHEEL_SEGMENTS as f64;
-                    let on_rim = wheel.center
-                        + (wheel.radial * phi.cos() + p.axis * phi.sin()) * p.radius;
+                    let on_rim =
+                        wheel.center + (wheel.radial * phi.cos() + p.axis * phi.sin()) * p.radius;
                     point(&on_rim)
                 })
                 .collect(),
@@ -586,7 +586,8 @@ mod tests {
             assert!((start - centre).dot(&(anchor - start)).abs() < 1e-12);
             let from_a = (a - centre).normalize();
             let to_start = (start - centre).normalize();
-            let mut beta = to_start.dot(&z).atan2(to_start.dot(&u)) - from_a.dot(&z).atan2(from_a.dot(&u));
+            let mut beta =
+                to_start.dot(&z).atan2(to_start.dot(&u)) - from_a.dot(&z).atan2(from_a.dot(&u));
             beta = beta.rem_euclid(std::f64::consts::TAU);
             assert!(
                 (r * beta + (anchor - start).norm() - lengths[i]).abs() < 1e-12,

@@ -413,7 +413,9 @@ impl Robot {
 /// [`Robot::with_pulleys`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GeometryError {
-    #[error("the robot has {expected} cables but the geometry gives {radii} pulley radii and {axes} pulley axes")]
+    #[error(
+        "the robot has {expected} cables but the geometry gives {radii} pulley radii and {axes} pulley axes"
+    )]
     PulleyCount {
         expected: usize,
         radii: usize,

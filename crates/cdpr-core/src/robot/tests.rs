@@ -655,10 +655,21 @@ fn with_pulleys_rebuilds_the_shipped_pulley_robot_and_names_the_bad_cable() {
     assert_eq!(built.cables[0].pulley.map(|p| p.friction), Some(0.0));
     let mut some = radii.clone();
     some[3] = 0.0;
-    assert!(shipped.with_pulleys(&some, &axes).expect("fits").cables[3].pulley.is_none());
+    assert!(
+        shipped.with_pulleys(&some, &axes).expect("fits").cables[3]
+            .pulley
+            .is_none()
+    );
     // Refused, naming the cable.
     let err = point.with_pulleys(&radii[..7], &axes).expect_err("count");
-    assert!(matches!(err, GeometryError::PulleyCount { expected: 8, radii: 7, axes: 8 }));
+    assert!(matches!(
+        err,
+        GeometryError::PulleyCount {
+            expected: 8,
+            radii: 7,
+            axes: 8
+        }
+    ));
     let mut bad = radii.clone();
     bad[2] = -0.01;
     let err = point.with_pulleys(&bad, &axes).expect_err("negative");

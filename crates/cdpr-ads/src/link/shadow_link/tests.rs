@@ -484,12 +484,20 @@ fn pulleys_are_read_with_the_geometry_when_the_plc_has_them() {
     // uvigo8's PLC has no pulley arrays: none read, the link as before.
     let point = uvigo8();
     let core = plc(&point);
-    let mut c = link(&core, &PlcSymbols::of(&point).expect("[plc]"), WritePolicy::ReadOnly);
+    let mut c = link(
+        &core,
+        &PlcSymbols::of(&point).expect("[plc]"),
+        WritePolicy::ReadOnly,
+    );
     assert_eq!(c.read_geometry().expect("geometry").pulleys, None);
     // uvigo8-pulleys' PLC serves them: radii back in m, axes unit, beside the anchors.
     let robot = cdpr_core::fixtures::robot("uvigo8-pulleys");
     let core = plc(&robot);
-    let mut c = link(&core, &PlcSymbols::of(&robot).expect("[plc]"), WritePolicy::ReadOnly);
+    let mut c = link(
+        &core,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::ReadOnly,
+    );
     let g = c.read_geometry().expect("geometry");
     let p = g.pulleys.expect("pulleys");
     assert_eq!(p.radii, vec![0.025; 8]);
