@@ -193,7 +193,8 @@ fn ik_over_pulleys_reports_swivel_wrap_and_tangent_points_and_fk_inverts_it() {
         swivel[0] > std::f64::consts::FRAC_PI_2 && swivel[0] < std::f64::consts::PI,
         "{swivel:?}"
     );
-    assert!(wrap.iter().all(|b| *b > 1.5708 && *b < 3.1416), "{wrap:?}");
+    let (quarter, half) = (std::f64::consts::FRAC_PI_2, std::f64::consts::PI);
+    assert!(wrap.iter().all(|b| *b > quarter && *b < half), "{wrap:?}");
     let t0 = floats(&tangents[0]);
     // 25 mm wheel: the tangent point is within 2 r of the swivel point.
     let a0 = [1.32545, 1.09656, 0.825];
