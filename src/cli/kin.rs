@@ -104,6 +104,46 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         ]);
     }
     t.print();
+    if robot.cables.iter().any(|c| c.pulley.is_some()) {
+        let mut t = Table::new(&[
+            "cable",
+            "pulley radius [m]",
+            "swivel axis",
+            "friction μ",
+            "max wrap [rad]",
+            "cable mass [kg/m]",
+        ]);
+        for c in &robot.cables {
+            let mass = num(c.mass_per_length, 4);
+            t.row(match &c.pulley {
+                Some(p) => vec![
+                    c.name.clone(),
+                    num(p.radius, 4),
+                    list(p.axis.as_slice(), 4),
+                    num(p.friction, 3),
+                    num(p.max_wrap, 4),
+                    mass,
+                ],
+                None => vec![
+                    c.name.clone(),
+                    "(point exit)".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    mass,
+                ],
+            });
+        }
+        t.print();
+    }
+    if !robot.obstacles.is_empty() {
+        let names: Vec<String> = robot
+            .obstacles
+            .iter()
+            .map(|o| format!("{} ({})", o.name, o.shape.kind()))
+            .collect();
+        println!("obstacles: {}", names.join(", "));
+    }
     let home_pose = format!(
         "x,y,z {} m, roll,pitch,yaw {} rad",
         list(&robot.home[..3], 4),
@@ -153,25 +193,51 @@ pub fn ik(a: IkArgs) -> Result<ExitCode> {
         list(&r.pose[..3], 6),
         list(&r.pose[3..], 6)
     );
-    let mut t = Table::new(&[
+    let mut header = vec![
         "cable".to_string(),
         "length [m]".into(),
         "direction d".into(),
         format!("θz [{u}]"),
         format!("θx [{u}]"),
         format!("θy [{u}]"),
-    ]);
+    ];
+    let pulleys = r
+        .swivel_angles
+        .as_ref()
+        .zip(r.wrap_angles.as_ref())
+        .zip(r.tangent_points.as_ref());
+    if pulleys.is_some() {
+        header.extend([
+            format!("swivel γ [{u}]"),
+            format!("wrap β [{u}]"),
+            "leaves wheel at [m]".into(),
+        ]);
+    }
+    let mut t = Table::new(&header);
     for (k, c) in robot.cables.iter().enumerate() {
-        t.row(vec![
+        let mut row = vec![
             c.name.clone(),
             num(r.lengths[k], 6),
             list(&r.directions[k], 4),
             num(r.theta_z[k], 4),
             num(r.theta_x[k], 4),
             num(r.theta_y[k], 4),
-        ]);
+        ];
+        if let Some(((swivel, wrap), tangent)) = pulleys {
+            match (swivel[k], wrap[k], tangent[k]) {
+                (Some(g), Some(b), Some(p)) => row.extend([num(g, 4), num(b, 4), list(&p, 4)]),
+                _ => row.extend(["-".to_string(), "-".into(), "(point exit)".into()]),
+            }
+        }
+        t.row(row);
     }
     t.print();
+    if pulleys.is_some() {
+        println!(
+            "over swivel pulleys: lengths run from the swivel point (wrap included), directions \
+             and θ along the free segment from where the cable leaves the wheel"
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -174,3 +174,50 @@ fn huge_poses_are_refused_with_the_option_and_its_range() {
         }
     }
 }
+
+#[test]
+fn ik_over_pulleys_reports_swivel_wrap_and_tangent_points_and_fk_inverts_it() {
+    let point = json(&words("ik -r uvigo8 --pose 0,0,0.1 --json"));
+    for key in ["swivel_angles", "wrap_angles", "tangent_points"] {
+        assert!(point.get(key).is_none(), "{key} for a point-exit robot");
+    }
+    let pose = "0.04,-0.07,0.2,0.03,-0.02,0.1";
+    let v = json(&with("ik -r uvigo8-pulleys --pose", &[pose, "--json"]));
+    let (swivel, wrap) = (floats(&v["swivel_angles"]), floats(&v["wrap_angles"]));
+    let tangents = v["tangent_points"].as_array().expect("tangent_points");
+    assert_eq!((swivel.len(), wrap.len(), tangents.len()), (8, 8, 8));
+    // Cable 1 (upper0) leaves its pillar at (1.32545, 1.09656, 0.825) towards a platform
+    // below and inside: the wheel turns towards −x, −y (γ about −z from +x: between 90° and
+    // 180°, since seen along −z the y axis is mirrored) and the cable wraps more than 90°.
+    assert!(
+        swivel[0] > std::f64::consts::FRAC_PI_2 && swivel[0] < std::f64::consts::PI,
+        "{swivel:?}"
+    );
+    let (quarter, half) = (std::f64::consts::FRAC_PI_2, std::f64::consts::PI);
+    assert!(wrap.iter().all(|b| *b > quarter && *b < half), "{wrap:?}");
+    let t0 = floats(&tangents[0]);
+    // 25 mm wheel: the tangent point is within 2 r of the swivel point.
+    let a0 = [1.32545, 1.09656, 0.825];
+    let dist = (0..3).map(|k| (t0[k] - a0[k]).powi(2)).sum::<f64>().sqrt();
+    assert!(dist > 0.0 && dist < 0.05, "{t0:?}");
+    let lengths: Vec<String> = floats(&v["lengths"])
+        .iter()
+        .map(|l| format!("{l:.15}"))
+        .collect();
+    let f = json(&with(
+        "fk -r uvigo8-pulleys --lengths",
+        &[&lengths.join(","), "--json"],
+    ));
+    for (g, e) in floats(&f["pose"])
+        .iter()
+        .zip([0.04, -0.07, 0.2, 0.03, -0.02, 0.1])
+    {
+        assert!((g - e).abs() < 1e-9, "{f}");
+    }
+    let text = stdout(&cdpr(&with("ik -r uvigo8-pulleys --pose", &[pose])));
+    assert!(
+        text.contains("swivel γ [rad]") && text.contains("wrap β [rad]"),
+        "{text}"
+    );
+    assert!(text.contains("over swivel pulleys"), "{text}");
+}

@@ -147,11 +147,34 @@ fn check_of_dev_zero_is_refused_quickly_with_bounded_memory() {
 
 #[test]
 fn the_shipped_robots_still_pass() {
-    for name in ["uvigo8", "silva4", "caroca", "rssu2", "keops"] {
+    for name in [
+        "uvigo8",
+        "uvigo8-pulleys",
+        "silva4",
+        "caroca",
+        "caroca-pulleys",
+        "rssu2",
+        "keops",
+    ] {
         let path = format!("robots/{name}.toml");
         let o = cdpr(&["check", &path]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
+        // The pulley table only for the robots with pulleys.
+        let pulleys = stdout(&o).contains("pulley radius [m]");
+        assert_eq!(
+            pulleys,
+            name.ends_with("-pulleys"),
+            "{name}: {}",
+            stdout(&o)
+        );
     }
+    let o = cdpr(&["check", "robots/uvigo8-pulleys.toml"]);
+    let text = stdout(&o);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("upper0") && l.contains("0.025"))
+        .unwrap_or_else(|| panic!("no pulley row for upper0 in {text}"));
+    assert!(row.contains("0.05") && row.contains("0.0025"), "{row}");
 }
 
 /// A small deterministic generator (xorshift): the CLI runs are few and must be reproducible.
@@ -268,4 +291,113 @@ fn check_validates_and_names_the_culprit() {
         "{err}"
     );
     assert!(!err.contains("panicked"));
+}
+
+/// uvigo8-pulleys' text with `from` replaced by `to` (once), and the 1-based line where the
+/// replacement starts.
+fn pulleys_edited(from: &str, to: &str) -> (String, usize) {
+    let text = cdpr_core::fixtures::robot_text("uvigo8-pulleys");
+    let at = text.find(from).unwrap_or_else(|| panic!("no `{from}`"));
+    let line = text[..at].matches('\n').count() + 1;
+    (text.replacen(from, to, 1), line)
+}
+
+#[test]
+fn bad_pulley_and_obstacle_keys_are_refused_with_file_line_and_field() {
+    let dir = scratch("robot_files_pulleys");
+    let radius = "pulley_radius = 0.025";
+    let axis = "[0.0, 0.0, -1.0], [0.0, 0.0, -1.0], [0.0, 0.0, -1.0], [0.0, 0.0, -1.0],\n";
+    let mass = "cable_mass_per_length = 0.0025";
+    let (_, radius_line) = pulleys_edited(radius, radius);
+    let (_, axis_line) = pulleys_edited(axis, axis);
+    let (_, mass_line) = pulleys_edited(mass, mass);
+    let axis_block = "pulley_axis = [                 # unit swivel axes, world frame: the cable comes up each pillar\n  [0.0, 0.0, -1.0], [0.0, 0.0, -1.0], [0.0, 0.0, -1.0], [0.0, 0.0, -1.0],\n  [0.0, 0.0, -1.0], [0.0, 0.0, -1.0], [0.0, 0.0, -1.0], [0.0, 0.0, -1.0],\n]\n";
+    let text = cdpr_core::fixtures::robot_text("uvigo8-pulleys");
+    // An [[obstacles]] table appended to the file, and the line of its `key`.
+    let obstacle = |body: &str, key: &str| -> (String, usize) {
+        let full = format!("{text}\n[[obstacles]]\n{body}");
+        let table = full.find("[[obstacles]]").expect("appended");
+        let at = table + full[table..].find(key).expect("key in body");
+        let line = full[..at].matches('\n').count() + 1;
+        (full, line)
+    };
+    let (pillar, pillar_line) = obstacle(
+        "name = \"pillar\"\nshape = \"cylinder\"\ncenter = [1.32545, 1.09656, 0.0]\naxis = [0.0, 0.0, 1.0]\nradius = 0.05\nheight = 0.9\n",
+        "name",
+    );
+    let (cone, cone_line) = obstacle(
+        "name = \"cone\"\nshape = \"cone\"\ncenter = [0.0, 0.0, 0.0]\n",
+        "shape",
+    );
+    let (flat, flat_line) = obstacle(
+        "name = \"table\"\nshape = \"box\"\nmin = [0.5, 0.5, 0.0]\nmax = [0.8, 0.8, 0.0]\n",
+        "max",
+    );
+    let cases = [
+        (
+            "negative_radius.toml",
+            pulleys_edited(radius, "pulley_radius = -0.025").0,
+            format!(
+                ":{radius_line}: cables.pulley_radius: cable 1 (upper0) must be ≥ 0 m (0 = no pulley), got -0.025"
+            ),
+        ),
+        (
+            "long_axis.toml",
+            pulleys_edited(axis, &axis.replacen("-1.0", "-2.0", 1)).0,
+            format!(
+                ":{axis_line}: cables.pulley_axis[0]: cable 1 (upper0): the swivel axis must be a unit vector, its length is 2"
+            ),
+        ),
+        (
+            "zero_axis.toml",
+            pulleys_edited(axis, &axis.replacen("-1.0", "0.0", 1)).0,
+            format!(
+                ":{axis_line}: cables.pulley_axis[0]: cable 1 (upper0): the swivel axis has zero length"
+            ),
+        ),
+        (
+            "negative_mass.toml",
+            pulleys_edited(mass, "cable_mass_per_length = -0.0025").0,
+            format!(
+                ":{mass_line}: cables.cable_mass_per_length: cable 1 (upper0) must be ≥ 0 kg/m, got -0.0025"
+            ),
+        ),
+        (
+            "no_axis.toml",
+            pulleys_edited(axis_block, "").0,
+            format!(":{radius_line}: cables.pulley_axis: missing: a pulley needs its swivel axis"),
+        ),
+        (
+            "pillar.toml",
+            pillar,
+            format!(
+                ":{pillar_line}: obstacles[0]: cylinder `pillar` contains the frame anchor of cable 1 (upper0) at (1.32545, 1.09656, 0.825) m"
+            ),
+        ),
+        (
+            "cone.toml",
+            cone,
+            format!(
+                ":{cone_line}: obstacles[0].shape: unknown shape `cone`: use box, cylinder, sphere or plane"
+            ),
+        ),
+        (
+            "flat_box.toml",
+            flat,
+            format!(":{flat_line}: obstacles[0].max: must exceed `min` in every axis; z is 0 ≤ 0"),
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = write(&dir, name, &text);
+        let o = cdpr(&["check", &path]);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        let err = stderr(&o);
+        let first = err.lines().next().unwrap_or("");
+        assert!(
+            first.starts_with(&format!("error: {path}")),
+            "{name}: {first}"
+        );
+        assert!(first.contains(&needle), "{name}: no `{needle}` in {first}");
+        assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
+    }
 }

@@ -39,6 +39,11 @@ pub struct PlcSymbols {
     pub shadow_cycle: String,
     /// The only symbols the shadow may ever write (resolved once, when the link is made).
     pub writable: Vec<String>,
+    /// Optional: swivel-pulley radii, ARRAY[1..m] OF LREAL, mm (0: the cable leaves at its
+    /// frame anchor). Read with the geometry when the PLC has it (and `pulley_axes`).
+    pub pulley_radii: String,
+    /// Optional: unit swivel axes per cable, ARRAY[1..m, 1..3] OF LREAL, world frame.
+    pub pulley_axes: String,
 }
 
 /// The `[plc]` keys as written. `Spanned` keeps the byte range so that errors can give a line.
@@ -58,6 +63,8 @@ struct RawPlc {
     shadow_tensions: Option<Spanned<String>>,
     shadow_cycle: Option<Spanned<String>>,
     writable: Option<Spanned<Vec<String>>>,
+    pulley_radii: Option<Spanned<String>>,
+    pulley_axes: Option<Spanned<String>>,
 }
 
 /// The robot file read for its `[plc]` section alone (every other key is the core's).
@@ -93,6 +100,8 @@ impl PlcSymbols {
             shadow_lengths,
             shadow_tensions,
             shadow_cycle,
+            pulley_radii: "GVL_Shadow.aPulleyRadii".into(),
+            pulley_axes: "GVL_Shadow.aPulleyAxes".into(),
         }
     }
 
@@ -222,6 +231,8 @@ fn build(ctx: &Ctx, raw: RawPlc) -> Result<PlcSymbols, RobotFileError> {
         shadow_tensions: pick(raw.shadow_tensions, "shadow_tensions", d.shadow_tensions)?,
         shadow_cycle: pick(raw.shadow_cycle, "shadow_cycle", d.shadow_cycle)?,
         writable,
+        pulley_radii: pick(raw.pulley_radii, "pulley_radii", d.pulley_radii)?,
+        pulley_axes: pick(raw.pulley_axes, "pulley_axes", d.pulley_axes)?,
     })
 }
 

@@ -19,6 +19,17 @@ pub struct ControllerGeometry {
     pub cable_angles: Vec<[f64; 2]>,
     /// TCP pose, m and rad.
     pub tcp_pose: Pose,
+    /// The swivel pulleys, when the controller publishes them (`pulley_radii`, `pulley_axes`).
+    pub pulleys: Option<ControllerPulleys>,
+}
+
+/// Swivel pulleys as a controller holds them, SI.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControllerPulleys {
+    /// Wheel radius per cable, m (0: the cable leaves at its frame anchor).
+    pub radii: Vec<f64>,
+    /// Unit swivel axis per cable, world frame.
+    pub axes: Vec<Vector3<f64>>,
 }
 
 /// What the shadow reads every cycle, in one sum read.

@@ -36,7 +36,9 @@ pub mod write_policy;
 
 pub use ads_client::{AdsConfig, AdsController, AdsSource, AdsTransport, Exchange, ExchangeChoice};
 pub use backoff::Backoff;
-pub use controller::{Controller, ControllerGeometry, CycleInputs, ShadowOutputs};
+pub use controller::{
+    Controller, ControllerGeometry, ControllerPulleys, CycleInputs, ShadowOutputs,
+};
 pub use discover::{SystemInfo, announced_fingerprint, discover, identify, net_id_of};
 pub use error::ControllerError;
 pub use guard::{CommandGuard, Refused, Rejection};

@@ -11,7 +11,9 @@
 //! degrees are converted to SI here and nowhere else on the shadow's side.
 
 use super::ads_client::Exchange;
-use super::controller::{Controller, ControllerGeometry, CycleInputs, ShadowOutputs};
+use super::controller::{
+    Controller, ControllerGeometry, ControllerPulleys, CycleInputs, ShadowOutputs,
+};
 use super::error::ControllerError;
 use super::slot::Slot;
 use super::transport::Transport;
@@ -31,6 +33,9 @@ pub struct ShadowLink<T: Transport> {
     access: WriteAccess,
     /// Whether the reaction diagnostic exists on the PLC and is read every cycle.
     has_reaction: bool,
+    /// Where the optional pulley symbols sit among `names` (radii, then axes), when the PLC
+    /// has both.
+    pulleys_at: Option<usize>,
     /// Re-resolutions after stale handles (see [`Controller::re_resolves`]).
     re_resolves: u64,
 }
@@ -48,12 +53,28 @@ impl<T: Transport> ShadowLink<T> {
         // The reaction diagnostic is optional (a TwinCAT GVL may leave it out): probe it alone
         // first, so that a PLC without it costs no half-resolved set of handles.
         let reaction = Slot::Reaction.name(symbols);
-        let has_reaction = probe_reaction(&mut transport, &reaction)?;
+        let reaction_probe = probe(&mut transport, std::slice::from_ref(&reaction), is_counter)?;
+        let has_reaction = reaction_probe == Probe::Present;
         if has_reaction {
             names.push(reaction);
         }
+        // The pulleys are optional too (a robot whose cables leave at points has none). A PLC
+        // that left the question about the reaction diagnostic unanswered (pyads' test server)
+        // is not asked again: each unanswered question costs a timeout.
+        let pulley_names = [
+            Slot::PulleyRadii.name(symbols),
+            Slot::PulleyAxes.name(symbols),
+        ];
+        let pulleys_at = if reaction_probe != Probe::Silent
+            && probe(&mut transport, &pulley_names, are_real_arrays)? == Probe::Present
+        {
+            names.extend(pulley_names);
+            Some(names.len() - 2)
+        } else {
+            None
+        };
         let types = transport.resolve(&names)?;
-        let cables = check_types(&names, &types)?;
+        let cables = check_types(&slots_of(has_reaction, pulleys_at), &names, &types)?;
         Ok(ShadowLink {
             access: WriteAccess::resolve(policy, &names, &symbols.writable),
             transport,
@@ -61,6 +82,7 @@ impl<T: Transport> ShadowLink<T> {
             types,
             cables,
             has_reaction,
+            pulleys_at,
             re_resolves: 0,
         })
     }
@@ -84,13 +106,21 @@ impl<T: Transport> ShadowLink<T> {
     /// the same robot; drops the reaction diagnostic if the PLC no longer has it.
     fn resolve_all(&mut self) -> Result<(), ControllerError> {
         let reaction = Slot::Reaction.index();
-        if self.has_reaction && !probe_reaction(&mut self.transport, &self.names[reaction])? {
+        if self.has_reaction
+            && probe(
+                &mut self.transport,
+                std::slice::from_ref(&self.names[reaction]),
+                is_counter,
+            )? != Probe::Present
+        {
             // The PLC lacks the optional diagnostic now: carry on without it.
-            self.names.truncate(reaction);
+            self.names.remove(reaction);
             self.has_reaction = false;
+            self.pulleys_at = self.pulleys_at.map(|at| at - 1);
         }
         let types = self.transport.resolve(&self.names)?;
-        let cables = check_types(&self.names, &types)?;
+        let slots = slots_of(self.has_reaction, self.pulleys_at);
+        let cables = check_types(&slots, &self.names, &types)?;
         if cables != self.cables {
             return Err(ControllerError::Symbol {
                 symbol: self.names[Slot::FrameAnchors.index()].clone(),
@@ -127,7 +157,12 @@ impl<T: Transport> ShadowLink<T> {
     }
 
     fn reals(&self, slot: Slot, bytes: &[u8]) -> Result<Vec<f64>, ControllerError> {
-        let (name, ty) = (&self.names[slot.index()], &self.types[slot.index()]);
+        self.reals_at(slot.index(), bytes)
+    }
+
+    /// The reals of the resolved name at `index`.
+    fn reals_at(&self, index: usize, bytes: &[u8]) -> Result<Vec<f64>, ControllerError> {
+        let (name, ty) = (&self.names[index], &self.types[index]);
         let values = wire::decode_reals(ty, bytes).ok_or_else(|| ControllerError::Symbol {
             symbol: name.clone(),
             reason: format!("expected {} bytes, got {}", ty.size(), bytes.len()),
@@ -166,29 +201,77 @@ impl<T: Transport> ShadowLink<T> {
     }
 }
 
-/// Whether `name` resolves to a UDINT scalar. A PLC that does not answer about an unknown
-/// name at all (pyads' test server raises and never replies) costs one timeout: the link is
-/// reopened — a late reply would desynchronise it — and the shadow carries on without it.
-fn probe_reaction<T: Transport>(transport: &mut T, name: &str) -> Result<bool, ControllerError> {
-    match transport.resolve(&[name.to_string()]) {
-        Ok(types) => Ok(matches!(
-            types.as_slice(),
-            [ty] if ty.scalar == Scalar::UDInt && ty.dims.is_empty()
-        )),
+/// What a PLC said about optional symbols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    /// All resolve, with the wanted types.
+    Present,
+    /// Refused (unknown) or of other types.
+    Absent,
+    /// No answer at all: the link was reopened.
+    Silent,
+}
+
+/// A UDINT scalar (the reaction diagnostic).
+fn is_counter(types: &[IecType]) -> bool {
+    matches!(types, [ty] if ty.scalar == Scalar::UDInt && ty.dims.is_empty())
+}
+
+/// REAL or LREAL arrays (the pulleys; their sizes are checked with the other symbols').
+fn are_real_arrays(types: &[IecType]) -> bool {
+    types
+        .iter()
+        .all(|t| matches!(t.scalar, Scalar::Real | Scalar::LReal) && !t.dims.is_empty())
+}
+
+/// Whether the optional `names` resolve to types `fit` accepts. A PLC that does not answer
+/// about an unknown name at all (pyads' test server raises and never replies) costs one
+/// timeout: the link is reopened — a late reply would desynchronise it — and the shadow
+/// carries on without them.
+fn probe<T: Transport>(
+    transport: &mut T,
+    names: &[String],
+    fit: fn(&[IecType]) -> bool,
+) -> Result<Probe, ControllerError> {
+    match transport.resolve(names) {
+        Ok(types) if types.len() == names.len() && fit(&types) => Ok(Probe::Present),
+        Ok(_) => Ok(Probe::Absent),
         Err(e) if e.is_link() => {
-            tracing::info!("no answer about the optional `{name}` ({e}); reopening the link");
+            tracing::info!("no answer about the optional {names:?} ({e}); reopening the link");
             transport.reopen()?;
-            Ok(false)
+            Ok(Probe::Silent)
         }
-        Err(_) => Ok(false),
+        Err(_) => Ok(Probe::Absent),
     }
+}
+
+/// The slot of each resolved name, in order.
+fn slots_of(has_reaction: bool, pulleys_at: Option<usize>) -> Vec<Slot> {
+    let mut slots = Slot::REQUIRED.to_vec();
+    if has_reaction {
+        slots.push(Slot::Reaction);
+    }
+    if pulleys_at.is_some() {
+        slots.extend([Slot::PulleyRadii, Slot::PulleyAxes]);
+    }
+    slots
 }
 
 /// Checks the resolved types: REAL or LREAL arrays sized for one cable count (taken from the
 /// frame anchors), UDINT counters, a BOOL enable flag. Returns the cable count.
-fn check_types(names: &[String], types: &[IecType]) -> Result<usize, ControllerError> {
+fn check_types(
+    slots: &[Slot],
+    names: &[String],
+    types: &[IecType],
+) -> Result<usize, ControllerError> {
+    let name_of = |slot: Slot| {
+        slots
+            .iter()
+            .position(|s| *s == slot)
+            .map_or_else(String::new, |k| names[k].clone())
+    };
     let bad = |slot: Slot, reason: String| ControllerError::Symbol {
-        symbol: names[slot.index()].clone(),
+        symbol: name_of(slot),
         reason,
     };
     let anchors = &types[Slot::FrameAnchors.index()];
@@ -199,10 +282,7 @@ fn check_types(names: &[String], types: &[IecType]) -> Result<usize, ControllerE
         ));
     }
     let cables = anchors.elements() / 3;
-    let slots = Slot::REQUIRED
-        .iter()
-        .chain(std::iter::once(&Slot::Reaction));
-    for (&slot, ty) in slots.zip(types) {
+    for (&slot, ty) in slots.iter().zip(types) {
         match slot.expected_reals() {
             Some((per_cable, fixed)) => {
                 let want = per_cable * cables + fixed;
@@ -269,14 +349,39 @@ impl<T: Transport> Controller for ShadowLink<T> {
             Slot::CableAngles,
             Slot::TcpPose,
         ];
-        let indices = slots.map(Slot::index);
-        let raw = self.with_fresh_handles(|link| link.transport.sum_read(&indices))?;
+        // The pulleys in the same sum read, when the PLC has them (their place is taken inside:
+        // re-resolving may move them).
+        let (raw, pulleys_at) = self.with_fresh_handles(|link| {
+            let mut indices = slots.map(Slot::index).to_vec();
+            if let Some(at) = link.pulleys_at {
+                indices.extend([at, at + 1]);
+            }
+            Ok((link.transport.sum_read(&indices)?, link.pulleys_at))
+        })?;
+        if raw.len() != slots.len() + if pulleys_at.is_some() { 2 } else { 0 } {
+            return Err(ControllerError::Link(format!(
+                "sum read returned {} symbols of the geometry",
+                raw.len()
+            )));
+        }
         let v: Vec<Vec<f64>> = slots
             .iter()
             .zip(&raw)
             .map(|(&slot, bytes)| self.reals(slot, bytes))
             .collect::<Result<_, _>>()?;
+        let pulleys = match pulleys_at {
+            Some(at) => Some(ControllerPulleys {
+                radii: from_mm(self.reals_at(at, &raw[slots.len()])?),
+                axes: self
+                    .reals_at(at + 1, &raw[slots.len() + 1])?
+                    .chunks_exact(3)
+                    .map(|c| Vector3::new(c[0], c[1], c[2]))
+                    .collect(),
+            }),
+            None => None,
+        };
         Ok(ControllerGeometry {
+            pulleys,
             frame_anchors: vectors_m(&v[0]),
             platform_anchors: vectors_m(&v[1]),
             lengths: from_mm(v[2].iter().copied()),

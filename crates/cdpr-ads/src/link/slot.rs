@@ -21,6 +21,10 @@ pub(super) enum Slot {
     ShadowCycle,
     /// Optional: the PLC's reaction-time diagnostic (resolved only if the PLC has it).
     Reaction,
+    /// Optional, both or neither: swivel-pulley radii (mm) and unit axes, read with the
+    /// geometry when the PLC has them.
+    PulleyRadii,
+    PulleyAxes,
 }
 
 impl Slot {
@@ -47,6 +51,9 @@ impl Slot {
         Slot::ShadowCycle,
     ];
 
+    /// The slot's position among the resolved names: the required slots, then the reaction
+    /// diagnostic. (The optional pulley slots come after whichever of those the PLC has: the
+    /// link looks them up.)
     pub(super) fn index(self) -> usize {
         self as usize
     }
@@ -68,6 +75,8 @@ impl Slot {
             Slot::ShadowTensions => s.shadow_tensions.clone(),
             Slot::ShadowCycle => s.shadow_cycle.clone(),
             Slot::Reaction => s.reaction(),
+            Slot::PulleyRadii => s.pulley_radii.clone(),
+            Slot::PulleyAxes => s.pulley_axes.clone(),
         }
     }
 
@@ -76,9 +85,12 @@ impl Slot {
         match self {
             Slot::FrameAnchors | Slot::PlatformAnchors => Some((3, 0)),
             Slot::CableAngles => Some((2, 0)),
-            Slot::Lengths | Slot::Commanded | Slot::ShadowLengths | Slot::ShadowTensions => {
-                Some((1, 0))
-            }
+            Slot::Lengths
+            | Slot::Commanded
+            | Slot::ShadowLengths
+            | Slot::ShadowTensions
+            | Slot::PulleyRadii => Some((1, 0)),
+            Slot::PulleyAxes => Some((3, 0)),
             Slot::TcpPose | Slot::ShadowPose => Some((0, 6)),
             Slot::Cycle | Slot::Enable | Slot::ShadowCycle | Slot::Reaction => None,
         }

@@ -76,11 +76,16 @@ pub struct SymbolTable {
     datatype_count: usize,
 }
 
-/// Cable count the symbol table is laid out for, and the declarations of a robot's symbols.
-fn declarations(plc: &PlcSymbols, cables: u32) -> Vec<(String, IecType, &'static str)> {
+/// Cable count the symbol table is laid out for, and the declarations of a robot's symbols
+/// (the pulley arrays only when `pulleys`).
+fn declarations(
+    plc: &PlcSymbols,
+    cables: u32,
+    pulleys: bool,
+) -> Vec<(String, IecType, &'static str)> {
     use Scalar::*;
     let m = cables;
-    vec![
+    let mut out = vec![
         (
             plc.frame_anchors.clone(),
             IecType::array(LReal, &[m, 3]),
@@ -146,18 +151,45 @@ fn declarations(plc: &PlcSymbols, cables: u32) -> Vec<(String, IecType, &'static
             IecType::scalar(UDInt),
             "PLC diagnostic: last reaction time of the shadow, PLC cycles",
         ),
-    ]
+    ];
+    if pulleys {
+        out.extend([
+            (
+                plc.pulley_radii.clone(),
+                IecType::array(LReal, &[m]),
+                "swivel-pulley radii, mm (0: the cable leaves at its frame anchor)",
+            ),
+            (
+                plc.pulley_axes.clone(),
+                IecType::array(LReal, &[m, 3]),
+                "swivel-pulley axes (x, y, z), unit vectors, world frame",
+            ),
+        ]);
+    }
+    out
 }
 
 impl SymbolTable {
     /// The table for a robot: its `[plc]` names, arrays sized for its cables.
+    /// With the pulley arrays when the robot has swivel pulleys.
     pub fn from_robot(robot: &Robot) -> Result<SymbolTable, SymbolError> {
-        SymbolTable::for_symbols(&PlcSymbols::of(robot)?, robot.cable_count())
+        let pulleys = robot.cables.iter().any(|c| c.pulley.is_some());
+        SymbolTable::with_pulleys(&PlcSymbols::of(robot)?, robot.cable_count(), pulleys)
     }
 
-    /// The table of `symbols` with arrays sized for `cables` cables.
+    /// The table of `symbols` with arrays sized for `cables` cables (no pulleys).
     pub fn for_symbols(symbols: &PlcSymbols, cables: usize) -> Result<SymbolTable, SymbolError> {
-        let decls = declarations(symbols, len32(cables))
+        SymbolTable::with_pulleys(symbols, cables, false)
+    }
+
+    /// The table of `symbols` with arrays sized for `cables` cables, the pulley arrays too
+    /// when `pulleys`.
+    pub fn with_pulleys(
+        symbols: &PlcSymbols,
+        cables: usize,
+        pulleys: bool,
+    ) -> Result<SymbolTable, SymbolError> {
+        let decls = declarations(symbols, len32(cables), pulleys)
             .into_iter()
             .map(|(n, t, c)| (n, t, c.to_string()))
             .collect();

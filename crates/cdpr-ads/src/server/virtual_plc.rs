@@ -90,6 +90,8 @@ struct Refs {
     shadow_lengths: SymbolRef,
     shadow_cycle: SymbolRef,
     reaction: SymbolRef,
+    /// Radii and axes, served when the robot has swivel pulleys.
+    pulleys: Option<(SymbolRef, SymbolRef)>,
 }
 
 /// Threshold for "a length changed", m (0.01 mm: far below a step of any motion, far above
@@ -161,6 +163,11 @@ impl PlcCore {
             shadow_lengths: find(&p.shadow_lengths)?,
             shadow_cycle: find(&p.shadow_cycle)?,
             reaction: find(&p.reaction())?,
+            pulleys: if robot.cables.iter().any(|c| c.pulley.is_some()) {
+                Some((find(&p.pulley_radii)?, find(&p.pulley_axes)?))
+            } else {
+                None
+            },
         };
         let start_pose = trajectory
             .samples
@@ -263,9 +270,29 @@ impl PlcCore {
                 .iter()
                 .flat_map(|c| c.platform_anchor.iter().copied()),
         );
+        // Pulleys: radius in mm (0 without one) and unit axis (zeros without one).
+        let radii: Vec<f64> = to_mm(
+            self.robot
+                .cables
+                .iter()
+                .map(|c| c.pulley.map_or(0.0, |p| p.radius)),
+        );
+        let axes: Vec<f64> = self
+            .robot
+            .cables
+            .iter()
+            .flat_map(|c| {
+                c.pulley
+                    .map_or([0.0; 3], |p| [p.axis.x, p.axis.y, p.axis.z])
+            })
+            .collect();
         self.memory.with_image(|img| {
             memory::put_reals(img, &r.frame_anchors, &a);
             memory::put_reals(img, &r.platform_anchors, &b);
+            if let Some((radius_ref, axis_ref)) = &r.pulleys {
+                memory::put_reals(img, radius_ref, &radii);
+                memory::put_reals(img, axis_ref, &axes);
+            }
         });
     }
 

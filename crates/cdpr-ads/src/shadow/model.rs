@@ -109,7 +109,20 @@ pub fn default_robot(geometry: &ControllerGeometry) -> Result<Robot, GeometryErr
         obstacles: Vec::new(),
         mechanism: cdpr_core::robot::Mechanism::Cables,
     };
-    template.with_geometry(&geometry.frame_anchors, &geometry.platform_anchors)
+    with_controller_geometry(&template, geometry)
+}
+
+/// `robot` with the controller's anchors and, when the controller publishes them, its swivel
+/// pulleys (without them the robot's own pulleys are kept: a robot file's, or none).
+pub fn with_controller_geometry(
+    robot: &Robot,
+    geometry: &ControllerGeometry,
+) -> Result<Robot, GeometryError> {
+    let robot = robot.with_geometry(&geometry.frame_anchors, &geometry.platform_anchors)?;
+    match &geometry.pulleys {
+        Some(p) => robot.with_pulleys(&p.radii, &p.axes),
+        None => Ok(robot),
+    }
 }
 
 /// Which anchor of a cable.

@@ -66,7 +66,7 @@ impl<C: Controller> Shadow<C> {
         let geometry = controller.read_geometry()?;
         let (robot, anchors, from_file) = match &file {
             Some(f) => (
-                f.with_geometry(&geometry.frame_anchors, &geometry.platform_anchors)?,
+                model::with_controller_geometry(f, &geometry)?,
                 model::compare_anchors(f, &geometry, model::ANCHOR_TOLERANCE),
                 true,
             ),

@@ -261,3 +261,45 @@ fn reaction_time_over_ads_is_one_plc_cycle_when_the_shadow_answers_each_cycle() 
     assert_eq!(r.max, Some(1));
     server.stop();
 }
+
+#[test]
+fn a_shadow_reading_pulleys_from_the_plc_builds_the_pulley_robot() {
+    // The virtual PLC of uvigo8-pulleys serves the pulley arrays (mm at the boundary); the
+    // shadow reads them with the geometry and its model's lengths are uvigo8-pulleys' IK — with
+    // no robot file (the template) and with uvigo8's file, whose cables leave at points.
+    let robot = cdpr_core::fixtures::robot("uvigo8-pulleys");
+    let rt = runtime_with(&robot, Trajectory::default());
+    let symbols = PlcSymbols::of(&robot).expect("[plc]");
+    let mut c = connect(&rt, &symbols, WritePolicy::ReadOnly);
+    let g = c.read_geometry().expect("geometry");
+    let p = g.pulleys.as_ref().expect("the PLC serves pulleys");
+    for (k, cable) in robot.cables.iter().enumerate() {
+        let pulley = cable.pulley.expect("pulley");
+        assert!((p.radii[k] - pulley.radius).abs() < 1e-15, "{:?}", p.radii);
+        assert!((p.axes[k] - pulley.axis).norm() < 1e-15);
+    }
+    // The raw symbol holds millimetres.
+    let ads_client = client(&rt);
+    let h =
+        ads::Handle::new(ads_client.device(target()), "GVL_Shadow.aPulleyRadii").expect("handle");
+    let mut buf = [0u8; 8 * 8];
+    h.read(&mut buf).expect("read");
+    assert_eq!(f64s(&buf), vec![25.0; 8]);
+    let home = Pose::from_array(robot.home);
+    let want = kinematics::lengths(&robot, &home);
+    let point = uvigo8();
+    assert!(point.cables.iter().all(|c| c.pulley.is_none()));
+    for file in [None, Some(point)] {
+        let shadow = cdpr_ads::shadow::Shadow::new(
+            connect(&rt, &symbols, WritePolicy::ReadOnly),
+            file,
+            cdpr_ads::shadow::ShadowConfig::default(),
+        )
+        .expect("the shadow starts");
+        let got = kinematics::lengths(shadow.robot(), &home);
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!((g - w).abs() < 1e-12, "cable {k}: {g} vs {w}");
+        }
+        assert!(shadow.robot().cables.iter().all(|c| c.pulley.is_some()));
+    }
+}

@@ -15,6 +15,17 @@
 //!   payout rate dL0/dt (zero while the rest lengths are held, as in the exported model);
 //! - MuJoCo's damper also acts on a slack cable (ours is cut with the spring, a cable cannot
 //!   push); robots whose cables stay taut (tension bounds > 0) see no difference.
+//!
+//! Swivel pulleys ([`crate::kinematics::pulley`]) become MuJoCo wrapping geometry: per pulley a
+//! cylinder (the wheel, no contacts) turned to the swivel angle of the home pose, a `_winch`
+//! site a tenth of the radius upstream of the swivel point on the incoming cable, and a
+//! `_side` site outside the wheel at the middle of the wrapped arc; the tendon runs winch site
+//! → wheel (`sidesite` picks the side) → platform anchor. MuJoCo's tendon length is then cdpr's
+//! plus that lead-in (said per cable; the spring length includes it), exactly at home. What
+//! MuJoCo cannot do: the wheel does not swivel (away from home the cable leaves the wheel's
+//! plane and MuJoCo wraps it helically round the fixed cylinder), capstan friction
+//! (`pulley_friction`) and the cable's own mass (`cable_mass_per_length`) are not exported —
+//! the document says so in a comment.
 
 use super::ExportError;
 use crate::kinematics::{self, Pose};
@@ -22,6 +33,12 @@ use crate::robot::{GRAVITY, Robot, Stiffness};
 use crate::statics;
 use nalgebra::{UnitQuaternion, Vector3};
 use std::fmt::Write as _;
+
+/// How far upstream of a pulley's swivel point its tendon starts, in wheel radii: the
+/// `_winch` site sits on the incoming cable, close enough that the straight line from it to
+/// the platform anchor crosses the wheel (so MuJoCo wraps) and outside the wheel (as MuJoCo
+/// needs).
+pub const PULLEY_LEAD_IN: f64 = 0.1;
 
 /// Time steps the export accepts, s: MuJoCo's own default is 0.002 s.
 pub const MJCF_DT_RANGE: (f64, f64) = (1e-6, 0.1);
@@ -186,6 +203,18 @@ pub fn mjcf(robot: &Robot, options: &MjcfOptions) -> Result<String, ExportError>
         }
     }
     let names = cable_names(robot);
+    let rotation = home.rotation();
+    let at_home: Vec<kinematics::CableGeometry> = robot
+        .cables
+        .iter()
+        .map(|c| kinematics::CableGeometry::new(c, &home.position, rotation.matrix()))
+        .collect();
+    // The lead-in of each tendon before its pulley: from the `_winch` site to the swivel point.
+    let lead_in: Vec<f64> = robot
+        .cables
+        .iter()
+        .map(|c| c.pulley.map_or(0.0, |p| PULLEY_LEAD_IN * p.radius))
+        .collect();
     let p = &robot.platform;
     let q = UnitQuaternion::from_rotation_matrix(&home.rotation());
     let h = home.to_array();
@@ -258,6 +287,69 @@ pub fn mjcf(robot: &Robot, options: &MjcfOptions) -> Result<String, ExportError>
                 r#"<site name="{}_frame" pos="{}" size="0.01" rgba="0.9 0.6 0.1 1"/>"#,
                 escape(name),
                 vec3(&cable.frame_anchor)
+            ),
+        );
+    }
+    let has_pulleys = robot.cables.iter().any(|c| c.pulley.is_some());
+    if has_pulleys {
+        line(
+            2,
+            &c(&format!(
+                "swivel pulleys ([cables] pulley_radius, pulley_axis): each wheel a cylinder \
+                 turned to its swivel angle at home (MuJoCo cannot swivel it: away from home the \
+                 cable wraps the fixed wheel helically), a _winch site {} r upstream of the swivel \
+                 point on the incoming cable and a _side site outside the wheel at the middle of \
+                 the wrapped arc. Not exported: capstan friction (pulley_friction) and the cable's \
+                 mass (cable_mass_per_length)",
+                num(PULLEY_LEAD_IN)
+            )),
+        );
+    }
+    for ((cable, name), g) in robot.cables.iter().zip(&names).zip(&at_home) {
+        let (Some(pulley), Some(wheel)) = (&cable.pulley, &g.pulley) else {
+            continue;
+        };
+        let (r, z) = (pulley.radius, pulley.axis);
+        let axle = z.cross(&wheel.radial);
+        let middle = std::f64::consts::PI + 0.5 * wheel.wrap;
+        let side = wheel.center + (wheel.radial * middle.cos() + z * middle.sin()) * (2.0 * r);
+        line(
+            2,
+            &c(&format!(
+                "{}: r {} m, axis [{}], swivel γ {} rad, wrap β {} rad at home, μ {} (not exported)",
+                cable.name,
+                num(r),
+                vec3(&z),
+                num(wheel.swivel),
+                num(wheel.wrap),
+                num(pulley.friction)
+            )),
+        );
+        line(
+            2,
+            &format!(
+                r#"<site name="{}_winch" pos="{}" size="0.005" rgba="0.9 0.6 0.1 1"/>"#,
+                escape(name),
+                vec3(&(cable.frame_anchor + z * (PULLEY_LEAD_IN * r)))
+            ),
+        );
+        line(
+            2,
+            &format!(
+                r#"<geom name="{}_wheel" type="cylinder" size="{} {}" pos="{}" zaxis="{}" contype="0" conaffinity="0" mass="0" rgba="0.9 0.6 0.1 0.5"/>"#,
+                escape(name),
+                num(r),
+                num(0.2 * r),
+                vec3(&wheel.center),
+                vec3(&axle)
+            ),
+        );
+        line(
+            2,
+            &format!(
+                r#"<site name="{}_side" pos="{}" size="0.002" rgba="0.9 0.6 0.1 0.3"/>"#,
+                escape(name),
+                vec3(&side)
             ),
         );
     }
@@ -364,10 +456,20 @@ pub fn mjcf(robot: &Robot, options: &MjcfOptions) -> Result<String, ExportError>
                 num(rest[k])
             ),
         };
+        let how_lead = if cable.pulley.is_some() {
+            format!(
+                "; over its pulley: MuJoCo's length = L + {} m from the _winch site, so the spring \
+                 length is L0 + {} m",
+                num(lead_in[k]),
+                num(lead_in[k])
+            )
+        } else {
+            String::new()
+        };
         line(
             2,
             &c(&format!(
-                "{}: L {} m, f* {} N, L0 {} m, k {} N/m, c {} N·s/m{how_k}",
+                "{}: L {} m, f* {} N, L0 {} m, k {} N/m, c {} N·s/m{how_k}{how_lead}",
                 cable.name,
                 num(lengths[k]),
                 num(dist.tensions[k]),
@@ -383,10 +485,22 @@ pub fn mjcf(robot: &Robot, options: &MjcfOptions) -> Result<String, ExportError>
                 escape(name),
                 num(stiffness),
                 num(cable.damping),
-                num(rest[k])
+                num(rest[k] + lead_in[k])
             ),
         );
-        line(3, &format!(r#"<site site="{}_frame"/>"#, escape(name)));
+        if cable.pulley.is_some() {
+            line(3, &format!(r#"<site site="{}_winch"/>"#, escape(name)));
+            line(
+                3,
+                &format!(
+                    r#"<geom geom="{}_wheel" sidesite="{}_side"/>"#,
+                    escape(name),
+                    escape(name)
+                ),
+            );
+        } else {
+            line(3, &format!(r#"<site site="{}_frame"/>"#, escape(name)));
+        }
         line(3, &format!(r#"<site site="{}_platform"/>"#, escape(name)));
         line(2, "</spatial>");
     }

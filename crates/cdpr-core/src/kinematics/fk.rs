@@ -284,6 +284,8 @@ fn finish(
 /// coordinate with the largest |v| component is fixed, which is the same when the line is
 /// vertical and stays well conditioned otherwise. With more than 3 cables (or when the
 /// spheres miss each other by rounding) the result is refined by least squares on all cables.
+/// Over swivel pulleys the spheres ignore the wrap (a few millimetres), so the closed form is
+/// only the starting point and the refinement, which uses the pulleys, always runs.
 pub fn forward_sphere(
     robot: &Robot,
     lengths: &[f64],

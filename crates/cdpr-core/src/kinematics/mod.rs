@@ -313,4 +313,6 @@ impl InverseKinematics {
 }
 
 #[cfg(test)]
+mod pulley_tests;
+#[cfg(test)]
 mod tests;

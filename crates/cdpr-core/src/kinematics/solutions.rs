@@ -93,13 +93,25 @@ pub struct IkReport {
     pub pose: [f64; 6],
     /// m, one per cable.
     pub lengths: Vec<f64>,
-    /// Unit vectors platform anchor → frame anchor.
+    /// Unit vectors platform anchor → exit point (the frame anchor, or over a swivel pulley
+    /// the tangent point where the cable leaves the wheel).
     pub directions: Vec<[f64; 3]>,
-    /// Seed 000's cable angles, in `angle_unit`.
+    /// Seed 000's cable angles of the free segment (platform anchor → exit point), in
+    /// `angle_unit`.
     pub theta_z: Vec<f64>,
     pub theta_x: Vec<f64>,
     pub theta_y: Vec<f64>,
     pub angle_unit: AngleUnit,
+    /// Only for a robot with swivel pulleys, one per cable (null for a cable that leaves at a
+    /// point): the swivel angle γ of the wheel about its axis, in `angle_unit`, in (−π, π] rad.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swivel_angles: Option<Vec<Option<f64>>>,
+    /// Only with pulleys: the wrap β of the cable round the wheel, in `angle_unit`, [0, 2π) rad.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrap_angles: Option<Vec<Option<f64>>>,
+    /// Only with pulleys: where the cable leaves the wheel, world frame, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tangent_points: Option<Vec<Option<[f64; 3]>>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -111,7 +123,24 @@ pub fn ik_report(robot: &Robot, pose: &Pose, unit: AngleUnit) -> IkReport {
     let of = |f: fn(&super::CableAngles) -> f64| -> Vec<f64> {
         angles.iter().map(|x| unit.from_rad(f(x))).collect()
     };
+    let has_pulleys = robot.cables.iter().any(|c| c.pulley.is_some());
+    let per_pulley = |f: &dyn Fn(&super::PulleyGeometry) -> f64| -> Option<Vec<Option<f64>>> {
+        has_pulleys.then(|| {
+            ik.cables
+                .iter()
+                .map(|c| c.pulley.as_ref().map(|p| unit.from_rad(f(p))))
+                .collect()
+        })
+    };
     IkReport {
+        swivel_angles: per_pulley(&|p| p.swivel),
+        wrap_angles: per_pulley(&|p| p.wrap),
+        tangent_points: has_pulleys.then(|| {
+            ik.cables
+                .iter()
+                .map(|c| c.pulley.map(|p| [p.tangent.x, p.tangent.y, p.tangent.z]))
+                .collect()
+        }),
         robot: robot.name.clone(),
         pose: unit.pose(&ik.pose),
         lengths: ik.lengths(),
@@ -196,6 +225,53 @@ mod tests {
         assert!(fk.residual < 1e-9, "{}", fk.residual);
         for (got, want) in fk.pose.iter().zip(deg.pose) {
             assert!((got - want).abs() < 1e-5, "{:?} vs {:?}", fk.pose, deg.pose);
+        }
+    }
+
+    #[test]
+    fn pulley_robots_report_swivel_wrap_and_tangent_points_and_point_robots_do_not() {
+        let pose = Pose::new(0.05, -0.03, 0.12, 0.05, -0.02, 0.1);
+        let point = ik_report(&crate::fixtures::uvigo8(), &pose, AngleUnit::Rad);
+        let json = serde_json::to_value(&point).expect("serialises");
+        for key in ["swivel_angles", "wrap_angles", "tangent_points"] {
+            assert!(json.get(key).is_none(), "{key} in {json}");
+        }
+        let robot = crate::fixtures::robot("uvigo8-pulleys");
+        let rad = ik_report(&robot, &pose, AngleUnit::Rad);
+        let deg = ik_report(&robot, &pose, AngleUnit::Deg);
+        let (swivel, wrap, tangent) = (
+            rad.swivel_angles.clone().expect("swivel"),
+            rad.wrap_angles.clone().expect("wrap"),
+            rad.tangent_points.clone().expect("tangent"),
+        );
+        let rotation = pose.rotation();
+        for (k, c) in robot.cables.iter().enumerate() {
+            let (g, b, t) = (
+                swivel[k].expect("γ"),
+                wrap[k].expect("β"),
+                tangent[k].expect("c"),
+            );
+            let t = nalgebra::Vector3::from(t);
+            let p = pose.position + rotation * c.platform_anchor;
+            // Axis −z: γ is the azimuth of p − a seen along −z (e_x = X, e_y = −z × X = −Y).
+            let v = p - c.frame_anchor;
+            assert!((g - (-v.y).atan2(v.x)).abs() < 1e-12, "{g}");
+            // The tangent point is on the wheel (r from its centre) and the free segment is
+            // tangent there; the directions reported run towards it.
+            let r = c.pulley.expect("pulley").radius;
+            let u = nalgebra::Vector3::new(v.x, v.y, 0.0).normalize();
+            let m = c.frame_anchor + u * r;
+            assert!(((t - m).norm() - r).abs() < 1e-12);
+            assert!((t - m).dot(&(t - p)).abs() < 1e-12);
+            let d = nalgebra::Vector3::from(rad.directions[k]);
+            assert!((d - (t - p).normalize()).norm() < 1e-12);
+            // Free length + r β is the reported length.
+            assert!((rad.lengths[k] - (r * b + (t - p).norm())).abs() < 1e-12);
+            let dg = deg.swivel_angles.as_ref().expect("deg")[k].expect("γ");
+            assert!((dg - g.to_degrees()).abs() < 1e-9);
+            // θz is the free segment's elevation.
+            let elevation = ((t - p).z / (t - p).norm()).asin();
+            assert!((rad.theta_z[k] - elevation).abs() < 1e-12);
         }
     }
 

@@ -8,7 +8,7 @@
 //! recording and a live view of the same run carry the same messages.
 
 use crate::colors;
-use crate::kinematics::Pose;
+use crate::kinematics::{CableGeometry, Pose};
 use crate::robot::Robot;
 use crate::run::{Record, RecordLayout};
 use foxglove::messages::{
@@ -268,12 +268,17 @@ pub const FRAME_ENTITY: &str = "frame";
 pub const PLATFORM_ENTITY: &str = "platform";
 pub const CABLES_ENTITY: &str = "cables";
 
+/// Segments of a pulley wheel's circle in the scene.
+const WHEEL_SEGMENTS: usize = 32;
+
 /// The scene of `robot` at `pose` with cable `tensions` (N) coloured on a scale up to
 /// `tension_bound` (N, e.g. [`colors::nice_ceil`] of the run's largest tension), at `t`:
 /// entity [`FRAME_ENTITY`] (the frame box's 12 edges as a line list, a sphere per pulley, i.e.
-/// per frame anchor a_i), [`PLATFORM_ENTITY`] (the platform box as a cube at the pose) and
-/// [`CABLES_ENTITY`] (line i from a_i to r + R·b_i, in the cable's colour). All in
-/// [`WORLD_FRAME`], so the scene needs no transform to be drawn.
+/// per frame anchor a_i, and for a robot with swivel pulleys one closed line strip per wheel,
+/// turned to the pose), [`PLATFORM_ENTITY`] (the platform box as a cube at the pose) and
+/// [`CABLES_ENTITY`] (line i from a_i — over a swivel pulley from the tangent point where the
+/// cable leaves the wheel — to r + R·b_i, in the cable's colour). All in [`WORLD_FRAME`], so
+/// the scene needs no transform to be drawn.
 ///
 /// Robots with legs: the frame box and the platform only (their legs are not drawn; the
 /// `/run` samples carry the leg lengths and forces). `tensions` is then ignored.
@@ -339,6 +344,33 @@ pub fn scene_update(
     }
 
     let world_from_platform = pose.world_from_platform();
+    let rotation = pose.rotation();
+    let geometry: Vec<CableGeometry> = robot
+        .cables
+        .iter()
+        .map(|c| CableGeometry::new(c, &pose.position, rotation.matrix()))
+        .collect();
+    // Swivel pulleys: each wheel as a circle in its plane at this pose (it swivels with the
+    // platform), in the pulley colour.
+    for (cable, g) in robot.cables.iter().zip(&geometry) {
+        let (Some(p), Some(wheel)) = (&cable.pulley, &g.pulley) else {
+            continue;
+        };
+        frame.lines.push(LinePrimitive {
+            r#type: line_primitive::Type::LineStrip as i32,
+            thickness: 0.5 * FRAME_THICKNESS * diagonal,
+            points: (0..=WHEEL_SEGMENTS)
+                .map(|k| {
+                    let phi = std::f64::consts::TAU * k as f64 / WHEEL_SEGMENTS as f64;
+                    let on_rim =
+                        wheel.center + (wheel.radial * phi.cos() + p.axis * phi.sin()) * p.radius;
+                    point(&on_rim)
+                })
+                .collect(),
+            color: Some(color(colors::PULLEY_RGB)),
+            ..LinePrimitive::default()
+        });
+    }
     let mut platform = entity(PLATFORM_ENTITY);
     platform.cubes.push(CubePrimitive {
         pose: Some(foxglove::messages::Pose {
@@ -353,13 +385,16 @@ pub fn scene_update(
 
     let mut cables = entity(CABLES_ENTITY);
     if robot.is_cable_robot() {
-        for (i, cable) in robot.cables.iter().enumerate() {
+        for (i, (cable, g)) in robot.cables.iter().zip(&geometry).enumerate() {
             let end = world_from_platform * nalgebra::Point3::from(cable.platform_anchor);
             let tension = tensions.get(i).copied().unwrap_or(f64::NAN);
+            // The free segment: from the exit point (the frame anchor, or where the cable
+            // leaves its pulley) to the platform anchor.
+            let start = g.pulley.map_or(cable.frame_anchor, |p| p.tangent);
             cables.lines.push(LinePrimitive {
                 r#type: line_primitive::Type::LineStrip as i32,
                 thickness: 2.0 * sizes.cable_radius,
-                points: vec![point(&cable.frame_anchor), point(&end.coords)],
+                points: vec![point(&start), point(&end.coords)],
                 color: Some(color(cable_color(tension, tension_bound))),
                 ..LinePrimitive::default()
             });
@@ -519,6 +554,58 @@ mod tests {
         let size = cube.size.expect("size");
         let s = robot.platform.size;
         assert_eq!([size.x, size.y, size.z], [s.x, s.y, s.z]);
+    }
+
+    #[test]
+    fn over_pulleys_cables_start_where_they_leave_the_wheel_and_the_wheels_are_drawn() {
+        let robot = crate::fixtures::robot("uvigo8-pulleys");
+        let pose = Pose::from_array(POSE);
+        let n = robot.cable_count();
+        let scene = scene_update(&robot, &pose, &vec![10.0; n], 50.0, 1.0);
+        let m = rotation_by_hand(POSE[3], POSE[4], POSE[5]);
+        let (frame, cables) = (&scene.entities[0], &scene.entities[2]);
+        // The box's edges and one circle per wheel.
+        assert_eq!(frame.lines.len(), 1 + n);
+        let lengths = crate::kinematics::lengths(&robot, &pose);
+        for (i, (line, cable)) in cables.lines.iter().zip(&robot.cables).enumerate() {
+            let b = cable.platform_anchor;
+            let rb = apply(&m, [b.x, b.y, b.z]);
+            let anchor = V3::new(POSE[0] + rb[0], POSE[1] + rb[1], POSE[2] + rb[2]);
+            let start = V3::new(line.points[0].x, line.points[0].y, line.points[0].z);
+            let end = V3::new(line.points[1].x, line.points[1].y, line.points[1].z);
+            assert!((end - anchor).norm() < 1e-12);
+            let pulley = cable.pulley.expect("pulley");
+            let (r, z, a) = (pulley.radius, pulley.axis, cable.frame_anchor);
+            // The wheel: centre r from the swivel point, away from the axis towards the anchor.
+            let v = anchor - a;
+            let u = (v - z * v.dot(&z)).normalize();
+            let centre = a + u * r;
+            // The start is on that wheel, the free segment tangent there, and the drawn free
+            // length plus the wrap r·β (β from the angle swept from a) is the IK length.
+            assert!(((start - centre).norm() - r).abs() < 1e-12, "cable {i}");
+            assert!((start - centre).dot(&(anchor - start)).abs() < 1e-12);
+            let from_a = (a - centre).normalize();
+            let to_start = (start - centre).normalize();
+            let mut beta =
+                to_start.dot(&z).atan2(to_start.dot(&u)) - from_a.dot(&z).atan2(from_a.dot(&u));
+            beta = beta.rem_euclid(std::f64::consts::TAU);
+            assert!(
+                (r * beta + (anchor - start).norm() - lengths[i]).abs() < 1e-12,
+                "cable {i}"
+            );
+            // Its circle in the frame entity: closed, every point r from the centre, in the
+            // plane of the swivel axis and the platform anchor.
+            let wheel = &frame.lines[1 + i];
+            assert_eq!(wheel.points.first(), wheel.points.last());
+            for q in &wheel.points {
+                let q = V3::new(q.x, q.y, q.z);
+                assert!(((q - centre).norm() - r).abs() < 1e-12);
+                assert!((q - centre).dot(&z.cross(&u)).abs() < 1e-12);
+            }
+        }
+        // Point-exit robots draw no wheels.
+        let plain = scene_update(&crate::fixtures::robot("uvigo8"), &pose, &[], 50.0, 1.0);
+        assert_eq!(plain.entities[0].lines.len(), 1);
     }
 
     #[test]

@@ -409,9 +409,36 @@ impl Robot {
     }
 }
 
-/// Why anchors do not fit a robot ([`Robot::with_geometry`]).
+/// Why anchors or pulleys do not fit a robot ([`Robot::with_geometry`],
+/// [`Robot::with_pulleys`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GeometryError {
+    #[error(
+        "the robot has {expected} cables but the geometry gives {radii} pulley radii and {axes} pulley axes"
+    )]
+    PulleyCount {
+        expected: usize,
+        radii: usize,
+        axes: usize,
+    },
+    #[error(
+        "pulley radius of cable {cable} ({name}) must be in [0, {}] m (0 = no pulley), got {value}",
+        pulleys::MAX_PULLEY_RADIUS
+    )]
+    PulleyRadius {
+        cable: usize,
+        name: String,
+        value: f64,
+    },
+    #[error(
+        "pulley axis of cable {cable} ({name}) must be a finite unit vector, got {value:?} (length {length})"
+    )]
+    PulleyAxis {
+        cable: usize,
+        name: String,
+        value: [f64; 3],
+        length: f64,
+    },
     #[error(
         "the robot has {expected} cables but the geometry gives {frame} frame and {platform} platform anchors"
     )]
@@ -436,6 +463,61 @@ pub enum GeometryError {
         other: usize,
         other_name: String,
     },
+}
+
+impl Robot {
+    /// The same robot with the swivel pulleys a controller holds: per cable a wheel radius
+    /// (m, 0 = the cable leaves at its frame anchor) and a unit swivel axis (world frame; any
+    /// vector for a radius of 0). Friction, largest wrap and swivel range are kept from this
+    /// robot's pulley of that cable, else frictionless, half a turn and unlimited. Errors name
+    /// the cable.
+    pub fn with_pulleys(
+        &self,
+        radii: &[f64],
+        axes: &[Vector3<f64>],
+    ) -> Result<Robot, GeometryError> {
+        let expected = self.cable_count();
+        if radii.len() != expected || axes.len() != expected {
+            return Err(GeometryError::PulleyCount {
+                expected,
+                radii: radii.len(),
+                axes: axes.len(),
+            });
+        }
+        let mut robot = self.clone();
+        for (k, (&radius, axis)) in radii.iter().zip(axes).enumerate() {
+            let name = &self.cables[k].name;
+            if !(radius.is_finite() && (0.0..=pulleys::MAX_PULLEY_RADIUS).contains(&radius)) {
+                return Err(GeometryError::PulleyRadius {
+                    cable: k + 1,
+                    name: name.clone(),
+                    value: radius,
+                });
+            }
+            if radius == 0.0 {
+                robot.cables[k].pulley = None;
+                continue;
+            }
+            let length = axis.norm();
+            if !(length.is_finite() && (length - 1.0).abs() <= pulleys::UNIT_AXIS_TOLERANCE) {
+                return Err(GeometryError::PulleyAxis {
+                    cable: k + 1,
+                    name: name.clone(),
+                    value: [axis.x, axis.y, axis.z],
+                    length,
+                });
+            }
+            let kept = self.cables[k].pulley;
+            robot.cables[k].pulley = Some(Pulley {
+                radius,
+                axis: axis / length,
+                friction: kept.map_or(0.0, |p| p.friction),
+                max_wrap: kept.map_or(pulleys::DEFAULT_MAX_WRAP, |p| p.max_wrap),
+                swivel_range: kept.and_then(|p| p.swivel_range),
+            });
+        }
+        Ok(robot)
+    }
 }
 
 /// Standard gravity, m/s², along −z.

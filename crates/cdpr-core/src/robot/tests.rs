@@ -634,3 +634,51 @@ fn two_thousand_cables_parse_and_their_statics_answer() {
     let light_home = crate::statics::home_report(&light);
     assert!(light_home.tensions.is_none());
 }
+
+#[test]
+fn with_pulleys_rebuilds_the_shipped_pulley_robot_and_names_the_bad_cable() {
+    use nalgebra::Vector3;
+    let point = crate::fixtures::robot("uvigo8");
+    let shipped = crate::fixtures::robot("uvigo8-pulleys");
+    let radii = vec![0.025; 8];
+    let axes = vec![-Vector3::z(); 8];
+    let built = point.with_pulleys(&radii, &axes).expect("fits");
+    let home = crate::kinematics::Pose::from_array(shipped.home);
+    let (a, b) = (
+        crate::kinematics::lengths(&built, &home),
+        crate::kinematics::lengths(&shipped, &home),
+    );
+    assert_eq!(a, b, "same pulleys, same lengths");
+    // Friction is the file's when it had a pulley, else zero; a radius of 0 removes one.
+    let again = shipped.with_pulleys(&radii, &axes).expect("fits");
+    assert_eq!(again.cables[0].pulley, shipped.cables[0].pulley);
+    assert_eq!(built.cables[0].pulley.map(|p| p.friction), Some(0.0));
+    let mut some = radii.clone();
+    some[3] = 0.0;
+    assert!(
+        shipped.with_pulleys(&some, &axes).expect("fits").cables[3]
+            .pulley
+            .is_none()
+    );
+    // Refused, naming the cable.
+    let err = point.with_pulleys(&radii[..7], &axes).expect_err("count");
+    assert!(matches!(
+        err,
+        GeometryError::PulleyCount {
+            expected: 8,
+            radii: 7,
+            axes: 8
+        }
+    ));
+    let mut bad = radii.clone();
+    bad[2] = -0.01;
+    let err = point.with_pulleys(&bad, &axes).expect_err("negative");
+    assert!(err.to_string().contains("cable 3 (upper2)"), "{err}");
+    bad[2] = f64::NAN;
+    assert!(point.with_pulleys(&bad, &axes).is_err());
+    let mut tilted = axes.clone();
+    tilted[5] = Vector3::new(0.0, 0.0, -2.0);
+    let err = point.with_pulleys(&radii, &tilted).expect_err("not unit");
+    assert!(err.to_string().contains("cable 6 (lower1)"), "{err}");
+    assert!(err.to_string().contains("length 2"), "{err}");
+}

@@ -468,13 +468,48 @@ fn declared(cables: usize) -> (Vec<String>, Vec<IecType>) {
 fn a_robot_too_large_for_one_ads_reply_is_said_so_at_connect() {
     // 72 bytes of geometry per cable and 48 for the pose: 900 cables fit in 64 KiB, 1000 not.
     let (names, types) = declared(900);
-    assert_eq!(check_types(&names, &types), Ok(900));
+    assert_eq!(check_types(&Slot::REQUIRED, &names, &types), Ok(900));
     let (names, types) = declared(1000);
-    let e = check_types(&names, &types)
+    let e = check_types(&Slot::REQUIRED, &names, &types)
         .expect_err("too large")
         .to_string();
     assert!(
         e.contains("1000 cables take 72088 bytes") && e.contains("too large for the shadow"),
         "{e}"
     );
+}
+
+#[test]
+fn pulleys_are_read_with_the_geometry_when_the_plc_has_them() {
+    // uvigo8's PLC has no pulley arrays: none read, the link as before.
+    let point = uvigo8();
+    let core = plc(&point);
+    let mut c = link(
+        &core,
+        &PlcSymbols::of(&point).expect("[plc]"),
+        WritePolicy::ReadOnly,
+    );
+    assert_eq!(c.read_geometry().expect("geometry").pulleys, None);
+    // uvigo8-pulleys' PLC serves them: radii back in m, axes unit, beside the anchors.
+    let robot = cdpr_core::fixtures::robot("uvigo8-pulleys");
+    let core = plc(&robot);
+    let mut c = link(
+        &core,
+        &PlcSymbols::of(&robot).expect("[plc]"),
+        WritePolicy::ReadOnly,
+    );
+    let g = c.read_geometry().expect("geometry");
+    let p = g.pulleys.expect("pulleys");
+    assert_eq!(p.radii, vec![0.025; 8]);
+    assert!(p.axes.iter().all(|a| *a == -nalgebra::Vector3::z()));
+    for (k, cable) in robot.cables.iter().enumerate() {
+        assert!((g.frame_anchors[k] - cable.frame_anchor).norm() < 1e-12);
+    }
+    // The lengths the PLC publishes are the pulley robot's IK lengths.
+    let ik = kinematics::lengths(&robot, &Pose::from_array(robot.home));
+    for (got, want) in g.lengths.iter().zip(&ik) {
+        assert!((got - want).abs() < 1e-12);
+    }
+    // And the cycle still reads (the optional symbols sit after the required ones).
+    assert_eq!(c.read_cycle().expect("cycle").commanded_lengths.len(), 8);
 }
