@@ -44,6 +44,7 @@ use crate::robot::{Cable, GRAVITY, Pulley, Robot};
 use crate::sim::{ControlMode, SimConfig, SimError, SimState};
 use nalgebra::{Isometry3, Matrix3, Rotation3, Translation3, UnitQuaternion, Vector3, Vector6};
 use rapier3d::prelude::*;
+#[cfg(test)]
 use std::f64::consts::{PI, TAU};
 
 /// Parameters of the chain model.
@@ -124,8 +125,10 @@ struct CableChain {
     wheel: Option<Wheel>,
 }
 
-/// The joints of a cable's swivel pulley (see the module doc).
+/// The joints of a cable's swivel pulley (see the module doc). The swivel's handle and the
+/// start angles are read by [`ChainModel::wheel_angles`], for the tests only so far.
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(test), allow(dead_code))]
 struct Wheel {
     /// The passive revolute about the swivel axis at a_i; coordinate γ − γ₀.
     swivel: MultibodyJointHandle,
@@ -143,6 +146,7 @@ struct Wheel {
 const ANGLE: usize = 3;
 
 /// The angles of a cable's swivel pulley in the chain, rad.
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct WheelAngles {
     /// γ in (−π, π]: the swivel joint's angle.
@@ -428,6 +432,7 @@ impl ChainModel {
     }
 
     /// Per cable the swivel γ and wrap β of its pulley in the chain (None: a point exit).
+    #[cfg(test)]
     pub(crate) fn wheel_angles(&self) -> Vec<Option<WheelAngles>> {
         self.chains
             .iter()

@@ -159,6 +159,7 @@ impl PlatformWorld {
 
     /// The force a closure transmits in its first body's joint frame (for a cable's chain: X
     /// along the free segment), N.
+    #[cfg(test)]
     pub fn closure_force_local(&self, joint: ImpulseJointHandle) -> Vector3<f64> {
         match self.world.impulse_joints.get(joint) {
             Some(j) => {
