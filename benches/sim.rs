@@ -1,8 +1,9 @@
 //! Physics steps per second on uvigo8 (ideal winches, platform moving under a changing
-//! command), for the elastic and the chain model; plus the chain's solver settings.
+//! command), for the elastic and the chain model; plus the chain's solver settings, and the
+//! chain on uvigo8-pulleys (a swivel pulley at the root of every cable's chain).
 //! Run: cargo bench --no-default-features --bench sim
 
-use cdpr_core::fixtures::uvigo8;
+use cdpr_core::fixtures::{robot, uvigo8};
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::{ChainConfig, Command, ControlMode, ModelKind, Sim, SimConfig};
@@ -21,7 +22,11 @@ fn commands(robot: &Robot, steps: usize) -> Vec<Command> {
 }
 
 fn bench_model(c: &mut Criterion, name: &str, config: SimConfig) {
-    let robot = uvigo8();
+    bench_robot(c, name, &uvigo8(), config)
+}
+
+fn bench_robot(c: &mut Criterion, name: &str, robot: &Robot, config: SimConfig) {
+    let robot = robot.clone();
     let cmds = commands(&robot, 1000);
     let mut sim =
         Sim::at(&robot, config, &Pose::new(0.02, 0.0, 0.15, 0.0, 0.0, 0.0)).expect("starts");
@@ -41,6 +46,8 @@ fn benches(c: &mut Criterion) {
     bench_model(c, "step_elastic_uvigo8", elastic);
     let chain = SimConfig::new(ModelKind::CHAIN, ControlMode::Ideal, 1e-3);
     bench_model(c, "step_chain_uvigo8", chain.clone());
+    let pulleys = robot("uvigo8-pulleys");
+    bench_robot(c, "step_chain_uvigo8_pulleys", &pulleys, chain.clone());
     let chain4 = SimConfig {
         chain: ChainConfig {
             solver_iterations: 4,

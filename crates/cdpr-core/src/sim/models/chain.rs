@@ -10,6 +10,19 @@
 //! eight chains stay independent 4-DOF multibodies (tiny mass matrices) and only the eight
 //! 3-row closures go through the impulse solver.
 //!
+//! A cable over a swivel pulley (seed 003 modelled each pulley in CoppeliaSim as a passive
+//! revolute joint with a rigid body) gets the same chain with its first two joints moved onto
+//! the pulley: a passive swivel revolute about the pulley axis at the swivel point a_i (its
+//! link is the pulley), then a revolute about the wheel's axle through the wheel's centre m_i
+//! whose link carries the tangent point c_i (the arm's angle is the wrap β), then the two
+//! prismatic joints along the free segment from c_i. The wrap is part of the active length:
+//! the winch payout is measured from the swivel point, s = r·β + the free segment's unstretched
+//! part, so the winch joint is driven to s − r·β, and the cable's tension acts on the arm with
+//! the torque −T·r about the axle (the virtual work of T on r·δβ), which the free segment's
+//! offset from the axle would otherwise leave unbalanced (the pull on the platform would then
+//! tilt off the free segment by ~r/|p − m|, 1° on uvigo8-pulleys). Without a pulley the chain is
+//! exactly the construction above.
+//!
 //! Measured choices (shared/notes/rapier-cable-models.md and benches/sim.rs):
 //! - The cable spring is the multibody joint's implicit spring (`set_spring`) with the cable
 //!   damper in the multibody's implicit damping; both are switched off while the cable is
@@ -24,13 +37,15 @@
 //! - Intermediate links need mass for the solver: closure error grows like (dt/it)²/m. Their
 //!   gravity is off (cables are massless in seeds 000/001); see `ChainConfig::link_mass`.
 
-use super::rapier::{PlatformWorld, v3};
+use super::rapier::{PlatformWorld, pose3, v3};
 use super::{Actuation, Built, ModelEntry, PhysicalModel};
-use crate::kinematics::{self, CableGeometry, Pose};
-use crate::robot::{GRAVITY, Robot};
+use crate::kinematics::{self, CableGeometry, Pose, PulleyGeometry, pulley};
+use crate::robot::{Cable, GRAVITY, Pulley, Robot};
 use crate::sim::{ControlMode, SimConfig, SimError, SimState};
-use nalgebra::{UnitQuaternion, Vector3, Vector6};
+use nalgebra::{Isometry3, Matrix3, Rotation3, Translation3, UnitQuaternion, Vector3, Vector6};
 use rapier3d::prelude::*;
+#[cfg(test)]
+use std::f64::consts::{PI, TAU};
 
 /// Parameters of the chain model.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -106,6 +121,38 @@ struct CableChain {
     integral: f64,
     /// a_i, m.
     frame_anchor: Vector3<f64>,
+    /// The cable's swivel pulley, when it has one.
+    wheel: Option<Wheel>,
+}
+
+/// The joints of a cable's swivel pulley (see the module doc). The swivel's handle and the
+/// start angles are read by [`ChainModel::wheel_angles`], for the tests only so far.
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(test), allow(dead_code))]
+struct Wheel {
+    /// The passive revolute about the swivel axis at a_i; coordinate γ − γ₀.
+    swivel: MultibodyJointHandle,
+    /// The passive revolute about the wheel's axle through m_i; coordinate β − β₀.
+    arm: MultibodyJointHandle,
+    /// The arm's link: the tangent point, X along the free segment, Y the axle.
+    arm_link: RigidBodyHandle,
+    pulley: Pulley,
+    /// γ₀ and β₀ at the build pose, rad.
+    swivel0: f64,
+    wrap0: f64,
+}
+
+/// A revolute joint's angle is its coordinate along spatial axis 3 (about its frame's X).
+const ANGLE: usize = 3;
+
+/// The angles of a cable's swivel pulley in the chain, rad.
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct WheelAngles {
+    /// γ in (−π, π]: the swivel joint's angle.
+    pub swivel: f64,
+    /// β: the arm joint's angle.
+    pub wrap: f64,
 }
 
 /// Prismatic joints move along their X axis: spatial axis 0.
@@ -122,6 +169,8 @@ pub(crate) struct ChainModel {
     tension_mode: bool,
     /// The platform's centre-of-mass velocity after the previous step (for the residual).
     previous_velocity: Vector6<f64>,
+    /// Whether any cable runs over a pulley.
+    wheels: bool,
 }
 
 impl ChainModel {
@@ -169,6 +218,24 @@ impl ChainModel {
                     k + 1,
                     cable.name
                 )));
+            }
+            if let (Some(pulley), Some(pg)) = (cable.pulley, g.pulley) {
+                let chain = pulley_chain(
+                    world,
+                    &link,
+                    platform,
+                    (k, cable),
+                    pulley,
+                    &pg,
+                    &g,
+                    rest[k],
+                    link_mass,
+                    link_inertia,
+                )?;
+                stiffness.push(cable.stiffness_at(rest[k]));
+                damping.push(cable.damping);
+                chains.push(chain);
+                continue;
             }
             let u = -g.direction; // from a_i towards the platform anchor
             let azimuth = u.y.atan2(u.x);
@@ -273,8 +340,10 @@ impl ChainModel {
                 stretch0,
                 integral: 0.0,
                 frame_anchor: cable.frame_anchor,
+                wheel: None,
             });
         }
+        let wheels = chains.iter().any(|c| c.wheel.is_some());
         let mut model = ChainModel {
             scene,
             chains,
@@ -284,6 +353,7 @@ impl ChainModel {
             pulls: vec![0.0; robot.cable_count()],
             tension_mode: false,
             previous_velocity: Vector6::zeros(),
+            wheels,
         };
         model.update_springs();
         Ok(model)
@@ -307,13 +377,208 @@ impl ChainModel {
         }
     }
 
+    /// The payout at winch coordinate 0 now, m: `payout0`, plus r·(β − β₀) over a pulley (the
+    /// payout counts from the swivel point, the winch joint holds the free segment's part).
+    fn winch_offset(&self, c: &CableChain) -> f64 {
+        match c.wheel {
+            Some(w) => c.payout0 + w.pulley.radius * self.scene.joint_state(w.arm, ANGLE).0,
+            None => c.payout0,
+        }
+    }
+
     /// The winches' payouts now, m.
     fn payouts(&self) -> Vec<f64> {
         self.chains
             .iter()
-            .map(|c| c.payout0 + self.scene.joint_state(c.winch, AXIS).0)
+            .map(|c| self.winch_offset(c) + self.scene.joint_state(c.winch, AXIS).0)
             .collect()
     }
+
+    /// Cable k's tension now: the pull in tension mode, else its spring-damper's (≥ 0), N.
+    fn tension(&self, k: usize) -> f64 {
+        let c = &self.chains[k];
+        if self.tension_mode {
+            return self.pulls[k];
+        }
+        let (qs, vs) = self.scene.joint_state(c.spring, AXIS);
+        let stretch = c.stretch0 + qs;
+        if stretch > 0.0 {
+            (self.stiffness[k] * stretch + self.damping[k] * vs).max(0.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// The wrap's share of the cable's pull: the torque −T·r about each pulley arm's axle
+    /// (set before each step; it stays on the arm's link until replaced).
+    fn wheel_torques(&mut self) {
+        for k in 0..self.chains.len() {
+            let Some(w) = self.chains[k].wheel else {
+                continue;
+            };
+            // Tension mode's pull acts on the last link and reaches the platform without
+            // loading the arm; the springs' and winches' forces go through the arm.
+            let torque = if self.tension_mode {
+                0.0
+            } else {
+                self.tension(k) * w.pulley.radius
+            };
+            if let Some(body) = self.scene.world.bodies.get_mut(w.arm_link) {
+                let axle = body.rotation() * Vector::Y;
+                body.reset_torques(false);
+                body.add_torque(-axle * torque as f32, true);
+            }
+        }
+    }
+
+    /// Per cable the swivel γ and wrap β of its pulley in the chain (None: a point exit).
+    #[cfg(test)]
+    pub(crate) fn wheel_angles(&self) -> Vec<Option<WheelAngles>> {
+        self.chains
+            .iter()
+            .map(|c| {
+                c.wheel.map(|w| {
+                    let swivel = w.swivel0 + self.scene.joint_state(w.swivel, ANGLE).0;
+                    WheelAngles {
+                        swivel: (swivel + PI).rem_euclid(TAU) - PI,
+                        wrap: w.wrap0 + self.scene.joint_state(w.arm, ANGLE).0,
+                    }
+                })
+            })
+            .collect()
+    }
+}
+
+/// A cable's chain over its swivel pulley (module doc): fixed root at a_i → swivel revolute
+/// (the pulley) → arm revolute about the axle through m_i (the tangent point) → prismatic
+/// winch → prismatic spring-damper → end link, closed on the platform at b_i.
+#[allow(clippy::too_many_arguments)]
+fn pulley_chain(
+    world: &mut PhysicsWorld,
+    link: &dyn Fn(&mut PhysicsWorld, Vector, Rotation) -> RigidBodyHandle,
+    platform: RigidBodyHandle,
+    (k, cable): (usize, &Cable),
+    pulley: Pulley,
+    pg: &PulleyGeometry,
+    g: &CableGeometry,
+    payout0: f64,
+    link_mass: f32,
+    link_inertia: f32,
+) -> Result<CableChain, SimError> {
+    let a = cable.frame_anchor;
+    let z = pulley.axis;
+    let radial = pg.radial;
+    let along = -g.direction; // the free segment, from the tangent point to the platform anchor
+    let axle = radial.cross(&z); // turning the arm about it by +δ adds δ to the wrap
+    // A frame at `at` with X along `x` and Y along `y` (orthonormal).
+    let frame = |at: Vector3<f64>, x: Vector3<f64>, y: Vector3<f64>| {
+        let r = Rotation3::from_matrix_unchecked(Matrix3::from_columns(&[x, y, x.cross(&y)]));
+        Isometry3::from_parts(
+            Translation3::from(at),
+            UnitQuaternion::from_rotation_matrix(&r),
+        )
+    };
+    let root_pose = Isometry3::translation(a.x, a.y, a.z);
+    let pulley_pose = frame(a, radial, z.cross(&radial)); // Z along the swivel axis
+    let arm_pose = frame(pg.tangent, along, axle); // Z along the wheel's radius at c_i
+    let place = |world: &mut PhysicsWorld, at: &Isometry3<f64>| {
+        let p = pose3(at);
+        link(world, p.translation, p.rotation)
+    };
+    let root = world
+        .bodies
+        .insert(RigidBodyBuilder::fixed().pose(pose3(&root_pose)));
+    let pulley_link = place(world, &pulley_pose);
+    let arm_link = place(world, &arm_pose);
+    let winch_link = place(world, &arm_pose);
+    let end_link = place(world, &arm_pose);
+    if let Some(body) = world.bodies.get_mut(end_link) {
+        // As for a point exit: a light last link (tension mode pulls on it).
+        body.set_additional_mass_properties(
+            MassProperties::new(
+                Vector::ZERO,
+                link_mass * 0.1,
+                Vector::splat(link_inertia * 0.1),
+            ),
+            false,
+        );
+    }
+    // A joint whose frame is `joint` (world; it moves along or about its X axis) between
+    // bodies posed at `b1` and `b2` (coordinates start at 0 in this configuration).
+    let joint =
+        |mask: JointAxesMask, b1: &Isometry3<f64>, b2: &Isometry3<f64>, joint: &Isometry3<f64>| {
+            GenericJointBuilder::new(mask)
+                .local_frame1(pose3(&(b1.inverse() * joint)))
+                .local_frame2(pose3(&(b2.inverse() * joint)))
+                .build()
+        };
+    let swivel_joint = joint(
+        JointAxesMask::LOCKED_REVOLUTE_AXES,
+        &root_pose,
+        &pulley_pose,
+        &frame(a, z, radial),
+    );
+    let arm_joint = joint(
+        JointAxesMask::LOCKED_REVOLUTE_AXES,
+        &pulley_pose,
+        &arm_pose,
+        &frame(pg.center, axle, along),
+    );
+    let prismatic = joint(
+        JointAxesMask::LOCKED_PRISMATIC_AXES,
+        &arm_pose,
+        &arm_pose,
+        &arm_pose,
+    );
+    let mb = &mut world.multibody_joints;
+    let err = |what: &str| {
+        SimError::Start(format!(
+            "cable {} ({}): cannot insert the {what} joint",
+            k + 1,
+            cable.name
+        ))
+    };
+    let swivel = mb
+        .insert(root, pulley_link, swivel_joint, true)
+        .ok_or_else(|| err("swivel"))?;
+    let arm = mb
+        .insert(pulley_link, arm_link, arm_joint, true)
+        .ok_or_else(|| err("pulley arm"))?;
+    let winch = mb
+        .insert(arm_link, winch_link, prismatic, true)
+        .ok_or_else(|| err("winch"))?;
+    let spring = mb
+        .insert(winch_link, end_link, prismatic, true)
+        .ok_or_else(|| err("spring"))?;
+    if let Some((multibody, _)) = mb.get_mut(winch) {
+        multibody.damping_mut().fill(0.0);
+    }
+    let closure = world.impulse_joints.insert(
+        end_link,
+        platform,
+        SphericalJointBuilder::new()
+            .local_anchor1(Vector::new(pg.free_length as f32, 0.0, 0.0))
+            .local_anchor2(v3(&cable.platform_anchor)),
+        true,
+    );
+    Ok(CableChain {
+        winch,
+        spring,
+        end_link,
+        closure,
+        payout0,
+        stretch0: g.length - payout0,
+        integral: 0.0,
+        frame_anchor: a,
+        wheel: Some(Wheel {
+            swivel,
+            arm,
+            arm_link,
+            pulley,
+            swivel0: pg.swivel,
+            wrap0: pg.wrap,
+        }),
+    })
 }
 
 impl PhysicalModel for ChainModel {
@@ -343,17 +608,17 @@ impl PhysicalModel for ChainModel {
         }
         for k in 0..self.chains.len() {
             let c = self.chains[k];
+            let offset = self.winch_offset(&c);
             match *actuation {
                 Actuation::Follow { positions, .. } => {
-                    self.scene
-                        .follow(c.winch, AXIS, c.payout0, positions[k], dt);
+                    self.scene.follow(c.winch, AXIS, offset, positions[k], dt);
                 }
                 Actuation::Servo { set_points, rates } => {
                     let integral = &mut self.chains[k].integral;
                     self.scene.servo(
                         c.winch,
                         AXIS,
-                        c.payout0,
+                        offset,
                         integral,
                         true,
                         set_points[k],
@@ -379,6 +644,9 @@ impl PhysicalModel for ChainModel {
                 }
             }
         }
+        if self.wheels {
+            self.wheel_torques();
+        }
         self.scene.world.step();
     }
 
@@ -388,18 +656,18 @@ impl PhysicalModel for ChainModel {
         s.twist = self.scene.twist();
         for (k, c) in self.chains.iter().enumerate() {
             let (qw, _) = self.scene.joint_state(c.winch, AXIS);
-            let (qs, vs) = self.scene.joint_state(c.spring, AXIS);
-            s.winch[k] = c.payout0 + qw;
-            let stretch = c.stretch0 + qs;
-            s.tensions[k] = if self.tension_mode {
-                self.pulls[k]
-            } else if stretch > 0.0 {
-                (self.stiffness[k] * stretch + self.damping[k] * vs).max(0.0)
-            } else {
-                0.0
-            };
+            s.winch[k] = self.winch_offset(c) + qw;
+            s.tensions[k] = self.tension(k);
             if let Some(anchor) = self.scene.closure_point(c.closure) {
-                s.lengths[k] = (c.frame_anchor - anchor).norm();
+                // The geometric length at the reached platform anchor (over a pulley r·β + the
+                // free segment, as the inverse kinematics has it).
+                s.lengths[k] = match &c.wheel {
+                    Some(w) => {
+                        let g = pulley::wrap(&w.pulley, &c.frame_anchor, &anchor);
+                        g.wrapped_length + g.free_length
+                    }
+                    None => (c.frame_anchor - anchor).norm(),
+                };
             }
             s.tensions_constraint[k] = self.scene.closure_force(c.closure);
         }
@@ -453,3 +721,6 @@ fn newton_euler_residual(
     let ang = torque - inertia * alpha - w1.cross(&(inertia * w1));
     (lin.norm_squared() + ang.norm_squared()).sqrt()
 }
+
+#[cfg(test)]
+mod tests;

@@ -6,7 +6,7 @@
 use crate::kinematics::Pose;
 use crate::robot::{GRAVITY, Robot, Winch};
 use crate::sim::{SimConfig, SimError};
-use nalgebra::{UnitQuaternion, Vector3, Vector6};
+use nalgebra::{Isometry3, UnitQuaternion, Vector3, Vector6};
 use rapier3d::prelude::*;
 
 /// Constraint drift (closure gap) beyond which a run is stopped, m.
@@ -22,6 +22,11 @@ pub(crate) fn d3(v: Vector) -> Vector3<f64> {
 
 pub(crate) fn quat(q: &UnitQuaternion<f64>) -> Rotation {
     Rotation::from_xyzw(q.i as f32, q.j as f32, q.k as f32, q.w as f32).normalize()
+}
+
+/// An f64 isometry in Rapier's f32 pose type.
+pub(crate) fn pose3(iso: &Isometry3<f64>) -> Pose3 {
+    Pose3::from_parts(v3(&iso.translation.vector), quat(&iso.rotation))
 }
 
 fn dquat(q: Rotation) -> UnitQuaternion<f64> {
@@ -149,6 +154,19 @@ impl PlatformWorld {
                 (i[0] as f64).hypot(i[1] as f64).hypot(i[2] as f64) / self.dt_sub
             }
             None => 0.0,
+        }
+    }
+
+    /// The force a closure transmits in its first body's joint frame (for a cable's chain: X
+    /// along the free segment), N.
+    #[cfg(test)]
+    pub fn closure_force_local(&self, joint: ImpulseJointHandle) -> Vector3<f64> {
+        match self.world.impulse_joints.get(joint) {
+            Some(j) => {
+                let i = j.impulses;
+                Vector3::new(i[0] as f64, i[1] as f64, i[2] as f64) / self.dt_sub
+            }
+            None => Vector3::zeros(),
         }
     }
 
