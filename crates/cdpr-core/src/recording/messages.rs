@@ -542,6 +542,7 @@ mod tests {
             lengths: (0..n).map(|i| 1.0 + i as f64).collect(),
             tensions: (0..n).map(|i| 100.0 + i as f64).collect(),
             tensions_constraint: vec![0.0; n],
+            winch_tensions: (0..n).map(|i| 100.0 + i as f64).collect(),
             wrench_residual: 0.0,
         };
         let commanded = Sample {

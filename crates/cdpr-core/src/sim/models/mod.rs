@@ -19,6 +19,7 @@
 pub(crate) mod chain;
 pub(crate) mod elastic;
 pub(crate) mod legs;
+pub(crate) mod lumped;
 pub(crate) mod rapier;
 pub(crate) mod surrogate;
 
@@ -263,6 +264,13 @@ pub(crate) trait PhysicalModel: Send + Sync {
     /// Writes pose, twist, actuators, lengths and forces into `state` (time and step are the
     /// caller's); `stepped`: since the last step (else since `place`).
     fn write_back(&mut self, robot: &Robot, state: &mut SimState, stepped: Option<f64>);
+
+    /// The tensions where the cables leave their pulleys (or frame anchors) towards the
+    /// platform, N, when they differ from the platform-side ones of the state (cables with
+    /// mass); the capstan ratio applies to them ([`SimState::winch_tensions`]).
+    fn exit_tensions(&self) -> Option<&[f64]> {
+        None
+    }
 
     /// The largest closure gap (m) and where (cable or leg index), for models with closures.
     fn worst_gap(&self) -> Option<(usize, f64)> {
