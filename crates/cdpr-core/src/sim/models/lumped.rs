@@ -137,11 +137,7 @@ impl LumpedCable {
         for s in 0..=self.nodes() {
             let v = self.end(s, ends) - self.start(s, ends);
             let l = v.norm();
-            self.direction[s] = if l > 1e-12 {
-                v / l
-            } else {
-                Vector3::zeros()
-            };
+            self.direction[s] = if l > 1e-12 { v / l } else { Vector3::zeros() };
             self.length[s] = l + if s == 0 { ends.wrapped } else { 0.0 };
         }
     }
@@ -235,9 +231,18 @@ impl LumpedCable {
         }
     }
 
-    /// The tension of the segment at the winch side (N): where the cable leaves its pulley.
+    /// The tension where the cable leaves its pulley (N): segment 0's, plus the weight of the
+    /// half segment between its middle and the exit point along it (the half segment the
+    /// lumping gives the frame).
     pub fn exit_tension(&self) -> f64 {
-        self.tension[0]
+        self.tension[0] - 0.5 * self.mass * GRAVITY * self.direction[0].z
+    }
+
+    /// The tension at the platform anchor (N): segment N's, less the weight of the half segment
+    /// hanging from the anchor along it (applied to the platform by the model).
+    pub fn anchor_tension(&self) -> f64 {
+        let n = self.nodes();
+        self.tension[n] + 0.5 * self.mass * GRAVITY * self.direction[n].z
     }
 
     /// Segment 0's length including the wrap and its rate, m and m/s.
@@ -245,7 +250,11 @@ impl LumpedCable {
         let v = self.position.first().copied().unwrap_or(ends.anchor) - ends.exit;
         let l = v.norm();
         let u = if l > 1e-12 { v / l } else { Vector3::zeros() };
-        let vel = self.velocity.first().copied().unwrap_or(ends.anchor_velocity);
+        let vel = self
+            .velocity
+            .first()
+            .copied()
+            .unwrap_or(ends.anchor_velocity);
         (l + ends.wrapped, u.dot(&vel))
     }
 
@@ -297,7 +306,8 @@ mod tests {
             let (h, v, ea, w) = (self.h, self.v, self.ea, self.w);
             let x = h * s / ea + h / w * ((v / h).asinh() - ((v - w * s) / h).asinh());
             let z = (0.5 * w * s * s - v * s) / ea
-                + h / w * ((1.0 + ((v - w * s) / h).powi(2)).sqrt() - (1.0 + (v / h).powi(2)).sqrt());
+                + h / w
+                    * ((1.0 + ((v - w * s) / h).powi(2)).sqrt() - (1.0 + (v / h).powi(2)).sqrt());
             (x, z)
         }
 
