@@ -173,6 +173,7 @@ pub fn state_of(row: &RunRow, index: usize) -> SimState {
         winch: row.length_command.clone(),
         lengths: row.lengths.clone(),
         tensions: row.tensions.clone(),
+        winch_tensions: row.tensions.clone(),
         tensions_constraint: row.tensions.clone(),
         wrench_residual: 0.0,
     }

@@ -82,6 +82,7 @@ impl Publisher {
                 winch: Vec::new(),
                 lengths: Vec::new(),
                 tensions: Vec::new(),
+                winch_tensions: Vec::new(),
                 tensions_constraint: Vec::new(),
                 wrench_residual: 0.0,
             },

@@ -87,6 +87,9 @@ pub struct RunSample {
     /// A face's own columns after `segment` (the shadow's `plc_cycle`, `enable`,
     /// `rejected`, `gap`), named in the recording's metadata.
     pub extra: Vec<f64>,
+    /// Robots with pulley friction, per cable: tension on the winch side of the pulley, N
+    /// (empty otherwise).
+    pub winch_tension: Vec<f64>,
 }
 
 impl RunSample {
@@ -149,6 +152,11 @@ impl RunSample {
             s.leg_length.push(next());
             s.leg_force.push(next());
         }
+        if layout.winch_side() {
+            for _ in 0..layout.cables() {
+                s.winch_tension.push(next());
+            }
+        }
         s
     }
 
@@ -170,13 +178,21 @@ impl RunSample {
         for i in 0..self.leg_force.len() {
             out.extend([self.leg_length[i], self.leg_force[i]]);
         }
+        out.extend(&self.winch_tension);
         out
     }
 }
 
 /// Numeric columns of `layout`.
 fn layout_width(layout: &RecordLayout) -> usize {
-    13 + 3 * layout.cables() + 2 * layout.actuators() + 2 * layout.legs()
+    13 + 3 * layout.cables()
+        + 2 * layout.actuators()
+        + 2 * layout.legs()
+        + if layout.winch_side() {
+            layout.cables()
+        } else {
+            0
+        }
 }
 
 /// The shadow's cycle statistics since it started, as it reports them at its end, sent about
@@ -629,6 +645,7 @@ mod tests {
             lengths: (0..n).map(|i| 1.0 + i as f64).collect(),
             tensions: (0..n).map(|i| 100.0 + i as f64).collect(),
             tensions_constraint: vec![0.0; n],
+            winch_tensions: (0..n).map(|i| 100.0 + i as f64).collect(),
             wrench_residual: 0.0,
         };
         let commanded = Sample {

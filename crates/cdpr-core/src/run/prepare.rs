@@ -145,6 +145,7 @@ impl RunRequest {
             control: self.control_mode(source),
             chain: self.chain(),
             surrogate,
+            cable_nodes: self.cable_nodes,
         }
     }
 

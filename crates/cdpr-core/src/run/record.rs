@@ -92,6 +92,8 @@ pub struct RecordLayout {
     cables: usize,
     actuators: usize,
     legs: usize,
+    /// The robot's pulleys have friction: per cable a `winch_tension_i` column.
+    winch_side: bool,
 }
 
 impl RecordLayout {
@@ -108,6 +110,7 @@ impl RecordLayout {
             cables: robot.cable_count(),
             actuators,
             legs,
+            winch_side: cable_robot && crate::sim::capstan::has_friction(robot),
         }
     }
 
@@ -119,6 +122,9 @@ impl RecordLayout {
         }
         for i in 1..=self.legs {
             header.extend([format!("leg_length_{i}"), format!("leg_force_{i}")]);
+        }
+        if self.winch_side {
+            header.extend((1..=self.cables).map(|i| format!("winch_tension_{i}")));
         }
         header
     }
@@ -150,6 +156,11 @@ impl RecordLayout {
             field(r.state.lengths[i])?;
             field(r.state.tensions[i])?;
         }
+        if self.winch_side {
+            for i in 0..self.cables {
+                field(r.state.winch_tensions[i])?;
+            }
+        }
         Ok(())
     }
 
@@ -171,6 +182,13 @@ impl RecordLayout {
     /// Legs of a robot with legs: each has `leg_length_i`, `leg_force_i` columns.
     pub fn legs(&self) -> usize {
         self.legs
+    }
+
+    /// Whether each cable has a `winch_tension_i` column (the tension on the winch side of
+    /// its pulley; only robots whose pulleys have friction, so other records keep their
+    /// columns).
+    pub fn winch_side(&self) -> bool {
+        self.winch_side
     }
 }
 
@@ -331,9 +349,10 @@ impl Write for Rows {
 /// Bytes of complete rows a [`CsvRecorder`] gathers before it writes them out.
 pub const FLUSH_AT: usize = 64 * 1024;
 
-/// The run as CSV: `t,x_cmd,…,yaw_cmd,x,…,yaw`, per cable `length_cmd_i,length_i,tension_i`;
-/// robots with legs: per actuator `actuator_cmd_i,actuator_i` (m or rad), per leg
-/// `leg_length_i,leg_force_i`; then `segment`. Every number in Rust's shortest round-trip
+/// The run as CSV: `t,x_cmd,…,yaw_cmd,x,…,yaw`, per cable `length_cmd_i,length_i,tension_i`
+/// (`tension_i` at the platform); robots with legs: per actuator `actuator_cmd_i,actuator_i`
+/// (m or rad), per leg `leg_length_i,leg_force_i`; robots with pulley friction: per cable
+/// `winch_tension_i` (the winch side of the pulley, N); then `segment`. Every number in Rust's shortest round-trip
 /// form (reading the file back gives the recorded values bit for bit).
 pub fn write_csv<W: Write>(
     out: W,

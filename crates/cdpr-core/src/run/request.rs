@@ -19,7 +19,7 @@ use crate::options::{
     flag, number, unknown, whole,
 };
 use crate::robot::MASS_RANGE;
-use crate::sim::{ChainConfig, ControlMode, DT_RANGE, ModelKind};
+use crate::sim::{ChainConfig, ControlMode, DT_RANGE, MAX_CABLE_NODES, ModelKind};
 use crate::trajectory::{ProfileKind, Transition};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -134,6 +134,12 @@ options! {
     /// Chain model: mass of each intermediate link, kg.
     link_mass: f64 = ChainConfig::DEFAULT.link_mass,
         number(Physics, "kg", 1e-3, 100.0, "KG", "chain model: mass of each intermediate link");
+    /// Elastic model: point masses per cable with mass (0: massless straight cables).
+    cable_nodes: usize = 0,
+        whole(Physics, 0, MAX_CABLE_NODES as u64,
+            "elastic model: each cable with mass (`cable_mass_per_length` > 0) as this many point \
+             masses on N + 1 spring-damper segments, so it sags (0: massless straight cables); \
+             the static sag converges to the elastic catenary at second order in N");
     /// The surrogate's parameter file (from `cdpr surrogate fit`).
     surrogate: Option<PathBuf> = None,
         OptionSpec::new(Physics, Kind::File, "TOML",

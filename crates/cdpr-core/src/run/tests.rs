@@ -211,3 +211,44 @@ fn the_recorder_hands_over_whole_rows_only() {
     write_csv(&mut whole, &robot, &traj, &outcome).expect("written");
     assert_eq!(writes.concat(), whole, "the same bytes as one write_csv");
 }
+
+/// The CSV gains `winch_tension_i` columns only when the robot's pulleys have friction, and
+/// they hold the winch-side tensions (the MCAP's `/run` sample the same numbers).
+#[test]
+fn winch_side_tension_columns_only_with_pulley_friction() {
+    for (name, expected) in [("uvigo8", false), ("uvigo8-pulleys", true)] {
+        let robot = crate::fixtures::robot(name);
+        let home = Pose::from_array(robot.home);
+        let options = RunOptions::new(crate::sim::SimConfig::new(
+            ModelKind::ELASTIC,
+            ControlMode::Ideal,
+            1e-3,
+        ));
+        let traj = hold(home, 0.01, options.config.dt);
+        let outcome = run(&robot, &traj, &options, &mut |_| {}).expect("runs");
+        let layout = RecordLayout::new(&robot, Some(&outcome.records[0].as_record()));
+        let columns = layout.columns();
+        let winch: Vec<&String> = columns
+            .iter()
+            .filter(|c| c.starts_with("winch_tension_"))
+            .collect();
+        assert_eq!(layout.winch_side(), expected, "{name}");
+        assert_eq!(winch.len(), if expected { 8 } else { 0 }, "{name}");
+        let mut csv = Vec::new();
+        write_csv(&mut csv, &robot, &traj, &outcome).expect("writes");
+        let text = String::from_utf8(csv).expect("utf-8");
+        let header: Vec<&str> = text.lines().next().expect("a header").split(',').collect();
+        assert_eq!(header.contains(&"winch_tension_8"), expected, "{name}");
+        if expected {
+            let last = outcome.records.last().expect("records");
+            let sample = crate::recording::messages::RunSample::from_record(
+                &layout,
+                &last.as_record(),
+                &[],
+                &[],
+            );
+            assert_eq!(sample.winch_tension, last.state.winch_tensions);
+            assert_eq!(sample.numbers().len(), columns.len());
+        }
+    }
+}

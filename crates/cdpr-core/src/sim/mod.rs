@@ -15,6 +15,7 @@
 //! Playing a trajectory through a controller, recording and summarising a run is one layer up,
 //! in [`crate::run`].
 
+pub mod capstan;
 mod drive;
 pub mod models;
 pub mod winch;
@@ -30,6 +31,9 @@ use serde::Serialize;
 /// The physics step's range, s: below 10 µs a run is all overhead; above 10 ms the stiff
 /// cables (k up to 10⁶ N/m on light platforms) and the PID drives go unstable.
 pub const DT_RANGE: (f64, f64) = (1e-5, 0.01);
+
+/// Most point masses per cable of the elastic model's lumped cables (`cable_nodes`).
+pub const MAX_CABLE_NODES: usize = 200;
 
 /// How the winches are driven.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -58,6 +62,9 @@ pub struct SimConfig {
     pub chain: ChainConfig,
     /// The surrogate's parameters (`model = surrogate`).
     pub surrogate: Option<SurrogateSetup>,
+    /// Elastic model: point masses per cable of nonzero density (0: massless straight
+    /// cables). See [`models::elastic`]'s lumped cables.
+    pub cable_nodes: usize,
 }
 
 impl SimConfig {
@@ -70,6 +77,7 @@ impl SimConfig {
             control,
             chain: ChainConfig::default(),
             surrogate: None,
+            cable_nodes: 0,
         }
     }
 }
@@ -104,8 +112,14 @@ pub struct SimState {
     pub winch: Vec<f64>,
     /// Geometric cable length |a_i − p_i|, m.
     pub lengths: Vec<f64>,
-    /// Tension from the cable's spring stretch and damper (k·e + c·ė, ≥ 0), N.
+    /// Tension from the cable's spring stretch and damper (k·e + c·ė, ≥ 0), N: the tension
+    /// at the platform anchor (platform side of the pulley).
     pub tensions: Vec<f64>,
+    /// Tension on the winch side of each pulley, N: the tension where the cable leaves its
+    /// pulley towards the platform times the capstan ratio e^{−μβ·tanh(v/v₀)} of the wrap at
+    /// this pose and the winch's payout rate ([`capstan`]). Equal to `tensions` without pulley
+    /// friction and without cable mass; robots with legs: equal to `tensions`.
+    pub winch_tensions: Vec<f64>,
     /// Tension seen by the solver: the chain's closure-joint impulses divided by the step
     /// (equal to `tensions` in the elastic model). The two must agree.
     pub tensions_constraint: Vec<f64>,
@@ -127,6 +141,7 @@ impl SimState {
             winch: vec![0.0; actuators],
             lengths: vec![0.0; channels],
             tensions: vec![0.0; channels],
+            winch_tensions: vec![0.0; channels],
             tensions_constraint: vec![0.0; channels],
             wrench_residual: 0.0,
         }
@@ -167,6 +182,10 @@ pub struct Sim {
     /// models use it; the others ignore it).
     demand: Option<Pose>,
     state: SimState,
+    /// Whether a pulley has friction (the winch-side tensions need the wrap), and the winch
+    /// payouts before the step (their rates).
+    friction: bool,
+    winch_before: Vec<f64>,
 }
 
 /// Speeds beyond which a run is declared blown up (m/s, rad/s).
@@ -206,6 +225,8 @@ impl Sim {
             model: built.model,
             demand: Some(built.pose),
             state: SimState::at_rest(built.pose, built.actuators, built.channels),
+            friction: capstan::has_friction(robot),
+            winch_before: vec![0.0; built.actuators],
         };
         sim.settle(command.unwrap_or(&built.start))?;
         Ok(sim)
@@ -260,6 +281,7 @@ impl Sim {
         self.model
             .place(&self.robot, &pose, &actuators, &self.drive.hold())?;
         self.model.write_back(&self.robot, &mut self.state, None);
+        self.fill_winch_tensions(None);
         Ok(())
     }
 
@@ -302,6 +324,7 @@ impl Sim {
         let pose = kinematics::effective_pose(&self.robot, pose);
         self.model.move_platform(&self.robot, &pose)?;
         self.model.write_back(&self.robot, &mut self.state, None);
+        self.fill_winch_tensions(None);
         Ok(())
     }
 
@@ -343,13 +366,45 @@ impl Sim {
     pub fn step(&mut self) -> Result<(), SimError> {
         let dt = self.config.dt;
         let actuation = self.drive.actuate(dt, &self.robot.winch);
+        if self.friction {
+            self.winch_before.copy_from_slice(&self.state.winch);
+        }
         self.model
             .step(&self.robot, &actuation, self.demand.as_ref(), dt);
         self.state.step += 1;
         self.state.time = self.state.step as f64 * dt;
         self.model
             .write_back(&self.robot, &mut self.state, Some(dt));
+        self.fill_winch_tensions(Some(dt));
         self.guard()
+    }
+
+    /// The winch-side tensions of the state just written back ([`SimState::winch_tensions`]):
+    /// the model's tensions where the cables leave their pulleys, times the capstan ratio of
+    /// the wrap at the state's pose and the payout rate over the step (`stepped`: its dt;
+    /// None: at rest, ratio 1).
+    fn fill_winch_tensions(&mut self, stepped: Option<f64>) {
+        let s = &mut self.state;
+        let exit = self.model.exit_tensions().unwrap_or(&s.tensions);
+        if !self.friction || !self.robot.is_cable_robot() {
+            s.winch_tensions.copy_from_slice(exit);
+            return;
+        }
+        let geometry = kinematics::InverseKinematics::at_actual_pose(&self.robot, &s.pose).cables;
+        // Payout rates over the step (the winch positions before and after it).
+        for (before, &now) in self.winch_before.iter_mut().zip(&s.winch) {
+            *before = match stepped {
+                Some(dt) => (now - *before) / dt,
+                None => 0.0,
+            };
+        }
+        capstan::winch_tensions(
+            &self.robot,
+            &geometry,
+            exit,
+            &self.winch_before,
+            &mut s.winch_tensions,
+        );
     }
 
     fn guard(&self) -> Result<(), SimError> {

@@ -319,3 +319,170 @@ fn borrowed_lengths_command_the_same_as_a_command() {
         })
     ));
 }
+
+/// uvigo8-pulleys with its pulley friction set to `mu` (and its cables massless unless
+/// `mass`).
+fn pulley_robot(mu: f64, mass: bool) -> Robot {
+    let mut r = robot("uvigo8-pulleys");
+    for c in &mut r.cables {
+        if let Some(p) = &mut c.pulley {
+            p.friction = mu;
+        }
+        if !mass {
+            c.mass_per_length = 0.0;
+        }
+    }
+    r
+}
+
+/// The elastic model over frictionless pulleys settles on the foundation's elastic
+/// equilibrium, whose cable lengths count the wrap r·β: the wrap stretches the cable.
+#[test]
+fn elastic_model_over_pulleys_settles_on_the_static_equilibrium() {
+    let robot = pulley_robot(0.0, false);
+    let target = Pose::new(0.1, -0.1, 0.25, 0.0, 0.0, 0.0);
+    let rest = pretensioned_rest_lengths(&robot, &target, robot.tension)
+        .expect("feasible")
+        .0;
+    let eq = elastic_equilibrium(
+        &robot,
+        &rest,
+        &EquilibriumOptions {
+            guess: Some(target),
+            ..Default::default()
+        },
+    )
+    .expect("equilibrium");
+    let mut s = sim(&robot, ModelKind::ELASTIC, ControlMode::Ideal, &target);
+    s.settle(&Command::Lengths(rest.clone())).expect("settles");
+    let mut off = eq.pose;
+    off.position.x += 0.002;
+    off.position.z -= 0.001;
+    s.place(&off).expect("placed");
+    run_for(&mut s, 2.0);
+    let st = s.state();
+    let dp = (st.pose.position - eq.pose.position).amax();
+    assert!(dp < 2e-6, "{dp}");
+    // The lengths reported are the pulley lengths r·β + free length at that pose.
+    let ik = crate::kinematics::inverse(&robot, &st.pose);
+    for (k, g) in ik.cables.iter().enumerate() {
+        assert!((st.lengths[k] - g.length).abs() < 1e-12);
+        assert!(g.pulley.expect("a pulley").wrap > 0.1);
+        // No friction, no mass: both sides carry the same tension.
+        assert_eq!(st.winch_tensions[k], st.tensions[k]);
+    }
+}
+
+/// Capstan friction in a quasi-static haul: the platform rises, then sinks, at 50 mm/s (all
+/// uvigo8's pulleys are above it: the cables haul in, then pay out at ≥ 10 v₀); winch side / platform side is e^{+μβ}
+/// hauling in and e^{−μβ} paying out, β from the inverse kinematics at the pose — in ideal
+/// mode and with the PID drives.
+#[test]
+fn capstan_ratio_in_a_slow_haul_is_euler_eytelwein() {
+    let mu = 0.3;
+    let robot = pulley_robot(mu, false);
+    for control in [ControlMode::Ideal, ControlMode::Length] {
+        let (mut hauls, mut pays) = (0, 0);
+        for speed in [0.05, -0.05] {
+            let start = Pose::new(0.0, 0.0, 0.15, 0.0, 0.0, 0.0);
+            let mut s = sim(&robot, ModelKind::ELASTIC, control, &start);
+            let dt = s.config().dt;
+            for k in 1..=2000 {
+                let mut pose = start;
+                pose.position.z += speed * k as f64 * dt;
+                let rest = pretensioned_rest_lengths(&robot, &pose, robot.tension)
+                    .expect("feasible")
+                    .0;
+                let before = s.state().winch.clone();
+                s.set_command(&Command::Lengths(rest)).expect("command");
+                s.step().expect("steps");
+                if k < 1000 {
+                    continue;
+                }
+                let st = s.state();
+                let ik = crate::kinematics::inverse(&robot, &st.pose);
+                for c in 0..robot.cables.len() {
+                    let rate = (st.winch[c] - before[c]) / dt;
+                    if rate.abs() < 10.0 * capstan::SLIP_SPEED {
+                        continue;
+                    }
+                    let beta = ik.cables[c].pulley.expect("a pulley").wrap;
+                    let expected = if rate < 0.0 {
+                        hauls += 1;
+                        (mu * beta).exp()
+                    } else {
+                        pays += 1;
+                        (-mu * beta).exp()
+                    };
+                    let ratio = st.winch_tensions[c] / st.tensions[c];
+                    assert!(
+                        (ratio - expected).abs() < 1e-6 * expected,
+                        "{control:?} cable {c}: {ratio} vs e^(±μβ) = {expected} (β = {beta})"
+                    );
+                }
+            }
+        }
+        assert!(hauls > 1000 && pays > 1000, "{control:?}: {hauls} {pays}");
+    }
+}
+
+/// Hauling in needs more winch force than paying out: the PID drive of `length` mode carries
+/// the winch-side tension as its load, so holding the same slow haul in takes a larger
+/// integral term than paying out (and than a frictionless pulley).
+#[test]
+fn hauling_in_loads_the_drive_more_than_paying_out() {
+    let robot = pulley_robot(0.3, false);
+    let start = Pose::new(0.0, 0.0, 0.2, 0.0, 0.0, 0.0);
+    let mut loads = Vec::new();
+    for speed in [-0.01, 0.01] {
+        let mut s = sim(&robot, ModelKind::ELASTIC, ControlMode::Length, &start);
+        // Cable 1 alone moves: hauling in (speed < 0) or paying out, 1 mm over 0.1 s.
+        let rest0 = s.state().winch.clone();
+        for k in 1..=100 {
+            let mut rest = rest0.clone();
+            rest[0] += speed * k as f64 * 1e-3;
+            s.set_command(&Command::Lengths(rest)).expect("command");
+            s.step().expect("steps");
+        }
+        let st = s.state();
+        loads.push((st.winch_tensions[0], st.tensions[0]));
+    }
+    let ((haul_w, haul_p), (pay_w, pay_p)) = (loads[0], loads[1]);
+    assert!(haul_w > haul_p && pay_w < pay_p, "{loads:?}");
+    assert!(haul_w > pay_w, "{loads:?}");
+}
+
+/// Cables with mass as point masses (`cable_nodes`): a hold at dt = 1 ms stays put and
+/// stable, and the tension where each cable leaves its pulley exceeds the one at the
+/// platform by the weight of the cable's height, w·Δz (the elastic catenary's dT = w dz).
+#[test]
+fn cable_nodes_hold_stably_and_carry_their_weight() {
+    let robot = pulley_robot(0.0, true);
+    let pose = Pose::new(0.05, 0.0, 0.15, 0.0, 0.0, 0.0);
+    let mut config = SimConfig::new(ModelKind::ELASTIC, ControlMode::Ideal, 1e-3);
+    config.cable_nodes = 4;
+    let mut s = Sim::at(&robot, config.clone(), &pose).expect("builds");
+    let start = s.state().pose;
+    run_for(&mut s, 1.0);
+    let st = s.state().clone();
+    let moved = (st.pose.position - start.position).amax();
+    assert!(moved < 1e-3, "{moved}");
+    let ik = crate::kinematics::inverse(&robot, &st.pose);
+    for (k, c) in robot.cables.iter().enumerate() {
+        let g = ik.cables[k].pulley.expect("a pulley");
+        let anchor = st.pose.position + ik.cables[k].arm;
+        let dz = g.tangent.z - anchor.z;
+        let expected = c.mass_per_length * crate::robot::GRAVITY * dz;
+        let got = st.winch_tensions[k] - st.tensions[k];
+        assert!(
+            (got - expected).abs() < 0.05 * expected.abs() + 1e-3,
+            "cable {k}: {got} N vs w·Δz = {expected} N"
+        );
+    }
+    // Other models, and tension mode, refuse nodes.
+    config.model = ModelKind::CHAIN;
+    assert!(Sim::at(&robot, config.clone(), &pose).is_err());
+    config.model = ModelKind::ELASTIC;
+    config.control = ControlMode::Tension;
+    assert!(Sim::at(&robot, config, &pose).is_err());
+}

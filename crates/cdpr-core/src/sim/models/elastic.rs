@@ -9,12 +9,20 @@
 //! This model does not go through Rapier: one body needs no constraint solver, and the
 //! hand-rolled step costs a fraction of a Rapier step (see benches/sim.rs).
 
+use super::lumped::{Axial, Ends, LumpedCable};
 use super::{Actuation, Built, ModelEntry, PhysicalModel};
-use crate::kinematics::{self, Pose};
-use crate::robot::{GRAVITY, Robot, Stiffness, Winch};
+use crate::kinematics::{self, Pose, pulley};
+use crate::robot::{GRAVITY, Pulley, Robot, Stiffness, Winch};
+use crate::sim::capstan;
 use crate::sim::winch::PidWinch;
 use crate::sim::{ControlMode, SimConfig, SimError, SimState};
 use nalgebra::{Cholesky, Matrix3, Matrix6, Rotation3, U6, UnitQuaternion, Vector3, Vector6};
+
+/// Drag on the nodes of cables with mass, 1/s (mass-proportional, against the world): the
+/// air and the cable's internal friction damping its transverse swing, which the axial
+/// dampers cannot. Assumed (no measurement): a swing of a 2 m uvigo8 cable (≈ 5 Hz) decays
+/// by e in 0.4 s.
+pub(crate) const NODE_DRAG: f64 = 5.0;
 
 /// What the cables do this step.
 enum CableDrive<'a> {
@@ -49,6 +57,21 @@ struct Cable {
     direction: Vector3<f64>,
     /// arm × direction: the moment of a unit tension about the centre of mass.
     moment: Vector3<f64>,
+    /// The platform anchor relative to the centre of mass, world axes (filled by `observe`).
+    arm: Vector3<f64>,
+    /// The swivel pulley the cable leaves its frame over, and its wrap β at this state
+    /// (rad; 0 without a pulley).
+    pulley: Option<Pulley>,
+    wrap: f64,
+    /// Cables with mass and `cable_nodes` > 0: the point masses; the spring-damper above is
+    /// then the segment between the last node and the platform anchor (`rest`, `spring`,
+    /// `damping` per segment, `rest_rate` with the node's velocity).
+    lumped: Option<LumpedCable>,
+    /// kg/m, and the number of segments (N + 1; 1 without nodes).
+    density: f64,
+    segments: usize,
+    /// The winch's payout rate per segment (rest_rate without the node's part), m/s.
+    segment_rate: f64,
 }
 
 impl Cable {
@@ -87,7 +110,14 @@ pub(crate) const ENTRY: ModelEntry = ModelEntry {
 };
 
 fn build(robot: &Robot, config: &SimConfig, pose: &Pose) -> Result<Built, SimError> {
-    let model = ElasticModel::new(robot, pose);
+    if config.cable_nodes > 0 && config.control == ControlMode::Tension {
+        return Err(SimError::Start(
+            "cable nodes (cable_nodes > 0) need lengths (ideal or length mode): a commanded \
+             tension has no segment to act on"
+                .into(),
+        ));
+    }
+    let model = ElasticModel::new(robot, pose, config.cable_nodes);
     Ok(Built::cables(Box::new(model), robot, config, pose))
 }
 
@@ -123,10 +153,15 @@ pub(crate) struct ElasticModel {
     rest_rate: Vec<f64>,
     drives: Vec<PidWinch>,
     winch: Winch,
+    /// Tension where each cable leaves its pulley (cables with nodes: their first segment's),
+    /// N.
+    exit: Vec<f64>,
 }
 
 impl ElasticModel {
-    pub fn new(robot: &Robot, pose: &Pose) -> ElasticModel {
+    /// The model of `robot` at rest at `pose`, with `nodes` point masses per cable with mass
+    /// (0: massless straight cables).
+    pub fn new(robot: &Robot, pose: &Pose, nodes: usize) -> ElasticModel {
         let cables = robot
             .cables
             .iter()
@@ -143,6 +178,24 @@ impl ElasticModel {
                 length_rate: 0.0,
                 direction: Vector3::zeros(),
                 moment: Vector3::zeros(),
+                arm: Vector3::zeros(),
+                pulley: c.pulley,
+                wrap: 0.0,
+                lumped: None,
+                density: c.mass_per_length,
+                segments: if nodes > 0 && c.mass_per_length > 0.0 {
+                    nodes + 1
+                } else {
+                    1
+                },
+                segment_rate: 0.0,
+            })
+            .map(|mut c| {
+                // Cables with nodes: the damper of one of the N + 1 segments.
+                if c.segments > 1 {
+                    c.damping *= c.segments as f64;
+                }
+                c
             })
             .collect::<Vec<_>>();
         let n = cables.len();
@@ -169,6 +222,7 @@ impl ElasticModel {
             rest_rate: vec![0.0; n],
             drives: Vec::new(),
             winch: robot.winch,
+            exit: vec![0.0; n],
         };
         model.set_pose(pose);
         model
@@ -212,17 +266,155 @@ impl ElasticModel {
     pub fn observe(&mut self) {
         for c in &mut self.cables {
             let arm = self.rotation * c.platform_anchor;
-            let l = c.frame_anchor - (self.com + arm);
-            c.length = l.norm();
-            c.direction = if c.length > 1e-12 {
-                l * c.length.recip()
+            c.arm = arm;
+            if let Some(nodes) = &c.lumped {
+                // The segment from the platform anchor to the last node.
+                let anchor = self.com + arm;
+                let (last, speed) = match (nodes.position.last(), nodes.velocity.last()) {
+                    (Some(p), Some(v)) => (*p, *v),
+                    _ => (c.frame_anchor, Vector3::zeros()),
+                };
+                let l = last - anchor;
+                c.length = l.norm();
+                c.direction = if c.length > 1e-12 {
+                    l * c.length.recip()
+                } else {
+                    Vector3::zeros()
+                };
+                c.rest_rate = c.segment_rate - c.direction.dot(&speed);
+            } else if let Some(p) = &c.pulley {
+                // Over a swivel pulley: the free segment from the tangent point; the length
+                // counts the wrap r·β.
+                let g = pulley::wrap(p, &c.frame_anchor, &(self.com + arm));
+                let l = g.tangent - (self.com + arm);
+                c.wrap = g.wrap;
+                c.length = g.wrapped_length + g.free_length;
+                c.direction = if g.free_length > 1e-12 {
+                    l * g.free_length.recip()
+                } else {
+                    Vector3::zeros()
+                };
             } else {
-                Vector3::zeros()
-            };
+                let l = c.frame_anchor - (self.com + arm);
+                c.length = l.norm();
+                c.direction = if c.length > 1e-12 {
+                    l * c.length.recip()
+                } else {
+                    Vector3::zeros()
+                };
+            }
             c.moment = arm.cross(&c.direction);
             c.length_rate = c.length_rate(&self.velocity, &self.omega);
         }
         self.factor = None;
+    }
+
+    /// The ends of cable `k`'s nodes at this state, its platform anchor moved on by `ahead`
+    /// seconds at its velocity; sets the cable's wrap (the pulley turns towards the first
+    /// node).
+    fn ends(&mut self, k: usize, ahead: f64) -> Ends {
+        let arm = self.rotation * self.cables[k].platform_anchor;
+        let anchor_velocity = self.velocity + self.omega.cross(&arm);
+        let anchor = self.com + arm + anchor_velocity * ahead;
+        let c = &mut self.cables[k];
+        let towards = c
+            .lumped
+            .as_ref()
+            .and_then(|l| l.position.first().copied())
+            .unwrap_or(anchor);
+        let (exit, wrapped) = match &c.pulley {
+            Some(p) => {
+                let g = pulley::wrap(p, &c.frame_anchor, &towards);
+                c.wrap = g.wrap;
+                (g.tangent, g.wrapped_length)
+            }
+            None => (c.frame_anchor, 0.0),
+        };
+        Ends {
+            exit,
+            wrapped,
+            anchor,
+            anchor_velocity,
+        }
+    }
+
+    /// The axial data of one segment of cable `k`'s nodes at winch payout `rest` (m) and
+    /// rate `rate` (m/s).
+    fn axial(&self, k: usize, rest: f64, rate: f64) -> Axial {
+        let c = &self.cables[k];
+        let segments = c.segments as f64;
+        Axial {
+            k: stiffness(c.stiffness, rest) * segments,
+            c: c.damping,
+            rest: rest / segments,
+            rest_rate: rate / segments,
+            drag: NODE_DRAG,
+        }
+    }
+
+    /// Builds the nodes of the cables with mass (at rest, settled with both ends held) for
+    /// the current pose and winch payouts.
+    fn place_nodes(&mut self) {
+        for k in 0..self.cables.len() {
+            if self.cables[k].segments == 1 {
+                continue;
+            }
+            let ends = self.ends(k, 0.0);
+            let axial = self.axial(k, self.rest[k], 0.0);
+            let c = &mut self.cables[k];
+            let mut nodes = LumpedCable::straight(
+                c.segments - 1,
+                c.density,
+                self.rest[k],
+                &ends.exit,
+                &ends.anchor,
+            );
+            c.lumped = None;
+            // The pulley turns towards the first node as the cable sags: settle twice.
+            nodes.relax(&ends, &axial, 200_000);
+            c.lumped = Some(nodes);
+            let ends = self.ends(k, 0.0);
+            if let Some(nodes) = &mut self.cables[k].lumped {
+                nodes.relax(&ends, &axial, 200_000);
+            }
+        }
+        self.observe();
+    }
+
+    /// Whether any cable has nodes.
+    fn lumped(&self) -> bool {
+        self.cables.iter().any(|c| c.lumped.is_some())
+    }
+
+    /// One step of `dt` of the cables with nodes and the platform together, in substeps short
+    /// enough for the nodes' explicit springs ([`LumpedCable::max_step`]).
+    fn step_lumped(&mut self, drive: &CableDrive, dt: f64) {
+        // (Cables with nodes take lengths: tension mode is refused when the model is built.)
+        let CableDrive::Rest { lengths, rates } = drive else {
+            self.step_platform(drive, dt);
+            return;
+        };
+        let mut h_max = dt;
+        for k in 0..self.cables.len() {
+            if let Some(nodes) = &self.cables[k].lumped {
+                h_max = h_max.min(nodes.max_step(&self.axial(k, lengths[k], rates[k])));
+            }
+        }
+        let substeps = (dt / h_max).ceil().max(1.0) as usize;
+        let h = dt / substeps as f64;
+        for _ in 0..substeps {
+            for k in 0..self.cables.len() {
+                if self.cables[k].lumped.is_none() {
+                    continue;
+                }
+                let (before, after) = (self.ends(k, 0.0), self.ends(k, h));
+                let axial = self.axial(k, lengths[k], rates[k]);
+                if let Some(nodes) = &mut self.cables[k].lumped {
+                    nodes.substep(&before, &after, &axial, h);
+                }
+            }
+            self.step_platform(drive, h);
+        }
     }
 
     /// Kinetic + elastic + gravitational energy for given rest lengths (J).
@@ -248,6 +440,16 @@ impl ElasticModel {
     /// Second order and symplectic for the undamped system: energy errors of O((ω·dt)²)
     /// without drift, where semi-implicit Euler shows O(ω·dt) and drifts on the rotations.
     fn step_drive(&mut self, drive: &CableDrive, dt: f64) {
+        if self.lumped() {
+            self.step_lumped(drive, dt);
+        } else {
+            self.step_platform(drive, dt);
+        }
+    }
+
+    /// [`ElasticModel::step_drive`] of the platform alone (cables with nodes: their last
+    /// node held where it is).
+    fn step_platform(&mut self, drive: &CableDrive, dt: f64) {
         let h = 0.5 * dt;
         self.load_drive(drive);
         self.kick(h);
@@ -275,6 +477,16 @@ impl ElasticModel {
             CableDrive::Rest { lengths, rates } => {
                 self.elastic = true;
                 for ((c, &rest), &rate) in self.cables.iter_mut().zip(*lengths).zip(*rates) {
+                    if let Some(nodes) = &c.lumped {
+                        // The segment at the platform, moving with the last node.
+                        let segments = c.segments as f64;
+                        let speed = nodes.velocity.last().copied().unwrap_or_default();
+                        c.rest = rest / segments;
+                        c.segment_rate = rate / segments;
+                        c.rest_rate = c.segment_rate - c.direction.dot(&speed);
+                        c.spring = stiffness(c.stiffness, rest) * segments;
+                        continue;
+                    }
                     c.rest = rest;
                     c.rest_rate = rate;
                     c.spring = stiffness(c.stiffness, rest);
@@ -302,6 +514,12 @@ impl ElasticModel {
         // Bit k set: cable k's damper acts (its row enters C).
         let mut damped: u64 = 0;
         for (i, c) in self.cables.iter().enumerate() {
+            if c.lumped.is_some() {
+                // The platform's half segment of a cable with nodes hangs at its anchor.
+                let weight = Vector3::new(0.0, 0.0, -0.5 * c.density * c.rest * GRAVITY);
+                force += weight;
+                torque += c.arm.cross(&weight);
+            }
             let explicit = if self.elastic {
                 let stretch = c.length - c.rest;
                 let spring = c.spring * stretch;
@@ -374,6 +592,11 @@ impl ElasticModel {
         let mut force = self.weight();
         let mut torque = Vector3::zeros();
         for (c, f) in self.cables.iter_mut().zip(&mut self.tensions) {
+            if c.lumped.is_some() {
+                let weight = Vector3::new(0.0, 0.0, -0.5 * c.density * c.rest * GRAVITY);
+                force += weight;
+                torque += c.arm.cross(&weight);
+            }
             c.length_rate = c.length_rate(&self.velocity, &self.omega);
             *f = if !self.elastic {
                 c.tension
@@ -420,6 +643,14 @@ impl PhysicalModel for ElasticModel {
         } else {
             self.elastic = true;
         }
+        if self.cables.iter().any(|c| c.segments > 1) {
+            self.place_nodes();
+            let (rest, rates) = (self.rest.clone(), self.rest_rate.clone());
+            self.load_drive(&CableDrive::Rest {
+                lengths: &rest,
+                rates: &rates,
+            });
+        }
         Ok(())
     }
 
@@ -439,16 +670,50 @@ impl PhysicalModel for ElasticModel {
             Actuation::Servo { set_points, rates } => {
                 // The winch PID integrated implicitly with the cable it pulls (backward Euler on
                 // the drive, the cable's length and rate of this state).
+                // The drive carries the winch-side tension: the cable's at the pulley times the
+                // capstan ratio at the drive's payout rate (cables with nodes: their first
+                // segment's, as a whole cable's length).
+                let winch_side: Vec<(f64, f64, f64)> = (0..self.cables.len())
+                    .map(|k| {
+                        let ratio = self.cables[k].pulley.map_or(1.0, |p| {
+                            capstan::winch_ratio(
+                                p.friction,
+                                self.cables[k].wrap,
+                                self.drives[k].velocity,
+                            )
+                        });
+                        if self.cables[k].lumped.is_some() {
+                            let ends = self.ends(k, 0.0);
+                            let c = &self.cables[k];
+                            let segments = c.segments as f64;
+                            let (l, rate) = c
+                                .lumped
+                                .as_ref()
+                                .map_or((0.0, 0.0), |n| n.first_segment(&ends));
+                            (l * segments, rate * segments, ratio)
+                        } else {
+                            let c = &self.cables[k];
+                            (c.length, c.length_rate, ratio)
+                        }
+                    })
+                    .collect();
                 for (k, (drive, cable)) in self.drives.iter_mut().zip(&self.cables).enumerate() {
                     let before = drive.position;
+                    let (length, length_rate, ratio) = winch_side[k];
+                    let damping = cable.damping / cable.segments as f64;
+                    let (k_cable, c_cable) = if ratio == 1.0 {
+                        (stiffness(cable.stiffness, before), damping)
+                    } else {
+                        (stiffness(cable.stiffness, before) * ratio, damping * ratio)
+                    };
                     drive.step(
                         set_points[k],
                         rates[k],
-                        cable.length,
-                        cable.length_rate,
-                        stiffness(cable.stiffness, before),
-                        cable.damping,
-                        cable.length > before,
+                        length,
+                        length_rate,
+                        k_cable,
+                        c_cable,
+                        length > before,
                         &self.winch,
                         dt,
                     );
@@ -475,12 +740,23 @@ impl PhysicalModel for ElasticModel {
                 .iter_mut()
                 .zip(self.cables.iter().zip(&self.rest))
             {
-                *f = if self.elastic {
+                *f = if c.lumped.is_some() {
+                    0.0
+                } else if self.elastic {
                     stiffness(c.stiffness, rest) * (c.length - rest).max(0.0)
                 } else {
                     c.tension
                 };
             }
+        }
+        for (k, c) in self.cables.iter().enumerate() {
+            self.exit[k] = match &c.lumped {
+                Some(nodes) => {
+                    s.tensions[k] = nodes.anchor_tension();
+                    nodes.exit_tension()
+                }
+                None => s.tensions[k],
+            };
         }
         s.tensions_constraint.copy_from_slice(&s.tensions);
         s.winch.copy_from_slice(&self.rest);
@@ -492,7 +768,12 @@ impl PhysicalModel for ElasticModel {
     }
 
     fn energy(&self) -> Option<f64> {
-        Some(self.energy_at(&self.rest))
+        // (The nodes' energy is not counted: none with nodes.)
+        (!self.lumped()).then(|| self.energy_at(&self.rest))
+    }
+
+    fn exit_tensions(&self) -> Option<&[f64]> {
+        self.lumped().then_some(self.exit.as_slice())
     }
 }
 

@@ -19,6 +19,7 @@
 pub(crate) mod chain;
 pub(crate) mod elastic;
 pub(crate) mod legs;
+pub(crate) mod lumped;
 pub(crate) mod rapier;
 pub(crate) mod surrogate;
 
@@ -199,6 +200,13 @@ pub(crate) fn build(robot: &Robot, config: &SimConfig, pose: &Pose) -> Result<Bu
             config.control.name()
         )));
     }
+    if config.cable_nodes > 0 && config.model != ModelKind::ELASTIC {
+        return Err(SimError::Start(format!(
+            "cable nodes (cable_nodes = {}) are a discretisation of the elastic model, not of \
+             the {} model",
+            config.cable_nodes, entry.name
+        )));
+    }
     if entry.needs_surrogate && config.surrogate.is_none() {
         return Err(SimError::Start(format!(
             "the {} model needs its parameters (`surrogate`: a file written by `cdpr surrogate fit`)",
@@ -263,6 +271,13 @@ pub(crate) trait PhysicalModel: Send + Sync {
     /// Writes pose, twist, actuators, lengths and forces into `state` (time and step are the
     /// caller's); `stepped`: since the last step (else since `place`).
     fn write_back(&mut self, robot: &Robot, state: &mut SimState, stepped: Option<f64>);
+
+    /// The tensions where the cables leave their pulleys (or frame anchors) towards the
+    /// platform, N, when they differ from the platform-side ones of the state (cables with
+    /// mass); the capstan ratio applies to them ([`SimState::winch_tensions`]).
+    fn exit_tensions(&self) -> Option<&[f64]> {
+        None
+    }
 
     /// The largest closure gap (m) and where (cable or leg index), for models with closures.
     fn worst_gap(&self) -> Option<(usize, f64)> {
