@@ -3,7 +3,9 @@
 //! Statics is W f + w_g = 0 with moments about the platform origin; for a 3-DOF robot only
 //! the three force rows count (the orientation is held).
 
+pub mod catenary;
 mod equilibrium;
+pub mod heavy;
 mod qp;
 pub mod solutions;
 
