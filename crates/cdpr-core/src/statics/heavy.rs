@@ -16,7 +16,7 @@ use nalgebra::{DMatrix, DVector, Vector3};
 /// The fixed point stops when no cable's unit direction moves by more than this.
 pub const DIRECTION_TOLERANCE: f64 = 1e-12;
 /// At most this many rounds of the fixed point.
-pub const MAX_ROUNDS: usize = 100;
+pub const MAX_ROUNDS: usize = 400;
 
 /// The tension distribution of a robot whose cables have mass.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,8 +59,56 @@ fn anchor_of(ik: &InverseKinematics, g: &CableGeometry) -> Vector3<f64> {
     ik.pose.position + g.arm
 }
 
+/// The smallest platform-end tension the distribution gives a cable with mass: its own
+/// weight over its free length, w·|l_i|. Below about that a catenary sags by a large fraction
+/// of its span, and below a minimum (≈ 0.75 w x for a horizontal span x) no catenary reaches
+/// the platform at all. Massless cables: 0.
+pub fn weight_floor(cable: &crate::robot::Cable, geometry: &CableGeometry) -> f64 {
+    super::catenary::weight_per_length(cable) * geometry.free_length()
+}
+
+/// Minimum-norm tensions with per-cable lower bounds `lo` (≥ the common bounds' min).
+fn distribute_with_floors(
+    w: &DMatrix<f64>,
+    target: &DVector<f64>,
+    bounds: TensionBounds,
+    lo: &[f64],
+) -> Distribution {
+    let m = w.ncols();
+    let floor = lo.iter().copied().fold(bounds.min, f64::max);
+    if m == 0 || m > super::ACTIVE_SET_MAX_CABLES || floor >= bounds.max {
+        // Many cables: the common lower bound raised to the largest floor (conservative).
+        let raised = TensionBounds {
+            min: floor.min(bounds.max),
+            max: bounds.max,
+        };
+        let mut d = distribute_wrench(w, target, raised);
+        d.bounds = bounds;
+        return d;
+    }
+    let lo = DVector::from_column_slice(lo);
+    let hi = DVector::from_element(m, bounds.max);
+    match super::min_norm_qp(w, target, &lo, &hi) {
+        Ok(sol) => Distribution {
+            residual: (w * &sol.x - target).norm(),
+            tensions: sol.x.iter().copied().collect(),
+            feasible: true,
+            largest_min_tension: None,
+            bounds,
+        },
+        Err(_) => {
+            let mut d = distribute_wrench(w, target, bounds);
+            d.feasible = false;
+            d
+        }
+    }
+}
+
 /// Minimum-norm platform-end tensions within `bounds` holding the platform at `pose`, the
-/// cables hanging as catenaries (see the module's doc).
+/// cables hanging as catenaries (see the module's doc). A cable with mass is kept at least at
+/// [`weight_floor`]. The fixed point is under-relaxed (d ← d + α (d_catenary − d),
+/// normalised; α halved when a round shrinks the change by less than 10 %, grown back when
+/// it halves it).
 pub fn heavy_tension_distribution(
     robot: &Robot,
     pose: &Pose,
@@ -69,13 +117,30 @@ pub fn heavy_tension_distribution(
     let ik = kinematics::inverse(robot, pose);
     let target = -gravity_rows(robot, &ik);
     let mut directions = ik.directions();
+    let lo: Vec<f64> = robot
+        .cables
+        .iter()
+        .zip(&ik.cables)
+        .map(|(c, g)| bounds.min.max(weight_floor(c, g)))
+        .collect();
     let mut rounds = 0;
     let mut converged = false;
     let mut catenaries: Vec<Option<CableCatenary>> = vec![None; robot.cable_count()];
-    let mut distribution = distribute_wrench(&wrench_matrix_with(&ik, &directions), &target, bounds);
+    let distribute = |directions: &[Vector3<f64>]| {
+        let w = wrench_matrix_with(&ik, directions);
+        if robot.has_cable_mass() {
+            distribute_with_floors(&w, &target, bounds, &lo)
+        } else {
+            distribute_wrench(&w, &target, bounds)
+        }
+    };
+    let mut distribution = distribute(&directions);
+    let mut alpha: f64 = 1.0;
+    let mut last_change = f64::INFINITY;
     while rounds < MAX_ROUNDS {
         rounds += 1;
         let mut change: f64 = 0.0;
+        let mut next = directions.clone();
         for (i, (cable, g)) in robot.cables.iter().zip(&ik.cables).enumerate() {
             let f = distribution.tensions[i];
             catenaries[i] = if cable.mass_per_length > 0.0 && f > 0.0 {
@@ -83,15 +148,30 @@ pub fn heavy_tension_distribution(
             } else {
                 None
             };
-            let d = catenaries[i].map_or(g.direction, |c| c.direction());
+            // A cable with mass whose catenary is not found keeps its last direction.
+            let d = match &catenaries[i] {
+                Some(c) => c.direction(),
+                None if cable.mass_per_length > 0.0 => directions[i],
+                None => g.direction,
+            };
             change = change.max((d - directions[i]).norm());
-            directions[i] = d;
+            next[i] = d;
         }
         if change <= DIRECTION_TOLERANCE {
             converged = true;
             break;
         }
-        distribution = distribute_wrench(&wrench_matrix_with(&ik, &directions), &target, bounds);
+        if change > 0.9 * last_change {
+            alpha = (alpha * 0.5).max(1.0 / 64.0);
+        } else if change < 0.5 * last_change {
+            alpha = (alpha * 1.5).min(1.0);
+        }
+        last_change = change;
+        for (d, n) in directions.iter_mut().zip(&next) {
+            let blended = *d + (n - *d) * alpha;
+            *d = blended.try_normalize(0.0).unwrap_or(*n);
+        }
+        distribution = distribute(&directions);
     }
     let mut exit_tensions = Vec::with_capacity(robot.cable_count());
     let mut rest_lengths = Vec::with_capacity(robot.cable_count());
@@ -323,4 +403,136 @@ pub fn heavy_equilibrium(
         residual: g.norm(),
         iterations,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::robot::GRAVITY;
+
+    fn home(robot: &Robot) -> Pose {
+        Pose::from_array(robot.home)
+    }
+
+    #[test]
+    fn massless_cables_give_todays_distribution_bit_for_bit() {
+        let robot = crate::fixtures::uvigo8();
+        let pose = home(&robot);
+        let h = heavy_tension_distribution(&robot, &pose, robot.tension);
+        let d = super::super::tension_distribution(&robot, &pose, robot.tension);
+        assert_eq!(h.distribution.tensions, d.tensions);
+        assert_eq!(h.exit_tensions, d.tensions);
+        assert_eq!(h.directions, kinematics::inverse(&robot, &pose).directions());
+        assert!(h.converged && h.rounds == 1);
+    }
+
+    #[test]
+    fn the_catenary_forces_hold_the_platform_and_the_rest_lengths_reproduce_them() {
+        for name in ["uvigo8-pulleys", "caroca-pulleys"] {
+            let robot = crate::fixtures::robot(name);
+            let pose = home(&robot);
+            let h = catenary_rest_lengths(&robot, &pose, robot.tension).expect("feasible");
+            // Independently: the catenary of each rest length at this pose (a solve from the
+            // spans, not from the tension), its platform-end forces summed with the weight.
+            let forces = cable_forces(&robot, &h.rest_lengths, &pose);
+            let mut total = Vector3::new(0.0, 0.0, -robot.platform.mass * GRAVITY);
+            let mut moment = Vector3::zeros();
+            let rotation = pose.rotation();
+            for ((i, (f, c)), cable) in forces.iter().enumerate().zip(&robot.cables) {
+                total += f;
+                moment += (rotation * cable.platform_anchor).cross(f);
+                let c = c.expect("every cable has mass");
+                let t = h.distribution.tensions[i];
+                assert!((c.tension_platform() - t).abs() < 1e-6 * t, "{name} {i}");
+                assert!((c.tension_exit() - h.exit_tensions[i]).abs() < 1e-6 * t);
+                // T_exit − T_platform = w·(rise) up to the elastic part (T/EA ≪ 1).
+                let w = super::super::catenary::weight_per_length(cable);
+                let rise = c.exit.z - c.anchor.z;
+                let d = h.exit_tensions[i] - t;
+                assert!((d - w * rise).abs() < 1e-3 * w * rise.abs(), "{name} {i}: {d}");
+                assert!(d > 0.0, "the pulley side carries the cable's weight");
+            }
+            let weight = robot.platform.mass * GRAVITY;
+            assert!(total.norm() < 1e-6 * weight, "{name}: force {total}");
+            if robot.dof == Dof::Six {
+                assert!(moment.norm() < 1e-6 * weight, "{name}: moment {moment}");
+            }
+            // Sag is real, and a fraction of the span (caroca-pulleys' light platform leaves its
+            // heavy cables at about their own weight: deep sags).
+            let ik = kinematics::inverse(&robot, &pose);
+            for (s, g) in h.sags.iter().zip(&ik.cables) {
+                assert!(*s > 0.0 && *s < 0.25 * g.free_length(), "{name}: {:?}", h.sags);
+            }
+        }
+    }
+
+    #[test]
+    fn light_cables_approach_the_massless_results() {
+        let robot = crate::fixtures::robot("caroca-pulleys");
+        let pose = home(&robot);
+        let mut massless = robot.clone();
+        let mut light = robot.clone();
+        for c in &mut massless.cables {
+            c.mass_per_length = 0.0;
+        }
+        for c in &mut light.cables {
+            c.mass_per_length = 1e-9;
+        }
+        let a = heavy_tension_distribution(&massless, &pose, robot.tension);
+        let b = heavy_tension_distribution(&light, &pose, robot.tension);
+        for (x, y) in a.distribution.tensions.iter().zip(&b.distribution.tensions) {
+            assert!((x - y).abs() < 1e-6, "{x} vs {y}");
+        }
+        for (x, y) in a.rest_lengths.iter().zip(&b.rest_lengths) {
+            assert!((x - y).abs() < 1e-9, "{x} vs {y}");
+        }
+        // And the real density changes the tensions measurably.
+        let c = heavy_tension_distribution(&robot, &pose, robot.tension);
+        let diff = a
+            .distribution
+            .tensions
+            .iter()
+            .zip(&c.distribution.tensions)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
+        assert!(diff > 1e-3, "{diff}");
+    }
+
+    #[test]
+    fn the_catenary_rest_lengths_hold_the_platform_on_target() {
+        let robot = crate::fixtures::robot("uvigo8-pulleys");
+        let home = home(&robot);
+        let target = Pose::new(
+            home.position.x + 0.05,
+            home.position.y - 0.03,
+            home.position.z + 0.02,
+            0.0,
+            0.0,
+            0.02,
+        );
+        let h = catenary_rest_lengths(&robot, &target, robot.tension).expect("feasible");
+        let eq = heavy_equilibrium(
+            &robot,
+            &h.rest_lengths,
+            &EquilibriumOptions {
+                guess: Some(target),
+                ..EquilibriumOptions::default()
+            },
+        )
+        .expect("an equilibrium");
+        let (p, q) = (eq.pose.to_array(), target.to_array());
+        for k in 0..6 {
+            assert!((p[k] - q[k]).abs() < 1e-7, "{k}: {} vs {}", p[k], q[k]);
+        }
+        for (a, b) in eq.tensions.iter().zip(&h.distribution.tensions) {
+            assert!((a - b).abs() < 1e-4 * b, "{a} vs {b}");
+        }
+        // The straight-cable rest lengths (which ignore the sag) land it elsewhere.
+        let (straight, _) =
+            super::super::pretensioned_rest_lengths(&robot, &target, robot.tension).expect("ok");
+        let eq2 = heavy_equilibrium(&robot, &straight, &EquilibriumOptions::default())
+            .expect("an equilibrium");
+        let off = (eq2.pose.position - target.position).norm();
+    assert!(off > 1e-6, "{off}");
+    }
 }
