@@ -15,7 +15,7 @@ pub use equilibrium::{
 };
 pub use qp::{QpInfeasible, QpSolution, min_norm_qp};
 pub use solutions::{
-    EquilibriumReport, HomeReport, RestLengths, TensionsReport, equilibrium_report, home_report,
+    CatenaryIk, EquilibriumReport, HomeReport, catenary_ik, RestLengths, TensionsReport, equilibrium_report, home_report,
     residual_parts, residual_text, tension_bounds, tensions_report,
 };
 
