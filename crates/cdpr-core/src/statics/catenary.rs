@@ -177,7 +177,9 @@ impl Catenary {
             let r = (l0 * l0 - z * z) / (x * x) - 1.0;
             if r > 0.0 { (3.0 * r).sqrt() } else { 0.2 }
         };
-        let mut h = (taut * x / chord).max(w * x / (2.0 * lambda)).max(1e-9 * ea);
+        let mut h = (taut * x / chord)
+            .max(w * x / (2.0 * lambda))
+            .max(1e-9 * ea);
         let mut v = h * z / x - 0.5 * w * l0;
         let residual = |h: f64, v: f64| {
             let ([sx, sz], j) = spans_and_jacobian(h, v, l0, ea, w);
@@ -492,9 +494,7 @@ impl CableCatenary {
             }
             wrapped_rest = next;
         }
-        let catenary = catenary.ok_or(CatenaryError::NotConverged {
-            residual: f64::NAN,
-        })?;
+        let catenary = catenary.ok_or(CatenaryError::NotConverged { residual: f64::NAN })?;
         Ok(CableCatenary {
             catenary,
             anchor: *anchor,
@@ -538,9 +538,7 @@ impl CableCatenary {
                 break;
             }
         }
-        let catenary = result.ok_or(CatenaryError::NotConverged {
-            residual: f64::NAN,
-        })?;
+        let catenary = result.ok_or(CatenaryError::NotConverged { residual: f64::NAN })?;
         Ok(CableCatenary {
             catenary,
             anchor: *anchor,
@@ -656,7 +654,11 @@ mod tests {
             // start Newton finds the taut one. Where the cable rises from the platform
             // (V ≥ 0, every cable robot's case) the answer is unique.
             if v >= 0.0 {
-                assert!((d.rest_length - l0).abs() < 1e-10 * l0, "{} vs {l0}", d.rest_length);
+                assert!(
+                    (d.rest_length - l0).abs() < 1e-10 * l0,
+                    "{} vs {l0}",
+                    d.rest_length
+                );
                 assert!((d.h - h).abs() < 1e-7 * t && (d.v - v).abs() < 1e-7 * t);
             }
         }
@@ -713,7 +715,10 @@ mod tests {
             // Exact: T_top − T_bot = w·(z − elastic part of z).
             let inextensible_rise = z - (v * l0 + 0.5 * w * l0 * l0) / ea;
             let d = c.tension_exit() - c.tension_platform();
-            assert!((d - w * inextensible_rise).abs() < 1e-9 * (1.0 + d.abs()), "{d}");
+            assert!(
+                (d - w * inextensible_rise).abs() < 1e-9 * (1.0 + d.abs()),
+                "{d}"
+            );
         }
         // Nearly inextensible: T_top − T_bot = w Δz.
         let c = Catenary::from_spans(3.0, 2.0, 3.7, 1e14, 4.0).expect("solves");
@@ -727,7 +732,11 @@ mod tests {
         let l0 = 4.99;
         let c = Catenary::from_spans(x, z, l0, ea, 1e-10).expect("solves");
         let t = ea * (5.0 - l0) / l0;
-        assert!((c.tension_platform() - t).abs() < 1e-6 * t, "{}", c.tension_platform());
+        assert!(
+            (c.tension_platform() - t).abs() < 1e-6 * t,
+            "{}",
+            c.tension_platform()
+        );
         assert!((c.h / c.tension_platform() - 0.6).abs() < 1e-10);
         assert!(c.sag() < 1e-9);
         // Straight down: vertical cables have a closed form too.

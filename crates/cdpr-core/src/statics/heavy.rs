@@ -192,7 +192,8 @@ pub fn heavy_tension_distribution(
         }
     }
     let w = wrench_matrix_with(&ik, &directions);
-    distribution.residual = (&w * DVector::from_column_slice(&distribution.tensions) - &target).norm();
+    distribution.residual =
+        (&w * DVector::from_column_slice(&distribution.tensions) - &target).norm();
     HeavyDistribution {
         distribution,
         exit_tensions,
@@ -353,8 +354,8 @@ pub fn heavy_equilibrium(
             plus[k] += step;
             let mut minus = q.clone();
             minus[k] -= step;
-            let d = (generalised(robot, rest, &plus) - generalised(robot, rest, &minus))
-                / (2.0 * step);
+            let d =
+                (generalised(robot, rest, &plus) - generalised(robot, rest, &minus)) / (2.0 * step);
             jac.set_column(k, &d);
         }
         let Some(dq) = jac.clone().lu().solve(&(-&g)) else {
@@ -394,7 +395,10 @@ pub fn heavy_equilibrium(
         .iter()
         .map(|(f, c)| c.map_or(f.norm(), |c| c.tension_exit()))
         .collect();
-    let sags = forces.iter().map(|(_, c)| c.map_or(0.0, |c| c.sag())).collect();
+    let sags = forces
+        .iter()
+        .map(|(_, c)| c.map_or(0.0, |c| c.sag()))
+        .collect();
     Ok(HeavyEquilibrium {
         pose,
         tensions,
@@ -422,7 +426,10 @@ mod tests {
         let d = super::super::tension_distribution(&robot, &pose, robot.tension);
         assert_eq!(h.distribution.tensions, d.tensions);
         assert_eq!(h.exit_tensions, d.tensions);
-        assert_eq!(h.directions, kinematics::inverse(&robot, &pose).directions());
+        assert_eq!(
+            h.directions,
+            kinematics::inverse(&robot, &pose).directions()
+        );
         assert!(h.converged && h.rounds == 1);
     }
 
@@ -449,7 +456,10 @@ mod tests {
                 let w = super::super::catenary::weight_per_length(cable);
                 let rise = c.exit.z - c.anchor.z;
                 let d = h.exit_tensions[i] - t;
-                assert!((d - w * rise).abs() < 1e-3 * w * rise.abs(), "{name} {i}: {d}");
+                assert!(
+                    (d - w * rise).abs() < 1e-3 * w * rise.abs(),
+                    "{name} {i}: {d}"
+                );
                 assert!(d > 0.0, "the pulley side carries the cable's weight");
             }
             let weight = robot.platform.mass * GRAVITY;
@@ -461,7 +471,11 @@ mod tests {
             // heavy cables at about their own weight: deep sags).
             let ik = kinematics::inverse(&robot, &pose);
             for (s, g) in h.sags.iter().zip(&ik.cables) {
-                assert!(*s > 0.0 && *s < 0.25 * g.free_length(), "{name}: {:?}", h.sags);
+                assert!(
+                    *s > 0.0 && *s < 0.25 * g.free_length(),
+                    "{name}: {:?}",
+                    h.sags
+                );
             }
         }
     }
@@ -533,6 +547,6 @@ mod tests {
         let eq2 = heavy_equilibrium(&robot, &straight, &EquilibriumOptions::default())
             .expect("an equilibrium");
         let off = (eq2.pose.position - target.position).norm();
-    assert!(off > 1e-6, "{off}");
+        assert!(off > 1e-6, "{off}");
     }
 }

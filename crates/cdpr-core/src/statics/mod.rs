@@ -15,8 +15,9 @@ pub use equilibrium::{
 };
 pub use qp::{QpInfeasible, QpSolution, min_norm_qp};
 pub use solutions::{
-    CatenaryIk, EquilibriumReport, HomeReport, catenary_ik, RestLengths, TensionsReport, equilibrium_report, home_report,
-    residual_parts, residual_text, tension_bounds, tensions_report,
+    CatenaryIk, EquilibriumReport, HomeReport, RestLengths, TensionsReport, catenary_ik,
+    equilibrium_report, home_report, residual_parts, residual_text, tension_bounds,
+    tensions_report,
 };
 
 use crate::kinematics::{self, InverseKinematics, Pose};

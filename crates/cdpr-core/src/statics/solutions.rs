@@ -2,11 +2,11 @@
 //! is the command's `--json`), the verdicts and warnings included. The command line only
 //! formats them.
 
+pub use super::heavy::DIRECTION_TOLERANCE;
 use super::{EquilibriumOptions, StaticsError, elastic_equilibrium, pretensioned_rest_lengths};
 use crate::kinematics::{self, AngleUnit, Pose, effective_pose, pose_warnings, wrap_angle};
 use crate::options::{Group, OptionSpec, number};
 use crate::robot::{MAX_TENSION, Robot, TensionBounds};
-pub use super::heavy::DIRECTION_TOLERANCE;
 use serde::Serialize;
 
 /// The robot file's tension bounds with the user's overrides, checked:
@@ -210,7 +210,12 @@ pub fn catenary_ik(
     };
     let lengths = kinematics::lengths(robot, &pose);
     Ok(CatenaryIk {
-        length_change: h.rest_lengths.iter().zip(&lengths).map(|(a, b)| a - b).collect(),
+        length_change: h
+            .rest_lengths
+            .iter()
+            .zip(&lengths)
+            .map(|(a, b)| a - b)
+            .collect(),
         rest_lengths: h.rest_lengths,
         tensions: h.distribution.tensions,
         exit_tensions: h.exit_tensions,
