@@ -172,6 +172,48 @@ pub struct IkArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Also give the unstretched lengths that put the platform on target with every cable
+    /// sagging as its elastic catenary under the minimum-norm tensions within the robot
+    /// file's bounds (a robot without cable mass: the pre-tensioned straight rest lengths).
+    /// JSON key `catenary`: rest_lengths, length_change (= rest − IK), tensions (platform
+    /// end), exit_tensions (pulley side), sags (m), rounds.
+    #[arg(long)]
+    pub catenary: bool,
+}
+
+/// The `catenary` object `ik --catenary` adds to the report (JSON) or prints after the table.
+fn ik_catenary(robot: &Robot, pose: &kinematics::Pose) -> Result<statics::CatenaryIk> {
+    statics::catenary_ik(robot, pose, robot.tension).context("ik --catenary")
+}
+
+fn print_ik_catenary(robot: &Robot, c: &statics::CatenaryIk) {
+    let mut t = Table::new(&[
+        "cable",
+        "rest length [m]",
+        "rest − IK [mm]",
+        "tension at platform [N]",
+        "at exit/pulley [N]",
+        "sag [mm]",
+    ]);
+    for (k, cable) in robot.cables.iter().enumerate() {
+        t.row(vec![
+            cable.name.clone(),
+            num(c.rest_lengths[k], 7),
+            num(c.length_change[k] * 1e3, 4),
+            num(c.tensions[k], 4),
+            num(c.exit_tensions[k], 4),
+            num(c.sags[k] * 1e3, 3),
+        ]);
+    }
+    println!("catenary (cables with mass, unstretched lengths on target):");
+    t.print();
+}
+
+#[derive(Serialize)]
+struct IkWithCatenary<'a> {
+    #[serde(flatten)]
+    report: &'a kinematics::IkReport,
+    catenary: &'a statics::CatenaryIk,
 }
 
 pub fn ik(a: IkArgs) -> Result<ExitCode> {
@@ -182,8 +224,19 @@ pub fn ik(a: IkArgs) -> Result<ExitCode> {
     }
     let r = kinematics::ik_report(&robot, &pose, a.angles.unit());
     warn(&r.warnings);
+    let catenary = if a.catenary {
+        Some(ik_catenary(&robot, &pose)?)
+    } else {
+        None
+    };
     if a.json {
-        json(&r)?;
+        match &catenary {
+            Some(c) => json(&IkWithCatenary {
+                report: &r,
+                catenary: c,
+            })?,
+            None => json(&r)?,
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let u = r.angle_unit.name();
@@ -237,6 +290,9 @@ pub fn ik(a: IkArgs) -> Result<ExitCode> {
             "over swivel pulleys: lengths run from the swivel point (wrap included), directions \
              and θ along the free segment from where the cable leaves the wheel"
         );
+    }
+    if let Some(c) = &catenary {
+        print_ik_catenary(&robot, c);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -354,11 +410,33 @@ pub fn tensions(a: TensionsArgs) -> Result<ExitCode> {
     if a.json {
         json(&r)?;
     } else {
-        let mut t = Table::new(&["cable", "tension [N]"]);
-        for (c, f) in robot.cables.iter().zip(&r.tensions) {
-            t.row(vec![c.name.clone(), num(*f, 4)]);
+        match (&r.exit_tensions, &r.sags) {
+            (Some(exit), Some(sags)) => {
+                // Cables with mass: platform-end and exit-end (pulley side) tensions, sag.
+                let mut t = Table::new(&[
+                    "cable",
+                    "tension at platform [N]",
+                    "at exit/pulley [N]",
+                    "sag [mm]",
+                ]);
+                for (k, c) in robot.cables.iter().enumerate() {
+                    t.row(vec![
+                        c.name.clone(),
+                        num(r.tensions[k], 4),
+                        num(exit[k], 4),
+                        num(sags[k] * 1e3, 3),
+                    ]);
+                }
+                t.print();
+            }
+            _ => {
+                let mut t = Table::new(&["cable", "tension [N]"]);
+                for (c, f) in robot.cables.iter().zip(&r.tensions) {
+                    t.row(vec![c.name.clone(), num(*f, 4)]);
+                }
+                t.print();
+            }
         }
-        t.print();
         println!(
             "bounds [{}, {}] N, mass {} kg, ‖W f + w_g‖ = {}",
             r.f_min,
@@ -446,11 +524,31 @@ pub fn equilibrium(a: EquilibriumArgs) -> Result<ExitCode> {
             (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() * 1e3
         );
     }
-    let mut t = Table::new(&["cable", "rest length [m]", "tension [N]"]);
-    for ((c, l0), f) in robot.cables.iter().zip(&r.rest_lengths).zip(&r.tensions) {
-        t.row(vec![c.name.clone(), num(*l0, 7), num(*f, 4)]);
+    if let (Some(exit), Some(sags)) = (&r.exit_tensions, &r.sags) {
+        let mut t = Table::new(&[
+            "cable",
+            "rest length [m]",
+            "tension at platform [N]",
+            "at exit/pulley [N]",
+            "sag [mm]",
+        ]);
+        for (k, c) in robot.cables.iter().enumerate() {
+            t.row(vec![
+                c.name.clone(),
+                num(r.rest_lengths[k], 7),
+                num(r.tensions[k], 4),
+                num(exit[k], 4),
+                num(sags[k] * 1e3, 3),
+            ]);
+        }
+        t.print();
+    } else {
+        let mut t = Table::new(&["cable", "rest length [m]", "tension [N]"]);
+        for ((c, l0), f) in robot.cables.iter().zip(&r.rest_lengths).zip(&r.tensions) {
+            t.row(vec![c.name.clone(), num(*l0, 7), num(*f, 4)]);
+        }
+        t.print();
     }
-    t.print();
     println!(
         "‖W f + w_g‖ = {}; {} Newton iterations",
         statics::residual_text(r.residual_force, r.residual_moment),

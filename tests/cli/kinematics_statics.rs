@@ -220,4 +220,46 @@ fn ik_over_pulleys_reports_swivel_wrap_and_tangent_points_and_fk_inverts_it() {
         "{text}"
     );
     assert!(text.contains("over swivel pulleys"), "{text}");
+fn cables_with_mass_report_both_tensions_and_ik_catenary_lands_the_platform() {
+    // uvigo8-pulleys (2.5 g/m): the exit-end tension exceeds the platform-end one by about
+    // the weight of the rise, w·Δz, and every cable sags by a millimetre or two.
+    let v = json(&words("tensions -r uvigo8-pulleys --pose 0,0,0.15 --json"));
+    let platform = floats(&v["tensions"]);
+    let exit = floats(&v["exit_tensions"]);
+    let sags = floats(&v["sags"]);
+    assert_eq!((platform.len(), exit.len(), sags.len()), (8, 8, 8));
+    for k in 0..8 {
+        assert!(exit[k] > platform[k], "{k}: {} vs {}", exit[k], platform[k]);
+        // w = 0.0025·9.81 N/m over a rise of less than the 0.6 m frame height.
+        assert!(exit[k] - platform[k] < 0.0025 * 9.81 * 0.7, "{k}");
+        assert!(sags[k] > 5e-4 && sags[k] < 5e-3, "{k}: {}", sags[k]);
+    }
+    assert!(v["catenary_rounds"].as_u64().unwrap() >= 2);
+    // A massless robot's report has none of these keys.
+    let v = json(&words("tensions -r uvigo8 --pose 0,0,0.15 --json"));
+    assert!(v.get("exit_tensions").is_none() && v.get("sags").is_none());
+
+    // ik --catenary: its rest lengths, given back to `equilibrium`, hold the platform on
+    // target with the catenary forces.
+    let pose = "0.02,0.01,0.16";
+    let ik = json(&words(&format!(
+        "ik -r uvigo8-pulleys --pose {pose} --catenary --json"
+    )));
+    assert!(ik.get("lengths").is_some(), "the ik report is kept");
+    let rest = floats(&ik["catenary"]["rest_lengths"]);
+    let change = floats(&ik["catenary"]["length_change"]);
+    let lengths = floats(&ik["lengths"]);
+    for k in 0..8 {
+        assert!((rest[k] - lengths[k] - change[k]).abs() < 1e-12);
+    }
+    let list: Vec<String> = rest.iter().map(|x| format!("{x:.12}")).collect();
+    let eq = json(&words(&format!(
+        "equilibrium -r uvigo8-pulleys --rest-lengths {} --guess {pose} --json",
+        list.join(",")
+    )));
+    let p = floats(&eq["pose"]);
+    for (k, want) in [0.02, 0.01, 0.16].iter().enumerate() {
+        assert!((p[k] - want).abs() < 1e-8, "{k}: {}", p[k]);
+    }
+    assert_eq!(floats(&eq["exit_tensions"]).len(), 8);
 }

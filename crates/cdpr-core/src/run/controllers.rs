@@ -9,7 +9,8 @@ use crate::trajectory::Sample;
 use nalgebra::{DVector, Rotation3, Vector3};
 
 /// Length commands from inverse kinematics, optionally minus the pre-stretch f*/k of the
-/// minimum-norm tension distribution so that elastic cables land the platform on target.
+/// minimum-norm tension distribution so that elastic cables land the platform on target (for
+/// a robot with cable mass: the catenary rest lengths, [`statics::heavy::catenary_rest_lengths`]).
 #[derive(Debug, Clone, Copy)]
 pub struct LengthController {
     pub compensate: bool,
@@ -31,6 +32,14 @@ impl LengthController {
         let (positions, reachable) = kinematics::actuator_positions(robot, pose);
         if !robot.is_cable_robot() || !self.compensate {
             return (positions, reachable);
+        }
+        if robot.has_cable_mass() {
+            // Cables with mass: the unstretched lengths that hold the platform on target with
+            // every cable hanging as its catenary (statics::heavy).
+            return match statics::heavy::catenary_rest_lengths(robot, pose, self.bounds) {
+                Ok(h) => (h.rest_lengths, true),
+                Err(_) => (positions, false),
+            };
         }
         let dist = statics::tension_distribution(robot, pose, self.bounds);
         if !dist.feasible {

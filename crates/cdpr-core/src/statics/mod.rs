@@ -3,7 +3,9 @@
 //! Statics is W f + w_g = 0 with moments about the platform origin; for a 3-DOF robot only
 //! the three force rows count (the orientation is held).
 
+pub mod catenary;
 mod equilibrium;
+pub mod heavy;
 mod qp;
 pub mod solutions;
 
@@ -13,8 +15,9 @@ pub use equilibrium::{
 };
 pub use qp::{QpInfeasible, QpSolution, min_norm_qp};
 pub use solutions::{
-    EquilibriumReport, HomeReport, RestLengths, TensionsReport, equilibrium_report, home_report,
-    residual_parts, residual_text, tension_bounds, tensions_report,
+    CatenaryIk, EquilibriumReport, HomeReport, RestLengths, TensionsReport, catenary_ik,
+    equilibrium_report, home_report, residual_parts, residual_text, tension_bounds,
+    tensions_report,
 };
 
 use crate::kinematics::{self, InverseKinematics, Pose};

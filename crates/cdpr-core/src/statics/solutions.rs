@@ -2,6 +2,7 @@
 //! is the command's `--json`), the verdicts and warnings included. The command line only
 //! formats them.
 
+pub use super::heavy::DIRECTION_TOLERANCE;
 use super::{EquilibriumOptions, StaticsError, elastic_equilibrium, pretensioned_rest_lengths};
 use crate::kinematics::{self, AngleUnit, Pose, effective_pose, pose_warnings, wrap_angle};
 use crate::options::{Group, OptionSpec, number};
@@ -78,6 +79,17 @@ pub struct TensionsReport {
     pub f_max: f64,
     /// Platform mass, kg.
     pub mass: f64,
+    /// Cables with mass only: `tensions` are then the platform-end tensions and these the
+    /// tensions at each cable's exit point (pulley/frame side), N.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_tensions: Option<Vec<f64>>,
+    /// Cables with mass only: each cable's sag below its chord, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sags: Option<Vec<f64>>,
+    /// Cables with mass only: rounds of the catenary fixed point (directions settled within
+    /// `statics::heavy::DIRECTION_TOLERANCE` = 1e-12).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub catenary_rounds: Option<usize>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -109,9 +121,24 @@ pub fn tensions_report(
     bounds: TensionBounds,
     unit: AngleUnit,
 ) -> TensionsReport {
-    let d = super::tension_distribution(robot, pose, bounds);
     let used = effective_pose(robot, pose);
-    let (residual_force, residual_moment) = residual_parts(robot, &used, &d.tensions);
+    let mut warnings = pose_warnings(robot, pose, "pose");
+    let (d, heavy) = if robot.has_cable_mass() {
+        let h = super::heavy::heavy_tension_distribution(robot, pose, bounds);
+        if !h.converged {
+            warnings.push(format!(
+                "the catenary tension distribution did not settle in {} rounds",
+                h.rounds
+            ));
+        }
+        (h.distribution.clone(), Some(h))
+    } else {
+        (super::tension_distribution(robot, pose, bounds), None)
+    };
+    let (residual_force, residual_moment) = match &heavy {
+        Some(h) => heavy_residual_parts(robot, &used, &d.tensions, &h.directions),
+        None => residual_parts(robot, &used, &d.tensions),
+    };
     TensionsReport {
         robot: robot.name.clone(),
         pose: unit.pose(&used),
@@ -124,8 +151,77 @@ pub fn tensions_report(
         f_min: bounds.min,
         f_max: bounds.max,
         mass: robot.platform.mass,
-        warnings: pose_warnings(robot, pose, "pose"),
+        exit_tensions: heavy.as_ref().map(|h| h.exit_tensions.clone()),
+        sags: heavy.as_ref().map(|h| h.sags.clone()),
+        catenary_rounds: heavy.as_ref().map(|h| h.rounds),
+        warnings,
     }
+}
+
+/// [`residual_parts`] with the cables pulling along `directions` (catenary tangents).
+fn heavy_residual_parts(
+    robot: &Robot,
+    pose: &Pose,
+    tensions: &[f64],
+    directions: &[nalgebra::Vector3<f64>],
+) -> (f64, Option<f64>) {
+    let ik = kinematics::inverse(robot, pose);
+    let w = super::heavy::wrench_matrix_with(&ik, directions);
+    let r = &w * nalgebra::DVector::from_column_slice(tensions) + super::gravity_rows(robot, &ik);
+    let force = r.rows(0, r.len().min(3)).norm();
+    let moment = (r.len() > 3).then(|| r.rows(3, r.len() - 3).norm());
+    (force, moment)
+}
+
+/// What `cdpr ik --catenary` adds: the unstretched lengths that put the platform on target
+/// with every cable sagging as its catenary under the minimum-norm tension distribution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CatenaryIk {
+    /// Unstretched cable lengths from the swivel point, m.
+    pub rest_lengths: Vec<f64>,
+    /// rest_lengths − the geometric (straight, IK) lengths, m.
+    pub length_change: Vec<f64>,
+    /// Platform-end tensions, N.
+    pub tensions: Vec<f64>,
+    /// Exit-end (pulley side) tensions, N.
+    pub exit_tensions: Vec<f64>,
+    /// Sag of each cable below its chord, m.
+    pub sags: Vec<f64>,
+    /// Rounds of the catenary fixed point.
+    pub rounds: usize,
+}
+
+/// The catenary lengths of `robot` at `pose` within `bounds` (a massless robot gets the
+/// pre-tensioned straight rest lengths, sags 0).
+pub fn catenary_ik(
+    robot: &Robot,
+    pose: &Pose,
+    bounds: TensionBounds,
+) -> Result<CatenaryIk, StaticsError> {
+    let pose = effective_pose(robot, pose);
+    let h = if robot.has_cable_mass() {
+        super::heavy::catenary_rest_lengths(robot, &pose, bounds)?
+    } else {
+        let (rest, d) = pretensioned_rest_lengths(robot, &pose, bounds)?;
+        let mut h = super::heavy::heavy_tension_distribution(robot, &pose, bounds);
+        h.rest_lengths = rest;
+        h.distribution = d;
+        h
+    };
+    let lengths = kinematics::lengths(robot, &pose);
+    Ok(CatenaryIk {
+        length_change: h
+            .rest_lengths
+            .iter()
+            .zip(&lengths)
+            .map(|(a, b)| a - b)
+            .collect(),
+        rest_lengths: h.rest_lengths,
+        tensions: h.distribution.tensions,
+        exit_tensions: h.exit_tensions,
+        sags: h.sags,
+        rounds: h.rounds,
+    })
 }
 
 /// The force (N) and moment (N·m, None for a 3-DOF robot) parts of W f + w_g at `pose`.
@@ -183,6 +279,13 @@ pub struct EquilibriumReport {
     pub target: Option<[f64; 6]>,
     /// Equilibrium − target: m, and angles (wrapped) in the unit asked for.
     pub displacement: Option<[f64; 6]>,
+    /// Cables with mass only: `tensions` are the platform-end tensions, these the exit-end
+    /// (pulley side) ones, N.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_tensions: Option<Vec<f64>>,
+    /// Cables with mass only: each cable's sag below its chord, m.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sags: Option<Vec<f64>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -206,7 +309,11 @@ pub fn equilibrium_report(
         RestLengths::PretensionedAt(pose, bounds) => {
             let pose = effective_pose(robot, pose);
             warnings.extend(pose_warnings(robot, &pose, "pose"));
-            let (l0, _) = pretensioned_rest_lengths(robot, &pose, *bounds)?;
+            let l0 = if robot.has_cable_mass() {
+                super::heavy::catenary_rest_lengths(robot, &pose, *bounds)?.rest_lengths
+            } else {
+                pretensioned_rest_lengths(robot, &pose, *bounds)?.0
+            };
             (l0, Some(pose))
         }
     };
@@ -214,7 +321,15 @@ pub fn equilibrium_report(
         guess: guess.or(target),
         ..EquilibriumOptions::default()
     };
-    let eq = elastic_equilibrium(robot, &lengths, &options)?;
+    let mut eq = elastic_equilibrium(robot, &lengths, &options)?;
+    let mut heavy = None;
+    if robot.has_cable_mass() {
+        let h = super::heavy::heavy_equilibrium(robot, &lengths, &options)?;
+        eq.pose = h.pose;
+        eq.tensions = h.tensions.clone();
+        eq.iterations += h.iterations;
+        heavy = Some(h);
+    }
     let displacement = target.map(|t| {
         let (p, q) = (eq.pose.to_array(), t.to_array());
         std::array::from_fn(|k| {
@@ -225,7 +340,29 @@ pub fn equilibrium_report(
             }
         })
     });
-    let (residual_force, residual_moment) = residual_parts(robot, &eq.pose, &eq.tensions);
+    let (residual_force, residual_moment) = match &heavy {
+        Some(h) => {
+            // The catenary forces at the equilibrium, summed with the platform's weight.
+            let rotation = h.pose.rotation();
+            let weight = robot.platform.mass * crate::robot::GRAVITY;
+            let com = rotation * robot.platform.com;
+            let mut force = nalgebra::Vector3::new(0.0, 0.0, -weight);
+            let mut moment = com.cross(&force);
+            let forces = super::heavy::cable_forces(robot, &lengths, &h.pose);
+            for ((f, _), cable) in forces.iter().zip(&robot.cables) {
+                force += f;
+                moment += (rotation * cable.platform_anchor).cross(f);
+            }
+            let six = robot.dof.count() == 6;
+            eq.residual = if six {
+                (force.norm_squared() + moment.norm_squared()).sqrt()
+            } else {
+                force.norm()
+            };
+            (force.norm(), six.then(|| moment.norm()))
+        }
+        None => residual_parts(robot, &eq.pose, &eq.tensions),
+    };
     Ok(EquilibriumReport {
         robot: robot.name.clone(),
         pose: unit.pose(&eq.pose),
@@ -237,6 +374,8 @@ pub fn equilibrium_report(
         iterations: eq.iterations,
         target: target.map(|t| unit.pose(&t)),
         displacement,
+        exit_tensions: heavy.as_ref().map(|h| h.exit_tensions.clone()),
+        sags: heavy.as_ref().map(|h| h.sags.clone()),
         warnings,
     })
 }
