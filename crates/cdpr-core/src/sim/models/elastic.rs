@@ -8,6 +8,14 @@
 //! the undamped model conserves energy (tested).
 //! This model does not go through Rapier: one body needs no constraint solver, and the
 //! hand-rolled step costs a fraction of a Rapier step (see benches/sim.rs).
+//!
+//! Over a swivel pulley the cable's free segment starts at the pulley's tangent point, which
+//! follows the platform every step (`kinematics::pulley::wrap`); the force on the platform acts
+//! along it, and the wrapped r·β counts in the stretch: (r·β + free length) − payout. Without a
+//! pulley the code path, and the numbers, are a point exit's. In `length` mode each PID drive
+//! carries the winch-side tension: the cable's spring and damper times the capstan ratio
+//! ([`crate::sim::capstan`]) at the drive's payout rate. With `cable_nodes` > 0 the cables with
+//! mass are point masses ([`super::lumped`]), substepped together with the platform.
 
 use super::lumped::{Axial, Ends, LumpedCable};
 use super::{Actuation, Built, ModelEntry, PhysicalModel};
@@ -20,8 +28,7 @@ use nalgebra::{Cholesky, Matrix3, Matrix6, Rotation3, U6, UnitQuaternion, Vector
 
 /// Drag on the nodes of cables with mass, 1/s (mass-proportional, against the world): the
 /// air and the cable's internal friction damping its transverse swing, which the axial
-/// dampers cannot. Assumed (no measurement): a swing of a 2 m uvigo8 cable (≈ 5 Hz) decays
-/// by e in 0.4 s.
+/// dampers cannot. Assumed (no measurement): a transverse swing decays by e in 2/γ = 0.4 s.
 pub(crate) const NODE_DRAG: f64 = 5.0;
 
 /// What the cables do this step.
