@@ -810,3 +810,80 @@ pub(crate) fn stiffness(s: Stiffness, rest: f64) -> f64 {
         Stiffness::Ea(ea) => ea / rest.max(1e-9),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In `length` mode the PID drive carries the winch-side tension: at a slow steady haul
+    /// (10 mm/s = 10 v₀) its force kp·e + ki·∫e + kd·ė balances e^{+μβ} times the platform
+    /// side's tension hauling in (β from the inverse kinematics),
+    /// less its own inertia; the tension is the cable's as the drive's implicit step sees it.
+    #[test]
+    fn the_pid_drive_carries_the_winch_side_tension() {
+        let mu = 0.3;
+        let mut robot = crate::fixtures::robot("uvigo8-pulleys");
+        for c in &mut robot.cables {
+            if let Some(p) = &mut c.pulley {
+                p.friction = mu;
+            }
+        }
+        let pose = Pose::new(0.0, 0.0, 0.2, 0.0, 0.0, 0.0);
+        let rest = crate::statics::pretensioned_rest_lengths(&robot, &pose, robot.tension)
+            .expect("feasible")
+            .0;
+        let dt = 1e-3;
+        // (Paying out one cable alone slackens it: the pay-out side is checked through the
+        // state's winch-side tensions in sim::tests.)
+        for speed in [-0.01] {
+            let mut model = ElasticModel::new(&robot, &pose, 0);
+            let zeros = vec![0.0; rest.len()];
+            let hold = Actuation::Follow {
+                positions: &rest,
+                rates: &zeros,
+            };
+            model.place(&robot, &pose, &rest, &hold).expect("placed");
+            let mut rates = zeros.clone();
+            rates[0] = speed;
+            let mut set = rest.clone();
+            // The cable as the drive saw it in the last step (the state before it).
+            let (mut length, mut length_rate, mut before) = (0.0, 0.0, model.drives[0]);
+            for _ in 0..300 {
+                set[0] += speed * dt;
+                let servo = Actuation::Servo {
+                    set_points: &set,
+                    rates: &rates,
+                };
+                (length, length_rate, before) = (
+                    model.cables[0].length,
+                    model.cables[0].length_rate,
+                    model.drives[0],
+                );
+                model.step(&robot, &servo, None, dt);
+            }
+            let w = &robot.winch;
+            let d = model.drives[0];
+            let k = stiffness(robot.cables[0].stiffness, before.position);
+            // The platform-side tension of that state at the drive's new payout.
+            let tension =
+                k * (length - d.position) + robot.cables[0].damping * (length_rate - d.velocity);
+            // Less the drive's own inertia.
+            let inertia = w.mass * (d.velocity - before.velocity) / dt;
+            // The integral the step used is the one before its update (I − dt·e).
+            let error = d.position - set[0];
+            let pid = w.kp * error + w.ki * (d.integral - dt * error) + w.kd * (d.velocity - speed);
+            let beta = kinematics::inverse(&robot, &model.pose()).cables[0]
+                .pulley
+                .expect("a pulley")
+                .wrap;
+            let expected = (-mu * beta * speed.signum()).exp() * tension - inertia;
+            assert!(
+                (pid - expected).abs() < 1e-3 * expected,
+                "speed {speed}: PID force {pid} N vs e^(∓μβ)·T = {expected} N (T = {tension} N, \
+                 β = {beta})"
+            );
+            // The platform side after the step: the same within the step's length change.
+            assert!((model.tensions[0] - tension).abs() < 0.05 * tension);
+        }
+    }
+}
