@@ -108,7 +108,8 @@ class Sim:
         **options: Any,
     ) -> None:
         """At rest at `pose` (default home); `options`: the physics run options (`model`,
-        `control`, `dt`, `substeps`, `pgs`, `link_mass`, `surrogate`, `combine`)."""
+        `control`, `dt`, `substeps`, `pgs`, `link_mass`, `cable_nodes`, `surrogate`,
+        `combine`)."""
     def set_command(self, values: Sequence[float]) -> None:
         """Payouts (m; control "length"/"ideal") or tensions (N; "tension"), one per cable."""
     def step(self, n: int = 1) -> None:
@@ -117,7 +118,8 @@ class Sim:
     def time(self) -> float: ...
     @property
     def state(self) -> Dict[str, Any]:
-        """time, step, pose (6), twist (6), winch, lengths, tensions, wrench_residual."""
+        """time, step, pose (6), twist (6), winch, lengths, tensions (at the platform),
+        winch_tensions (winch side of the pulleys), wrench_residual."""
 
 def trajectory(
     robot: Robot,

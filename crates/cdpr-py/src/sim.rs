@@ -19,8 +19,8 @@ pub struct Sim {
 #[pymethods]
 impl Sim {
     /// A simulation of `robot` at rest at `pose` (default home), with the physics options of
-    /// a run (`model`, `control`, `dt`, `substeps`, `pgs`, `link_mass`, `surrogate`,
-    /// `combine`: see `cdpr.options()`; `cdpr simulate`'s defaults).
+    /// a run (`model`, `control`, `dt`, `substeps`, `pgs`, `link_mass`, `cable_nodes`,
+    /// `surrogate`, `combine`: see `cdpr.options()`; `cdpr simulate`'s defaults).
     #[new]
     #[pyo3(signature = (robot, pose = None, degrees = false, **options))]
     fn new(
@@ -79,7 +79,9 @@ impl Sim {
     }
 
     /// The state after the last step: time, step, pose (6), twist (6), winch, lengths,
-    /// tensions (per cable), wrench_residual.
+    /// tensions (per cable, at the platform), winch_tensions (per cable, on the winch side of
+    /// the pulley: equal to tensions without pulley friction and cable mass),
+    /// wrench_residual.
     #[getter]
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.inner.state();
@@ -91,6 +93,7 @@ impl Sim {
         d.set_item("winch", array(py, s.winch.clone()))?;
         d.set_item("lengths", array(py, s.lengths.clone()))?;
         d.set_item("tensions", array(py, s.tensions.clone()))?;
+        d.set_item("winch_tensions", array(py, s.winch_tensions.clone()))?;
         d.set_item("wrench_residual", s.wrench_residual)?;
         Ok(d)
     }

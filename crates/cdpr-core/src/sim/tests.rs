@@ -401,8 +401,8 @@ fn capstan_ratio_in_a_slow_haul_is_euler_eytelwein() {
                 }
                 let st = s.state();
                 let ik = crate::kinematics::inverse(&robot, &st.pose);
-                for c in 0..robot.cables.len() {
-                    let rate = (st.winch[c] - before[c]) / dt;
+                for (c, was) in before.iter().enumerate() {
+                    let rate = (st.winch[c] - was) / dt;
                     if rate.abs() < 10.0 * capstan::SLIP_SPEED {
                         continue;
                     }

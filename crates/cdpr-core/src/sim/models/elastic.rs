@@ -8,6 +8,14 @@
 //! the undamped model conserves energy (tested).
 //! This model does not go through Rapier: one body needs no constraint solver, and the
 //! hand-rolled step costs a fraction of a Rapier step (see benches/sim.rs).
+//!
+//! Over a swivel pulley the cable's free segment starts at the pulley's tangent point, which
+//! follows the platform every step (`kinematics::pulley::wrap`); the force on the platform acts
+//! along it, and the wrapped r·β counts in the stretch: (r·β + free length) − payout. Without a
+//! pulley the code path, and the numbers, are a point exit's. In `length` mode each PID drive
+//! carries the winch-side tension: the cable's spring and damper times the capstan ratio
+//! ([`crate::sim::capstan`]) at the drive's payout rate. With `cable_nodes` > 0 the cables with
+//! mass are point masses ([`super::lumped`]), substepped together with the platform.
 
 use super::lumped::{Axial, Ends, LumpedCable};
 use super::{Actuation, Built, ModelEntry, PhysicalModel};
@@ -20,8 +28,7 @@ use nalgebra::{Cholesky, Matrix3, Matrix6, Rotation3, U6, UnitQuaternion, Vector
 
 /// Drag on the nodes of cables with mass, 1/s (mass-proportional, against the world): the
 /// air and the cable's internal friction damping its transverse swing, which the axial
-/// dampers cannot. Assumed (no measurement): a swing of a 2 m uvigo8 cable (≈ 5 Hz) decays
-/// by e in 0.4 s.
+/// dampers cannot. Assumed (no measurement): a transverse swing decays by e in 2/γ = 0.4 s.
 pub(crate) const NODE_DRAG: f64 = 5.0;
 
 /// What the cables do this step.
@@ -801,5 +808,82 @@ pub(crate) fn stiffness(s: Stiffness, rest: f64) -> f64 {
     match s {
         Stiffness::Constant(k) => k,
         Stiffness::Ea(ea) => ea / rest.max(1e-9),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In `length` mode the PID drive carries the winch-side tension: at a slow steady haul
+    /// (10 mm/s = 10 v₀) its force kp·e + ki·∫e + kd·ė balances e^{+μβ} times the platform
+    /// side's tension hauling in (β from the inverse kinematics),
+    /// less its own inertia; the tension is the cable's as the drive's implicit step sees it.
+    #[test]
+    fn the_pid_drive_carries_the_winch_side_tension() {
+        let mu = 0.3;
+        let mut robot = crate::fixtures::robot("uvigo8-pulleys");
+        for c in &mut robot.cables {
+            if let Some(p) = &mut c.pulley {
+                p.friction = mu;
+            }
+        }
+        let pose = Pose::new(0.0, 0.0, 0.2, 0.0, 0.0, 0.0);
+        let rest = crate::statics::pretensioned_rest_lengths(&robot, &pose, robot.tension)
+            .expect("feasible")
+            .0;
+        let dt = 1e-3;
+        // (Paying out one cable alone slackens it: the pay-out side is checked through the
+        // state's winch-side tensions in sim::tests.)
+        for speed in [-0.01] {
+            let mut model = ElasticModel::new(&robot, &pose, 0);
+            let zeros = vec![0.0; rest.len()];
+            let hold = Actuation::Follow {
+                positions: &rest,
+                rates: &zeros,
+            };
+            model.place(&robot, &pose, &rest, &hold).expect("placed");
+            let mut rates = zeros.clone();
+            rates[0] = speed;
+            let mut set = rest.clone();
+            // The cable as the drive saw it in the last step (the state before it).
+            let (mut length, mut length_rate, mut before) = (0.0, 0.0, model.drives[0]);
+            for _ in 0..300 {
+                set[0] += speed * dt;
+                let servo = Actuation::Servo {
+                    set_points: &set,
+                    rates: &rates,
+                };
+                (length, length_rate, before) = (
+                    model.cables[0].length,
+                    model.cables[0].length_rate,
+                    model.drives[0],
+                );
+                model.step(&robot, &servo, None, dt);
+            }
+            let w = &robot.winch;
+            let d = model.drives[0];
+            let k = stiffness(robot.cables[0].stiffness, before.position);
+            // The platform-side tension of that state at the drive's new payout.
+            let tension =
+                k * (length - d.position) + robot.cables[0].damping * (length_rate - d.velocity);
+            // Less the drive's own inertia.
+            let inertia = w.mass * (d.velocity - before.velocity) / dt;
+            // The integral the step used is the one before its update (I − dt·e).
+            let error = d.position - set[0];
+            let pid = w.kp * error + w.ki * (d.integral - dt * error) + w.kd * (d.velocity - speed);
+            let beta = kinematics::inverse(&robot, &model.pose()).cables[0]
+                .pulley
+                .expect("a pulley")
+                .wrap;
+            let expected = (-mu * beta * speed.signum()).exp() * tension - inertia;
+            assert!(
+                (pid - expected).abs() < 1e-3 * expected,
+                "speed {speed}: PID force {pid} N vs e^(∓μβ)·T = {expected} N (T = {tension} N, \
+                 β = {beta})"
+            );
+            // The platform side after the step: the same within the step's length change.
+            assert!((model.tensions[0] - tension).abs() < 0.05 * tension);
+        }
     }
 }
