@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["kinematics"],
     &["statics"],
     &["trajectory"],
-    &["metrics", "workspace", "export"],
+    &["metrics", "workspace", "export", "preflight"],
     &["surrogate"],
     &["sim"],
     &["run"],

@@ -31,6 +31,7 @@ pub mod metrics;
 pub mod options;
 pub mod plotting;
 pub mod pose;
+pub mod preflight;
 pub mod recording;
 pub mod report;
 pub mod robot;
