@@ -519,7 +519,7 @@ pub fn run(
         .map(|check| match check {
             CheckKind::Workspace => (
                 format!(
-                    "inside x∈[{}, {}] y∈[{}, {}] z∈[{}, {}]",
+                    "in [{},{}]×[{},{}]×[{},{}]",
                     ws.min.x, ws.max.x, ws.min.y, ws.max.y, ws.min.z, ws.max.z
                 ),
                 None,

@@ -28,7 +28,10 @@ fn intervals_are_cut_by_the_largest_of_the_three_ratios() {
     let options = PreflightOptions::default();
     // 10 mm in 1 ms: the spatial step (1 mm) cuts it into 10.
     let fast = line(0.0, 10.0, 0.001, 0.001);
-    assert_eq!(checked_samples(&fast, &options).expect("ok").samples.len(), 11);
+    assert_eq!(
+        checked_samples(&fast, &options).expect("ok").samples.len(),
+        11
+    );
     // Standing still for 1 s: the time step (10 ms) cuts it into 100.
     let still = line(0.0, 0.0, 1.0, 1.0);
     let checked = checked_samples(&still, &options).expect("ok");
@@ -37,7 +40,10 @@ fn intervals_are_cut_by_the_largest_of_the_three_ratios() {
     // A yaw turn of 0.1 rad in one interval: the angle step (1 mrad) cuts it into 100.
     let mut turn = line(0.0, 0.0, 0.001, 0.001);
     turn.samples[1].pose = Pose::new(0.0, 0.0, 0.15, 0.0, 0.0, 0.1);
-    assert_eq!(checked_samples(&turn, &options).expect("ok").samples.len(), 101);
+    assert_eq!(
+        checked_samples(&turn, &options).expect("ok").samples.len(),
+        101
+    );
     let bad = PreflightOptions {
         step: 0.0,
         ..options
@@ -91,7 +97,11 @@ fn winch_velocity_matches_finite_differences_of_the_cable_lengths() {
         .max_by(|p, q| p.1.total_cmp(&q.1))
         .expect("cables");
     assert_eq!(first.subject, robot.cables[cable].name);
-    assert!((first.value - speed).abs() < 1e-6, "{} vs {speed}", first.value);
+    assert!(
+        (first.value - speed).abs() < 1e-6,
+        "{} vs {speed}",
+        first.value
+    );
     assert!((first.by - (speed - robot.winch.max_velocity)).abs() < 1e-6);
 }
 
@@ -129,5 +139,8 @@ fn a_heavy_payload_breaks_the_tensions() {
     let report = run(&robot, &traj, &PreflightOptions::default()).expect("runs");
     let first = report.first_violation.expect("too heavy");
     assert_eq!(first.t, 0.0);
-    assert!(matches!(first.check, CheckKind::Tensions | CheckKind::Slack));
+    assert!(matches!(
+        first.check,
+        CheckKind::Tensions | CheckKind::Slack
+    ));
 }

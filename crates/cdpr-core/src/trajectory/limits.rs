@@ -185,7 +185,12 @@ pub fn visit_rates(rates: &CableRates, mut f: impl FnMut(RateKind, usize, f64, &
     let mut quotient = vec![0.0; cables];
     for k in 0..rates.t.len() {
         f(RateKind::Velocity, k, rates.t[k], &rates.velocity[k]);
-        f(RateKind::Acceleration, k, rates.t[k], &rates.acceleration[k]);
+        f(
+            RateKind::Acceleration,
+            k,
+            rates.t[k],
+            &rates.acceleration[k],
+        );
         if k + 1 < rates.t.len() {
             let dt = rates.t[k + 1] - rates.t[k];
             let mid = (rates.t[k] + rates.t[k + 1]) / 2.0;
