@@ -423,3 +423,60 @@ fn crossing_cables_and_a_platform_against_a_wall_are_named() {
     let report = check(&robot, &Pose::from_array(out), 0.0);
     assert!(report.counts().platform_frame == 1 && report.counts().cable_frame > 0);
 }
+
+#[test]
+fn silva4_obstacle_pickplace_goes_over_the_crate_and_a_straight_line_would_not() {
+    let robot = fixtures::robot("silva4-obstacle");
+    let trajectory = crate::trajectory::builtin(
+        &robot,
+        "pickplace",
+        &crate::trajectory::BuiltinOptions::default(),
+    )
+    .expect("pickplace");
+    assert!(trajectory.samples.len() > 100);
+    let closest = trajectory
+        .samples
+        .iter()
+        .map(|s| {
+            let report = check(&robot, &s.pose, DEFAULT_CLEARANCE);
+            assert!(
+                report.is_clear(),
+                "t = {}: {:?}",
+                s.t,
+                report.violations().collect::<Vec<_>>()
+            );
+            report
+                .pairs
+                .iter()
+                .filter(|p| p.b == Part::Obstacle(0))
+                .map(|p| p.distance)
+                .fold(f64::INFINITY, f64::min)
+        })
+        .fold(f64::INFINITY, f64::min);
+    // The path's closest approach to the crate: 30.3 mm (the cables at the pick and place
+    // points run over its top edge), three times the default clearance.
+    assert!(closest > 0.025 && closest < 0.035, "{closest}");
+    // The straight line pick → place at z = 350 mm.
+    let (first, last) = (
+        trajectory.samples[0].pose,
+        trajectory.samples[trajectory.samples.len() - 1].pose,
+    );
+    let hits: Vec<String> = (0..=100)
+        .map(|k| {
+            let mut pose = first;
+            pose.position = first.position + (last.position - first.position) * (k as f64 / 100.0);
+            pose
+        })
+        .flat_map(|pose| {
+            check(&robot, &pose, DEFAULT_CLEARANCE)
+                .violations()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        hits.iter()
+            .any(|h| h.starts_with("platform – obstacle crate")),
+        "{hits:?}"
+    );
+}
