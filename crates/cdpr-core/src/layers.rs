@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["legs"],
     &["robot"],
     &["kinematics"],
-    &["statics"],
+    &["statics", "interference"],
     &["trajectory"],
     &["metrics", "workspace", "export", "preflight"],
     &["surrogate"],

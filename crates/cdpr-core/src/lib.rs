@@ -8,7 +8,7 @@
 //!    specs of options — name, unit, range, help — every face reads): what knows no robot;
 //! 2. `legs` — the closed forms of the robots with rigid legs (linear delta, 2-RSSU);
 //! 3. `robot` — robot files compiled into an immutable model;
-//! 4. `kinematics`, then `statics`;
+//! 4. `kinematics`, then `statics` and `interference` (cables that must not touch);
 //! 5. `trajectory`, then `metrics`, `workspace`, `export`;
 //! 6. `surrogate` — seed 004's filters (below the physics, which runs them as a model);
 //! 7. `sim` — the physics core: one [`sim::Sim`] stepping one of the [`sim::MODELS`];
@@ -25,6 +25,7 @@ pub mod choice;
 pub mod colors;
 pub mod export;
 pub mod identify;
+pub mod interference;
 pub mod kinematics;
 pub mod legs;
 pub mod metrics;

@@ -449,6 +449,10 @@ pub const BUILTIN_ROBOTS: &[(&str, &str)] = &[
         include_str!("../../../../robots/uvigo8-pulleys.toml"),
     ),
     ("silva4", include_str!("../../../../robots/silva4.toml")),
+    (
+        "silva4-obstacle",
+        include_str!("../../../../robots/silva4-obstacle.toml"),
+    ),
     ("caroca", include_str!("../../../../robots/caroca.toml")),
     (
         "caroca-pulleys",
