@@ -3,6 +3,7 @@
 use super::options::{Preflight, RunArgs, help_of, number_of};
 use super::output::{Table, json, sig};
 use anyhow::{Context, Result};
+use cdpr_core::interference::{CLEARANCE, DEFAULT_CLEARANCE};
 use cdpr_core::preflight::{self, ANGLE_STEP, PreflightOptions, STEP, SegmentReport, TIME_STEP};
 use clap::Args;
 use std::process::ExitCode;
@@ -21,7 +22,8 @@ Checks (margin ≥ 0 holds): workspace (inside the robot's [workspace] box; marg
 the nearest face), tensions (a distribution within [f_min, f_max] holds the platform; margin = \
 f_max − largest tension), slack (largest achievable minimum tension − f_min), winch velocity, \
 acceleration and jerk (the cable rates of the inverse kinematics against [winch]), pulley wrap \
-(≤ max_wrap) and swivel (within swivel_range), interference with obstacles (with --clearance).\n\n\
+(≤ max_wrap) and swivel (within swivel_range), interference (cables, platform, frame and \
+[[obstacles]] kept --clearance apart).\n\n\
 Exit status: 0 when every check holds; 3 when one is violated (the first violation is named: \
 time, pose, check, cable or obstacle, by how much); bad input: 1 (robot, trajectory or CSV, \
 option values core refuses) or 2 (a command line refused by the parser).\n\n\
@@ -29,6 +31,7 @@ Examples:\n  \
 cdpr preflight --robot uvigo8 --trajectory seed000 --profile scurve\n  \
 cdpr preflight --robot uvigo8 --trajectory seed000 --speed 2 --json\n  \
 cdpr preflight --robot caroca --trajectory poly5 --payload 15\n  \
+cdpr preflight --robot silva4-obstacle --trajectory pickplace --clearance 0.02\n  \
 cdpr preflight --robot uvigo8-pulleys --trajectory moves.csv --step 0.0005"
 )]
 pub struct PreflightArgs {
@@ -44,6 +47,9 @@ pub struct PreflightArgs {
     #[arg(long, default_value_t = 0.01, value_name = "S", value_parser = number_of(&TIME_STEP),
           help = help_of(&TIME_STEP))]
     pub time_step: f64,
+    #[arg(long, default_value_t = DEFAULT_CLEARANCE, value_name = "M",
+          value_parser = number_of(&CLEARANCE), help = help_of(&CLEARANCE))]
+    pub clearance: f64,
     #[command(flatten)]
     pub bounds: super::kin::BoundsArg,
     /// Print one JSON object (keys documented in the guide's pre-flight page) instead of tables.
@@ -97,8 +103,8 @@ pub fn run(a: PreflightArgs) -> Result<ExitCode> {
         step: a.step,
         angle_step: a.angle_step,
         time_step: a.time_step,
+        clearance: a.clearance,
         bounds: Some(a.bounds.bounds(&robot)?),
-        ..PreflightOptions::default()
     };
     let report = preflight::run(&robot, &traj, &options).context("pre-flight")?;
     if a.json {

@@ -25,8 +25,10 @@
 //!   as [`trajectory::limits`] computes them (the jerk at the checked sampling);
 //! - `wrap`: each pulley's wrap angle β ≤ its `max_wrap`, rad (robots with pulleys);
 //! - `swivel`: each pulley's swivel angle γ within its `swivel_range`, rad (when given);
-//! - `interference`: cables and platform against the robot's obstacles with a clearance, m
-//!   (a pluggable step, [`INTERFERENCE`]; not run when no step is plugged in).
+//! - `interference`: cables against each other, the platform and the frame, cables and
+//!   platform against the robot's obstacles, each pair held to `clearance` (default 10 mm;
+//!   [`interference::check`]); value = the closest pair's distance, margin = distance − its
+//!   limit, m. A pluggable step ([`INTERFERENCE`]).
 //!
 //! A value counts as a violation only beyond a tolerance of 1e-9 of its limit's scale, so a
 //! trajectory that touches a limit exactly holds.
@@ -34,6 +36,7 @@
 #[cfg(test)]
 mod tests;
 
+use crate::interference;
 use crate::kinematics::{self, Pose};
 use crate::options::{DefaultValue, Group, OptionSpec, number};
 use crate::robot::{Robot, TensionBounds};
@@ -94,7 +97,8 @@ pub struct PreflightOptions {
     pub angle_step: f64,
     /// s, see [`TIME_STEP`].
     pub time_step: f64,
-    /// Clearance kept from obstacles, m (used by the interference step).
+    /// Clearance cables and platform keep from each other, the frame and obstacles, m
+    /// ([`interference::CLEARANCE`]).
     pub clearance: f64,
     /// Tension bounds (None: the robot file's).
     pub bounds: Option<TensionBounds>,
@@ -106,7 +110,7 @@ impl Default for PreflightOptions {
             step: 1e-3,
             angle_step: 1e-3,
             time_step: 0.01,
-            clearance: 0.0,
+            clearance: interference::DEFAULT_CLEARANCE,
             bounds: None,
         }
     }
@@ -144,8 +148,27 @@ pub struct Measure {
 /// margin = distance − clearance), None when nothing can interfere (no obstacles).
 pub type InterferenceStep = fn(&Robot, &Pose, f64) -> Option<Measure>;
 
-/// The interference step plugged in (None: the check is reported as not run).
-pub const INTERFERENCE: Option<InterferenceStep> = None;
+/// The interference step plugged in (None: the check is reported as not run): the closest
+/// pair of [`interference::check`] (cable–cable, cable–platform, cable–frame, cable and
+/// platform against obstacles) measured against its limit.
+pub const INTERFERENCE: Option<InterferenceStep> = Some(closest_pair);
+
+/// The pair of [`interference::check`] with the smallest distance − limit: value = its
+/// distance, margin = distance − limit, subject = "cable a – obstacle b".
+fn closest_pair(robot: &Robot, pose: &Pose, clearance: f64) -> Option<Measure> {
+    interference::check(robot, pose, clearance)
+        .pairs
+        .iter()
+        .min_by(|a, b| (a.distance - a.limit).total_cmp(&(b.distance - b.limit)))
+        .map(|p| Measure {
+            value: p.distance,
+            margin: p.distance - p.limit,
+            subject: {
+                let text = p.to_string();
+                text.rsplit_once(':').map_or(text.clone(), |(who, _)| who.to_string())
+            },
+        })
+}
 
 /// The checks, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -539,13 +562,9 @@ pub fn run(
             ),
             CheckKind::Interference => (
                 format!("≥ clearance {}", options.clearance),
-                if INTERFERENCE.is_none() {
-                    Some("no interference step in this build".to_string())
-                } else if robot.obstacles.is_empty() {
-                    Some("no obstacles".to_string())
-                } else {
-                    None
-                },
+                INTERFERENCE
+                    .is_none()
+                    .then(|| "no interference step in this build".to_string()),
             ),
         })
         .collect();
@@ -697,7 +716,6 @@ pub fn run(
             );
         }
         if let Some(step) = INTERFERENCE
-            && !robot.obstacles.is_empty()
             && let Some(m) = step(robot, &pose, options.clearance)
         {
             c.see(CheckKind::Interference, k, s.t, m);
