@@ -401,8 +401,8 @@ pub fn preflight<'py>(
     let f_max = f_max
         .map(|v| number(&cdpr_core::statics::solutions::F_MAX, v))
         .transpose()?;
-    let bounds = cdpr_core::statics::tension_bounds(&robot, f_min, f_max)
-        .map_err(|e| cdpr_err(None, &e))?;
+    let bounds =
+        cdpr_core::statics::tension_bounds(&robot, f_min, f_max).map_err(|e| cdpr_err(None, &e))?;
     let options = PreflightOptions {
         step: pick(&STEP, step, defaults.step)?,
         angle_step: pick(&ANGLE_STEP, angle_step, defaults.angle_step)?,

@@ -165,7 +165,8 @@ fn closest_pair(robot: &Robot, pose: &Pose, clearance: f64) -> Option<Measure> {
             margin: p.distance - p.limit,
             subject: {
                 let text = p.to_string();
-                text.rsplit_once(':').map_or(text.clone(), |(who, _)| who.to_string())
+                text.rsplit_once(':')
+                    .map_or(text.clone(), |(who, _)| who.to_string())
             },
         })
 }
@@ -338,7 +339,7 @@ pub fn checked_samples(
         total += n;
         pieces.push(n);
     }
-    if !(total <= trajectory::MAX_SAMPLES as f64) {
+    if total.is_nan() || total > trajectory::MAX_SAMPLES as f64 {
         return Err(TrajectoryError::TooManySamples {
             samples: total,
             what: "the pre-flight sampling",
