@@ -40,6 +40,7 @@ __all__ = [
     "trajectory",
     "simulate",
     "compare",
+    "preflight",
     "SweepSpec",
     "sweep",
     "sweep_spec",
@@ -212,6 +213,16 @@ def simulate(robot: RobotLike, trajectory: Any, columns: Optional[Sequence[str]]
         error.run = run
         raise error
     return run
+
+
+def preflight(robot: RobotLike, trajectory: Any, columns: Optional[Sequence[str]] = None, **options: Any) -> Dict[str, Any]:
+    """Checks a whole trajectory before it goes to the real robot, as ``cdpr preflight``: the
+    ``--json`` object as a dict (``ok``, ``first_violation``, ``total`` and ``segments`` with
+    every check's worst value and margin). ``trajectory`` is taken as by :func:`simulate`;
+    ``options``: ``step``, ``angle_step``, ``time_step``, ``clearance``, ``f_min``, ``f_max``
+    and the robot and trajectory run options (``payload``, ``speed``, ``profile``, …)."""
+    source, names = _source(trajectory, columns)
+    return _cdpr.preflight(load(robot), source, names, **options)
 
 
 def options() -> List[Dict[str, Any]]:

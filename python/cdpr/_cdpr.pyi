@@ -145,6 +145,21 @@ def options() -> List[Dict[str, Any]]:
 def models() -> List[Dict[str, Any]]:
     """The models' table: name, help, controls, legs, needs_surrogate, swept."""
 
+def preflight(
+    robot: Robot,
+    trajectory: TrajectorySource,
+    columns: Optional[Sequence[str]] = None,
+    step: Optional[float] = None,
+    angle_step: Optional[float] = None,
+    time_step: Optional[float] = None,
+    clearance: Optional[float] = None,
+    f_min: Optional[float] = None,
+    f_max: Optional[float] = None,
+    **options: Any,
+) -> Dict[str, Any]:
+    """`cdpr preflight --json`'s object for a trajectory on a robot."""
+    ...
+
 def compare(
     reference: TrajectorySource,
     actual: TrajectorySource,

@@ -12,6 +12,7 @@ mod net;
 mod options;
 mod output;
 mod plc;
+mod preflight;
 mod secure;
 mod shadow;
 mod sim;
@@ -44,6 +45,7 @@ use std::process::ExitCode;
     cdpr compare --reference seed000.csv --actual shadow.csv\n  \
     cdpr export --robot uvigo8 --mjcf uvigo8.xml\n  \
     cdpr report --reference seed000.csv --actual shadow.csv --out report/\n  \
+    cdpr preflight --robot uvigo8 --trajectory seed000 --profile scurve\n  \
     cdpr plc --robot uvigo8 --trajectory seed000\n  \
     cdpr discover\n  \
     cdpr route add --plc 192.168.1.10 --password 1\n  \
@@ -94,6 +96,10 @@ pub enum Command {
     /// Export the robot as a MuJoCo model (MJCF: cables as spatial tendons with the file's
     /// stiffness, damping and one-sided springs), to cross-check it in MuJoCo.
     Export(export::ExportArgs),
+    /// Pre-flight: check a whole trajectory before it goes to the real robot — workspace box,
+    /// tensions, slack, winch velocity/acceleration/jerk, pulley wrap and swivel, obstacles —
+    /// per segment, with the first violation; exit status 3 on a violation.
+    Preflight(preflight::PreflightArgs),
     /// Virtual PLC: a TwinCAT stand-in serving the robot's ADS symbols on loopback while its
     /// NC task plays a trajectory.
     Plc(plc::PlcArgs),
@@ -234,6 +240,7 @@ fn run(command: Command, started: std::time::Instant) -> Result<ExitCode> {
         Command::Simulate(a) => sim::simulate(a),
         Command::Export(a) => export::run(a),
         Command::Plc(a) => plc::run(a),
+        Command::Preflight(a) => preflight::run(a),
         Command::Shadow(a) => shadow::run(a),
         Command::Discover(a) => net::discover(a),
         Command::Route(a) => net::route(a),

@@ -235,6 +235,14 @@ selection!(
 );
 
 selection!(
+    /// `cdpr preflight`: the robot with its payload, the trajectory and its shape.
+    Preflight,
+    groups [Robot, Trajectory],
+    except [],
+    required ["robot", "trajectory"]
+);
+
+selection!(
     /// The shape of a built-in trajectory (`cdpr trajectory`, which names the trajectory
     /// `--name` and samples it at its own `--dt`).
     Shape,
@@ -288,6 +296,9 @@ const OTHER_OPTIONS: &[&str] = &[
     "method",
     "max_delay",
     "reference",
+    "angle_step",
+    "time_step",
+    "clearance",
 ];
 
 /// Core's message with every option it names in backticks (`dt`) spelled as this command

@@ -4,6 +4,7 @@ use super::args::{Numbers, RobotArg, number_list};
 use super::options::{help_of, number_of, whole_of};
 use super::output::{json, progress_bar};
 use anyhow::{Result, bail};
+use cdpr_core::interference::{CLEARANCE, DEFAULT_CLEARANCE, Kind};
 use cdpr_core::robot::{Aabb, Mechanism, Robot};
 use cdpr_core::workspace::legs::STEP;
 use cdpr_core::workspace::survey::{
@@ -25,11 +26,16 @@ The minimum-tension report (--min-tension, default 5 N, the project's choice of 
 height on the box's vertical axis from which that tension is reachable, and the height above \
 which it holds everywhere in the box.\n\
 The plot (PNG + SVG) shows horizontal slices at the box's bottom, middle and top and a vertical \
-slice through its centre, coloured by the largest reachable minimum tension.\n\n\
+slice through its centre, coloured by the largest reachable minimum tension.\n\
+With --interference, positions where a cable comes closer than --clearance to another cable or an \
+obstacle, cuts through the platform, or the platform comes that close to an obstacle or the frame \
+(at any of the orientations) are removed from the workspace and drawn in magenta; the JSON's \
+`interference` counts the cells by kind.\n\n\
 Examples:\n  \
 cdpr workspace --robot uvigo8\n  \
 cdpr workspace --robot uvigo8 --grid 40 --orientation 10 --plot out/uvigo8-ws.png\n  \
-cdpr workspace --robot silva4 --json\n\n\
+cdpr workspace --robot silva4 --json\n  \
+cdpr workspace --robot silva4-obstacle --interference --clearance 0.02\n\n\
 Robots with legs: for a linear delta (keops) the check is seed 002's: a point cloud every --step \
 in the required cylinder through the inverse kinematics and its constraints (reach, stroke, \
 spherical-joint opening, arm clearance), which constraint fails where, and a plot; for the \
@@ -63,6 +69,13 @@ pub struct WorkspaceArgs {
     #[arg(long, default_value_t = 0.01, value_name = "M", value_parser = number_of(&STEP),
           allow_hyphen_values = true, help = help_of(&STEP))]
     pub step: f64,
+    /// Remove the positions where something interferes (cables, platform, frame, the robot's
+    /// [[obstacles]]) from the workspace and mark them in the plot.
+    #[arg(long)]
+    pub interference: bool,
+    #[arg(long, default_value_t = DEFAULT_CLEARANCE, value_name = "M", value_parser = number_of(&CLEARANCE),
+          help = help_of(&CLEARANCE))]
+    pub clearance: f64,
     /// Print one JSON object instead of a report.
     #[arg(long)]
     pub json: bool,
@@ -118,6 +131,7 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
         levels: a.levels,
         min_tension: a.min_tension,
         plot: (!a.no_plot).then(|| plot_target(&a, &robot)),
+        interference: a.interference.then_some(a.clearance),
     };
     // One bar over the whole job: the volume, the box and tension checks, the plotted slices.
     let progress = progress_bar(&format!(
@@ -170,6 +184,25 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
             r.volume.cells_total,
             r.volume.cell_volume * 1e3
         );
+        if let Some(i) = &r.interference {
+            let kinds: Vec<String> = Kind::ALL
+                .iter()
+                .filter(|&&k| i.cells_by_kind.get(k) > 0)
+                .map(|&k| format!("{} {}", k.name(), i.cells_by_kind.get(k)))
+                .collect();
+            println!(
+                "interference at clearance {} mm: {} cells ({}), {} of them feasible and removed (volume before {:.4} m³)",
+                cdpr_core::text::short(i.clearance * 1e3),
+                i.cells_colliding,
+                if kinds.is_empty() {
+                    "none".to_string()
+                } else {
+                    kinds.join(", ")
+                },
+                i.cells_removed,
+                i.volume_before
+            );
+        }
         let open: Vec<_> = r.touched_faces.iter().filter(|f| **f != "z_min").collect();
         if !open.is_empty() {
             println!(

@@ -170,6 +170,14 @@ fn base(path: &[String], files: &Files) -> Option<Vec<String>> {
             "--out".into(),
             "report-@".into(),
         ],
+        "preflight" => vec![
+            "preflight".into(),
+            "--robot".into(),
+            "silva4".into(),
+            "--trajectory".into(),
+            f(&files.short),
+            "--json".into(),
+        ],
         "simulate" => vec![
             "simulate".into(),
             "--robot".into(),
@@ -500,7 +508,7 @@ fn must_refuse(opt: &Opt, value: &str) -> bool {
 /// What is wrong with `run` of `args` (None: it passed): a value that must be refused is
 /// refused (exit 1 or 2) within the deadline by a message naming the option — by the parser
 /// with the range and the value when it is a number outside the option's stated range; any
-/// other value ends with 0, 1 or 2 (or is still running cleanly at `ACCEPTED_DEADLINE`) and is
+/// other value ends with 0, 1 or 2 (3: `cdpr preflight`'s violation) (or is still running cleanly at `ACCEPTED_DEADLINE`) and is
 /// not refused with a range it lies in; never a panic.
 fn verdict(opt: &Opt, value: &str, args: &[String], refuse: bool, run: &Run) -> Option<String> {
     let shown = || {
@@ -523,7 +531,9 @@ fn verdict(opt: &Opt, value: &str, args: &[String], refuse: bool, run: &Run) -> 
             )
         });
     }
-    if !matches!(run.code, Some(0..=2)) {
+    // `cdpr preflight` exits with 3 when a check is violated (a heavy --payload): a verdict.
+    let verdict_status = run.code == Some(3) && args.first().is_some_and(|a| a == "preflight");
+    if !matches!(run.code, Some(0..=2)) && !verdict_status {
         return Some(format!("bad exit: {}", shown()));
     }
     let says_range = RANGE_LEADS.iter().any(|lead| run.stderr.contains(lead))

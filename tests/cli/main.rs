@@ -44,6 +44,8 @@ mod number_format;
 mod plc;
 /// The SVG plots are readable.
 mod plots;
+/// `cdpr preflight`: violations found at the time computed independently; exit statuses.
+mod preflight;
 /// MCAP recordings checked by an independent reader (Python's `mcap`) against the CSV.
 mod recordings;
 /// `cdpr report`.

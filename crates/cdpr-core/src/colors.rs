@@ -10,6 +10,12 @@ pub const SLACK_RGB: [f32; 3] = [0.55, 0.55, 0.58];
 pub const PLATFORM_RGB: [f32; 3] = [0.62, 0.30, 0.85];
 pub const PULLEY_RGB: [f32; 3] = [0.90, 0.75, 0.25];
 pub const FRAME_RGB: [f32; 3] = [0.62, 0.64, 0.68];
+/// A cable or pose in interference (`crate::interference`): magenta, off the tension scale
+/// and apart from the platform's purple.
+pub const INTERFERENCE_RGB: [f32; 3] = [1.0, 0.0, 0.85];
+/// Obstacles (`[[obstacles]]`), drawn translucent.
+pub const OBSTACLE_RGB: [f32; 3] = [0.55, 0.42, 0.30];
+pub const OBSTACLE_ALPHA: f32 = 0.45;
 
 /// Sizes of the drawn scene that scale with the robot (CAROCA's frame is 7 m long, silva4's
 /// platform 8 cm): fractions of the frame box's diagonal, shared by the Bevy viewer and the

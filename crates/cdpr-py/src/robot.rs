@@ -351,6 +351,7 @@ impl Robot {
             levels,
             min_tension,
             plot,
+            interference: None,
         };
         let r = py.detach(|| workspace_report(robot, &request, &|_| {}));
         let r = r.map_err(|e| cdpr_err(None, &e))?;

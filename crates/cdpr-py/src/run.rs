@@ -359,3 +359,62 @@ pub fn compare<'py>(
     let c = c.map_err(|e| cdpr_err(Some("comparing the trajectories"), &e))?;
     to_py(py, &c)
 }
+
+// ---------------------------------------------------------------------------- pre-flight
+
+/// `cdpr preflight --json`'s object for a trajectory (a built-in's name, a CSV path or an
+/// (n, k) array with `columns`) on `robot`: every check per segment and the first violation.
+/// `options` are the robot and trajectory run options (`payload`, `speed`, `profile`, …).
+#[pyfunction]
+#[pyo3(signature = (robot, trajectory, columns = None, step = None, angle_step = None,
+                    time_step = None, clearance = None, f_min = None, f_max = None, **options))]
+#[allow(clippy::too_many_arguments)]
+pub fn preflight<'py>(
+    py: Python<'py>,
+    robot: &Robot,
+    trajectory: TrajectorySource<'py>,
+    columns: Option<Vec<String>>,
+    step: Option<f64>,
+    angle_step: Option<f64>,
+    time_step: Option<f64>,
+    clearance: Option<f64>,
+    f_min: Option<f64>,
+    f_max: Option<f64>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    use cdpr_core::preflight::{self, ANGLE_STEP, PreflightOptions, STEP, TIME_STEP};
+    let allowed: Vec<&'static str> = names_in(&[Group::Robot, Group::Trajectory])
+        .into_iter()
+        .filter(|n| !matches!(*n, "robot" | "trajectory"))
+        .collect();
+    let request = request_from("preflight", options, &allowed)?;
+    let robot = request.with_payload(robot.inner.clone());
+    let traj = trajectory.load(py, &robot, &request, columns)?;
+    let defaults = PreflightOptions::default();
+    let pick = |spec: &'static OptionSpec, v: Option<f64>, d: f64| match v {
+        Some(v) => number(spec, v),
+        None => Ok(d),
+    };
+    let f_min = f_min
+        .map(|v| number(&cdpr_core::statics::solutions::F_MIN, v))
+        .transpose()?;
+    let f_max = f_max
+        .map(|v| number(&cdpr_core::statics::solutions::F_MAX, v))
+        .transpose()?;
+    let bounds =
+        cdpr_core::statics::tension_bounds(&robot, f_min, f_max).map_err(|e| cdpr_err(None, &e))?;
+    let options = PreflightOptions {
+        step: pick(&STEP, step, defaults.step)?,
+        angle_step: pick(&ANGLE_STEP, angle_step, defaults.angle_step)?,
+        time_step: pick(&TIME_STEP, time_step, defaults.time_step)?,
+        clearance: pick(
+            &cdpr_core::interference::CLEARANCE,
+            clearance,
+            defaults.clearance,
+        )?,
+        bounds: Some(bounds),
+    };
+    let report = py.detach(|| preflight::run(&robot, &traj, &options));
+    let report = report.map_err(|e| cdpr_err(Some("pre-flight"), &e))?;
+    to_py(py, &report)
+}

@@ -538,6 +538,10 @@ pub const BUILTIN_ROBOTS: &[(&str, &str)] = &[
         "caroca-pulleys",
         include_str!("../../../../robots/caroca-pulleys.toml"),
     ),
+    (
+        "silva4-obstacle",
+        include_str!("../../../../robots/silva4-obstacle.toml"),
+    ),
 ];
 
 #[cfg(test)]

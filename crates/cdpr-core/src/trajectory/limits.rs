@@ -167,6 +167,45 @@ impl<'a> PeakTracker<'a> {
     }
 }
 
+/// A cable-space quantity compared with a winch limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateKind {
+    Velocity,
+    Acceleration,
+    Jerk,
+}
+
+/// Every cable-space value [`check`] compares with the winch limits, in time order:
+/// `f(kind, k, t, values)` (one value per cable) gets at each sample k its velocity J q̇ and
+/// acceleration J q̈ + J̇ q̇, then, between samples k and k+1 (at their mid-time, k the earlier
+/// one), the difference quotients of the velocities (an acceleration) and of the accelerations
+/// (a jerk).
+pub fn visit_rates(rates: &CableRates, mut f: impl FnMut(RateKind, usize, f64, &[f64])) {
+    let cables = rates.velocity.first().map_or(0, Vec::len);
+    let mut quotient = vec![0.0; cables];
+    for k in 0..rates.t.len() {
+        f(RateKind::Velocity, k, rates.t[k], &rates.velocity[k]);
+        f(
+            RateKind::Acceleration,
+            k,
+            rates.t[k],
+            &rates.acceleration[k],
+        );
+        if k + 1 < rates.t.len() {
+            let dt = rates.t[k + 1] - rates.t[k];
+            let mid = (rates.t[k] + rates.t[k + 1]) / 2.0;
+            for (c, q) in quotient.iter_mut().enumerate() {
+                *q = (rates.velocity[k + 1][c] - rates.velocity[k][c]) / dt;
+            }
+            f(RateKind::Acceleration, k, mid, &quotient);
+            for (c, q) in quotient.iter_mut().enumerate() {
+                *q = (rates.acceleration[k + 1][c] - rates.acceleration[k][c]) / dt;
+            }
+            f(RateKind::Jerk, k, mid, &quotient);
+        }
+    }
+}
+
 /// Checks every cable's velocity, acceleration and jerk against `limits`.
 pub fn check(
     robot: &Robot,
@@ -190,23 +229,11 @@ pub fn check(
     let mut velocity = PeakTracker::new(robot, limits.max_velocity);
     let mut acceleration = PeakTracker::new(robot, limits.max_acceleration);
     let mut jerk = PeakTracker::new(robot, limits.max_jerk);
-    let mut quotient = vec![0.0; robot.cable_count()];
-    for k in 0..rates.t.len() {
-        velocity.see(&rates.velocity[k], rates.t[k]);
-        acceleration.see(&rates.acceleration[k], rates.t[k]);
-        if k + 1 < rates.t.len() {
-            let dt = rates.t[k + 1] - rates.t[k];
-            let mid = (rates.t[k] + rates.t[k + 1]) / 2.0;
-            for (c, q) in quotient.iter_mut().enumerate() {
-                *q = (rates.velocity[k + 1][c] - rates.velocity[k][c]) / dt;
-            }
-            acceleration.see(&quotient, mid);
-            for (c, q) in quotient.iter_mut().enumerate() {
-                *q = (rates.acceleration[k + 1][c] - rates.acceleration[k][c]) / dt;
-            }
-            jerk.see(&quotient, mid);
-        }
-    }
+    visit_rates(&rates, |kind, _, t, values| match kind {
+        RateKind::Velocity => velocity.see(values, t),
+        RateKind::Acceleration => acceleration.see(values, t),
+        RateKind::Jerk => jerk.see(values, t),
+    });
     let (velocity, acceleration, jerk) = (velocity.done(), acceleration.done(), jerk.done());
     Ok(LimitCheck {
         ok: velocity.violations + acceleration.violations + jerk.violations == 0,

@@ -28,6 +28,7 @@ pub mod survey;
 pub use map::FeasibilityMap;
 pub use reach::{AxisInterval, MinTensionReach, min_tension_reach};
 
+use crate::interference;
 use crate::kinematics::{self, Pose};
 use crate::robot::{Aabb, Dof, Robot, TensionBounds};
 use crate::statics;
@@ -87,6 +88,55 @@ pub fn feasible_at(robot: &Robot, pose: &Pose, bounds: TensionBounds) -> bool {
         &DVector::from_element(m, bounds.max),
     )
     .is_ok()
+}
+
+/// Which kinds of interference ([`crate::interference`]) occur at `position` over the
+/// orientations, held to `clearance` (m): 1 for each kind seen at any of them, else 0.
+pub fn interference_at(
+    robot: &Robot,
+    position: &Vector3<f64>,
+    orientations: &[Vector3<f64>],
+    clearance: f64,
+) -> interference::Counts {
+    let mut seen = interference::Counts::default();
+    for rpy in orientations {
+        let pose = kinematics::effective_pose(
+            robot,
+            &Pose {
+                position: *position,
+                rpy: *rpy,
+            },
+        );
+        let counts = interference::check(robot, &pose, clearance).counts();
+        for kind in interference::Kind::ALL {
+            if counts.get(kind) > 0 && seen.get(kind) == 0 {
+                seen.add(kind, 1);
+            }
+        }
+    }
+    seen
+}
+
+/// Marks the slice's cells where something interferes (see [`interference_at`]).
+pub fn mark_interference(
+    slice: &mut Slice,
+    robot: &Robot,
+    orientations: &[Vector3<f64>],
+    clearance: f64,
+) {
+    let n_u = slice.u_edges.len() - 1;
+    let n_v = slice.v_edges.len() - 1;
+    let job = |index: usize| {
+        let (a, b) = (index % n_u, index / n_u);
+        let u = 0.5 * (slice.u_edges[a] + slice.u_edges[a + 1]);
+        let v = 0.5 * (slice.v_edges[b] + slice.v_edges[b + 1]);
+        let p = match slice.plane {
+            Plane::Xy(z) => Vector3::new(u, v, z),
+            Plane::Xz(y) => Vector3::new(u, y, v),
+        };
+        interference_at(robot, &p, orientations, clearance).total() > 0
+    };
+    slice.colliding = parallel_map(n_u * n_v, &job, &|_| {});
 }
 
 /// Whether tensions within `bounds` hold the platform at `position` for every orientation of
@@ -415,6 +465,8 @@ pub struct Slice {
     /// Row-major (v outer, u inner), N; None where no tensions hold the platform at all.
     pub capacity: Vec<Option<f64>>,
     pub feasible: Vec<bool>,
+    /// Row-major like `capacity`: where something interferes; empty when not checked.
+    pub colliding: Vec<bool>,
 }
 
 /// The (columns, rows) of [`slice`]'s cells for `n_u` asked: `n_u` within 4…1000, rows keeping
@@ -489,6 +541,7 @@ pub fn slice_with_progress(
         v_edges,
         capacity: results.iter().map(|r| r.0).collect(),
         feasible: results.iter().map(|r| r.1).collect(),
+        colliding: Vec::new(),
     }
 }
 

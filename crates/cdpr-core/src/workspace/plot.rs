@@ -2,7 +2,8 @@
 //! slice below; feasible cells coloured by the largest reachable minimum tension (a
 //! viridis-like scale from f_min up), infeasible cells in two greys (tensions exist but not
 //! within the bounds / none hold the platform at all), the robot's `[workspace]` box outlined
-//! where the plane cuts it. Axes in metres, equal scale on both axes of a panel.
+//! where the plane cuts it; with an interference check, cells where something interferes in
+//! the scene's interference colour. Axes in metres, equal scale on both axes of a panel.
 
 use super::{Plane, Slice};
 use crate::plotting::{checked_axis as axis, tick_label};
@@ -22,6 +23,12 @@ const BELOW_MIN: RGBColor = RGBColor(215, 215, 215);
 const NO_TENSIONS: RGBColor = RGBColor(150, 150, 150);
 const BOX: RGBColor = RGBColor(214, 39, 40);
 
+/// Cells where something interferes: the scene's interference colour.
+fn colliding_colour() -> RGBColor {
+    let [r, g, b] = crate::colors::INTERFERENCE_RGB.map(|c| (c * 255.0).round() as u8);
+    RGBColor(r, g, b)
+}
+
 /// A plot could not be written.
 #[derive(Debug, thiserror::Error)]
 #[error("{file}: drawing the workspace plot failed: {message}")]
@@ -40,6 +47,8 @@ pub struct PlotSpec<'a> {
     pub f_top: f64,
     /// The robot file's workspace box, outlined.
     pub workspace: Option<Aabb>,
+    /// The clearance colliding cells were marked at, m (None: not checked).
+    pub clearance: Option<f64>,
 }
 
 /// Viridis, sampled at eight points and interpolated linearly.
@@ -199,7 +208,7 @@ where
     let left = TextStyle::from((FONT, 30).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
     area.draw_text(spec.title, &left, (15, height as i32 / 4 + 2))?;
     let y = 3 * height as i32 / 4;
-    let entries: [(String, RGBColor, bool); 3] = [
+    let mut entries: Vec<(String, RGBColor, bool)> = vec![
         (
             format!("tensions exist, but not all ≥ {} N", spec.f_min),
             BELOW_MIN,
@@ -208,6 +217,19 @@ where
         ("no tensions hold the platform".into(), NO_TENSIONS, true),
         ("[workspace] box of the robot file".into(), BOX, false),
     ];
+    if let Some(c) = spec.clearance {
+        entries.insert(
+            0,
+            (
+                format!(
+                    "interference (clearance {} mm)",
+                    crate::text::short(c * 1e3)
+                ),
+                colliding_colour(),
+                true,
+            ),
+        );
+    }
     let mut x = width as i32 - 15;
     for (label, colour, filled) in entries.iter().rev() {
         let style =
@@ -307,12 +329,17 @@ where
             .enumerate()
             .map(|(k, (c, f))| {
                 let (a, b) = (k % n_u, k / n_u);
+                let colour = if s.colliding.get(k).copied().unwrap_or(false) {
+                    colliding_colour()
+                } else {
+                    cell_color(*c, *f, spec)
+                };
                 Rectangle::new(
                     [
                         (s.u_edges[a], s.v_edges[b]),
                         (s.u_edges[a + 1], s.v_edges[b + 1]),
                     ],
-                    cell_color(*c, *f, spec).filled(),
+                    colour.filled(),
                 )
             }),
     )?;

@@ -5,8 +5,10 @@
 use super::plot::{self, PlotError};
 use super::{
     BoxCheck, Grid, MinTensionReach, OrientationRange, Plane, VolumeEstimate, check_box,
-    default_region, feasible_set, min_tension_reach, slice_cells, slice_with_progress,
+    default_region, feasible_set, interference_at, mark_interference, min_tension_reach,
+    parallel_map, slice_cells, slice_with_progress,
 };
+use crate::interference::Counts;
 use crate::options::{DefaultValue, Group, OptionSpec, number, whole};
 use crate::robot::{Aabb, Robot, TensionBounds};
 use crate::statics::{StaticsError, tension_bounds};
@@ -91,6 +93,24 @@ pub struct WorkspaceRequest {
     pub min_tension: f64,
     /// Where to draw the slices: directory and file stem (`.png` and `.svg` are written).
     pub plot: Option<(PathBuf, String)>,
+    /// Remove the cells where something interferes ([`crate::interference`]) at this
+    /// clearance, m; None: not checked.
+    pub interference: Option<f64>,
+}
+
+/// What `interference` removed from the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct InterferenceSummary {
+    /// m.
+    pub clearance: f64,
+    /// Grid cells where something interferes (at any of the orientations), feasible or not.
+    pub cells_colliding: usize,
+    /// Wrench-feasible cells removed from the workspace for it.
+    pub cells_removed: usize,
+    /// Grid cells where each kind of pair interferes (a cell counts once per kind).
+    pub cells_by_kind: Counts,
+    /// The wrench-feasible volume before the removal, m³ (`volume` is after it).
+    pub volume_before: f64,
 }
 
 impl Default for WorkspaceRequest {
@@ -104,6 +124,7 @@ impl Default for WorkspaceRequest {
             levels: 3,
             min_tension: 5.0,
             plot: None,
+            interference: None,
         }
     }
 }
@@ -160,7 +181,10 @@ pub struct WorkspaceReport {
     pub orientation_deg: Option<f64>,
     /// Orientations tested at each point.
     pub orientations: usize,
+    /// Wrench-feasible and, with `interference`, free of it.
     pub volume: VolumeEstimate,
+    /// What the interference check removed (with `interference`).
+    pub interference: Option<InterferenceSummary>,
     /// Faces of the region touched by feasible cells (the workspace may extend beyond them).
     pub touched_faces: Vec<&'static str>,
     pub workspace_box: BoxCheck,
@@ -276,13 +300,41 @@ pub fn workspace_report(
     let stage = |done: f64, work: f64| {
         move |f: f64| progress(((done + f.clamp(0.0, 1.0) * work) / total_work).min(0.999))
     };
-    let set = feasible_set(
+    let mut set = feasible_set(
         robot,
         &grid,
         bounds,
         &orientations,
         &stage(0.0, volume_work),
     );
+    let interference = request.interference.map(|clearance| {
+        let [nx, ny, _] = grid.cells;
+        let job = |index: usize| {
+            let (i, j, k) = (index % nx, (index / nx) % ny, index / (nx * ny));
+            interference_at(robot, &grid.center(i, j, k), &orientations, clearance)
+        };
+        let cells = parallel_map(grid.len(), &job, &|_| {});
+        let volume_before = set.volume().volume;
+        let mut summary = InterferenceSummary {
+            clearance,
+            cells_colliding: 0,
+            cells_removed: 0,
+            cells_by_kind: Counts::default(),
+            volume_before,
+        };
+        for (index, c) in cells.iter().enumerate() {
+            if c.total() == 0 {
+                continue;
+            }
+            summary.cells_colliding += 1;
+            summary.cells_removed += usize::from(set.feasible[index]);
+            set.feasible[index] = false;
+            for kind in crate::interference::Kind::ALL {
+                summary.cells_by_kind.add(kind, c.get(kind));
+            }
+        }
+        summary
+    });
     let workspace_box = check_box(
         robot,
         &ws,
@@ -313,15 +365,12 @@ pub fn workspace_report(
             let (u, v) = slice_cells(&region, plane, n_u);
             let work = (1.0 + CAPACITY) * (u * v) as f64;
             let report = stage(done, work);
-            slices.push(slice_with_progress(
-                robot,
-                &region,
-                plane,
-                n_u,
-                bounds,
-                &orientations,
-                &report,
-            ));
+            let mut slice =
+                slice_with_progress(robot, &region, plane, n_u, bounds, &orientations, &report);
+            if let Some(clearance) = request.interference {
+                mark_interference(&mut slice, robot, &orientations, clearance);
+            }
+            slices.push(slice);
             done += work;
         }
         let top = slices
@@ -343,6 +392,7 @@ pub fn workspace_report(
             f_min: bounds.min,
             f_top: top,
             workspace: Some(ws),
+            clearance: request.interference,
         };
         plot_files = plot::write_slices(dir, stem, &slices, &spec)?;
     }
@@ -358,6 +408,7 @@ pub fn workspace_report(
         orientation_deg: request.orientation_deg,
         orientations: orientations.len(),
         volume: set.volume(),
+        interference,
         touched_faces: set.touched_faces(),
         workspace_box,
         min_tension,

@@ -3,7 +3,7 @@
 //! than the active-set QP the workspace uses; the volume estimate on a sphere; seed 000's box.
 
 use super::*;
-use crate::fixtures::uvigo8;
+use crate::fixtures::{self, uvigo8};
 use crate::statics::min_norm_qp_clarabel;
 
 /// W (6×m) and w_g at position p with zero rotation, moments about the platform origin.
@@ -224,10 +224,62 @@ fn slice_plot_is_written() {
         f_min: robot.tension.min,
         f_top: 20.0,
         workspace: Some(robot.workspace),
+        clearance: None,
     };
     let files = plot::write_slices(&dir, "ws", &[s], &spec).expect("plot");
     for f in &files {
         assert!(std::fs::metadata(f).expect("written").len() > 1000, "{f:?}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn interference_removes_exactly_the_cells_where_check_finds_a_violation() {
+    use crate::interference;
+    let robot = fixtures::robot("silva4-obstacle");
+    let grid = 8;
+    let dir = std::env::temp_dir().join(format!("cdpr-ws-interference-{}", std::process::id()));
+    let request = survey::WorkspaceRequest {
+        grid,
+        interference: Some(0.01),
+        plot: Some((dir.clone(), "ws".into())),
+        ..survey::WorkspaceRequest::default()
+    };
+    let with = survey::workspace_report(&robot, &request, &|_| {}).expect("runs");
+    let without = survey::workspace_report(
+        &robot,
+        &survey::WorkspaceRequest {
+            grid,
+            ..survey::WorkspaceRequest::default()
+        },
+        &|_| {},
+    )
+    .expect("runs");
+    let i = with.interference.expect("checked");
+    // Cell by cell, the check at the cell's centre (zero rotation: a 3-DOF robot).
+    let g = Grid::cubic(robot.frame, grid);
+    let (mut colliding, mut crate_cells) = (0, 0);
+    for k in 0..grid {
+        for j in 0..grid {
+            for n in 0..grid {
+                let pose = Pose::from_position(g.center(n, j, k));
+                let r = interference::check(&robot, &pose, 0.01);
+                colliding += usize::from(!r.is_clear());
+                crate_cells += usize::from(r.violations().any(|p| {
+                    p.name_b == "crate" && p.kind == interference::Kind::PlatformObstacle
+                }));
+            }
+        }
+    }
+    assert!(colliding > 0 && crate_cells > 0);
+    assert_eq!(i.cells_colliding, colliding);
+    assert_eq!(i.cells_by_kind.platform_obstacle, crate_cells);
+    assert_eq!(i.volume_before, without.volume.volume);
+    assert_eq!(
+        without.volume.cells_feasible - with.volume.cells_feasible,
+        i.cells_removed
+    );
+    assert!(i.cells_removed > 0);
+    assert_eq!(with.plot.len(), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
