@@ -33,6 +33,8 @@ pub struct ShadowLink<T: Transport> {
     has_reaction: bool,
     /// Re-resolutions after stale handles (see [`Controller::re_resolves`]).
     re_resolves: u64,
+    /// The interference flag (`[plc] interference`), the last of `names` when named.
+    interference: bool,
 }
 
 impl<T: Transport> ShadowLink<T> {
@@ -52,10 +54,20 @@ impl<T: Transport> ShadowLink<T> {
         if has_reaction {
             names.push(reaction);
         }
+        let interference = symbols.interference.is_some();
+        if let Some(flag) = &symbols.interference {
+            names.push(flag.clone());
+        }
         let types = transport.resolve(&names)?;
-        let cables = check_types(&names, &types)?;
+        let cables = check_types(&names, &types, interference)?;
         Ok(ShadowLink {
-            access: WriteAccess::resolve(policy, &names, &symbols.writable),
+            access: WriteAccess::resolve_with(
+                policy,
+                &names,
+                symbols.interference.as_ref(),
+                &symbols.writable,
+            ),
+            interference,
             transport,
             names,
             types,
@@ -86,11 +98,11 @@ impl<T: Transport> ShadowLink<T> {
         let reaction = Slot::Reaction.index();
         if self.has_reaction && !probe_reaction(&mut self.transport, &self.names[reaction])? {
             // The PLC lacks the optional diagnostic now: carry on without it.
-            self.names.truncate(reaction);
+            self.names.remove(reaction);
             self.has_reaction = false;
         }
         let types = self.transport.resolve(&self.names)?;
-        let cables = check_types(&self.names, &types)?;
+        let cables = check_types(&self.names, &types, self.interference)?;
         if cables != self.cables {
             return Err(ControllerError::Symbol {
                 symbol: self.names[Slot::FrameAnchors.index()].clone(),
@@ -186,7 +198,23 @@ fn probe_reaction<T: Transport>(transport: &mut T, name: &str) -> Result<bool, C
 
 /// Checks the resolved types: REAL or LREAL arrays sized for one cable count (taken from the
 /// frame anchors), UDINT counters, a BOOL enable flag. Returns the cable count.
-fn check_types(names: &[String], types: &[IecType]) -> Result<usize, ControllerError> {
+fn check_types(
+    names: &[String],
+    types: &[IecType],
+    interference: bool,
+) -> Result<usize, ControllerError> {
+    if interference {
+        let (name, ty) = (names.last(), types.last());
+        if let (Some(name), Some(ty)) = (name, ty)
+            && (ty.scalar != Scalar::Bool || !ty.dims.is_empty())
+        {
+            return Err(ControllerError::Symbol {
+                symbol: name.clone(),
+                reason: format!("is {}, expected BOOL", ty.type_name()),
+            });
+        }
+    }
+    let types = &types[..types.len() - usize::from(interference)];
     let bad = |slot: Slot, reason: String| ControllerError::Symbol {
         symbol: names[slot.index()].clone(),
         reason,
@@ -342,6 +370,10 @@ impl<T: Transport> Controller for ShadowLink<T> {
             ),
             (cycle_slot, cycle),
         ];
+        let mut items = items;
+        if self.interference {
+            items.push((self.names.len() - 1, vec![u8::from(out.interference)]));
+        }
         self.with_fresh_handles(|link| link.transport.sum_write(&items))
     }
 

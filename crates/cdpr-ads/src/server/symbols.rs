@@ -146,6 +146,13 @@ fn declarations(plc: &PlcSymbols, cables: u32) -> Vec<(String, IecType, &'static
             IecType::scalar(UDInt),
             "PLC diagnostic: last reaction time of the shadow, PLC cycles",
         ),
+        (
+            plc.interference
+                .clone()
+                .unwrap_or_else(|| crate::plc_symbols::INTERFERENCE_DEFAULT.to_string()),
+            IecType::scalar(Bool),
+            "written by the shadow: cables or platform closer than the clearance to each other or an obstacle",
+        ),
     ]
 }
 
