@@ -99,11 +99,12 @@ fn the_twincat_readme_says_which_symbols_are_required_and_their_types() {
             .iter()
             .find(|(n, _, _)| n == short)
             .unwrap_or_else(|| panic!("{short} missing from the README's table"));
-        let expected = if s.name == reaction {
-            "optional"
-        } else {
-            "required"
-        };
+        let expected =
+            if s.name == reaction || s.name == cdpr_ads::plc_symbols::INTERFERENCE_DEFAULT {
+                "optional"
+            } else {
+                "required"
+            };
         assert_eq!(need, expected, "{short}");
         let ty = IecType::parse(&ty.replace("1..n", "1..8"));
         assert_eq!(ty.as_ref(), Some(&s.ty), "{short}: README type");
