@@ -111,6 +111,7 @@ fn benches(c: &mut Criterion) {
         lengths: kinematics::lengths(&robot, &pose),
         tensions: vec![5.0; robot.cable_count()],
         cycle: 0,
+        interference: false,
     };
     c.bench_function("ads_exchange_cycle_read_and_write", |b| {
         b.iter(|| {
@@ -229,6 +230,7 @@ fn reaction_on_the_wall_clock(robot: &Robot) {
         lengths: kinematics::lengths(robot, &pose),
         tensions: vec![5.0; robot.cable_count()],
         cycle: 0,
+        interference: false,
     };
     let start = Instant::now();
     let mut next = start;

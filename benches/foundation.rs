@@ -1,4 +1,4 @@
-//! IK, FK (warm start) and tension distribution on uvigo8; and a robot file of 2000 cables
+//! IK, FK (warm start), tension distribution and the interference check on uvigo8; and a robot file of 2000 cables
 //! parsed, validated and its home statics answered (the figure that was once a "< 5 s"
 //! assertion in `robot::tests`).
 //! Run: cargo bench --no-default-features --bench foundation
@@ -42,6 +42,21 @@ fn benches(c: &mut Criterion) {
     let hi = DVector::from_element(8, robot.tension.max);
     c.bench_function("qp_active_set_uvigo8", |b| {
         b.iter(|| statics::min_norm_qp(black_box(&w), &target, &lo, &hi).expect("feasible"))
+    });
+    // The shadow's per-cycle interference check: uvigo8 with one box obstacle (28 cable
+    // pairs, 8 cable–platform, 8 cable–frame, 8 cable–box, platform–frame, platform–box).
+    let mut with_box = robot.clone();
+    with_box
+        .obstacles
+        .push(cdpr_core::robot::obstacles::Obstacle {
+            name: "box".into(),
+            shape: cdpr_core::robot::obstacles::Shape::Box {
+                min: nalgebra::Vector3::new(0.3, 0.3, 0.0),
+                max: nalgebra::Vector3::new(0.5, 0.5, 0.3),
+            },
+        });
+    c.bench_function("interference_uvigo8_one_box", |b| {
+        b.iter(|| cdpr_core::interference::check(&with_box, black_box(&pose), 0.01))
     });
     c.bench_function("qp_clarabel_uvigo8", |b| {
         b.iter(|| {

@@ -101,6 +101,13 @@ pub struct LinkArgs {
     /// symbols on the robot file's [plc] writable list). Without it nothing is written.
     #[arg(long, requires = "plc")]
     pub write: bool,
+    // Checked every cycle at the shadow's pose: cables or the platform closer than this to
+    // each other, the frame or the robot's [[obstacles]] count as interference (named in
+    // the statistics, and written to `[plc] interference` when the robot file names it).
+    #[arg(long, default_value_t = cdpr_core::interference::DEFAULT_CLEARANCE, value_name = "M",
+          value_parser = super::options::number_of(&cdpr_core::interference::CLEARANCE),
+          help = super::options::help_of(&cdpr_core::interference::CLEARANCE))]
+    pub clearance: f64,
     /// Record every physics step to this file: `.csv` (`cdpr simulate --out`'s columns, then
     /// plc_cycle, enable and the flags rejected and gap) or `.mcap` (the same numbers on /run,
     /// the pose, the 3D scene and the cycle statistics: opens in Foxglove, Lichtblick,
@@ -245,6 +252,7 @@ impl LinkArgs {
                 sim: request.sim_config(CommandSource::Controller, surrogate),
                 timing,
                 write: self.write,
+                clearance: Some(self.clearance),
                 ..ShadowConfig::default()
             },
             record: self.record.clone(),
@@ -409,6 +417,18 @@ pub fn print_summary(s: &Summary, wall: f64, simulated: f64) {
         (
             "ADS exchange",
             s.exchange.map_or("-".into(), |e| e.to_string()),
+        ),
+        (
+            "interference cycles (now)",
+            format!(
+                "{} ({})",
+                s.interference_cycles,
+                if s.interference.is_empty() {
+                    "none".to_string()
+                } else {
+                    s.interference.join("; ")
+                }
+            ),
         ),
         ("rejected samples", s.rejected.to_string()),
         (

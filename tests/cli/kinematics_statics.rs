@@ -220,6 +220,9 @@ fn ik_over_pulleys_reports_swivel_wrap_and_tangent_points_and_fk_inverts_it() {
         "{text}"
     );
     assert!(text.contains("over swivel pulleys"), "{text}");
+}
+
+#[test]
 fn cables_with_mass_report_both_tensions_and_ik_catenary_lands_the_platform() {
     // uvigo8-pulleys (2.5 g/m): the exit-end tension exceeds the platform-end one by about
     // the weight of the rise, w·Δz, and every cable sags by a millimetre or two.

@@ -52,3 +52,37 @@ fn the_text_report_names_volume_and_tension_and_bad_regions_are_refused() {
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stdout(&o).contains("NOT contained"));
 }
+
+#[test]
+fn interference_removes_the_crate_and_its_cables_from_silva4_obstacles_workspace() {
+    let dir = scratch("cli_workspace_interference");
+    let png = dir.join("ws.png");
+    let base = json(&with(
+        "workspace --robot silva4-obstacle --grid 12 --no-plot",
+        &["--json"],
+    ));
+    assert!(
+        base["interference"].is_null(),
+        "not checked without the flag"
+    );
+    let v = json(&with(
+        "workspace --robot silva4-obstacle --grid 12 --interference --clearance 0.02 --plot",
+        &[png.to_str().expect("utf-8"), "--json"],
+    ));
+    let i = &v["interference"];
+    assert_eq!(i["clearance"], 0.02, "{v}");
+    let by_kind = &i["cells_by_kind"];
+    let platform = by_kind["platform_obstacle"].as_u64().expect("count");
+    let cables = by_kind["cable_obstacle"].as_u64().expect("count");
+    assert!(platform > 0 && cables > 0, "{i}");
+    let removed = i["cells_removed"].as_u64().expect("removed");
+    let (before, after) = (
+        base["volume"]["cells_feasible"].as_u64().expect("cells"),
+        v["volume"]["cells_feasible"].as_u64().expect("cells"),
+    );
+    assert_eq!(before - after, removed, "{i}");
+    assert_eq!(i["volume_before"], base["volume"]["volume"]);
+    assert!(dir.join("ws.svg").is_file());
+    let svg = std::fs::read_to_string(dir.join("ws.svg")).expect("svg");
+    assert!(svg.contains("interference (clearance 20 mm)"), "legend");
+}

@@ -10,6 +10,9 @@ use cdpr_core::toml_location::{self, Located, line_of};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+/// The interference flag's name in the shipped GVL.
+pub const INTERFERENCE_DEFAULT: &str = "GVL_Shadow.bInterference";
+
 /// ADS symbol names the shadow reads and writes (controller units: mm, degrees).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlcSymbols {
@@ -37,6 +40,10 @@ pub struct PlcSymbols {
     pub shadow_tensions: String,
     /// Shadow's cycle counter echo, UDINT (lets the PLC measure the reaction time).
     pub shadow_cycle: String,
+    /// Shadow's interference flag, BOOL: true while cables or the platform come closer than
+    /// the clearance to each other or an obstacle. Written only when named (`[plc]
+    /// interference`, on `writable` like every output); [`INTERFERENCE_DEFAULT`] in the GVL.
+    pub interference: Option<String>,
     /// The only symbols the shadow may ever write (resolved once, when the link is made).
     pub writable: Vec<String>,
     /// Optional: swivel-pulley radii, ARRAY[1..m] OF LREAL, mm (0: the cable leaves at its
@@ -62,6 +69,7 @@ struct RawPlc {
     shadow_lengths: Option<Spanned<String>>,
     shadow_tensions: Option<Spanned<String>>,
     shadow_cycle: Option<Spanned<String>>,
+    interference: Option<Spanned<String>>,
     writable: Option<Spanned<Vec<String>>>,
     pulley_radii: Option<Spanned<String>>,
     pulley_axes: Option<Spanned<String>>,
@@ -102,6 +110,7 @@ impl PlcSymbols {
             shadow_cycle,
             pulley_radii: "GVL_Shadow.aPulleyRadii".into(),
             pulley_axes: "GVL_Shadow.aPulleyAxes".into(),
+            interference: None,
         }
     }
 
@@ -230,6 +239,10 @@ fn build(ctx: &Ctx, raw: RawPlc) -> Result<PlcSymbols, RobotFileError> {
         shadow_lengths: pick(raw.shadow_lengths, "shadow_lengths", d.shadow_lengths)?,
         shadow_tensions: pick(raw.shadow_tensions, "shadow_tensions", d.shadow_tensions)?,
         shadow_cycle: pick(raw.shadow_cycle, "shadow_cycle", d.shadow_cycle)?,
+        interference: match raw.interference {
+            Some(s) => Some(symbol(ctx, &s, "plc.interference")?),
+            None => None,
+        },
         writable,
         pulley_radii: pick(raw.pulley_radii, "pulley_radii", d.pulley_radii)?,
         pulley_axes: pick(raw.pulley_axes, "pulley_axes", d.pulley_axes)?,

@@ -52,7 +52,11 @@ fn pulley_wrap_on_seed000() {
             let dl = (b.length - a.length) * 1e3;
             dl_min[k] = dl_min[k].min(dl);
             dl_max[k] = dl_max[k].max(dl);
-            let wrap = b.pulley.expect("every cable has a pulley").wrap.to_degrees();
+            let wrap = b
+                .pulley
+                .expect("every cable has a pulley")
+                .wrap
+                .to_degrees();
             wrap_min = wrap_min.min(wrap);
             wrap_max = wrap_max.max(wrap);
         }

@@ -16,6 +16,7 @@ mod camera;
 pub mod capture;
 pub mod colors;
 pub mod foxglove;
+pub mod interference;
 pub mod live;
 mod overlay;
 mod panel;
@@ -337,6 +338,7 @@ fn build_app(
         started: options.started,
     })
     .add_message::<scene::RobotChanged>()
+    .init_resource::<interference::InterferenceView>()
     .insert_gizmo_config(scene::TrailGizmos, scene::trail_gizmo_config())
     .add_plugins(PlaybackPlugin)
     .add_systems(Startup, (camera::spawn_cameras, overlay::spawn_overlays))
@@ -347,13 +349,18 @@ fn build_app(
             scene::respawn_robot,
             camera::reframe_on_new_robot,
             scene::sync_scene,
+            interference::check_and_color,
             scene::draw_gizmos,
+            interference::draw_obstacles,
             overlay::update_legend,
         )
             .chain()
             .after(playback::PlaybackSet),
     )
-    .add_systems(EguiPrimaryContextPass, panel::panel)
+    .add_systems(
+        EguiPrimaryContextPass,
+        (panel::panel, interference::status_text).chain(),
+    )
     .add_systems(
         PostUpdate,
         (camera::gate_camera_input, camera::fit_viewport)

@@ -59,6 +59,8 @@ pub struct ShadowOutputs {
     pub tensions: Vec<f64>,
     /// The PLC cycle counter these outputs answer (lets the PLC measure the reaction time).
     pub cycle: u32,
+    /// Something interferes at the pose (written when `[plc] interference` names a symbol).
+    pub interference: bool,
 }
 
 /// The shadow's view of a controller.

@@ -38,6 +38,8 @@ pub struct ShadowLink<T: Transport> {
     pulleys_at: Option<usize>,
     /// Re-resolutions after stale handles (see [`Controller::re_resolves`]).
     re_resolves: u64,
+    /// The interference flag (`[plc] interference`), the last of `names` when named.
+    interference: bool,
 }
 
 impl<T: Transport> ShadowLink<T> {
@@ -73,10 +75,25 @@ impl<T: Transport> ShadowLink<T> {
         } else {
             None
         };
+        let interference = symbols.interference.is_some();
+        if let Some(flag) = &symbols.interference {
+            names.push(flag.clone());
+        }
         let types = transport.resolve(&names)?;
-        let cables = check_types(&slots_of(has_reaction, pulleys_at), &names, &types)?;
+        let cables = check_types(
+            &slots_of(has_reaction, pulleys_at),
+            &names,
+            &types,
+            interference,
+        )?;
         Ok(ShadowLink {
-            access: WriteAccess::resolve(policy, &names, &symbols.writable),
+            access: WriteAccess::resolve_with(
+                policy,
+                &names,
+                symbols.interference.as_ref(),
+                &symbols.writable,
+            ),
+            interference,
             transport,
             names,
             types,
@@ -120,7 +137,7 @@ impl<T: Transport> ShadowLink<T> {
         }
         let types = self.transport.resolve(&self.names)?;
         let slots = slots_of(self.has_reaction, self.pulleys_at);
-        let cables = check_types(&slots, &self.names, &types)?;
+        let cables = check_types(&slots, &self.names, &types, self.interference)?;
         if cables != self.cables {
             return Err(ControllerError::Symbol {
                 symbol: self.names[Slot::FrameAnchors.index()].clone(),
@@ -263,7 +280,20 @@ fn check_types(
     slots: &[Slot],
     names: &[String],
     types: &[IecType],
+    interference: bool,
 ) -> Result<usize, ControllerError> {
+    if interference {
+        let (name, ty) = (names.last(), types.last());
+        if let (Some(name), Some(ty)) = (name, ty)
+            && (ty.scalar != Scalar::Bool || !ty.dims.is_empty())
+        {
+            return Err(ControllerError::Symbol {
+                symbol: name.clone(),
+                reason: format!("is {}, expected BOOL", ty.type_name()),
+            });
+        }
+    }
+    let types = &types[..types.len() - usize::from(interference)];
     let name_of = |slot: Slot| {
         slots
             .iter()
@@ -447,6 +477,10 @@ impl<T: Transport> Controller for ShadowLink<T> {
             ),
             (cycle_slot, cycle),
         ];
+        let mut items = items;
+        if self.interference {
+            items.push((self.names.len() - 1, vec![u8::from(out.interference)]));
+        }
         self.with_fresh_handles(|link| link.transport.sum_write(&items))
     }
 

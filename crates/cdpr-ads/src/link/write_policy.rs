@@ -27,9 +27,21 @@ pub(super) enum WriteAccess {
 impl WriteAccess {
     /// `policy` for the outputs among `names` (the link's symbols, in slot order), against
     /// `writable` (matched as TwinCAT matches names: ignoring case).
+    #[cfg(test)]
     pub(super) fn resolve(
         policy: WritePolicy,
         names: &[String],
+        writable: &[String],
+    ) -> WriteAccess {
+        WriteAccess::resolve_with(policy, names, None, writable)
+    }
+
+    /// `policy` for the outputs among `names` and an optional extra output (the interference
+    /// flag), against `writable` (ignoring case, as TwinCAT matches names).
+    pub(super) fn resolve_with(
+        policy: WritePolicy,
+        names: &[String],
+        extra: Option<&String>,
         writable: &[String],
     ) -> WriteAccess {
         if policy != WritePolicy::AllowListed {
@@ -39,6 +51,7 @@ impl WriteAccess {
         let refused = Slot::OUTPUTS
             .iter()
             .map(|slot| &names[slot.index()])
+            .chain(extra)
             .find(|name| !allowed.contains(&name.to_ascii_lowercase()));
         match refused {
             Some(name) => WriteAccess::Refused {

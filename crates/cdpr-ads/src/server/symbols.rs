@@ -151,6 +151,13 @@ fn declarations(
             IecType::scalar(UDInt),
             "PLC diagnostic: last reaction time of the shadow, PLC cycles",
         ),
+        (
+            plc.interference
+                .clone()
+                .unwrap_or_else(|| crate::plc_symbols::INTERFERENCE_DEFAULT.to_string()),
+            IecType::scalar(Bool),
+            "written by the shadow: cables or platform closer than the clearance to each other or an obstacle",
+        ),
     ];
     if pulleys {
         out.extend([

@@ -41,6 +41,9 @@ pub struct ShadowConfig {
     pub guard_slack: f64,
     /// Most physics time one cycle may catch up; beyond it steps are skipped (and counted).
     pub max_catch_up: Duration,
+    /// Check the pose for interference every exchange ([`cdpr_core::interference`]) at this
+    /// clearance, m; None: not checked.
+    pub clearance: Option<f64>,
 }
 
 impl Default for ShadowConfig {
@@ -55,6 +58,7 @@ impl Default for ShadowConfig {
             write: false,
             guard_slack: 1e-3,
             max_catch_up: Duration::from_millis(50),
+            clearance: Some(cdpr_core::interference::DEFAULT_CLEARANCE),
         }
     }
 }

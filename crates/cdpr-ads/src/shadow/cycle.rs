@@ -94,6 +94,7 @@ impl<C: Controller> Shadow<C> {
 
         let physics_start = Instant::now();
         let steps = self.step_to(now, target, rejected)?;
+        self.check_interference();
         let physics_time = physics_start.elapsed();
 
         let write_start = Instant::now();
@@ -258,6 +259,19 @@ impl<C: Controller> Shadow<C> {
         out.tensions.clone_from(&s.tensions);
         out.cycle = plc_cycle;
         Ok(self.controller.write_cycle(out)?)
+    }
+
+    /// The interference check at the physics' pose (part of the physics' time): the flag the
+    /// outputs carry, the count of cycles with one.
+    fn check_interference(&mut self) {
+        let Some(clearance) = self.config.clearance else {
+            return;
+        };
+        let report = cdpr_core::interference::check(&self.robot, &self.sim.state().pose, clearance);
+        let flagged = !report.is_clear();
+        self.stats.interference_cycles += u64::from(flagged);
+        self.outputs.interference = flagged;
+        self.interference = Some(report);
     }
 
     /// The motion-enable flag of the last sample read.

@@ -107,6 +107,8 @@ pub struct Shadow<C: Controller> {
     stats: ShadowStats,
     /// Throttles of the warnings.
     warnings: throttle::Warnings,
+    /// The interference check at the last exchange's pose (with a clearance).
+    interference: Option<cdpr_core::interference::Report>,
 }
 
 impl<C: Controller> Shadow<C> {
@@ -160,8 +162,19 @@ impl<C: Controller> Shadow<C> {
     pub fn summary(&self) -> Summary {
         Summary {
             exchange: self.controller.exchange(),
+            interference: self
+                .interference
+                .iter()
+                .flat_map(|r| r.violations().map(|p| p.to_string()))
+                .collect(),
             ..self.stats.summary()
         }
+    }
+
+    /// The interference check at the last exchange's pose (None: not checked, see
+    /// [`ShadowConfig::clearance`]).
+    pub fn interference(&self) -> Option<&cdpr_core::interference::Report> {
+        self.interference.as_ref()
     }
 
     pub fn start_report(&self) -> &StartReport {

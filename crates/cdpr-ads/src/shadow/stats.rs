@@ -100,6 +100,8 @@ pub struct ShadowStats {
     pub missed_plc_cycles: u64,
     /// Times the physics blew up and was re-settled at the current command.
     pub physics_resets: u64,
+    /// Exchanges at whose pose something interfered (see [`super::ShadowConfig::clearance`]).
+    pub interference_cycles: u64,
     /// Read + physics + write of each exchange, s.
     pub cycle: Histogram,
     /// The ADS part alone (sum read + sum write), s.
@@ -182,6 +184,11 @@ pub struct Summary {
     pub missed_plc_cycles: u64,
     pub physics_resets: u64,
     pub plc_period_estimate_s: Option<f64>,
+    /// Exchanges at whose pose something interfered.
+    pub interference_cycles: u64,
+    /// What interferes at the last exchange's pose: `cable upper2 – obstacle crate: 4.0 mm`
+    /// (empty: nothing, or not checked).
+    pub interference: Vec<String>,
 }
 
 impl ShadowStats {
@@ -211,6 +218,8 @@ impl ShadowStats {
             missed_plc_cycles: self.missed_plc_cycles,
             physics_resets: self.physics_resets,
             plc_period_estimate_s: self.plc_period_estimate,
+            interference_cycles: self.interference_cycles,
+            interference: Vec::new(),
         }
     }
 }

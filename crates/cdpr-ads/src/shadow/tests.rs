@@ -400,3 +400,103 @@ fn free_running_commands_are_as_smooth_as_lockstep_under_poll_jitter() {
 }
 
 mod faults;
+
+/// uvigo8 with `[plc] interference` named (on the allow-list when `allowed`) and a ball on
+/// cable upper0's free segment at the middle of seed000.
+fn uvigo8_with_ball(allowed: bool) -> (Robot, Trajectory) {
+    use cdpr_core::interference::segments;
+    let robot = uvigo8();
+    let trajectory = seed000(&robot, 0.4);
+    let middle = trajectory.samples[trajectory.samples.len() / 2].pose;
+    let (exit, anchor) = segments(&robot, &middle)[0];
+    let centre = anchor + (exit - anchor) * 0.3;
+    let mut text = cdpr_core::fixtures::robot_text("uvigo8").replace(
+        "shadow_cycle = \"GVL_Shadow.nShadowCycle\"",
+        "shadow_cycle = \"GVL_Shadow.nShadowCycle\"\ninterference = \"GVL_Shadow.bInterference\"",
+    );
+    if allowed {
+        text = text.replace(
+            "\"GVL_Shadow.nShadowCycle\"]",
+            "\"GVL_Shadow.nShadowCycle\", \"GVL_Shadow.bInterference\"]",
+        );
+    }
+    text.push_str(&format!(
+        "\n[[obstacles]]\nname = \"ball\"\nshape = \"sphere\"\ncenter = [{}, {}, {}]\nradius = 0.02\n",
+        centre.x, centre.y, centre.z
+    ));
+    let robot = cdpr_core::robot::parse_robot(&text, "uvigo8-ball.toml").expect("parses");
+    (robot, trajectory)
+}
+
+#[test]
+fn the_interference_flag_goes_true_while_a_cable_passes_the_ball_and_the_plc_reads_it() {
+    let (robot, trajectory) = uvigo8_with_ball(true);
+    let start = trajectory.samples[0].pose;
+    assert!(cdpr_core::interference::check(&robot, &start, 0.01).is_clear());
+    let mut core = plc(&robot, trajectory, 200);
+    let mut s = shadow(
+        &core,
+        Some(robot.clone()),
+        config(LOCKSTEP_10MS, ModelKind::CHAIN),
+    );
+    let flag = core
+        .memory()
+        .table()
+        .lookup_str("GVL_Shadow.bInterference")
+        .expect("declared");
+    let read_flag = |core: &PlcCore| {
+        core.memory()
+            .read(flag.offset, 1)
+            .map(|b| b[0] != 0)
+            .expect("reads")
+    };
+    let t0 = Instant::now();
+    let (mut seen_true, mut first_false) = (false, None);
+    let mut named = Vec::new();
+    for tick in 1..=4000u32 {
+        core.tick();
+        let report = s
+            .cycle_at(t0 + Duration::from_millis(2 * u64::from(tick)))
+            .expect("cycle");
+        if report.status != CycleStatus::Exchanged {
+            continue;
+        }
+        let on_plc = read_flag(&core);
+        let checked = s.interference().expect("checked every exchange");
+        // The PLC holds what the shadow found at its pose this cycle.
+        assert_eq!(on_plc, !checked.is_clear(), "tick {tick}");
+        first_false.get_or_insert(!on_plc);
+        if on_plc && !seen_true {
+            seen_true = true;
+            named = s.summary().interference;
+        }
+    }
+    assert_eq!(first_false, Some(true), "clear at the start");
+    assert!(seen_true, "the flag went true");
+    assert!(
+        named
+            .iter()
+            .any(|n| n.starts_with("cable upper0 – obstacle ball")),
+        "{named:?}"
+    );
+    assert!(s.stats().interference_cycles > 0);
+}
+
+#[test]
+fn an_interference_flag_off_the_allow_list_is_refused() {
+    let (robot, trajectory) = uvigo8_with_ball(false);
+    let core = plc(&robot, trajectory, 200);
+    let symbols = PlcSymbols::of(&robot).expect("[plc]");
+    assert_eq!(
+        symbols.interference.as_deref(),
+        Some("GVL_Shadow.bInterference")
+    );
+    let e = Shadow::new(
+        link(&core, &symbols, WritePolicy::AllowListed),
+        Some(robot),
+        config(LOCKSTEP_10MS, ModelKind::CHAIN),
+    )
+    .err()
+    .expect("refused");
+    assert!(e.to_string().contains("GVL_Shadow.bInterference"), "{e}");
+}

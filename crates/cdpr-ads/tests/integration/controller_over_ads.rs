@@ -37,6 +37,7 @@ fn outputs(cycle: u32) -> ShadowOutputs {
         lengths: kinematics::lengths(&robot, &pose),
         tensions: vec![3.0; 8],
         cycle,
+        interference: false,
     }
 }
 

@@ -249,6 +249,7 @@ fn outputs(cycle: u32) -> ShadowOutputs {
         lengths: kinematics::lengths(&robot, &pose),
         tensions: (0..8).map(|k| 5.0 + f64::from(k)).collect(),
         cycle,
+        interference: false,
     }
 }
 

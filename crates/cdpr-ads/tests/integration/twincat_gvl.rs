@@ -101,7 +101,9 @@ fn the_twincat_readme_says_which_symbols_are_required_and_their_types() {
             .iter()
             .find(|(n, _, _)| n == short)
             .unwrap_or_else(|| panic!("{short} missing from the README's table"));
-        let expected = if optional.contains(&s.name) {
+        let expected = if optional.contains(&s.name)
+            || s.name == cdpr_ads::plc_symbols::INTERFERENCE_DEFAULT
+        {
             "optional"
         } else {
             "required"

@@ -32,6 +32,7 @@ fn outputs(robot: &Robot, cycle: u32) -> ShadowOutputs {
         lengths: kinematics::lengths(robot, &pose),
         tensions: vec![5.0; robot.cable_count()],
         cycle,
+        interference: false,
     }
 }
 
@@ -468,9 +469,9 @@ fn declared(cables: usize) -> (Vec<String>, Vec<IecType>) {
 fn a_robot_too_large_for_one_ads_reply_is_said_so_at_connect() {
     // 72 bytes of geometry per cable and 48 for the pose: 900 cables fit in 64 KiB, 1000 not.
     let (names, types) = declared(900);
-    assert_eq!(check_types(&Slot::REQUIRED, &names, &types), Ok(900));
+    assert_eq!(check_types(&Slot::REQUIRED, &names, &types, false), Ok(900));
     let (names, types) = declared(1000);
-    let e = check_types(&Slot::REQUIRED, &names, &types)
+    let e = check_types(&Slot::REQUIRED, &names, &types, false)
         .expect_err("too large")
         .to_string();
     assert!(

@@ -9,7 +9,7 @@ fn table() -> SymbolTable {
 #[test]
 fn every_plc_symbol_has_its_place_type_and_unit() {
     let t = table();
-    assert_eq!(t.symbols().len(), 13);
+    assert_eq!(t.symbols().len(), 14);
     let mut end = 0;
     for s in t.symbols() {
         assert!(s.offset as usize >= end, "{} overlaps", s.name);
@@ -83,14 +83,14 @@ fn symbol_entries_round_trip_and_fill_the_upload() {
         );
     }
     let [count, size] = t.upload_info();
-    assert_eq!((count as usize, size as usize), (13, t.upload().len()));
+    assert_eq!((count as usize, size as usize), (14, t.upload().len()));
     let mut rest = t.upload();
     let mut n = 0;
     while let Some(e) = decode_symbol_entry(rest) {
         rest = &rest[30 + e.name.len() + e.type_name.len() + e.comment.len() + 3..];
         n += 1;
     }
-    assert_eq!((n, rest.len()), (13, 0));
+    assert_eq!((n, rest.len()), (14, 0));
     assert_eq!(t.upload_info2().len(), 64);
 }
 
