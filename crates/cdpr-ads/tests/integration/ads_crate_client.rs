@@ -259,7 +259,8 @@ fn symbol_upload_decodes_with_the_ads_crate() {
         .get("ARRAY [1..8,1..3] OF LREAL")
         .expect("2-D array type");
     assert_eq!(anchors.array, vec![(1, 8), (1, 3)]);
-    assert_eq!(symbols.len(), 13);
+    // 12 of the GVL's symbols, the reaction diagnostic and the interference flag.
+    assert_eq!(symbols.len(), 14);
 }
 
 #[test]
