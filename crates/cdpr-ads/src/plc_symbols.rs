@@ -51,6 +51,11 @@ pub struct PlcSymbols {
     pub pulley_radii: String,
     /// Optional: unit swivel axes per cable, ARRAY[1..m, 1..3] OF LREAL, world frame.
     pub pulley_axes: String,
+    /// Whether the shadow asks the PLC for `pulley_radii`/`pulley_axes` at all: when the
+    /// robot has pulleys or its `[plc]` names either symbol, and when there is no robot file
+    /// ([`PlcSymbols::asking_for_everything`]). A PLC that is silent on unknown names (pyads'
+    /// test server) costs a timeout per question, so a point-anchor robot does not ask.
+    pub read_pulleys: bool,
 }
 
 /// The `[plc]` keys as written. `Spanned` keeps the byte range so that errors can give a line.
@@ -110,7 +115,17 @@ impl PlcSymbols {
             shadow_cycle,
             pulley_radii: "GVL_Shadow.aPulleyRadii".into(),
             pulley_axes: "GVL_Shadow.aPulleyAxes".into(),
+            read_pulleys: false,
             interference: None,
+        }
+    }
+
+    /// The defaults, asking the PLC for the optional pulleys too: the symbols of a shadow
+    /// started without a robot file, which takes the whole geometry from the PLC.
+    pub fn asking_for_everything() -> PlcSymbols {
+        PlcSymbols {
+            read_pulleys: true,
+            ..PlcSymbols::defaults()
         }
     }
 
@@ -126,8 +141,11 @@ impl PlcSymbols {
 
     /// The symbols `robot`'s file names (its `[plc]` section), the defaults for those it
     /// leaves out; all defaults for a robot without the section.
+    /// The pulleys are asked for when the robot has any (or the section names them).
     pub fn of(robot: &Robot) -> Result<PlcSymbols, RobotFileError> {
-        PlcSymbols::from_section(&robot.plc)
+        let mut symbols = PlcSymbols::from_section(&robot.plc)?;
+        symbols.read_pulleys |= robot.cables.iter().any(|c| c.pulley.is_some());
+        Ok(symbols)
     }
 
     /// Parses and validates a `[plc]` section: every name not empty, without blanks or
@@ -244,6 +262,7 @@ fn build(ctx: &Ctx, raw: RawPlc) -> Result<PlcSymbols, RobotFileError> {
             None => None,
         },
         writable,
+        read_pulleys: raw.pulley_radii.is_some() || raw.pulley_axes.is_some(),
         pulley_radii: pick(raw.pulley_radii, "pulley_radii", d.pulley_radii)?,
         pulley_axes: pick(raw.pulley_axes, "pulley_axes", d.pulley_axes)?,
     })
@@ -361,6 +380,16 @@ mod tests {
         // uvigo8 spells the defaults out.
         assert!(robot_text("uvigo8").contains("[plc]"));
         assert_eq!(PlcSymbols::of(&uvigo8()).expect("uvigo8"), d);
+        // The pulleys are asked for by a robot with pulleys, one whose [plc] names them, and
+        // a shadow without a robot file; not by a robot whose cables leave at points.
+        assert!(!d.read_pulleys);
+        assert!(PlcSymbols::asking_for_everything().read_pulleys);
+        let pulleys = cdpr_core::fixtures::robot("uvigo8-pulleys");
+        assert!(PlcSymbols::of(&pulleys).expect("uvigo8-pulleys").read_pulleys);
+        let named = format!("{GOOD}\n[plc]\npulley_axes = \"MAIN.aAxes\"\n");
+        let s = symbols(&named).expect("parses");
+        assert!(s.read_pulleys && s.pulley_axes == "MAIN.aAxes");
+        assert_eq!(s.pulley_radii, d.pulley_radii);
         // One name given, the others kept.
         let text = format!("{GOOD}\n[plc]\ncycle_counter = \"MAIN.fbRobot.nCycle\"\n");
         let s = symbols(&text).expect("parses");

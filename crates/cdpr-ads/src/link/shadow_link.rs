@@ -60,14 +60,16 @@ impl<T: Transport> ShadowLink<T> {
         if has_reaction {
             names.push(reaction);
         }
-        // The pulleys are optional too (a robot whose cables leave at points has none). A PLC
-        // that left the question about the reaction diagnostic unanswered (pyads' test server)
-        // is not asked again: each unanswered question costs a timeout.
+        // The pulleys are optional too (a robot whose cables leave at points has none), asked
+        // for only when the robot has pulleys, its `[plc]` names them, or there is no robot
+        // file. A PLC that left the question about the reaction diagnostic unanswered (pyads'
+        // test server) is not asked again: each unanswered question costs a timeout.
         let pulley_names = [
             Slot::PulleyRadii.name(symbols),
             Slot::PulleyAxes.name(symbols),
         ];
-        let pulleys_at = if reaction_probe != Probe::Silent
+        let pulleys_at = if symbols.read_pulleys
+            && reaction_probe != Probe::Silent
             && probe(&mut transport, &pulley_names, are_real_arrays)? == Probe::Present
         {
             names.extend(pulley_names);

@@ -222,7 +222,7 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
     check(setup)?;
     let symbols = match &setup.robot {
         Some(r) => PlcSymbols::of(r)?,
-        None => PlcSymbols::defaults(),
+        None => PlcSymbols::asking_for_everything(),
     };
     let endpoint = match &setup.secure {
         Some(_) => endpoint_on(&setup.plc, secure::PORT),

@@ -53,8 +53,8 @@ fn gvl_declares_every_default_symbol_with_the_served_type() {
     let robot = cdpr_core::fixtures::robot("uvigo8-pulleys");
     assert_eq!(
         PlcSymbols::of(&robot).expect("[plc]"),
-        PlcSymbols::defaults(),
-        "uvigo8-pulleys spells out the defaults"
+        PlcSymbols::asking_for_everything(),
+        "uvigo8-pulleys spells out the defaults (and, having pulleys, asks for them)"
     );
     let table = SymbolTable::from_robot(&robot).expect("table");
     for s in table.symbols() {
