@@ -351,6 +351,7 @@ fn build_app(
             scene::sync_scene,
             interference::check_and_color,
             scene::draw_gizmos,
+            scene::draw_cable_curves,
             interference::draw_obstacles,
             overlay::update_legend,
         )

@@ -8,7 +8,8 @@
 use super::colors::{self, tension_color};
 use super::playback::Playback;
 use bevy::prelude::*;
-use cdpr_core::kinematics::Pose;
+use cdpr_core::kinematics::{CableGeometry, Pose};
+use cdpr_core::statics::catenary::{CableCatenary, cable_polyline};
 use cdpr_core::robot::Robot;
 use nalgebra::{UnitQuaternion, Vector3};
 
@@ -273,16 +274,23 @@ pub fn sync_scene(
         *transform = pose_transform(&state.pose);
     }
     let world_from_platform = state.pose.world_from_platform();
+    let rotation = state.pose.rotation();
     for (rod_of, mut transform, material) in &mut cables {
         let Some(cable) = robot.cables.get(rod_of.0) else {
             continue;
         };
         let tension = state.tensions.get(rod_of.0).copied().unwrap_or(0.0);
-        let a = to_bevy(&cable.frame_anchor);
-        let b =
-            to_bevy(&(world_from_platform * nalgebra::Point3::from(cable.platform_anchor)).coords);
+        let anchor = (world_from_platform * nalgebra::Point3::from(cable.platform_anchor)).coords;
+        // Over a pulley the straight rod starts where the cable leaves the wheel; the arc over
+        // the wheel and a cable with mass (drawn as its catenary, no rod) are
+        // [`draw_cable_curves`]' lines.
+        let geometry = CableGeometry::new(cable, &state.pose.position, rotation.matrix());
+        let a = to_bevy(&geometry.exit_point(&anchor));
+        let b = to_bevy(&anchor);
         // Slack cables are drawn at a third of the radius as well as grey.
-        let radius = if colors::is_slack(tension) {
+        let radius = if cable.mass_per_length > 0.0 {
+            0.0
+        } else if colors::is_slack(tension) {
             sizes.cable_radius / 3.0
         } else {
             sizes.cable_radius
@@ -294,6 +302,39 @@ pub fn sync_scene(
         {
             m.base_color = color;
         }
+    }
+}
+
+/// The parts of a cable a straight rod cannot show: the arc over its swivel pulley and, for a
+/// cable with mass, its catenary (core's [`cable_polyline`] at the shown tension; straight when
+/// no catenary carries that tension), in the cable's tension colour. Draws only: the physics
+/// never sees it.
+pub fn draw_cable_curves(mut gizmos: Gizmos, playback: Res<Playback>, scale: Res<TensionScale>) {
+    let robot = playback.robot();
+    let state = playback.state();
+    let world_from_platform = state.pose.world_from_platform();
+    let rotation = state.pose.rotation();
+    for (k, cable) in robot.cables.iter().enumerate() {
+        if cable.pulley.is_none() && cable.mass_per_length <= 0.0 {
+            continue;
+        }
+        let tension = state.tensions.get(k).copied().unwrap_or(0.0);
+        let anchor = (world_from_platform * nalgebra::Point3::from(cable.platform_anchor)).coords;
+        let geometry = CableGeometry::new(cable, &state.pose.position, rotation.matrix());
+        let catenary = (cable.mass_per_length > 0.0)
+            .then(|| CableCatenary::for_tension(cable, &geometry, &anchor, tension).ok())
+            .flatten();
+        let points = cable_polyline(cable, &geometry, &anchor, catenary.as_ref(), 12, 32);
+        let end = if catenary.is_some() || cable.mass_per_length > 0.0 {
+            points.len()
+        } else {
+            // The free segment is the rod.
+            points.len().saturating_sub(1)
+        };
+        gizmos.linestrip(
+            points[..end].iter().map(to_bevy),
+            tension_color(tension, scale.0),
+        );
     }
 }
 
