@@ -82,13 +82,15 @@ impl Scenario {
     }
 }
 
-/// The trajectory each shipped robot's paper used; seed 000's test for any other robot.
+/// The trajectory each shipped robot's paper used (its variants', too); seed 000's test for
+/// any other robot.
 pub fn default_trajectory(robot: &str) -> &'static str {
     let stem = Path::new(robot)
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or(robot);
-    match stem {
+    // A variant of a shipped robot (`caroca-pulleys`, `silva4-obstacle`) plays its paper's.
+    match stem.split('-').next().unwrap_or(stem) {
         "silva4" => "pickplace",
         "caroca" => "poly5",
         "rssu2" => "tilt",
@@ -160,6 +162,18 @@ pub fn robot_choices(dir: &Path) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// The shipped robots, in the picker's order: the papers' five, then the built variants.
+    const SHIPPED: [&str; 8] = [
+        "uvigo8",
+        "silva4",
+        "caroca",
+        "keops",
+        "rssu2",
+        "uvigo8-pulleys",
+        "caroca-pulleys",
+        "silva4-obstacle",
+    ];
+
     #[test]
     fn shipped_robots_come_first_and_extra_files_are_listed() {
         let dir = std::env::temp_dir().join(format!("cdpr-robots-{}", std::process::id()));
@@ -168,13 +182,10 @@ mod tests {
         std::fs::write(dir.join("mine.toml"), "").expect("write");
         std::fs::write(dir.join("notes.txt"), "").expect("write");
         let choices = robot_choices(&dir);
-        assert_eq!(
-            &choices[..5],
-            &["uvigo8", "silva4", "caroca", "keops", "rssu2"]
-        );
-        assert_eq!(choices.len(), 6, "{choices:?}");
-        assert!(choices[5].ends_with("mine.toml"));
-        assert_eq!(robot_choices(&dir.join("missing")).len(), 5);
+        assert_eq!(&choices[..SHIPPED.len()], &SHIPPED);
+        assert_eq!(choices.len(), SHIPPED.len() + 1, "{choices:?}");
+        assert!(choices[SHIPPED.len()].ends_with("mine.toml"));
+        assert_eq!(robot_choices(&dir.join("missing")).len(), SHIPPED.len());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -182,9 +193,21 @@ mod tests {
     fn every_demo_entry_builds() {
         let playlist = demo_playlist(&robot_choices(Path::new("robots")));
         let robots: Vec<&str> = playlist.iter().map(|e| e.scenario.robot()).collect();
-        assert_eq!(robots, ["uvigo8", "silva4", "caroca", "keops", "rssu2"]);
-        assert_eq!(playlist[0].scenario.trajectory(), "seed000");
-        assert_eq!(playlist[4].scenario.trajectory(), "tilt");
+        assert_eq!(robots, SHIPPED);
+        let trajectories: Vec<&str> = playlist.iter().map(|e| e.scenario.trajectory()).collect();
+        assert_eq!(
+            trajectories,
+            [
+                "seed000",
+                "pickplace",
+                "poly5",
+                "seed000",
+                "tilt",
+                "seed000",
+                "poly5",
+                "pickplace"
+            ]
+        );
         for entry in playlist {
             let driver = entry.scenario.build().expect("builds");
             assert!(driver.trajectory().duration() > 1.0);
@@ -202,10 +225,10 @@ mod tests {
         )
         .expect("write");
         let choices = robot_choices(&dir);
-        assert_eq!(choices.len(), 6, "{choices:?}");
+        assert_eq!(choices.len(), SHIPPED.len() + 1, "{choices:?}");
         let playlist = demo_playlist(&choices);
         let robots: Vec<&str> = playlist.iter().map(|e| e.scenario.robot()).collect();
-        assert_eq!(robots, ["uvigo8", "silva4", "caroca", "keops", "rssu2"]);
+        assert_eq!(robots, SHIPPED);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
