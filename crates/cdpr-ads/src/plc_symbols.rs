@@ -385,7 +385,11 @@ mod tests {
         assert!(!d.read_pulleys);
         assert!(PlcSymbols::asking_for_everything().read_pulleys);
         let pulleys = cdpr_core::fixtures::robot("uvigo8-pulleys");
-        assert!(PlcSymbols::of(&pulleys).expect("uvigo8-pulleys").read_pulleys);
+        assert!(
+            PlcSymbols::of(&pulleys)
+                .expect("uvigo8-pulleys")
+                .read_pulleys
+        );
         let named = format!("{GOOD}\n[plc]\npulley_axes = \"MAIN.aAxes\"\n");
         let s = symbols(&named).expect("parses");
         assert!(s.read_pulleys && s.pulley_axes == "MAIN.aAxes");

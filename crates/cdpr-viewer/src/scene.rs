@@ -9,8 +9,8 @@ use super::colors::{self, tension_color};
 use super::playback::Playback;
 use bevy::prelude::*;
 use cdpr_core::kinematics::{CableGeometry, Pose};
-use cdpr_core::statics::catenary::{CableCatenary, cable_polyline};
 use cdpr_core::robot::Robot;
+use cdpr_core::statics::catenary::{CableCatenary, cable_polyline};
 use nalgebra::{UnitQuaternion, Vector3};
 
 /// Robot world (z-up) → Bevy world (y-up).

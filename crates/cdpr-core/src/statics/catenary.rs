@@ -757,4 +757,64 @@ mod tests {
         ));
         assert!(Catenary::from_tension(1.0, 1.0, 0.0, |_| 1e5, 1.0).is_err());
     }
+
+    #[test]
+    fn the_drawn_polyline_runs_swivel_point_arc_tangent_point_catenary_anchor() {
+        // caroca-pulleys (r = 50 mm, steel cables with mass) at its home pose, each cable at
+        // 200 N: what the viewer draws.
+        let robot = crate::fixtures::robot("caroca-pulleys");
+        let pose = crate::kinematics::Pose::from_array(robot.home);
+        let rotation = pose.rotation();
+        let world_from_platform = pose.world_from_platform();
+        for (k, cable) in robot.cables.iter().enumerate() {
+            let p = cable.pulley.expect("a pulley");
+            let g = CableGeometry::new(cable, &pose.position, rotation.matrix());
+            let anchor =
+                (world_from_platform * nalgebra::Point3::from(cable.platform_anchor)).coords;
+            let c = CableCatenary::for_tension(cable, &g, &anchor, 200.0).expect("catenary");
+            let pts = cable_polyline(cable, &g, &anchor, Some(&c), 12, 40);
+            assert_eq!(pts.len(), 13 + 40, "cable {k}");
+            let pg = g.pulley.expect("pulley geometry");
+            // Starts at the swivel point, the arc on the wheel (radius r about its centre, in
+            // the plane of the swivel axis and the radial direction), ends at the tangent point.
+            assert!((pts[0] - cable.frame_anchor).norm() < 1e-12, "cable {k}");
+            for q in &pts[..=12] {
+                let rel = q - pg.center;
+                assert!((rel.norm() - p.radius).abs() < 1e-12);
+                assert!(rel.dot(&pg.radial.cross(&p.axis)).abs() < 1e-12);
+            }
+            assert!((pts[12] - pg.tangent).norm() < 1e-12, "cable {k}");
+            // The arc's length is r·β (chords of a circle: within r β (δ²/24) of it).
+            let arc: f64 = pts[..=12].windows(2).map(|w| (w[1] - w[0]).norm()).sum();
+            let delta = pg.wrap / 12.0;
+            assert!((arc - p.radius * pg.wrap).abs() <= p.radius * pg.wrap * delta * delta / 20.0);
+            // Then the catenary, ending at the platform anchor and hanging below the chord by
+            // the catenary's sag (the densest sampling brackets it from below).
+            assert!((pts[pts.len() - 1] - anchor).norm() < 1e-9, "cable {k}");
+            // Vertical drop under the chord at the same horizontal place, from the anchor.
+            let span = pts[12] - anchor;
+            let x_span = span.dot(&c.horizontal);
+            let below = pts[12..]
+                .iter()
+                .map(|q| {
+                    let x = (q - anchor).dot(&c.horizontal);
+                    span.z * x / x_span - (q.z - anchor.z)
+                })
+                .fold(0.0_f64, f64::max);
+            assert!(c.sag() > 1e-3, "cable {k}: steel sags, {} m", c.sag());
+            assert!(
+                below > 0.9 * c.sag() && below <= c.sag() * (1.0 + 1e-9) + 1e-12,
+                "cable {k}: drawn {below} m, sag {} m",
+                c.sag()
+            );
+        }
+        // No pulley and no mass: the straight cable, frame anchor to platform anchor.
+        let point = crate::fixtures::uvigo8();
+        let cable = &point.cables[0];
+        let pose = crate::kinematics::Pose::from_array(point.home);
+        let g = CableGeometry::new(cable, &pose.position, pose.rotation().matrix());
+        let anchor = cable.frame_anchor - g.vector;
+        let pts = cable_polyline(cable, &g, &anchor, None, 12, 40);
+        assert_eq!(pts, vec![cable.frame_anchor, anchor]);
+    }
 }
