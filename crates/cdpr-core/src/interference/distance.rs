@@ -75,24 +75,7 @@ fn box_sdf(p: &Vector3<f64>, half: &Vector3<f64>) -> f64 {
 
 /// Signed distance of `p` to an obstacle's solid (negative inside), m.
 pub fn shape_signed_distance(shape: &Shape, p: &Vector3<f64>) -> f64 {
-    match *shape {
-        Shape::Box { min, max } => OrientedBox::aligned(&min, &max).signed_distance(p),
-        Shape::Cylinder {
-            base,
-            axis,
-            radius,
-            height,
-        } => {
-            let v = p - base;
-            let h = v.dot(&axis);
-            let radial = (v - axis * h).norm();
-            let d = [radial - radius, (h - 0.5 * height).abs() - 0.5 * height];
-            let outside = (d[0].max(0.0).powi(2) + d[1].max(0.0).powi(2)).sqrt();
-            outside + d[0].max(d[1]).min(0.0)
-        }
-        Shape::Sphere { center, radius } => (p - center).norm() - radius,
-        Shape::Plane { point, normal } => (p - point).dot(&normal),
-    }
+    shape.signed_distance(p)
 }
 
 /// The smallest value of a convex function of t ∈ [lo, hi] and where it is, by golden section.

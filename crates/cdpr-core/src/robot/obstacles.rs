@@ -58,9 +58,21 @@ impl Shape {
 
     /// True when `p` lies strictly inside the solid (more than `margin` m from its surface).
     pub fn contains(&self, p: &Vector3<f64>, margin: f64) -> bool {
+        self.signed_distance(p) < -margin
+    }
+
+    /// Signed distance of `p` to the solid (negative inside), m.
+    pub fn signed_distance(&self, p: &Vector3<f64>) -> f64 {
+        // Per-direction distances out of the solid: the Euclidean norm of the positive ones
+        // outside, the largest (negative) one inside.
+        let from_parts = |d: &[f64]| {
+            let outside = d.iter().map(|x| x.max(0.0).powi(2)).sum::<f64>().sqrt();
+            outside + d.iter().copied().fold(f64::NEG_INFINITY, f64::max).min(0.0)
+        };
         match *self {
             Shape::Box { min, max } => {
-                (0..3).all(|k| p[k] > min[k] + margin && p[k] < max[k] - margin)
+                let d: [f64; 3] = std::array::from_fn(|k| (min[k] - p[k]).max(p[k] - max[k]));
+                from_parts(&d)
             }
             Shape::Cylinder {
                 base,
@@ -71,10 +83,10 @@ impl Shape {
                 let v = p - base;
                 let h = v.dot(&axis);
                 let radial = (v - axis * h).norm();
-                h > margin && h < height - margin && radial < radius - margin
+                from_parts(&[radial - radius, (h - 0.5 * height).abs() - 0.5 * height])
             }
-            Shape::Sphere { center, radius } => (p - center).norm() < radius - margin,
-            Shape::Plane { point, normal } => (p - point).dot(&normal) < -margin,
+            Shape::Sphere { center, radius } => (p - center).norm() - radius,
+            Shape::Plane { point, normal } => (p - point).dot(&normal),
         }
     }
 }

@@ -255,7 +255,8 @@ fn load_names_unknown_robots() {
     assert_eq!(msg, "file not found: no/such/robot.toml");
     let msg = Robot::load("nosuchrobot").unwrap_err().to_string();
     assert!(
-        msg.contains("no robot `nosuchrobot`") && msg.contains("(uvigo8, uvigo8-pulleys, silva4, "),
+        msg.contains("no robot `nosuchrobot`")
+            && msg.contains("(uvigo8, silva4, caroca, keops, rssu2, uvigo8-pulleys, caroca-pulleys, silva4-obstacle)"),
         "{msg}"
     );
 }

@@ -8,7 +8,9 @@
 //! hauling in needs more winch force than paying out. Through v = 0 the sign of the exponent
 //! turns smoothly:
 //!
-//!     T_winch = T_platform · e^{−μβ·tanh(v / v₀)},   v₀ = [`SLIP_SPEED`],
+//! ```text
+//! T_winch = T_platform · e^{−μβ·tanh(v / v₀)},   v₀ = SLIP_SPEED,
+//! ```
 //!
 //! which is e^{∓μβ} within 10⁻⁸ once |v| > 10 v₀, and 1 at rest (the static friction, which
 //! could hold any ratio up to e^{±μβ}, is taken as balanced).
