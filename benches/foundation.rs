@@ -1,6 +1,6 @@
 //! IK, FK (warm start), tension distribution and the interference check on uvigo8; and a robot file of 2000 cables
 //! parsed, validated and its home statics answered (the figure that was once a "< 5 s"
-//! assertion in `robot::tests`).
+//! assertion in `robot::tests`); the pre-flight of a one-minute trajectory.
 //! Run: cargo bench --no-default-features --bench foundation
 
 use cdpr_core::fixtures::uvigo8;
@@ -109,5 +109,33 @@ fn robot_file_benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(foundation, benches, robot_file_benches);
+/// `cdpr preflight` of seed 000's test on uvigo8 at 0.055 m/s with the S-curve profile: a
+/// 58.6 s trajectory (2 ms samples), every check at the default subdivision (1 mm, 1 mrad,
+/// 10 ms). Ten runs of several seconds each.
+fn preflight_benches(c: &mut Criterion) {
+    use cdpr_core::preflight::{self, PreflightOptions};
+    use cdpr_core::trajectory::{self, BuiltinOptions, ProfileKind};
+    let robot = uvigo8();
+    let options = BuiltinOptions {
+        speed: 0.055,
+        profile: Some(ProfileKind::Scurve),
+        ..BuiltinOptions::default()
+    };
+    let traj = trajectory::builtin(&robot, "seed000", &options).expect("builds");
+    assert!(
+        (55.0..65.0).contains(&traj.duration()),
+        "{} s",
+        traj.duration()
+    );
+    let mut group = c.benchmark_group("preflight");
+    group.sample_size(10);
+    group.bench_function("preflight_uvigo8_seed000_60s", |b| {
+        b.iter(|| {
+            preflight::run(&robot, black_box(&traj), &PreflightOptions::default()).expect("runs")
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(foundation, benches, robot_file_benches, preflight_benches);
 criterion_main!(foundation);

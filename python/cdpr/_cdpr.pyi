@@ -94,8 +94,14 @@ class Robot:
         f_max: Optional[float] = None,
         min_tension: float = 5.0,
         plot: Optional[Union[str, PathLike[str]]] = None,
+        interference: Optional[float] = None,
     ) -> Dict[str, Any]:
-        """`cdpr workspace --json`: the wrench-feasible workspace on a grid³."""
+        """`cdpr workspace --json`: the wrench-feasible workspace on a grid³ (`interference`:
+        a clearance in m, as `--interference --clearance`)."""
+    def interference(
+        self, pose: Pose, clearance: Optional[float] = None, degrees: bool = False
+    ) -> Dict[str, Any]:
+        """Every pair's distance at `pose` and those closer than `clearance` (m)."""
 
 class Sim:
     """The physics core stepped by hand: `set_command`, then `step(n)`; `state` after."""

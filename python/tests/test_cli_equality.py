@@ -70,6 +70,18 @@ def test_workspace_equals_cli(cli_json):
     assert without_timing(got) == without_timing(want)
 
 
+def test_workspace_with_interference_equals_cli(cli_json):
+    got = cdpr.Robot.load("silva4-obstacle").workspace(grid=10, interference=0.02)
+    want = cli_json(
+        "workspace", "--robot", "silva4-obstacle", "--grid", "10", "--no-plot",
+        "--interference", "--clearance", "0.02",
+    )
+    assert without_timing(got) == without_timing(want)
+    i = got["interference"]
+    assert i["clearance"] == 0.02 and i["cells_by_kind"]["cable_obstacle"] > 0
+    assert got["volume"]["volume"] <= i["volume_before"]
+
+
 def read_run_csv(path):
     with open(path) as f:
         rows = [r for r in csv.reader(line for line in f if not line.startswith("#"))]

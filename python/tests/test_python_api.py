@@ -140,3 +140,32 @@ def test_keyword_arguments_are_checked_against_the_table():
         cdpr.simulate("uvigo8", "seed000", model="rigid")
     with pytest.raises(ValueError, match="substeps: must be a whole number from 1 to 100, got 0"):
         cdpr.Sim(cdpr.Robot.load("uvigo8"), model="chain", substeps=0)
+
+
+def _box_signed_distance(p, lo, hi):
+    q = np.maximum(lo - p, p - hi)
+    return np.linalg.norm(np.maximum(q, 0.0), axis=-1) + np.minimum(q.max(axis=-1), 0.0)
+
+
+def test_interference_distances_match_brute_force_sampling():
+    robot = cdpr.Robot.load("silva4-obstacle")
+    lo, hi = np.array([-0.07, -0.07, 0.0]), np.array([0.07, 0.07, 0.38])  # the crate, from the file
+    pose = np.array([0.15, 0.05, 0.25, 0.0, 0.0, 0.0])
+    r = robot.interference(pose, clearance=0.02)
+    assert r["clearance"] == 0.02
+    cable_crate = [p for p in r["pairs"] if p["kind"] == "cable_obstacle"]
+    assert len(cable_crate) == 4
+    s = np.linspace(0.0, 1.0, 200001)[:, None]
+    for pair in cable_crate:
+        i = next(part["cable"] for part in (pair["a"], pair["b"]) if "cable" in part)
+        a = robot.frame_anchors[i]
+        b = pose[:3] + robot.platform_anchors[i]
+        brute = _box_signed_distance(a + s * (b - a), lo, hi).min()
+        assert abs(pair["distance"] - brute) < 1e-5, (pair, brute)
+    assert r["violations"] == [p for p in r["pairs"] if p["distance"] < p["limit"]]
+    # The platform sunk into the crate is flagged; the default clearance is the CLI's.
+    inside = robot.interference([0.0, 0.0, 0.2])
+    assert inside["clearance"] == 0.01
+    assert any(v["kind"] == "platform_obstacle" for v in inside["violations"])
+    with pytest.raises(ValueError, match="clearance"):
+        robot.interference([0.0, 0.0, 0.2], clearance=-1.0)

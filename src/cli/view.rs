@@ -203,6 +203,7 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
             shrink: a.shrink,
         }),
         panel: !a.no_panel,
+        clearance: a.link.clearance,
         ..ViewerOptions::default()
     };
     // Serves until the window closes (dropped when this returns).

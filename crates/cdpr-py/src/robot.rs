@@ -294,11 +294,41 @@ impl Robot {
         to_py(py, &r)
     }
 
+    /// The interference check at `pose` (x,y,z[,roll,pitch,yaw]) with `clearance` (m, the
+    /// CLI's --clearance default when left out): every pair (cable–cable, cable–platform,
+    /// cable–frame, platform–frame, cable and platform against each obstacle), its distance
+    /// and the limit it is held to, as `{"clearance", "pairs": [...], "violations": [...]}`.
+    #[pyo3(signature = (pose, clearance = None, degrees = false))]
+    fn interference<'py>(
+        &self,
+        py: Python<'py>,
+        pose: Vec<f64>,
+        clearance: Option<f64>,
+        degrees: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        use cdpr_core::interference::{self, CLEARANCE, DEFAULT_CLEARANCE};
+        let robot = self.cable_robot("interference")?;
+        let pose = pose_of("pose", &pose, degrees)?;
+        let clearance = number(&CLEARANCE, clearance.unwrap_or(DEFAULT_CLEARANCE))?;
+        let report = interference::check(robot, &pose, clearance);
+        let violations: Vec<_> = report.violations().cloned().collect();
+        to_py(
+            py,
+            &serde_json::json!({
+                "clearance": report.clearance,
+                "pairs": report.pairs,
+                "violations": violations,
+            }),
+        )
+    }
+
     /// The wrench-feasible workspace on a grid³ over `region` (xmin,ymin,zmin,xmax,ymax,zmax;
     /// default the frame box): `cdpr workspace --json --no-plot`'s object (volume, the
     /// workspace box check, minimum-tension heights); `plot` a PNG path to draw it too.
+    /// `interference` (a clearance, m): remove the cells where something interferes, as
+    /// `cdpr workspace --interference --clearance`.
     #[pyo3(signature = (grid = 30, region = None, orientation = None, levels = 3, f_min = None,
-                        f_max = None, min_tension = 5.0, plot = None))]
+                        f_max = None, min_tension = 5.0, plot = None, interference = None))]
     #[allow(clippy::too_many_arguments)]
     fn workspace<'py>(
         &self,
@@ -311,8 +341,12 @@ impl Robot {
         f_max: Option<f64>,
         min_tension: f64,
         plot: Option<PathBuf>,
+        interference: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let robot = self.cable_robot("workspace")?;
+        let interference = interference
+            .map(|c| number(&cdpr_core::interference::CLEARANCE, c))
+            .transpose()?;
         let grid = whole(&GRID, grid)?;
         let levels = whole(&LEVELS, levels)?;
         let min_tension = number(&MIN_TENSION, min_tension)?;
@@ -351,7 +385,7 @@ impl Robot {
             levels,
             min_tension,
             plot,
-            interference: None,
+            interference,
         };
         let r = py.detach(|| workspace_report(robot, &request, &|_| {}));
         let r = r.map_err(|e| cdpr_err(None, &e))?;

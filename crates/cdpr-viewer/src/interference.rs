@@ -34,12 +34,19 @@ pub struct InterferenceView {
     pub report: Option<Report>,
 }
 
-impl Default for InterferenceView {
-    fn default() -> Self {
+impl InterferenceView {
+    /// No check made yet, at `clearance` (m).
+    pub fn with_clearance(clearance: f64) -> Self {
         InterferenceView {
-            clearance: DEFAULT_CLEARANCE,
+            clearance,
             report: None,
         }
+    }
+}
+
+impl Default for InterferenceView {
+    fn default() -> Self {
+        InterferenceView::with_clearance(DEFAULT_CLEARANCE)
     }
 }
 

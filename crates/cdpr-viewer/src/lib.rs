@@ -133,6 +133,9 @@ pub struct ViewerOptions {
     pub panel: bool,
     /// `--foxglove`: each frame's state offered to the live view ([`foxglove`]).
     pub live_view: Option<cdpr_ads::live_view::LiveSender>,
+    /// `--clearance`, m: how close cables, the platform, the frame and the obstacles may come
+    /// before the live interference check flags them ([`interference`]).
+    pub clearance: f64,
 }
 
 impl Default for ViewerOptions {
@@ -153,6 +156,7 @@ impl Default for ViewerOptions {
             video: None,
             panel: true,
             live_view: None,
+            clearance: cdpr_core::interference::DEFAULT_CLEARANCE,
         }
     }
 }
@@ -338,7 +342,9 @@ fn build_app(
         started: options.started,
     })
     .add_message::<scene::RobotChanged>()
-    .init_resource::<interference::InterferenceView>()
+    .insert_resource(interference::InterferenceView::with_clearance(
+        options.clearance,
+    ))
     .insert_gizmo_config(scene::TrailGizmos, scene::trail_gizmo_config())
     .add_plugins(PlaybackPlugin)
     .add_systems(Startup, (camera::spawn_cameras, overlay::spawn_overlays))
