@@ -14,10 +14,11 @@
 //! - `workspace`: the position inside the robot file's `[workspace]` box (the box the robot is
 //!   meant to work in; a cable robot's inverse kinematics exists everywhere, so the box is
 //!   what "reachable" means here); margin = distance to the nearest face, m;
-//! - `tensions`: a tension distribution within [f_min, f_max] holds the platform
-//!   ([`statics::tension_distribution`], minimum-norm QP); value = largest tension, margin =
-//!   f_max − value, N. When no tensions ≤ f_max hold the platform, the value is the largest
-//!   tension of the distribution with f_max lifted;
+//! - `tensions`: a tension distribution within [f_min, f_max] moves the platform along the
+//!   path: W f = −w_g + [`statics::inertial_rows`] (gravity and the platform's inertia at the
+//!   sample's velocity and acceleration; minimum-norm QP); value = largest tension, margin =
+//!   f_max − value, N. When no tensions ≤ f_max do, the value is the largest tension of the
+//!   distribution with f_max lifted;
 //! - `slack`: value = the largest achievable minimum tension (LP, tensions ≤ f_max), margin =
 //!   value − f_min, N: a negative margin means some cable would have to go below f_min (slack
 //!   at 0);
@@ -618,7 +619,9 @@ pub fn run(
         let ik = kinematics::inverse(robot, &pose);
         // Tensions and slack.
         let w = ik.wrench_matrix();
-        let target = -statics::gravity_rows(robot, &ik);
+        // Gravity and the platform's inertia along the path (Newton–Euler).
+        let target = -statics::gravity_rows(robot, &ik)
+            + statics::inertial_rows(robot, &pose, &s.velocity, &s.acceleration);
         let d = statics::distribute_wrench(&w, &target, bounds);
         let lifted = if d.feasible || d.largest_min_tension.is_some() {
             None

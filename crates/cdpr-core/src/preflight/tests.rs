@@ -1,5 +1,6 @@
 use super::*;
 use crate::fixtures::uvigo8;
+use crate::robot::GRAVITY;
 use crate::trajectory::{BuiltinOptions, ProfileKind};
 
 /// A straight line along x at constant speed `v` from `x0`, z = 0.15, sampled every `dt`.
@@ -143,4 +144,41 @@ fn a_heavy_payload_breaks_the_tensions() {
         first.check,
         CheckKind::Tensions | CheckKind::Slack
     ));
+}
+
+#[test]
+fn accelerating_upwards_weighs_like_a_heavier_platform_at_rest() {
+    // d'Alembert: a platform accelerating upwards at a (no rotation) needs the cable forces of
+    // a platform of mass m (g + a)/g at rest, whatever the centre of mass.
+    let mut robot = uvigo8();
+    robot.platform.com = nalgebra::Vector3::new(0.01, -0.02, 0.03);
+    let a = 4.0;
+    let mut moving = line(0.0, 0.0, 0.1, 0.05);
+    for s in &mut moving.samples {
+        s.acceleration[2] = a;
+    }
+    let heavier = robot.with_mass(robot.platform.mass * (GRAVITY + a) / GRAVITY);
+    let at_rest = line(0.0, 0.0, 0.1, 0.05);
+    let options = PreflightOptions::default();
+    let worst = |robot: &Robot, traj: &Trajectory, check: CheckKind| {
+        let report = run(robot, traj, &options).expect("runs");
+        let w = report
+            .total
+            .checks
+            .iter()
+            .find(|w| w.check == check)
+            .expect("reported")
+            .clone();
+        w.value.expect("a value")
+    };
+    for check in [CheckKind::Tensions, CheckKind::Slack] {
+        let dynamic = worst(&robot, &moving, check);
+        let heavy = worst(&heavier, &at_rest, check);
+        let still = worst(&robot, &at_rest, check);
+        assert!(
+            (dynamic - heavy).abs() < 1e-9 * heavy.abs().max(1.0),
+            "{check:?}: {dynamic} vs {heavy}"
+        );
+        assert!((dynamic - still).abs() > 1e-3, "{check:?}: inertia counts");
+    }
 }

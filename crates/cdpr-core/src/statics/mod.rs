@@ -51,6 +51,67 @@ pub fn gravity_rows(robot: &Robot, ik: &InverseKinematics) -> DVector<f64> {
     DVector::from_column_slice(&wg[..robot.dof.count()])
 }
 
+/// Angular velocity and acceleration (world frame, rad/s and rad/s²) of a platform whose
+/// (roll, pitch, yaw) = (φ, θ, ψ), R = Rz(ψ)·Ry(θ)·Rx(φ), change at `rates` and
+/// `accelerations` (rad/s, rad/s²): ω = ψ̇ e_z + θ̇ u_y + φ̇ u_x with u_y = Rz e_y,
+/// u_x = Rz Ry e_x, and α = dω/dt (u_y turns with ψ̇ e_z, u_x with ψ̇ e_z + θ̇ u_y).
+pub fn angular_motion(
+    rpy: &Vector3<f64>,
+    rates: &Vector3<f64>,
+    accelerations: &Vector3<f64>,
+) -> (Vector3<f64>, Vector3<f64>) {
+    let (pitch, yaw) = (rpy.y, rpy.z);
+    let uz = Vector3::z();
+    let uy = Vector3::new(-yaw.sin(), yaw.cos(), 0.0);
+    let ux = Vector3::new(
+        yaw.cos() * pitch.cos(),
+        yaw.sin() * pitch.cos(),
+        -pitch.sin(),
+    );
+    let (dphi, dtheta, dpsi) = (rates.x, rates.y, rates.z);
+    let omega = uz * dpsi + uy * dtheta + ux * dphi;
+    let alpha = uz * accelerations.z
+        + uy * accelerations.y
+        + ux * accelerations.x
+        + (uz * dpsi).cross(&uy) * dtheta
+        + (uz * dpsi + uy * dtheta).cross(&ux) * dphi;
+    (omega, alpha)
+}
+
+/// The wrench the cables must supply, beyond holding gravity, to move the platform along its
+/// path (Newton–Euler about the platform origin): [m a_c; r_c × m a_c + I ω̇ + ω × I ω], with
+/// r_c = R c the centre of mass, a_c = a + ω̇ × r_c + ω × (ω × r_c) its acceleration and
+/// I = R I_c Rᵀ; `velocity` and `acceleration` are d(pose)/dt and d²(pose)/dt² (m/s, rad/s of
+/// x, y, z, roll, pitch, yaw), as a trajectory's samples carry them. The cables then hold
+/// W f = −w_g + this; restricted to the controlled rows (a 3-DOF robot's orientation is held:
+/// its angular terms are zero).
+pub fn inertial_rows(
+    robot: &Robot,
+    pose: &Pose,
+    velocity: &[f64; 6],
+    acceleration: &[f64; 6],
+) -> DVector<f64> {
+    let rows = robot.dof.count();
+    let (omega, alpha) = if rows == 6 {
+        angular_motion(
+            &pose.rpy,
+            &Vector3::new(velocity[3], velocity[4], velocity[5]),
+            &Vector3::new(acceleration[3], acceleration[4], acceleration[5]),
+        )
+    } else {
+        (Vector3::zeros(), Vector3::zeros())
+    };
+    let rotation = pose.rotation();
+    let r_c = rotation * robot.platform.com;
+    let a = Vector3::new(acceleration[0], acceleration[1], acceleration[2]);
+    let a_c = a + alpha.cross(&r_c) + omega.cross(&omega.cross(&r_c));
+    let force = a_c * robot.platform.mass;
+    let inertia = rotation.matrix() * robot.platform.inertia * rotation.matrix().transpose();
+    let moment = r_c.cross(&force) + inertia * alpha + omega.cross(&(inertia * omega));
+    let w = [force.x, force.y, force.z, moment.x, moment.y, moment.z];
+    DVector::from_column_slice(&w[..rows])
+}
+
 /// Minimum-2-norm tensions within `bounds` balancing gravity at `pose` (seed 001 eq. 8).
 pub fn tension_distribution(robot: &Robot, pose: &Pose, bounds: TensionBounds) -> Distribution {
     let ik = kinematics::inverse(robot, pose);

@@ -388,3 +388,101 @@ fn the_sparse_solver_for_many_cables_agrees_with_the_active_set_solver() {
     assert!(d.feasible);
     assert!((DVector::from_column_slice(&d.tensions) - &exact.x).amax() < 1e-5);
 }
+
+/// A pose moving with constant second derivative: η(t) = η0 + η̇ t + ½ η̈ t².
+fn pose_at(p0: &[f64; 6], v: &[f64; 6], a: &[f64; 6], t: f64) -> Pose {
+    let x: Vec<f64> = (0..6)
+        .map(|k| p0[k] + v[k] * t + 0.5 * a[k] * t * t)
+        .collect();
+    Pose::new(x[0], x[1], x[2], x[3], x[4], x[5])
+}
+
+/// ω from central differences of R(t): skew(ω) ≈ Ṙ Rᵀ.
+fn omega_fd(p0: &[f64; 6], v: &[f64; 6], a: &[f64; 6], t: f64, h: f64) -> nalgebra::Vector3<f64> {
+    let r = |t| *pose_at(p0, v, a, t).rotation().matrix();
+    let d = (r(t + h) - r(t - h)) / (2.0 * h) * r(t).transpose();
+    nalgebra::Vector3::new(
+        d[(2, 1)] - d[(1, 2)],
+        d[(0, 2)] - d[(2, 0)],
+        d[(1, 0)] - d[(0, 1)],
+    ) * 0.5
+}
+
+#[test]
+fn angular_velocity_and_acceleration_match_differences_of_the_rotation() {
+    let p0 = [0.0, 0.0, 0.0, 0.3, -0.4, 1.1];
+    let v = [0.0, 0.0, 0.0, 0.7, -0.5, 0.9];
+    let a = [0.0, 0.0, 0.0, -1.3, 2.1, 0.6];
+    for t in [0.0, 0.2, 0.5] {
+        let pose = pose_at(&p0, &v, &a, t);
+        let rates: Vec<f64> = (3..6).map(|k| v[k] + a[k] * t).collect();
+        let (omega, alpha) = angular_motion(
+            &pose.rpy,
+            &nalgebra::Vector3::from_column_slice(&rates),
+            &nalgebra::Vector3::new(a[3], a[4], a[5]),
+        );
+        let h = 1e-5;
+        let w_fd = omega_fd(&p0, &v, &a, t, h);
+        assert!((omega - w_fd).norm() < 1e-8, "t {t}: ω {omega} vs {w_fd}");
+        let h2 = 1e-4;
+        let a_fd = (omega_fd(&p0, &v, &a, t + h2, 1e-6) - omega_fd(&p0, &v, &a, t - h2, 1e-6))
+            / (2.0 * h2);
+        assert!((alpha - a_fd).norm() < 1e-5, "t {t}: α {alpha} vs {a_fd}");
+    }
+}
+
+#[test]
+fn the_inertial_wrench_is_the_rate_of_change_of_momentum() {
+    // Newton–Euler against differences of the momenta themselves: F = d(m v_c)/dt, and about
+    // the platform origin M = r_c × F + dH_c/dt with H_c = R I_c Rᵀ ω (ω from differences of R).
+    let mut robot = crate::fixtures::uvigo8();
+    robot.platform.com = nalgebra::Vector3::new(0.02, -0.01, 0.04);
+    robot.platform.inertia = nalgebra::Matrix3::new(
+        0.010, 0.001, -0.002, 0.001, 0.020, 0.0015, -0.002, 0.0015, 0.015,
+    );
+    let m = robot.platform.mass;
+    let p0 = [0.05, -0.02, 0.2, 0.1, -0.2, 0.4];
+    let v = [0.3, -0.1, 0.2, 0.8, -0.6, 1.2];
+    let a = [1.5, 0.7, -2.0, -1.0, 1.8, 0.5];
+    let t = 0.3;
+    let pose = pose_at(&p0, &v, &a, t);
+    let vel: Vec<f64> = (0..6).map(|k| v[k] + a[k] * t).collect();
+    let vel: [f64; 6] = vel.try_into().expect("6");
+    let got = inertial_rows(&robot, &pose, &vel, &a);
+    let com = |t: f64| {
+        let p = pose_at(&p0, &v, &a, t);
+        p.position + p.rotation() * robot.platform.com
+    };
+    let h = 1e-4;
+    let a_c = (com(t + h) - 2.0 * com(t) + com(t - h)) / (h * h);
+    let force = a_c * m;
+    let momentum = |t: f64| {
+        let r = *pose_at(&p0, &v, &a, t).rotation().matrix();
+        r * robot.platform.inertia * r.transpose() * omega_fd(&p0, &v, &a, t, 1e-6)
+    };
+    let dh = (momentum(t + h) - momentum(t - h)) / (2.0 * h);
+    let r_c = pose.rotation() * robot.platform.com;
+    let moment = r_c.cross(&force) + dh;
+    for k in 0..3 {
+        assert!(
+            (got[k] - force[k]).abs() < 1e-5 * m,
+            "F{k}: {} vs {}",
+            got[k],
+            force[k]
+        );
+        assert!(
+            (got[3 + k] - moment[k]).abs() < 1e-6,
+            "M{k}: {} vs {}",
+            got[3 + k],
+            moment[k]
+        );
+    }
+    // A 3-DOF robot holds its orientation: the force rows only, from the linear acceleration.
+    let silva4 = crate::fixtures::robot("silva4");
+    let rows = inertial_rows(&silva4, &Pose::from_position(pose.position), &vel, &a);
+    assert_eq!(rows.len(), 3);
+    let want = nalgebra::Vector3::new(a[0], a[1], a[2]) * silva4.platform.mass;
+    for k in 0..3 {
+        assert!((rows[k] - want[k]).abs() < 1e-12, "{}", rows[k]);
+    }
+}
