@@ -177,51 +177,21 @@ impl Catenary {
             let r = (l0 * l0 - z * z) / (x * x) - 1.0;
             if r > 0.0 { (3.0 * r).sqrt() } else { 0.2 }
         };
-        let mut h = (taut * x / chord)
+        let h = (taut * x / chord)
             .max(w * x / (2.0 * lambda))
             .max(1e-9 * ea);
-        let mut v = h * z / x - 0.5 * w * l0;
+        let v = h * z / x - 0.5 * w * l0;
         let residual = |h: f64, v: f64| {
             let ([sx, sz], j) = spans_and_jacobian(h, v, l0, ea, w);
             ([sx - x, sz - z], j)
         };
-        let (mut r, mut j) = residual(h, v);
-        let mut norm = r[0].hypot(r[1]);
-        let tol = SPAN_TOLERANCE * scale;
-        for _ in 0..200 {
-            if norm <= tol {
-                break;
-            }
-            let det = j[0][0] * j[1][1] - j[0][1] * j[1][0];
-            if !(det.is_finite() && det != 0.0) {
-                break;
-            }
-            let dh = -(j[1][1] * r[0] - j[0][1] * r[1]) / det;
-            let dv = -(-j[1][0] * r[0] + j[0][0] * r[1]) / det;
-            let mut alpha = 1.0;
-            let mut improved = false;
-            for _ in 0..60 {
-                let mut nh = h + alpha * dh;
-                if nh <= 0.0 {
-                    nh = 0.1 * h;
-                }
-                let nv = v + alpha * dv;
-                let (nr, nj) = residual(nh, nv);
-                let nn = nr[0].hypot(nr[1]);
-                if nn < norm {
-                    (h, v, r, j, norm) = (nh, nv, nr, nj, nn);
-                    improved = true;
-                    break;
-                }
-                alpha *= 0.5;
-            }
-            if !improved {
-                break;
-            }
-        }
-        if norm > 1e3 * tol || !norm.is_finite() {
-            return Err(CatenaryError::NotConverged { residual: norm });
-        }
+        // H stays positive: a step through zero lands at a tenth of the current H.
+        let ([h, v], _) = newton_2d(
+            [h, v],
+            SPAN_TOLERANCE * scale,
+            |[h, v]| residual(h, v),
+            |[h, _], [nh, nv]| [if nh <= 0.0 { 0.1 * h } else { nh }, nv],
+        )?;
         Ok(Catenary {
             rest_length: l0,
             ea,
@@ -268,8 +238,8 @@ impl Catenary {
                 v: tension,
             });
         }
-        let mut theta = z.atan2(x);
-        let mut l0 = chord * ea0 / (ea0 + tension);
+        let theta = z.atan2(x);
+        let l0 = chord * ea0 / (ea0 + tension);
         let half_pi = std::f64::consts::FRAC_PI_2;
         let residual = |l0: f64, theta: f64| {
             let ea = ea_of(l0);
@@ -282,40 +252,13 @@ impl Catenary {
             let jt = [-v * j[0][0] + h * j[0][1], -v * j[1][0] + h * j[1][1]];
             ([sx - x, sz - z], [[jl[0], jt[0]], [jl[1], jt[1]]])
         };
-        let (mut r, mut j) = residual(l0, theta);
-        let mut norm = r[0].hypot(r[1]);
-        let tol = SPAN_TOLERANCE * chord;
-        for _ in 0..200 {
-            if norm <= tol {
-                break;
-            }
-            let det = j[0][0] * j[1][1] - j[0][1] * j[1][0];
-            if !(det.is_finite() && det != 0.0) {
-                break;
-            }
-            let dl = -(j[1][1] * r[0] - j[0][1] * r[1]) / det;
-            let dt = -(-j[1][0] * r[0] + j[0][0] * r[1]) / det;
-            let mut alpha = 1.0;
-            let mut improved = false;
-            for _ in 0..60 {
-                let nl = (l0 + alpha * dl).max(0.1 * l0);
-                let nt = (theta + alpha * dt).clamp(-half_pi + 1e-9, half_pi - 1e-9);
-                let (nr, nj) = residual(nl, nt);
-                let nn = nr[0].hypot(nr[1]);
-                if nn < norm {
-                    (l0, theta, r, j, norm) = (nl, nt, nr, nj, nn);
-                    improved = true;
-                    break;
-                }
-                alpha *= 0.5;
-            }
-            if !improved {
-                break;
-            }
-        }
-        if norm > 1e3 * tol || !norm.is_finite() {
-            return Err(CatenaryError::NotConverged { residual: norm });
-        }
+        // L0 stays above a tenth of the current one, θ inside (−π/2, π/2).
+        let ([l0, theta], _) = newton_2d(
+            [l0, theta],
+            SPAN_TOLERANCE * chord,
+            |[l0, theta]| residual(l0, theta),
+            |[l0, _], [nl, nt]| [nl.max(0.1 * l0), nt.clamp(-half_pi + 1e-9, half_pi - 1e-9)],
+        )?;
         Ok(Catenary {
             rest_length: l0,
             ea: ea_of(l0),
@@ -392,6 +335,53 @@ pub fn axial_rigidity(cable: &Cable, rest_length: f64) -> f64 {
 /// w = ρ g of `cable`, N/m.
 pub fn weight_per_length(cable: &Cable) -> f64 {
     cable.mass_per_length * GRAVITY
+}
+
+/// Newton's method on a 2×2 system, backtracking (halving the step, at most 60 times) until
+/// the residual's norm drops: `residual(u)` gives the residual and its Jacobian, `project(u,
+/// trial)` keeps a trial point inside the domain. Stops at `tol`, at a singular Jacobian or when
+/// no step helps; an error when the residual is then still above 1000·`tol`.
+fn newton_2d(
+    mut u: [f64; 2],
+    tol: f64,
+    residual: impl Fn([f64; 2]) -> ([f64; 2], [[f64; 2]; 2]),
+    project: impl Fn([f64; 2], [f64; 2]) -> [f64; 2],
+) -> Result<([f64; 2], f64), CatenaryError> {
+    let (mut r, mut j) = residual(u);
+    let mut norm = r[0].hypot(r[1]);
+    for _ in 0..200 {
+        if norm <= tol {
+            break;
+        }
+        let det = j[0][0] * j[1][1] - j[0][1] * j[1][0];
+        if !(det.is_finite() && det != 0.0) {
+            break;
+        }
+        let du = [
+            -(j[1][1] * r[0] - j[0][1] * r[1]) / det,
+            -(-j[1][0] * r[0] + j[0][0] * r[1]) / det,
+        ];
+        let mut alpha = 1.0;
+        let mut improved = false;
+        for _ in 0..60 {
+            let trial = project(u, [u[0] + alpha * du[0], u[1] + alpha * du[1]]);
+            let (nr, nj) = residual(trial);
+            let nn = nr[0].hypot(nr[1]);
+            if nn < norm {
+                (u, r, j, norm) = (trial, nr, nj, nn);
+                improved = true;
+                break;
+            }
+            alpha *= 0.5;
+        }
+        if !improved {
+            break;
+        }
+    }
+    if norm > 1e3 * tol || !norm.is_finite() {
+        return Err(CatenaryError::NotConverged { residual: norm });
+    }
+    Ok((u, norm))
 }
 
 /// A cable at a pose as an elastic catenary in world coordinates: its free segment from the

@@ -258,18 +258,7 @@ impl ChainModel {
             // not with the platform's transverse motion, so it barely loads the platform.
             let winch_link = link(world, a, r_el);
             let end_link = link(world, a, r_el);
-            if let Some(body) = world.bodies.get_mut(end_link) {
-                // The last link carries the pull of tension mode straight to the platform; keep
-                // its axial inertia small next to a light platform (silva4: 0.6 kg).
-                body.set_additional_mass_properties(
-                    MassProperties::new(
-                        Vector::ZERO,
-                        link_mass * 0.1,
-                        Vector::splat(link_inertia * 0.1),
-                    ),
-                    false,
-                );
-            }
+            lighten(world, end_link, link_mass, link_inertia);
 
             // Joint frames encode the starting configuration (multibody coordinates start at 0):
             // frame2 = world_from_body2⁻¹ · world_from_body1 · frame1.
@@ -449,6 +438,22 @@ impl ChainModel {
     }
 }
 
+/// The last link of a cable's chain at a tenth of a link's mass and inertia: it carries the
+/// pull of tension mode straight to the platform, so its axial inertia stays small next to a
+/// light platform (silva4: 0.6 kg). The same for a point exit and over a pulley.
+fn lighten(world: &mut PhysicsWorld, end_link: RigidBodyHandle, link_mass: f32, link_inertia: f32) {
+    if let Some(body) = world.bodies.get_mut(end_link) {
+        body.set_additional_mass_properties(
+            MassProperties::new(
+                Vector::ZERO,
+                link_mass * 0.1,
+                Vector::splat(link_inertia * 0.1),
+            ),
+            false,
+        );
+    }
+}
+
 /// A cable's chain over its swivel pulley (module doc): fixed root at a_i → swivel revolute
 /// (the pulley) → arm revolute about the axle through m_i (the tangent point) → prismatic
 /// winch → prismatic spring-damper → end link, closed on the platform at b_i.
@@ -492,17 +497,7 @@ fn pulley_chain(
     let arm_link = place(world, &arm_pose);
     let winch_link = place(world, &arm_pose);
     let end_link = place(world, &arm_pose);
-    if let Some(body) = world.bodies.get_mut(end_link) {
-        // As for a point exit: a light last link (tension mode pulls on it).
-        body.set_additional_mass_properties(
-            MassProperties::new(
-                Vector::ZERO,
-                link_mass * 0.1,
-                Vector::splat(link_inertia * 0.1),
-            ),
-            false,
-        );
-    }
+    lighten(world, end_link, link_mass, link_inertia);
     // A joint whose frame is `joint` (world; it moves along or about its X axis) between
     // bodies posed at `b1` and `b2` (coordinates start at 0 in this configuration).
     let joint =
