@@ -36,6 +36,23 @@ impl Rng {
             }
         }
     }
+
+    /// A position uniform in `robot`'s workspace box.
+    fn position_in(&mut self, robot: &Robot) -> Vector3<f64> {
+        let (lo, hi) = (robot.workspace.min, robot.workspace.max);
+        Vector3::new(
+            self.range(lo.x, hi.x),
+            self.range(lo.y, hi.y),
+            self.range(lo.z, hi.z),
+        )
+    }
+
+    /// A pose: the position as [`Rng::position_in`], roll, pitch, yaw uniform in ±`tilt`.
+    fn pose_in(&mut self, robot: &Robot, tilt: [f64; 3]) -> Pose {
+        let p = self.position_in(robot);
+        let [r, q, y] = tilt.map(|t| self.range(-t, t));
+        Pose::new(p.x, p.y, p.z, r, q, y)
+    }
 }
 
 /// The swivel reference directions as the robot-file page documents them, written out again
@@ -247,15 +264,7 @@ fn pulley_jacobians_match_central_differences_of_the_length() {
     robots.extend((1..=4).map(rotated_axes_robot));
     for robot in &robots {
         for _ in 0..8 {
-            let (lo, hi) = (robot.workspace.min, robot.workspace.max);
-            let pose = Pose::new(
-                rng.range(lo.x, hi.x),
-                rng.range(lo.y, hi.y),
-                rng.range(lo.z, hi.z),
-                rng.range(-0.2, 0.2),
-                rng.range(-0.2, 0.2),
-                rng.range(-0.3, 0.3),
-            );
+            let pose = rng.pose_in(&robot, [0.2, 0.2, 0.3]);
             let ik = inverse(robot, &pose);
             assert!(ik.cables.iter().all(|c| c.pulley.is_some()));
             // Lengths are smooth to ~1e-16 relative: h = 1e-6 leaves truncation ~1e-12 and
@@ -319,15 +328,7 @@ fn zero_radius_is_bit_for_bit_the_point_exit_and_a_tiny_one_converges_to_it() {
     assert!(tiny.cables.iter().all(|c| c.pulley.is_some()));
     let mut rng = Rng(3);
     for _ in 0..20 {
-        let (lo, hi) = (point.workspace.min, point.workspace.max);
-        let pose = Pose::new(
-            rng.range(lo.x, hi.x),
-            rng.range(lo.y, hi.y),
-            rng.range(lo.z, hi.z),
-            rng.range(-0.2, 0.2),
-            rng.range(-0.2, 0.2),
-            rng.range(-0.2, 0.2),
-        );
+        let pose = rng.pose_in(&point, [0.2, 0.2, 0.2]);
         let (a, b) = (inverse(&zero, &pose), inverse(&point, &pose));
         assert_eq!(a.cables, b.cables);
         assert_eq!(a.pose_jacobian(), b.pose_jacobian());
@@ -356,15 +357,7 @@ fn forward_kinematics_inverts_pulley_lengths() {
         rotated_axes_robot(5),
     ] {
         for _ in 0..12 {
-            let (lo, hi) = (robot.workspace.min, robot.workspace.max);
-            let pose = Pose::new(
-                rng.range(lo.x, hi.x),
-                rng.range(lo.y, hi.y),
-                rng.range(lo.z, hi.z),
-                rng.range(-0.15, 0.15),
-                rng.range(-0.15, 0.15),
-                rng.range(-0.15, 0.15),
-            );
+            let pose = rng.pose_in(&robot, [0.15, 0.15, 0.15]);
             let l = lengths(&robot, &pose);
             for sol in [
                 forward(&robot, &l, &FkOptions::default()).expect("converges"),
@@ -393,12 +386,7 @@ fn the_sphere_method_refines_its_point_exit_guess_on_pulley_robots() {
     }
     let mut rng = Rng(13);
     for _ in 0..20 {
-        let (lo, hi) = (robot.workspace.min, robot.workspace.max);
-        let position = Vector3::new(
-            rng.range(lo.x, hi.x),
-            rng.range(lo.y, hi.y),
-            rng.range(lo.z, hi.z),
-        );
+        let position = rng.position_in(&robot);
         let l = lengths(&robot, &Pose::from_position(position));
         let sol = forward_sphere(&robot, &l, &FkOptions::default()).expect("sphere");
         assert_eq!(sol.method, FkMethod::Sphere);
@@ -417,15 +405,7 @@ fn pulley_statics_balance_the_load_along_the_free_segments() {
     let mut rng = Rng(17);
     let mut feasible = 0;
     for _ in 0..20 {
-        let (lo, hi) = (robot.workspace.min, robot.workspace.max);
-        let pose = Pose::new(
-            rng.range(lo.x, hi.x),
-            rng.range(lo.y, hi.y),
-            rng.range(lo.z, hi.z),
-            rng.range(-0.1, 0.1),
-            rng.range(-0.1, 0.1),
-            rng.range(-0.1, 0.1),
-        );
+        let pose = rng.pose_in(&robot, [0.1, 0.1, 0.1]);
         let d = crate::statics::tension_distribution(&robot, &pose, robot.tension);
         if !d.feasible {
             continue;
