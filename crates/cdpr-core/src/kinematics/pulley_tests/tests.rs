@@ -264,7 +264,7 @@ fn pulley_jacobians_match_central_differences_of_the_length() {
     robots.extend((1..=4).map(rotated_axes_robot));
     for robot in &robots {
         for _ in 0..8 {
-            let pose = rng.pose_in(&robot, [0.2, 0.2, 0.3]);
+            let pose = rng.pose_in(robot, [0.2, 0.2, 0.3]);
             let ik = inverse(robot, &pose);
             assert!(ik.cables.iter().all(|c| c.pulley.is_some()));
             // Lengths are smooth to ~1e-16 relative: h = 1e-6 leaves truncation ~1e-12 and
