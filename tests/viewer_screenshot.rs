@@ -23,6 +23,11 @@ fn main() {
             &missing,
         ),
         windowed(
+            "interference_turns_the_cables_the_warning_colour_at_the_given_clearance",
+            interference_turns_the_cables_the_warning_colour_at_the_given_clearance,
+            &missing,
+        ),
+        windowed(
             "physics_follows_the_clock_while_software_rendering_is_slow",
             physics_follows_the_clock_while_software_rendering_is_slow,
             &missing,
@@ -306,6 +311,52 @@ fn screenshot_shows_the_robot_the_cables_and_the_legend() {
     // The panel is egui's dark grey with light text.
     let panel_text = picture.count((0, 300), (0, 720), |c| c.iter().all(|v| *v > 0.7));
     assert!(panel_text > 500, "panel text pixels: {panel_text}");
+}
+
+/// The interference warning colour (core's `INTERFERENCE_RGB`, magenta), lit: red above blue
+/// (the platform's purple has blue above red), both far above green.
+fn warning_like(c: [f32; 3]) -> bool {
+    let [r, g, b] = c;
+    r > 0.3 && r >= b && b > 0.6 * r && g < 0.25 * r
+}
+
+fn interference_turns_the_cables_the_warning_colour_at_the_given_clearance() {
+    // silva4-obstacle at the pick point: at the default 10 mm nothing interferes; at 0.4 m the
+    // four cables come closer than that to each other (they meet at the platform), so all are
+    // drawn in the warning colour. The same frame otherwise.
+    let dir = scratch("viewer-interference");
+    let shot = |clearance: &str| {
+        let png = dir.join(format!("silva4-obstacle-{clearance}.png"));
+        let png_s = png.to_string_lossy().into_owned();
+        let out = under_xvfb(
+            &[
+                "view",
+                "--robot",
+                "silva4-obstacle",
+                "--clearance",
+                clearance,
+                "--screenshot",
+                &png_s,
+                "--frames",
+                "3",
+            ],
+            &dir,
+        );
+        assert!(
+            out.status.success() && png.is_file(),
+            "cdpr view --clearance {clearance} failed ({:?}):\n{}",
+            out.status,
+            stderr(&out)
+        );
+        Picture::read(&png)
+    };
+    // The 3D view above the legend (whose "actual TCP path" swatch is pink) and the line of
+    // text naming the pairs.
+    let view = (330, 1280);
+    let clear = shot("0.01").count(view, (0, 550), warning_like);
+    let close = shot("0.4").count(view, (0, 550), warning_like);
+    assert!(clear < 20, "warning-coloured pixels at 10 mm: {clear}");
+    assert!(close > 300, "warning-coloured pixels at 0.4 m: {close}");
 }
 
 fn physics_follows_the_clock_while_software_rendering_is_slow() {
