@@ -286,3 +286,49 @@ fn an_online_change_mid_run_is_a_gap_on_the_live_link_not_a_reconnect() {
     // handles and re-resolved them.
     assert_eq!(flagged, vec![2 * 149]);
 }
+
+#[test]
+fn a_plc_serving_absurd_pulleys_is_refused_naming_the_cable() {
+    // A controller whose pulley arrays are wrong (a negative radius, a zero or NaN axis): the
+    // shadow does not start, and says which cable and what it read.
+    let robot = cdpr_core::fixtures::robot("uvigo8-pulleys");
+    let symbols = PlcSymbols::of(&robot).expect("[plc]");
+    let start = |poke: &dyn Fn(&PlcCore)| {
+        let core = plc(&robot, Trajectory::default(), 20);
+        poke(&core);
+        let link = link(&core, &symbols, WritePolicy::ReadOnly);
+        match Shadow::new(
+            link,
+            Some(robot.clone()),
+            config(FREE_2MS, ModelKind::ELASTIC),
+        ) {
+            Ok(_) => panic!("the shadow started on absurd pulleys"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let write = |core: &PlcCore, name: &str, at: usize, values: &[f64]| {
+        let symbol = core.memory().table().lookup_str(name).expect(name);
+        core.memory().with_image(|img| {
+            for (k, v) in values.iter().enumerate() {
+                let o = symbol.offset as usize + 8 * (at + k);
+                img[o..o + 8].copy_from_slice(&v.to_le_bytes());
+            }
+        })
+    };
+    let radius = start(&|core| write(core, "GVL_Shadow.aPulleyRadii", 3, &[-25.0]));
+    assert!(
+        radius.contains("pulley radius of cable 4 (upper3)") && radius.contains("-0.025"),
+        "{radius}"
+    );
+    let zero = start(&|core| write(core, "GVL_Shadow.aPulleyAxes", 3 * 2, &[0.0, 0.0, 0.0]));
+    assert!(
+        zero.contains("pulley axis of cable 3 (upper2)") && zero.contains("length 0"),
+        "{zero}"
+    );
+    let nan = start(&|core| write(core, "GVL_Shadow.aPulleyAxes", 3 * 7, &[f64::NAN]));
+    // A NaN is caught where it is read, naming the symbol and the element.
+    assert!(
+        nan.contains("`GVL_Shadow.aPulleyAxes` element 22") && nan.contains("NaN"),
+        "{nan}"
+    );
+}
