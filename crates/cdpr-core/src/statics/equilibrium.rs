@@ -232,19 +232,26 @@ pub fn elastic_equilibrium(
 
 /// Central differences of the analytic gradient.
 fn hessian_fd(robot: &Robot, rest: &[f64], stiffness: &[f64], q: &DVector<f64>) -> DMatrix<f64> {
+    let h = central_jacobian(q, |q| evaluate(robot, rest, stiffness, q).gradient);
+    (&h + h.transpose()) * 0.5
+}
+
+/// The Jacobian of `f` at `q` by central differences (step 1e-7 in every coordinate).
+pub(super) fn central_jacobian(
+    q: &DVector<f64>,
+    f: impl Fn(&DVector<f64>) -> DVector<f64>,
+) -> DMatrix<f64> {
     let n = q.len();
-    let mut h = DMatrix::zeros(n, n);
+    let mut jac = DMatrix::zeros(n, n);
     let step = 1e-7;
     for k in 0..n {
         let mut plus = q.clone();
         plus[k] += step;
         let mut minus = q.clone();
         minus[k] -= step;
-        let gp = evaluate(robot, rest, stiffness, &plus).gradient;
-        let gm = evaluate(robot, rest, stiffness, &minus).gradient;
-        h.set_column(k, &((gp - gm) / (2.0 * step)));
+        jac.set_column(k, &((f(&plus) - f(&minus)) / (2.0 * step)));
     }
-    (&h + h.transpose()) * 0.5
+    jac
 }
 
 /// Newton direction, regularised until the Hessian is positive definite (then a descent

@@ -347,18 +347,8 @@ pub fn heavy_equilibrium(
             });
         }
         iterations += 1;
-        let mut jac = DMatrix::zeros(n, n);
-        let step = 1e-7;
-        for k in 0..n {
-            let mut plus = q.clone();
-            plus[k] += step;
-            let mut minus = q.clone();
-            minus[k] -= step;
-            let d =
-                (generalised(robot, rest, &plus) - generalised(robot, rest, &minus)) / (2.0 * step);
-            jac.set_column(k, &d);
-        }
-        let Some(dq) = jac.clone().lu().solve(&(-&g)) else {
+        let jac = super::equilibrium::central_jacobian(&q, |q| generalised(robot, rest, q));
+        let Some(dq) = jac.lu().solve(&(-&g)) else {
             return Err(StaticsError::NotConverged {
                 iterations,
                 residual: g.amax(),
