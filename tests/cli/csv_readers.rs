@@ -155,6 +155,18 @@ fn every_csv_cdpr_writes_opens_with_the_defaults_of_pandas_and_numpy() {
         &[&s(&sim)],
     ));
     let sim_rows = v["steps"].as_u64().expect("steps") as usize + 1;
+    // Pulleys with friction add the winch-side tension columns.
+    let pulleys = dir.join("pulleys.csv");
+    let v = json(&with(
+        "simulate -r uvigo8-pulleys -t seed000 --speed 0.4 --model elastic --json --out",
+        &[&s(&pulleys)],
+    ));
+    let pulley_rows = v["steps"].as_u64().expect("steps") as usize + 1;
+    let header = written(&pulleys).0;
+    assert!(
+        (1..=8).all(|i| header.contains(&format!("winch_tension_{i}"))),
+        "{header:?}"
+    );
     let v = json(&with(
         "trajectory -r uvigo8 --name seed000 --speed 0.4 --json --out",
         &[&s(&traj)],
@@ -192,6 +204,7 @@ fn every_csv_cdpr_writes_opens_with_the_defaults_of_pandas_and_numpy() {
         &python,
         &[
             (&sim, sim_rows),
+            (&pulleys, pulley_rows),
             (&traj, traj_rows),
             (&sweep, 1),
             (&record, record_rows),
