@@ -88,6 +88,12 @@ pub struct PlcArgs {
     /// Print the final statistics as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Run the PLC's tasks at normal priority. By default their thread asks for real-time
+    /// scheduling (SCHED_FIFO on Linux, where root, CAP_SYS_NICE or `ulimit -r` allow it), as
+    /// a TwinCAT runs its tasks on a real-time core: on a busy machine a normal thread wakes
+    /// up to a scheduler tick (4 ms) late, and a 1 ms task runs its cycles late.
+    #[arg(long)]
+    pub no_realtime: bool,
     /// Serve Secure ADS only (TLS; TwinCAT/BSD's default), in one mode: `ssc` (this PLC's
     /// self-signed certificate, made on first use, its fingerprint printed; clients register
     /// with --route-user/--route-password), `sca` (--cert/--key signed by --ca; clients must
@@ -253,6 +259,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         RuntimeOptions {
             allow_writes: a.allow_writes,
             wait_for_client: a.wait_for_client,
+            normal_priority: a.no_realtime,
         },
     )
     .with_context(|| format!("starting the virtual PLC on {listen}"))?;

@@ -131,6 +131,12 @@ pub struct LinkArgs {
     /// `auto` without notifications.
     #[arg(long, default_value = "auto", value_parser = clap::value_parser!(ExchangeChoice), value_name = "auto|poll|notify|sum-handle|sum-address|single")]
     pub exchange: ExchangeChoice,
+    /// Run the shadow's cycles at normal priority. By default their thread asks for
+    /// real-time scheduling (SCHED_FIFO on Linux, where root, CAP_SYS_NICE or `ulimit -r`
+    /// allow it; else normal priority, and the statistics say why): on a busy machine a normal
+    /// thread wakes up to a scheduler tick (4 ms) late, four cycles of a 1 ms PLC task.
+    #[arg(long)]
+    pub no_realtime: bool,
     #[command(flatten)]
     pub secure: SecureArgs,
     /// `--secure ssc`: the PLC's user, to register this machine's certificate on the first
@@ -253,6 +259,7 @@ impl LinkArgs {
                 timing,
                 write: self.write,
                 clearance: Some(self.clearance),
+                realtime: !self.no_realtime,
                 ..ShadowConfig::default()
             },
             record: self.record.clone(),

@@ -27,6 +27,7 @@ pub mod exposure;
 pub mod link;
 pub mod live_view;
 pub mod plc_symbols;
+pub mod realtime;
 pub mod secure;
 pub mod server;
 pub mod shadow;

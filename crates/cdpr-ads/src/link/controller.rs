@@ -48,6 +48,10 @@ pub struct CycleInputs {
     pub plc_time: Option<u64>,
 }
 
+/// One sample as the link decoded it: the inputs, or — [`ControllerError::NotFinite`] — why
+/// its values cannot be used (the symbol and element named).
+pub type Sample = Result<CycleInputs, ControllerError>;
+
 /// What the shadow writes back every cycle, in one sum write.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShadowOutputs {
@@ -69,8 +73,33 @@ pub trait Controller {
     fn cable_count(&self) -> usize;
     /// Reads the geometry (once, at start, and after a reconnect if wanted).
     fn read_geometry(&mut self) -> Result<ControllerGeometry, ControllerError>;
-    /// One sum read of commanded lengths, cycle counter and motion enable.
-    fn read_cycle(&mut self) -> Result<CycleInputs, ControllerError>;
+    /// The newest sample of commanded lengths, cycle counter and motion enable (one sum read,
+    /// or the newest notification: the others that came are taken with it; the last one again
+    /// when none has come).
+    fn read_cycle(&mut self) -> Result<CycleInputs, ControllerError> {
+        let mut samples = Vec::new();
+        self.read_samples(&mut samples)?;
+        match samples.pop() {
+            Some(newest) => newest,
+            None => self
+                .last_sample()
+                .cloned()
+                .ok_or_else(|| ControllerError::Link("no sample has come from the PLC yet".into())),
+        }
+    }
+    /// Every sample that has come since the last read into `out`, oldest first: one per sum
+    /// read when polled, each the PLC sent when they come by notification (none when none has
+    /// come). A sample with a NaN or an infinity is there as its [`ControllerError::NotFinite`];
+    /// any other error fails the read.
+    fn read_samples(&mut self, out: &mut Vec<Sample>) -> Result<(), ControllerError>;
+    /// The last sample read that could be decoded.
+    fn last_sample(&self) -> Option<&CycleInputs>;
+    /// Waits until `until`, or less when samples the PLC sends of its own accord
+    /// (notifications) may have come: true then. A polled controller sleeps to `until`.
+    fn wait_for_inputs(&mut self, until: std::time::Instant) -> bool {
+        std::thread::sleep(until.saturating_duration_since(std::time::Instant::now()));
+        false
+    }
     /// One sum write of pose, lengths, tensions and cycle echo. Refused unless writing is
     /// enabled and all four symbols are on the allow-list.
     fn write_cycle(&mut self, outputs: &ShadowOutputs) -> Result<(), ControllerError>;

@@ -3,11 +3,17 @@
 
 use super::error::ControllerError;
 use super::shadow_link::ShadowLink;
-use super::transport::Transport;
+use super::transport::{Inputs, Transport};
+use crate::server::PlcCore;
 use crate::server::memory::PlcMemory;
 use crate::wire::IecType;
 use crate::wire::error::{self, SYMBOL_VERSION_INVALID};
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+/// Copies of the PLC's memory taken after each of its cycles, with the PLC's time stamp: the
+/// in-process stand-in for device notifications.
+type Snapshots = Arc<Mutex<VecDeque<(u64, Vec<u8>)>>>;
 
 /// The virtual PLC's memory, read and written directly (no sockets). Writes count as
 /// external writes, exactly as ADS writes do. Its "handles" are those of a TwinCAT client:
@@ -18,6 +24,8 @@ pub struct InProcessTransport {
     names: Vec<String>,
     /// The symbol version the places were resolved under.
     version: u32,
+    /// The inputs as notifications bring them (see [`InProcessTransport::notified`]).
+    notified: Option<Snapshots>,
 }
 
 impl InProcessTransport {
@@ -27,6 +35,26 @@ impl InProcessTransport {
             places: Vec::new(),
             names: Vec::new(),
             version: 0,
+            notified: None,
+        }
+    }
+
+    /// The memory of `core`, the inputs taken as notifications bring them: a sample of the
+    /// memory after each PLC cycle, stamped with the PLC's time, every one since the last read
+    /// taken at each read.
+    pub fn notified(core: &mut PlcCore) -> InProcessTransport {
+        let memory = Arc::clone(core.memory());
+        let queue = Snapshots::default();
+        let (q, m) = (Arc::clone(&queue), Arc::clone(&memory));
+        core.add_cycle_hook(Box::new(move |_, stamp| {
+            let image = m.with_image(|image| image.to_vec());
+            q.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push_back((stamp, image));
+        }));
+        InProcessTransport {
+            notified: Some(queue),
+            ..InProcessTransport::new(memory)
         }
     }
 
@@ -78,6 +106,43 @@ impl Transport for InProcessTransport {
             .into_iter()
             .map(|r| r.map_err(|code| ControllerError::Link(format!("read failed: ADS {code:#x}"))))
             .collect()
+    }
+
+    fn read_inputs(
+        &mut self,
+        symbols: &[usize],
+        out: &mut Vec<Inputs>,
+    ) -> Result<(), ControllerError> {
+        let Some(queue) = &self.notified else {
+            out.push(Inputs {
+                values: self.sum_read(symbols)?,
+                plc_time: None,
+            });
+            return Ok(());
+        };
+        self.check_version(symbols.first().copied())?;
+        let taken: Vec<(u64, Vec<u8>)> = queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+            .collect();
+        for (stamp, image) in taken {
+            let values = symbols
+                .iter()
+                .filter_map(|&k| self.places.get(k))
+                .map(|&(offset, len)| {
+                    image
+                        .get(offset as usize..offset as usize + len)
+                        .map(<[u8]>::to_vec)
+                        .ok_or_else(|| ControllerError::Link("symbol outside the image".into()))
+                })
+                .collect::<Result<_, _>>()?;
+            out.push(Inputs {
+                values,
+                plc_time: Some(stamp),
+            });
+        }
+        Ok(())
     }
 
     fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {

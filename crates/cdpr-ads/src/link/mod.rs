@@ -37,7 +37,7 @@ pub mod write_policy;
 pub use ads_client::{AdsConfig, AdsController, AdsSource, AdsTransport, Exchange, ExchangeChoice};
 pub use backoff::Backoff;
 pub use controller::{
-    Controller, ControllerGeometry, ControllerPulleys, CycleInputs, ShadowOutputs,
+    Controller, ControllerGeometry, ControllerPulleys, CycleInputs, Sample, ShadowOutputs,
 };
 pub use discover::{SystemInfo, announced_fingerprint, discover, identify, net_id_of};
 pub use error::ControllerError;

@@ -12,10 +12,11 @@
 
 use super::ads_client::Exchange;
 use super::controller::{
-    Controller, ControllerGeometry, ControllerPulleys, CycleInputs, ShadowOutputs,
+    Controller, ControllerGeometry, ControllerPulleys, CycleInputs, Sample, ShadowOutputs,
 };
 use super::error::ControllerError;
 use super::slot::Slot;
+use super::transport::Inputs;
 use super::transport::Transport;
 use super::write_policy::{WriteAccess, WritePolicy};
 use crate::plc_symbols::PlcSymbols;
@@ -40,6 +41,8 @@ pub struct ShadowLink<T: Transport> {
     re_resolves: u64,
     /// The interference flag (`[plc] interference`), the last of `names` when named.
     interference: bool,
+    /// The last sample decoded (what [`Controller::read_cycle`] returns when none new came).
+    last: Option<CycleInputs>,
 }
 
 impl<T: Transport> ShadowLink<T> {
@@ -103,6 +106,7 @@ impl<T: Transport> ShadowLink<T> {
             has_reaction,
             pulleys_at,
             re_resolves: 0,
+            last: None,
         })
     }
 
@@ -216,6 +220,31 @@ impl<T: Transport> ShadowLink<T> {
         wire::encode_reals(ty, values).ok_or_else(|| ControllerError::Symbol {
             symbol: name.clone(),
             reason: format!("{} values do not fit {}", values.len(), ty.type_name()),
+        })
+    }
+}
+
+impl<T: Transport> ShadowLink<T> {
+    /// One sample's bytes (`wanted` symbols: commands, counter, enable, maybe the reaction
+    /// diagnostic) in SI.
+    fn decode_inputs(&self, inputs: Inputs, wanted: usize) -> Result<CycleInputs, ControllerError> {
+        let raw = inputs.values;
+        if raw.len() != wanted {
+            return Err(ControllerError::Link(format!(
+                "sum read returned {} of {wanted} symbols",
+                raw.len()
+            )));
+        }
+        let reaction_cycles = match raw.get(3) {
+            Some(bytes) => Some(self.scalar(Slot::Reaction, bytes)?),
+            None => None,
+        };
+        Ok(CycleInputs {
+            commanded_lengths: from_mm(self.reals(Slot::Commanded, &raw[0])?),
+            cycle: self.scalar(Slot::Cycle, &raw[1])?,
+            motion_enable: self.scalar(Slot::Enable, &raw[2])? != 0,
+            reaction_cycles,
+            plc_time: inputs.plc_time,
         })
     }
 }
@@ -425,31 +454,35 @@ impl<T: Transport> Controller for ShadowLink<T> {
         })
     }
 
-    fn read_cycle(&mut self) -> Result<CycleInputs, ControllerError> {
+    fn read_samples(&mut self, out: &mut Vec<Sample>) -> Result<(), ControllerError> {
         let all = [Slot::Commanded, Slot::Cycle, Slot::Enable, Slot::Reaction].map(Slot::index);
         // The slot count is taken inside: re-resolving may drop the reaction diagnostic.
-        let (inputs, wanted) = self.with_fresh_handles(|link| {
+        let (batch, wanted) = self.with_fresh_handles(|link| {
             let slots = &all[..if link.has_reaction { 4 } else { 3 }];
-            Ok((link.transport.read_inputs(slots)?, slots.len()))
+            let mut batch = Vec::new();
+            link.transport.read_inputs(slots, &mut batch)?;
+            Ok((batch, slots.len()))
         })?;
-        let raw = inputs.values;
-        if raw.len() != wanted {
-            return Err(ControllerError::Link(format!(
-                "sum read returned {} of {wanted} symbols",
-                raw.len()
-            )));
+        for inputs in batch {
+            let sample = self.decode_inputs(inputs, wanted);
+            match sample {
+                Ok(i) => {
+                    self.last = Some(i.clone());
+                    out.push(Ok(i));
+                }
+                Err(e @ ControllerError::NotFinite { .. }) => out.push(Err(e)),
+                Err(e) => return Err(e),
+            }
         }
-        let reaction_cycles = match raw.get(3) {
-            Some(bytes) => Some(self.scalar(Slot::Reaction, bytes)?),
-            None => None,
-        };
-        Ok(CycleInputs {
-            commanded_lengths: from_mm(self.reals(Slot::Commanded, &raw[0])?),
-            cycle: self.scalar(Slot::Cycle, &raw[1])?,
-            motion_enable: self.scalar(Slot::Enable, &raw[2])? != 0,
-            reaction_cycles,
-            plc_time: inputs.plc_time,
-        })
+        Ok(())
+    }
+
+    fn last_sample(&self) -> Option<&CycleInputs> {
+        self.last.as_ref()
+    }
+
+    fn wait_for_inputs(&mut self, until: std::time::Instant) -> bool {
+        self.transport.wait_for_inputs(until)
     }
 
     fn write_cycle(&mut self, out: &ShadowOutputs) -> Result<(), ControllerError> {

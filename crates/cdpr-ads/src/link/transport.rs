@@ -4,6 +4,7 @@
 use super::ads_client::Exchange;
 use super::error::ControllerError;
 use crate::wire::IecType;
+use std::time::Instant;
 
 /// The bytes of the cycle's inputs, and the PLC's time stamp when they came by notification.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,14 +24,26 @@ pub trait Transport {
     fn sum_read(&mut self, symbols: &[usize]) -> Result<Vec<Vec<u8>>, ControllerError>;
     /// Writes the given symbols, as [`Transport::sum_read`] reads them.
     fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError>;
-    /// Reads the cycle's inputs: by notification where the transport subscribed to them (the
-    /// oldest sample not taken yet, with the PLC's time stamp; the last one again when no new
-    /// one has come), else as [`Transport::sum_read`] (no time stamp).
-    fn read_inputs(&mut self, symbols: &[usize]) -> Result<Inputs, ControllerError> {
-        Ok(Inputs {
+    /// Reads the cycle's inputs into `out`, oldest first: by notification where the transport
+    /// subscribed to them, every sample the PLC sent since the last call with its time stamp
+    /// (none when no new one has come), else one, as [`Transport::sum_read`] reads it (no
+    /// time stamp).
+    fn read_inputs(
+        &mut self,
+        symbols: &[usize],
+        out: &mut Vec<Inputs>,
+    ) -> Result<(), ControllerError> {
+        out.push(Inputs {
             values: self.sum_read(symbols)?,
             plc_time: None,
-        })
+        });
+        Ok(())
+    }
+    /// Waits until `until`, or less when inputs the PLC sends of its own accord (notifications)
+    /// may have arrived: true then. A transport that only polls sleeps to `until`.
+    fn wait_for_inputs(&mut self, until: Instant) -> bool {
+        std::thread::sleep(until.saturating_duration_since(Instant::now()));
+        false
     }
     /// Opens a new link (the old one is dropped).
     fn reopen(&mut self) -> Result<(), ControllerError>;

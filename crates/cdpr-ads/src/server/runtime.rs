@@ -21,6 +21,9 @@ pub struct RuntimeOptions {
     /// Hold the trajectory (its start pose, motion disabled) until the first ADS client has
     /// connected; the hold time then runs from that moment (`--wait-for-client`).
     pub wait_for_client: bool,
+    /// Run the tasks and the connections' threads at normal priority, not real-time where
+    /// the system allows it (`--no-realtime`; [`crate::realtime`]).
+    pub normal_priority: bool,
 }
 
 /// A virtual PLC serving its memory over ADS: what `cdpr plc` runs.
@@ -70,6 +73,10 @@ impl Runtime {
             .allow_writes(options.allow_writes)
             .driven_by_plc(timing.task);
         let routes = config.routes.clone();
+        let config = ServerConfig {
+            realtime: !options.normal_priority,
+            ..config
+        };
         let server = Server::start(config, device)?;
         let hook = server.cycle_hook();
         core.set_cycle_hook(Box::new(move |cycle, stamp| hook.after_cycle(cycle, stamp)));
@@ -79,7 +86,7 @@ impl Runtime {
                 stats.connections.load(Ordering::Relaxed) > 0
             }));
         }
-        let plc = VirtualPlc::start(core)?;
+        let plc = VirtualPlc::start_scheduled(core, !options.normal_priority)?;
         Ok(Runtime {
             udp: None,
             server,

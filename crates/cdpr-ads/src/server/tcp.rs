@@ -60,6 +60,11 @@ pub struct ServerConfig {
     /// Secure ADS: every connection is TLS in this acceptor's mode, its frames without the
     /// AMS/TCP header; `None`: plain ADS.
     pub secure: Option<Arc<SecureServer>>,
+    /// Each connection's reader and writer threads ask for real-time scheduling
+    /// ([`crate::realtime`]): they carry the PLC's samples and the shadow's echo, and a
+    /// virtual PLC whose tasks run real-time but whose connections do not makes its clients
+    /// wait for them behind those tasks.
+    pub realtime: bool,
 }
 
 impl ServerConfig {
@@ -73,6 +78,7 @@ impl ServerConfig {
             routes: RouteTable::new(),
             require_route: false,
             secure: None,
+            realtime: false,
         }
     }
 }
@@ -585,7 +591,13 @@ fn spawn_connection(shared: &Arc<Shared>, link: Link, peer: SocketAddr) -> io::R
         let (shared, conn) = (Arc::clone(shared), Arc::clone(&conn));
         std::thread::Builder::new()
             .name(format!("ads-write-{peer}"))
-            .spawn(move || write_loop(&shared, &conn))?;
+            .spawn(move || {
+                crate::realtime::prefer_current_thread(
+                    shared.config.realtime,
+                    crate::realtime::Role::Connection,
+                );
+                write_loop(&shared, &conn)
+            })?;
     }
     lock(&shared.conns).push(Arc::clone(&conn));
     shared.stats.connections.fetch_add(1, Ordering::Relaxed);
@@ -595,6 +607,7 @@ fn spawn_connection(shared: &Arc<Shared>, link: Link, peer: SocketAddr) -> io::R
         std::thread::Builder::new()
             .name(format!("ads-conn-{peer}"))
             .spawn(move || {
+                crate::realtime::prefer_current_thread(shared.config.realtime, crate::realtime::Role::Connection);
                 let reason = serve(&shared, &conn, reader);
                 conn.close();
                 lock(&shared.conns).retain(|c| !Arc::ptr_eq(c, &conn));

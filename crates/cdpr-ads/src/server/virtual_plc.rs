@@ -6,7 +6,11 @@
 //!
 //! Both tasks run on one thread, the PLC task on every k-th NC tick: on a TwinCAT core the NC
 //! task has the higher priority and the PLC cycle is a multiple of it, so this is the same
-//! interleaving, and it is deterministic. [`PlcCore`] is the state machine (steppable from
+//! interleaving, and it is deterministic. The NC task moves the axes' set points; the PLC task
+//! copies them into the GVL with its cycle counter, in one go (the MAIN of
+//! `assets/twincat/README.md`: `aCmdLengths[i] := aAxes[i].NcToPlc.SetPos` beside
+//! `nCycle := nCycle + 1`), so that the commands a client reads always belong to the counter
+//! beside them, whenever it reads. [`PlcCore`] is the state machine (steppable from
 //! tests, no clock); [`VirtualPlc`] runs it against the wall clock.
 //!
 //! Reaction time, in PLC cycles (seed 003, section 4.2, measured 11–18 through pyads and
@@ -126,6 +130,12 @@ pub struct PlcCore {
     /// The NC tick after which the trajectory's time runs (its hold first): 0, or the tick
     /// the start gate opened at; `None` while the gate is shut.
     motion_from: Option<u64>,
+    /// The NC's set pose and motion enable after its last tick (the PLC task publishes them).
+    nc_pose: Pose,
+    nc_enable: bool,
+    /// The set points before the NC's last tick: the ideal drives' actual positions, one NC
+    /// tick behind.
+    actual: Vec<f64>,
 }
 
 impl PlcCore {
@@ -189,7 +199,7 @@ impl PlcCore {
             ticks_per_task: (timing.task.as_nanos() / nc) as u64,
             hold_ticks: (timing.hold.as_nanos() / nc) as u64,
             limiter,
-            start_lengths,
+            start_lengths: start_lengths.clone(),
             last_echo: 0,
             command_moved_at: None,
             shadow_baseline: None,
@@ -199,9 +209,12 @@ impl PlcCore {
             cycle_hook: None,
             start_gate: None,
             motion_from: Some(0),
+            nc_pose: start_pose,
+            nc_enable: false,
+            actual: start_lengths,
         };
         core.publish_geometry();
-        core.publish_axes(&start_pose, false);
+        core.memory.with_image(|img| core.publish_axes(img));
         Ok(core)
     }
 
@@ -296,32 +309,25 @@ impl PlcCore {
         });
     }
 
-    /// Publishes the axes' state: commanded lengths, reported lengths (the previous command:
-    /// ideal drives one NC cycle behind), the set pose and the cable angles at it.
-    fn publish_axes(&self, set_pose: &Pose, enable: bool) {
+    /// Publishes the axes' state into `img`: commanded lengths, reported lengths (ideal drives
+    /// one NC tick behind), the set pose and the cable angles at it, the motion enable.
+    fn publish_axes(&self, img: &mut [u8]) {
         let r = &self.refs;
-        let ik = kinematics::inverse(&self.robot, set_pose);
+        let ik = kinematics::inverse(&self.robot, &self.nc_pose);
         let angles: Vec<f64> = ik
             .angles()
             .iter()
             .flat_map(|a| [a.theta_z.to_degrees(), a.theta_x.to_degrees()])
             .collect();
-        let commanded = to_mm(self.limiter.positions.iter().copied());
-        let pose = pose_to_plc(set_pose);
-        self.memory.with_image(|img| {
-            let reported =
-                memory::get_reals(img, &r.commanded).unwrap_or_else(|| commanded.clone());
-            let reported = if self.stats.nc_ticks == 0 {
-                commanded.clone()
-            } else {
-                reported
-            };
-            memory::put_reals(img, &r.lengths, &reported);
-            memory::put_reals(img, &r.commanded, &commanded);
-            memory::put_reals(img, &r.tcp_pose, &pose);
-            memory::put_reals(img, &r.cable_angles, &angles);
-            memory::put_u32(img, &r.enable, u32::from(enable));
-        });
+        memory::put_reals(img, &r.lengths, &to_mm(self.actual.iter().copied()));
+        memory::put_reals(
+            img,
+            &r.commanded,
+            &to_mm(self.limiter.positions.iter().copied()),
+        );
+        memory::put_reals(img, &r.tcp_pose, &pose_to_plc(&self.nc_pose));
+        memory::put_reals(img, &r.cable_angles, &angles);
+        memory::put_u32(img, &r.enable, u32::from(self.nc_enable));
     }
 
     /// One NC period; every `ticks_per_task`-th call also runs the PLC task. A PLC stopped
@@ -352,8 +358,9 @@ impl PlcCore {
         };
         let pose = pose.unwrap_or_else(|| self.start_pose());
         let targets = kinematics::lengths(&self.robot, &pose);
+        self.actual.clone_from(&self.limiter.positions);
         self.limiter.step(&targets, self.nc_dt);
-        self.publish_axes(&pose, enable);
+        (self.nc_pose, self.nc_enable) = (pose, enable);
         if self.stats.nc_ticks.is_multiple_of(self.ticks_per_task) {
             self.plc_task();
             let (cycle, stamp) = (self.stats.plc_cycles, self.plc_filetime());
@@ -401,10 +408,11 @@ impl PlcCore {
         }
         self.motion_delay(cycle, echo, &shadow_lengths);
         let last = self.stats.reaction.last.unwrap_or(0);
-        let r = &self.refs;
+        // The axes and the counter under one lock: a read sees both of this cycle, or neither.
         self.memory.with_image(|img| {
-            memory::put_u32(img, &r.cycle, cycle);
-            memory::put_u32(img, &r.reaction, last);
+            self.publish_axes(img);
+            memory::put_u32(img, &self.refs.cycle, cycle);
+            memory::put_u32(img, &self.refs.reaction, last);
         });
     }
 
@@ -441,6 +449,13 @@ impl VirtualPlc {
     /// a late cycle, and ticks behind their deadline run at once, one after the other, until
     /// the schedule is met again — the PLC's time stays ticks × period.
     pub fn start(core: PlcCore) -> Result<VirtualPlc, PlcError> {
+        VirtualPlc::start_scheduled(core, true)
+    }
+
+    /// [`VirtualPlc::start`], the tasks' thread under real-time scheduling where the system
+    /// allows it and `realtime` asks for it ([`crate::realtime`]): a TwinCAT runs its tasks on
+    /// a real-time core, and a PLC whose cycles a busy desktop delays runs them late.
+    pub fn start_scheduled(core: PlcCore, realtime: bool) -> Result<VirtualPlc, PlcError> {
         let memory = Arc::clone(core.memory());
         let period = Duration::from_nanos(core.nc_ns);
         let task = period * u32::try_from(core.ticks_per_task).unwrap_or(u32::MAX);
@@ -451,6 +466,11 @@ impl VirtualPlc {
             std::thread::Builder::new()
                 .name("plc-tasks".into())
                 .spawn(move || {
+                    let scheduling = crate::realtime::prefer_current_thread(
+                        realtime,
+                        crate::realtime::Role::PlcTask,
+                    );
+                    tracing::info!("PLC tasks: {scheduling}");
                     let mut next = Instant::now() + period;
                     while !stop.load(Ordering::Relaxed) {
                         let now = Instant::now();

@@ -44,6 +44,8 @@ pub struct ShadowConfig {
     /// Check the pose for interference every exchange ([`cdpr_core::interference`]) at this
     /// clearance, m; None: not checked.
     pub clearance: Option<f64>,
+    /// Ask for real-time scheduling of the thread that runs the cycles ([`crate::realtime`]).
+    pub realtime: bool,
 }
 
 impl Default for ShadowConfig {
@@ -59,6 +61,7 @@ impl Default for ShadowConfig {
             guard_slack: 1e-3,
             max_catch_up: Duration::from_millis(50),
             clearance: Some(cdpr_core::interference::DEFAULT_CLEARANCE),
+            realtime: true,
         }
     }
 }

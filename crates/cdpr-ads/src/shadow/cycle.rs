@@ -1,16 +1,19 @@
 //! One cycle of the shadow, in its stages: read → clock → guard → step → write → record.
 //!
-//! - read: one sum read of commanded lengths, cycle counter and enable flag; a lost link
-//!   sends the shadow offline, a counter that went back (a PLC restart) re-synchronises it;
-//! - clock: the time the physics must reach — the wall clock free-running, the counter's
-//!   advance in lockstep (which is why the clock follows the read);
-//! - guard: the sample admitted, or refused and the last good one held;
-//! - step: the physics stepped at its fixed dt to that time ([`super::step`]);
-//! - write: one sum write of pose, lengths, tensions and the counter echo;
+//! - read: every sample that has come since the last cycle — one sum read when polled, each
+//!   notification when they come by notification — of commanded lengths, cycle counter and
+//!   enable flag; a lost link sends the shadow offline, a counter that went back (a PLC
+//!   restart) re-synchronises it;
+//! - clock and guard: each sample placed on the commands' time line at the PLC's time for it
+//!   (its stamp, or its counter), admitted or refused (the last good one held); counter values
+//!   no sample brought counted as missed; then the time the physics must reach — the wall
+//!   clock free-running, the newest sample's in lockstep;
+//! - step: the physics stepped at its fixed dt to that time along the line ([`super::step`]);
+//! - write: one sum write of pose, lengths, tensions and the echo of the newest counter;
 //! - record: the cycle's statistics, then its steps written to the record (outside the
 //!   cycle's measured time).
 
-use super::clock::{Tick, went_back};
+use super::clock::{Brought, Tick, went_back};
 use super::{CycleTiming, Shadow, ShadowError};
 use crate::link::{Controller, ControllerError, CycleInputs};
 use std::time::{Duration, Instant};
@@ -34,9 +37,12 @@ pub enum CycleStatus {
 pub struct CycleReport {
     pub status: CycleStatus,
     pub steps: u64,
-    /// This cycle's sample was refused and the last good command held.
+    /// This cycle's newest sample was refused and the last good command held.
     pub rejected: bool,
+    /// The newest PLC cycle counter, which the outputs answer.
     pub plc_cycle: Option<u32>,
+    /// Samples of new counter values this cycle took.
+    pub samples: usize,
     pub retry_at: Option<Instant>,
 }
 
@@ -47,16 +53,10 @@ impl CycleReport {
             steps: 0,
             rejected: false,
             plc_cycle: None,
+            samples: 0,
             retry_at: None,
         }
     }
-}
-
-/// What the read stage got: a sample (`None`: one with a non-finite value, refused), and how
-/// long the read took.
-struct Read {
-    inputs: Option<CycleInputs>,
-    time: Duration,
 }
 
 impl<C: Controller> Shadow<C> {
@@ -75,12 +75,12 @@ impl<C: Controller> Shadow<C> {
             return self.reconnect_at(now);
         }
         let started = Instant::now();
-        let read = match self.read(now)? {
-            Ok(read) => read,
+        let read_time = match self.read(now)? {
+            Ok(time) => time,
             Err(ended) => return Ok(ended),
         };
-        let counter = read.inputs.as_ref().map(|i| i.cycle);
-        let (target, plc_cycle) = match self.clock.tick(now, counter, &mut self.stats) {
+        let brought = self.admit(now, read_time);
+        let (target, plc_cycle) = match self.clock.tick(now, brought, &mut self.stats) {
             Tick::Due { target, plc_cycle } => (target, plc_cycle),
             Tick::Polled => return Ok(CycleReport::new(CycleStatus::Polled)),
             Tick::Rejected => {
@@ -90,134 +90,201 @@ impl<C: Controller> Shadow<C> {
                 });
             }
         };
-        let rejected = self.guard(now, read.inputs, target, read.time);
+        self.stats.samples += brought.new as u64;
+        self.stats.most_samples = self.stats.most_samples.max(brought.new as u64);
 
         let physics_start = Instant::now();
-        let steps = self.step_to(now, target, rejected)?;
+        let steps = self.step_to(now, target)?;
         self.check_interference();
         let physics_time = physics_start.elapsed();
 
         let write_start = Instant::now();
-        if let Some(offline) = self.write(now, plc_cycle)? {
+        if let Some(offline) = self.write(now, plc_cycle, steps)? {
             return Ok(offline);
         }
-        let io_time = read.time + write_start.elapsed();
+        let io_time = read_time + write_start.elapsed();
 
         self.record(plc_cycle, started, io_time, physics_time)?;
         Ok(CycleReport {
             status: CycleStatus::Exchanged,
             steps,
-            rejected,
+            rejected: self.commands.holding(),
             plc_cycle: Some(plc_cycle),
+            samples: brought.new,
             retry_at: None,
         })
     }
 
-    /// Read stage: one sample. `Err` carries the report of a cycle that ends here: the link
-    /// lost, or the PLC restarted (the counter went back) and the physics re-settled.
-    fn read(&mut self, now: Instant) -> Result<Result<Read, CycleReport>, ShadowError> {
+    /// Read stage: every sample that has come, into `self.batch`, and how long the read took.
+    /// `Err` carries the report of a cycle that ends here: the link lost, or the PLC restarted
+    /// (the counter went back) and the physics re-settled.
+    fn read(&mut self, now: Instant) -> Result<Result<Duration, CycleReport>, ShadowError> {
         let started = Instant::now();
-        let read = self.controller.read_cycle();
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.clear();
+        let read = self.controller.read_samples(&mut batch);
         let time = started.elapsed();
+        self.batch = batch;
         // Handles the PLC invalidated (online change) were re-resolved within the read: a gap
         // on this cycle's first step, unless a restart's resync below counts it anyway.
         let repaired = self.take_re_resolves() > 0;
-        let inputs = match read {
-            Ok(inputs) => Some(inputs),
-            Err(ControllerError::NotFinite {
-                symbol,
-                element,
-                value,
-            }) => {
-                self.reject(now, || {
-                    format!("{symbol}[{element}] = {value}: not a finite number")
-                });
-                None
+        if let Err(e) = read {
+            self.lose_link(now, &e);
+            return Ok(Err(CycleReport::new(CycleStatus::Offline)));
+        }
+        // A counter that went back, against the one before it (a PLC restart): the newest
+        // sample is where the physics starts again.
+        let mut previous = self.clock.counter();
+        let mut restart = None;
+        for i in self.batch.iter().filter_map(|s| s.as_ref().ok()) {
+            if went_back(previous, i.cycle) {
+                restart = Some(previous);
             }
+            previous = i.cycle;
+        }
+        let Some(from) = restart else {
+            if repaired {
+                self.mark_gap();
+            }
+            return Ok(Ok(time));
+        };
+        let to = previous;
+        self.warnings.restarted.warn(now, || {
+            format!(
+                "the PLC's cycle counter went back from {from} to {to}: it restarted; \
+                 re-synchronising"
+            )
+        });
+        let newest = self
+            .batch
+            .iter()
+            .rev()
+            .find_map(|s| s.as_ref().ok())
+            .cloned();
+        match self.controller.read_geometry() {
+            Ok(geometry) => self.check_geometry(&geometry)?,
             Err(e) => {
                 self.lose_link(now, &e);
                 return Ok(Err(CycleReport::new(CycleStatus::Offline)));
             }
-        };
-        if let Some(i) = inputs {
-            if !went_back(self.clock.counter(), i.cycle) {
-                if repaired {
-                    self.mark_gap();
-                }
-                return Ok(Ok(Read {
-                    inputs: Some(i),
-                    time,
-                }));
-            }
-            let (from, to) = (self.clock.counter(), i.cycle);
-            self.warnings.restarted.warn(now, || {
-                format!(
-                    "the PLC's cycle counter went back from {from} to {to}: it restarted; \
-                     re-synchronising"
-                )
-            });
-            match self.controller.read_geometry() {
-                Ok(geometry) => self.check_geometry(&geometry)?,
-                Err(e) => {
-                    self.lose_link(now, &e);
-                    return Ok(Err(CycleReport::new(CycleStatus::Offline)));
-                }
-            }
-            self.resync(now, i, Duration::ZERO)?;
-            return Ok(Err(CycleReport::new(CycleStatus::Resynced)));
         }
-        if repaired {
-            self.mark_gap();
+        if let Some(inputs) = newest {
+            self.resync(now, inputs, Duration::ZERO)?;
         }
-        Ok(Ok(Read { inputs: None, time }))
+        Ok(Err(CycleReport::new(CycleStatus::Resynced)))
     }
 
-    /// Guard stage: `inputs`, read in `read_time` for shadow time `target`, admitted if no
-    /// cable jumped beyond the winches' reach (NaN was refused by the read); free-running, an
-    /// admitted sample goes on the PLC's time line. Returns whether the cycle holds the last
-    /// good command instead.
+    /// Clock and guard stages for the samples read in `read_time`, oldest first: each of a new
+    /// counter value is placed on the time line, observed (the PLC's period, its reaction
+    /// figure) and admitted if no cable jumped beyond the winches' reach since the last good
+    /// one, its knot then on the line; refused, the last good one holds. Free-running, the read
+    /// clock learns when each came.
+    fn admit(&mut self, now: Instant, read_time: Duration) -> Brought {
+        let mut brought = Brought {
+            new: 0,
+            unusable: 0,
+        };
+        let (configured, period) = match self.config.timing {
+            CycleTiming::Free { plc_period, period } => (plc_period, period),
+            CycleTiming::Lockstep { plc_period } => (plc_period, plc_period),
+        };
+        let arrival = self.clock.arrival(now);
+        let batch = std::mem::take(&mut self.batch);
+        for sample in batch {
+            let i = match sample {
+                Ok(i) => i,
+                Err(ControllerError::NotFinite {
+                    symbol,
+                    element,
+                    value,
+                }) => {
+                    brought.unusable += 1;
+                    self.commands.refuse_unusable();
+                    self.reject(now, || {
+                        format!("{symbol}[{element}] = {value}: not a finite number")
+                    });
+                    continue;
+                }
+                // The link keeps only non-finite samples in a batch.
+                Err(_) => continue,
+            };
+            let previous = self.clock.counter();
+            let Some(line) = self
+                .clock
+                .place(i.cycle, i.plc_time, configured, &mut self.stats)
+            else {
+                self.same_counter(&i);
+                continue;
+            };
+            brought.new += 1;
+            self.clock
+                .observe(now, i.cycle, i.plc_time, &mut self.stats);
+            let taken = i
+                .reaction_cycles
+                .and_then(|r| self.echoes.taken(previous, i.cycle, r));
+            if let Some(r) = taken {
+                self.stats.add_reaction(r);
+            }
+            self.guard(now, i, (arrival, line), read_time, (configured, period));
+        }
+        brought
+    }
+
+    /// A sample of the counter read before (a poll within the PLC's cycle): the same sample,
+    /// unless the commands changed without the counter — then whatever writes them runs in
+    /// another task than the one that counts, and their motion between counts is not seen.
+    /// Said once.
+    fn same_counter(&mut self, i: &CycleInputs) {
+        let before = self.commands.last_read();
+        let moved = before.cycle == i.cycle
+            && before
+                .commanded_lengths
+                .iter()
+                .zip(&i.commanded_lengths)
+                .any(|(a, b)| (a - b).abs() > 1e-9);
+        if moved && !self.warnings.commands_between_counts {
+            self.warnings.commands_between_counts = true;
+            tracing::warn!(
+                "the commanded lengths changed while the PLC's cycle counter stood at {}: they \
+                 are written by another task than the one that counts; the shadow places \
+                 each sample by its counter, so their motion between two counts is not seen \
+                 (count in the task that writes them: assets/twincat/README.md)",
+                i.cycle
+            );
+        }
+    }
+
+    /// Guard stage for one sample placed at `line` and read at shadow time `arrival`: admitted
+    /// if no cable moved further than the winches can in the time since the last good one —
+    /// the PLC's (its line), or the counter's advance × the configured period, or the shadow's
+    /// own since that one was read, whichever is longest, plus a cycle and the read's own time
+    /// (a slow read delays a sample without the PLC having moved further). An admitted sample
+    /// goes on the time line.
     fn guard(
         &mut self,
         now: Instant,
-        inputs: Option<CycleInputs>,
-        target: f64,
+        i: CycleInputs,
+        (arrival, line): (f64, f64),
         read_time: Duration,
-    ) -> bool {
-        let Some(i) = inputs else {
-            return true;
-        };
-        self.clock.observe(now, &i, &mut self.stats);
-        // The read's own time counts: a slow read (a re-resolve inside it) delays the
-        // sample without the PLC having moved any further per unit of time. And the PLC's own
-        // time since the last good sample: free-running, a new counter is seen one shadow
-        // cycle after the last (unchanged) sample, but carries a whole PLC period of motion.
-        let plc_period = match self.config.timing {
-            CycleTiming::Free { plc_period, .. } | CycleTiming::Lockstep { plc_period } => {
-                plc_period.as_secs_f64()
-            }
-        };
+        (configured, period): (Duration, Duration),
+    ) {
         let advanced = f64::from(i.cycle.wrapping_sub(self.commands.good().cycle).min(1000));
-        let allowed_dt = (target - self.commands.good_time()).max(advanced * plc_period)
-            + self.config.timing.period().as_secs_f64()
+        let allowed_dt = (line - self.commands.good_line())
+            .max(advanced * configured.as_secs_f64())
+            .max(arrival - self.commands.good_time())
+            + period.as_secs_f64()
             + read_time.as_secs_f64();
         let cycle = i.cycle;
-        match self.commands.admit(i, allowed_dt, target) {
+        match self.commands.admit(i, allowed_dt, (arrival, line)) {
             Ok(good) => {
-                if let CycleTiming::Free { period, plc_period } = self.config.timing {
-                    let plc = self.clock.plc_period_s(plc_period);
-                    self.timeline.observe(
-                        (good.cycle, good.plc_time),
-                        &good.commanded_lengths,
-                        target,
-                        plc,
-                        period.as_secs_f64(),
-                    );
+                self.timeline.push(line, &good.commanded_lengths);
+                if let CycleTiming::Free { .. } = self.config.timing {
+                    let latency = self.command_latency();
+                    self.read_clock.observe(arrival, line, latency);
                 }
-                false
             }
             Err(r) => {
                 self.reject(now, || format!("sample of PLC cycle {cycle}: {r}"));
-                true
             }
         }
     }
@@ -231,8 +298,14 @@ impl<C: Controller> Shadow<C> {
 
     /// Write stage (with `config.write`): the state answering PLC cycle `plc_cycle`. A write
     /// the link lost ends the cycle offline (`Some`), its steps recorded before the gap.
-    fn write(&mut self, now: Instant, plc_cycle: u32) -> Result<Option<CycleReport>, ShadowError> {
-        if !self.config.write {
+    fn write(
+        &mut self,
+        now: Instant,
+        plc_cycle: u32,
+        steps: u64,
+    ) -> Result<Option<CycleReport>, ShadowError> {
+        // Nothing new to say: no step taken, the same counter answered already.
+        if !self.config.write || (steps == 0 && self.echoes.last() == Some(plc_cycle)) {
             return Ok(None);
         }
         match self.write_outputs(plc_cycle) {
@@ -258,7 +331,9 @@ impl<C: Controller> Shadow<C> {
         out.lengths.clone_from(&s.lengths);
         out.tensions.clone_from(&s.tensions);
         out.cycle = plc_cycle;
-        Ok(self.controller.write_cycle(out)?)
+        self.controller.write_cycle(out)?;
+        self.echoes.wrote(plc_cycle);
+        Ok(())
     }
 
     /// The interference check at the physics' pose (part of the physics' time): the flag the
@@ -291,7 +366,6 @@ impl<C: Controller> Shadow<C> {
         if self.take_re_resolves() > 0 {
             self.mark_gap();
         }
-        self.clock.exchanged(plc_cycle);
         self.stats.cycles += 1;
         self.stats.cycle.add(started.elapsed().as_secs_f64());
         self.stats.io.add(io_time.as_secs_f64());

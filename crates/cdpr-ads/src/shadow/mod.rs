@@ -48,6 +48,7 @@ mod connect;
 mod cycle;
 mod error;
 pub mod model;
+mod reaction;
 mod reconnect;
 pub mod record;
 mod report;
@@ -68,7 +69,7 @@ pub use error::ShadowError;
 pub use model::{AnchorDifference, AnchorKind, Consistency};
 pub use record::{RecordError, Recorder};
 pub use report::{AnchorSummary, ShadowReport, StartSummary};
-pub use run::{run, run_with};
+pub use run::{cycle_period, run, run_with};
 pub use start::StartReport;
 pub use stats::{Histogram, ShadowStats, Summary};
 
@@ -77,6 +78,11 @@ use cdpr_core::kinematics::Pose;
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::{Sim, SimState};
 use std::time::Instant;
+
+/// Free-running, how late after the least delay a sample may come and still be in before the
+/// physics reads past the knot before it, s: the shadow's cycle, or this if longer — a desktop
+/// scheduler's hiccup, which a 0.5 ms cycle would otherwise turn into late samples.
+const LATE_MARGIN: f64 = 2e-3;
 
 /// The live shadow of one controller. See the module docs.
 pub struct Shadow<C: Controller> {
@@ -97,8 +103,14 @@ pub struct Shadow<C: Controller> {
     commands: commands::Commands,
     /// Step: the command the physics follows, and its buffers.
     drive: step::Drive,
-    /// Free-running: the commands on the PLC's time line.
+    /// The commands on the PLC's time line.
     timeline: timeline::Timeline,
+    /// Free-running: the PLC time the physics reads at a shadow time.
+    read_clock: timeline::ReadClock,
+    /// The samples of a read, the buffer reused.
+    batch: Vec<crate::link::Sample>,
+    /// The echoes written, to count the PLC's reaction figure once per echo.
+    echoes: reaction::Echoes,
     /// Write: the outputs, one buffer reused.
     outputs: ShadowOutputs,
     /// Record: the steps waiting for the write, the record, the commanded pose.
@@ -109,6 +121,8 @@ pub struct Shadow<C: Controller> {
     warnings: throttle::Warnings,
     /// The interference check at the last exchange's pose (with a clearance).
     interference: Option<cdpr_core::interference::Report>,
+    /// How the thread running the cycles is scheduled, once [`run`] has started.
+    scheduling: Option<crate::realtime::Scheduling>,
 }
 
 impl<C: Controller> Shadow<C> {
@@ -162,12 +176,25 @@ impl<C: Controller> Shadow<C> {
     pub fn summary(&self) -> Summary {
         Summary {
             exchange: self.controller.exchange(),
+            command_latency_s: self.command_latency(),
+            scheduling: self.scheduling.as_ref().map(ToString::to_string),
             interference: self
                 .interference
                 .iter()
                 .flat_map(|r| r.violations().map(|p| p.to_string()))
                 .collect(),
             ..self.stats.summary()
+        }
+    }
+
+    /// How long the commands the physics follows lag the PLC's, s (see
+    /// [`Summary::command_latency_s`]).
+    pub fn command_latency(&self) -> f64 {
+        match self.config.timing {
+            CycleTiming::Free { period, .. } => {
+                2.0 * self.plc_period() + period.as_secs_f64().max(LATE_MARGIN)
+            }
+            CycleTiming::Lockstep { .. } => 0.0,
         }
     }
 
@@ -193,6 +220,22 @@ impl<C: Controller> Shadow<C> {
     /// The last sample read from the controller (refused or not).
     pub fn last_inputs(&self) -> &CycleInputs {
         self.commands.last_read()
+    }
+
+    /// Whether the samples come by notification on the current connection.
+    fn notified(&self) -> bool {
+        self.controller.exchange() == Some(crate::link::Exchange::Notify)
+    }
+
+    /// Waits until `until`, or less when the controller sends samples of its own accord
+    /// (notifications) and one may have come: true then (time for a cycle).
+    pub fn wait_for_samples(&mut self, until: Instant) -> bool {
+        if self.link.is_up() {
+            self.controller.wait_for_inputs(until)
+        } else {
+            std::thread::sleep(until.saturating_duration_since(Instant::now()));
+            false
+        }
     }
 
     /// Whether the link to the controller is up.

@@ -156,12 +156,13 @@ impl<C: Controller> Shadow<C> {
         let time = self.clock.rebase(now, gap, inputs.cycle);
         self.drive.reset(&inputs.commanded_lengths);
         self.recording.command_moved();
-        self.timeline.reset();
+        let line = self.start_line(&inputs, self.clock.arrival(now));
         self.commands = super::commands::Commands::new(
             &self.robot.winch,
             self.config.guard_slack,
             inputs,
             time,
+            line,
         );
         self.mark_gap();
         Ok(())

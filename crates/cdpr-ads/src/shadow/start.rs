@@ -1,16 +1,18 @@
 //! The start: the controller's geometry and first sample read, the model built from them,
 //! the platform put at rest where the commanded lengths hold it.
 
+use super::CycleTiming;
 use super::clock::Clock;
 use super::commands::Commands;
+use super::reaction::Echoes;
 use super::reconnect::LinkState;
 use super::record::Recording;
 use super::step::Drive;
 use super::throttle::Warnings;
-use super::timeline::Timeline;
+use super::timeline::{ReadClock, Timeline};
 use super::{AnchorDifference, Consistency};
 use super::{Shadow, ShadowConfig, ShadowError, ShadowStats, model};
-use crate::link::{Controller, ShadowOutputs};
+use crate::link::{Controller, CycleInputs, ShadowOutputs};
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::{Command, Sim};
@@ -97,9 +99,12 @@ impl<C: Controller> Shadow<C> {
             controller,
             clock: Clock::new(config.timing, config.sim.dt, now, inputs.cycle),
             drive: Drive::new(&inputs.commanded_lengths),
-            // The first sample has nothing to jump from: the guard's baseline.
-            commands: Commands::new(&robot.winch, config.guard_slack, inputs, 0.0),
             timeline: Timeline::default(),
+            read_clock: ReadClock::default(),
+            batch: Vec::new(),
+            echoes: Echoes::default(),
+            // The first sample has nothing to jump from: the guard's baseline (placed below).
+            commands: Commands::new(&robot.winch, config.guard_slack, inputs.clone(), 0.0, 0.0),
             outputs: ShadowOutputs {
                 pose: start_pose,
                 lengths: Vec::new(),
@@ -111,17 +116,42 @@ impl<C: Controller> Shadow<C> {
             stats: ShadowStats::default(),
             warnings: Warnings::default(),
             interference: None,
+            scheduling: None,
             config,
             robot,
             sim,
             geometry,
             start,
         };
+        let line = shadow.start_line(&inputs, 0.0);
+        shadow.commands = Commands::new(
+            &shadow.robot.winch,
+            shadow.config.guard_slack,
+            inputs,
+            0.0,
+            line,
+        );
         if shadow.config.write {
             let cycle = shadow.commands.good().cycle;
             shadow.write_outputs(cycle)?;
         }
         Ok(shadow)
+    }
+
+    /// The commands' time line starts again at `inputs` (the start, a resync), read at shadow
+    /// time `arrival`: its first knot, the read clock's first delay; nothing left of the echoes
+    /// written before. Returns the knot's place on the line.
+    pub(super) fn start_line(&mut self, inputs: &CycleInputs, arrival: f64) -> f64 {
+        self.timeline.reset();
+        self.read_clock.reset();
+        self.echoes.clear();
+        let line = self.clock.start_line(inputs.cycle, inputs.plc_time);
+        self.timeline.push(line, &inputs.commanded_lengths);
+        if let CycleTiming::Free { .. } = self.config.timing {
+            let latency = self.command_latency();
+            self.read_clock.observe(arrival, line, latency);
+        }
+        line
     }
 }
 

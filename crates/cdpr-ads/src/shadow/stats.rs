@@ -96,8 +96,18 @@ pub struct ShadowStats {
     pub overruns: u64,
     /// Physics steps skipped because the shadow fell further behind than it may catch up.
     pub skipped_steps: u64,
-    /// Lockstep: PLC cycles that passed between two reads (the shadow missed a counter value).
+    /// Counter values no sample brought: PLC cycles whose commands the shadow never had
+    /// (between two polls, or notifications lost). A sample that came late is not missed.
     pub missed_plc_cycles: u64,
+    /// Samples of new counter values taken, and the most one cycle took (a backlog would
+    /// show here: each cycle takes every sample that has come).
+    pub samples: u64,
+    pub most_samples: u64,
+    /// Free-running: samples that came after the physics had read past the one before them
+    /// (the command went on along its slope meanwhile, and was blended into the new line), and
+    /// the longest such reading ahead, s.
+    pub late_samples: u64,
+    pub late_max_s: f64,
     /// Times the physics blew up and was re-settled at the current command.
     pub physics_resets: u64,
     /// Exchanges at whose pose something interfered (see [`super::ShadowConfig::clearance`]).
@@ -108,8 +118,9 @@ pub struct ShadowStats {
     pub io: Histogram,
     /// The physics part alone, s.
     pub physics: Histogram,
-    /// reaction[r]: PLC cycles in which the PLC reported a reaction time of r cycles (its
-    /// `nReactionCycles` diagnostic, sampled once per PLC cycle; last slot: ≥ 63).
+    /// reaction[r]: echoes the PLC took r cycles after the cycle they answer, as its
+    /// `nReactionCycles` diagnostic says (counted once per echo, as the PLC counts them; last
+    /// slot: ≥ 63).
     pub reaction: Vec<u64>,
     /// PLC task period estimated from the cycle counter against the clock, s.
     pub plc_period_estimate: Option<f64>,
@@ -182,6 +193,21 @@ pub struct Summary {
     pub overruns: u64,
     pub skipped_steps: u64,
     pub missed_plc_cycles: u64,
+    /// Samples of new counter values taken, and the most one cycle took.
+    pub samples: u64,
+    pub samples_per_cycle_max: u64,
+    /// How long the commands the physics follows lag the PLC's, s: free-running one PLC period
+    /// and one shadow cycle (the knot that ends the segment read has come by then); lockstep 0
+    /// (the physics' time is the PLC's).
+    pub command_latency_s: f64,
+    /// Samples that came after the physics had read past the one before them: the command went
+    /// on along its slope, then was blended into the line through the new sample.
+    pub late_samples: u64,
+    /// The longest the physics read ahead of the newest sample before the next came, s.
+    pub late_max_s: f64,
+    /// How the thread running the cycles was scheduled (`real-time (SCHED_FIFO 40)`, or
+    /// `normal priority (why)`); null before the loop ran.
+    pub scheduling: Option<String>,
     pub physics_resets: u64,
     pub plc_period_estimate_s: Option<f64>,
     /// Exchanges at whose pose something interfered.
@@ -216,6 +242,12 @@ impl ShadowStats {
             overruns: self.overruns,
             skipped_steps: self.skipped_steps,
             missed_plc_cycles: self.missed_plc_cycles,
+            samples: self.samples,
+            samples_per_cycle_max: self.most_samples,
+            command_latency_s: 0.0,
+            late_samples: self.late_samples,
+            late_max_s: self.late_max_s,
+            scheduling: None,
             physics_resets: self.physics_resets,
             plc_period_estimate_s: self.plc_period_estimate,
             interference_cycles: self.interference_cycles,

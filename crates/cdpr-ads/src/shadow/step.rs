@@ -1,38 +1,67 @@
-//! The step stage: the physics stepped at its fixed dt up to the controller's time, each
-//! step's command on the way to the last good sample — ramped in lockstep, read off the PLC's
-//! time line when free-running. The shadow never re-implements physics: it only hands
-//! `Sim::set_command_lengths` a buffer it fills in place and calls `Sim::step`.
+//! The step stage: the physics stepped at its fixed dt up to the controller's time, each step's
+//! command read off the commands' time line ([`super::timeline`]) — at the physics' own time in
+//! lockstep, a constant delay behind it free-running. The shadow never re-implements physics:
+//! it only hands `Sim::set_command_lengths` a buffer it fills in place and calls `Sim::step`.
 
-use super::timeline::Timeline;
+use super::timeline::{Blend, Past, Reading, Slopes, Timeline};
 use super::{CycleTiming, Shadow, ShadowError};
 use crate::link::Controller;
 use cdpr_core::sim::{Command, SimError};
 use std::time::Instant;
 
-/// How a cycle's steps move the command.
-enum Plan<'a> {
-    /// Lockstep: linearly from the last cycle's command to the new sample over the steps.
-    Ramp,
-    /// Free-running: the commands on the PLC's time line, `delay` s late.
-    Timeline { line: &'a Timeline, delay: f64 },
+/// How a read of the line goes on past its newest knot, and how long a blend lasts at least.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Reach {
+    pub past: Past,
+    /// The slopes at the knots: centred free-running (read behind the newest), trailing in
+    /// lockstep (read up to it).
+    pub slopes: Slopes,
+    /// A late knot's difference is blended out over this long, or over as long as the read
+    /// had gone past the knot before it if longer, s.
+    pub blend: f64,
+}
+
+/// The shortest the command goes on past the newest knot before it brakes, s: a PLC on a
+/// desktop scheduler runs late by tens of milliseconds and then makes its cycles up back to
+/// back, its commands going on as they went all along.
+const MIN_HORIZON: f64 = 0.050;
+
+/// The shortest blend, s: what a late knot corrects is spread over at least this (a 4 ms
+/// extrapolation of 3 m/s² is off by 24 µm: 2.4 mm/s over 10 ms, 0.1 N of uvigo8's damping).
+const MIN_BLEND: f64 = 0.010;
+
+/// What the last step read: the newest knot there was (sequence, PLC time), up to which PLC
+/// time the line was final, whether it held.
+#[derive(Debug, Clone, Copy)]
+struct LastRead {
+    seq: u64,
+    newest: f64,
+    settled: f64,
+    held: bool,
 }
 
 /// The command the physics follows, and the buffers its steps are computed in.
 pub(super) struct Drive {
     /// The command the physics ended the last cycle on, m.
     command: Vec<f64>,
-    /// Where this cycle's ramp starts: `command` as the cycle began, m.
-    from: Vec<f64>,
-    /// This step's command, m.
+    /// This step's command and its rate, m and m/s.
     step: Vec<f64>,
+    rate: Vec<f64>,
+    /// What the command would have been on the line as it was, for a blend.
+    was: (Vec<f64>, Vec<f64>),
+    blend: Blend,
+    last: Option<LastRead>,
 }
 
 impl Drive {
     pub(super) fn new(command: &[f64]) -> Drive {
         Drive {
             command: command.to_vec(),
-            from: command.to_vec(),
             step: command.to_vec(),
+            rate: vec![0.0; command.len()],
+            was: (Vec::new(), Vec::new()),
+            blend: Blend::default(),
+            last: None,
         }
     }
 
@@ -41,50 +70,85 @@ impl Drive {
         &self.command
     }
 
-    /// The physics was put at rest where `command` holds it.
+    /// The physics was put at rest where `command` holds it: no blend, nothing read yet.
     pub(super) fn reset(&mut self, command: &[f64]) {
         self.command.clear();
         self.command.extend_from_slice(command);
+        self.blend.clear();
+        self.last = None;
     }
 
-    /// A cycle towards `goal` begins: the ramp starts at the command the last one ended on,
-    /// and the command is the goal until a step says otherwise.
-    fn begin(&mut self, goal: &[f64]) {
-        std::mem::swap(&mut self.from, &mut self.command);
-        self.command.clear();
-        self.command.extend_from_slice(goal);
+    /// When knots came since the last step and the read is past the newest knot it had: that
+    /// knot's sequence number, and how far past it the read is.
+    fn past_newest(&self, line: &Timeline, read: f64) -> Option<(u64, f64)> {
+        let last = self.last?;
+        let (seq, _) = line.newest()?;
+        (seq != last.seq && read > last.newest).then_some((last.seq, read - last.newest))
     }
 
-    /// Fills the command of step `k` of `steps` (1-based) on `plan`; `t` is the time at the
-    /// end of the step.
-    fn fill(&mut self, plan: &Plan, k: u64, steps: u64, t: f64, goal: &[f64]) {
-        match plan {
-            Plan::Ramp => {
-                let w = k as f64 / steps as f64;
-                self.step.clear();
-                self.step
-                    .extend(self.from.iter().zip(goal).map(|(a, b)| a + (b - a) * w));
-            }
-            // The command at the end of this step, on the PLC's time line.
-            Plan::Timeline { line, delay } => {
-                if !line.fill(t - delay, &mut self.step) {
-                    self.step.clear();
-                    self.step.extend_from_slice(goal);
-                }
-            }
+    /// Fills the command of the step ending at shadow time `t`, reading the line at its time
+    /// `read`; `goal` when the line is empty. Knots that came while the read was past the newest
+    /// one (or a hold that began or ended there) change the line under the read point: what the
+    /// command would have been — the line as it was, read at `was_at` (the read point before
+    /// any hold-back) — is blended into the new line, value and rate. Returns how far past its
+    /// newest knot the line had been read when such a late knot came, s.
+    fn fill(
+        &mut self,
+        line: &Timeline,
+        t: f64,
+        (was_at, read): (f64, f64),
+        (reach, still): (Reach, bool),
+        goal: &[f64],
+    ) -> Option<f64> {
+        let reading = line.read(
+            read,
+            (None, reach.slopes),
+            reach.past,
+            &mut self.step,
+            &mut self.rate,
+        );
+        if reading == Reading::Empty {
+            self.step.clear();
+            self.step.extend_from_slice(goal);
+            self.rate.clear();
+            self.rate.resize(goal.len(), 0.0);
+            return None;
         }
+        let newest = line.newest();
+        let mut late = None;
+        if let (Some(last), Some((seq, _))) = (self.last, newest)
+            && (seq != last.seq || reach.past.hold != last.held)
+            && was_at > last.settled
+        {
+            let (was, was_rate) = &mut self.was;
+            let then = Past {
+                hold: last.held,
+                ..reach.past
+            };
+            line.read(was_at, (Some(last.seq), reach.slopes), then, was, was_rate);
+            self.blend.apply(t, was, was_rate);
+            let ahead = was_at - last.settled;
+            let length = reach.blend.max(ahead).max(MIN_BLEND);
+            self.blend
+                .restart(t, length, (was, was_rate), (&self.step, &self.rate));
+            // While the commands stand still, nothing the read went ahead to was missed.
+            late = (seq != last.seq && !still).then_some(ahead);
+        }
+        self.last = newest.map(|(seq, newest)| LastRead {
+            seq,
+            newest,
+            settled: line.settled(reach.slopes).unwrap_or(newest),
+            held: reach.past.hold,
+        });
+        self.blend.apply(t, &mut self.step, &mut self.rate);
+        late
     }
 }
 
 impl<C: Controller> Shadow<C> {
-    /// Steps the physics from its time to `target`, the command following the plan towards
-    /// the last good sample. Returns the steps taken.
-    pub(super) fn step_to(
-        &mut self,
-        now: Instant,
-        target: f64,
-        rejected: bool,
-    ) -> Result<u64, ShadowError> {
+    /// Steps the physics from its time to `target`, each step's command read off the line.
+    /// Returns the steps taken.
+    pub(super) fn step_to(&mut self, now: Instant, target: f64) -> Result<u64, ShadowError> {
         let dt = self.config.sim.dt;
         let due = ((target - self.clock.time()) / dt + 1e-9).floor().max(0.0) as u64;
         let cap = (self.config.max_catch_up.as_secs_f64() / dt)
@@ -102,31 +166,67 @@ impl<C: Controller> Shadow<C> {
             });
         }
         let steps = due.min(cap);
-        let plan = match self.config.timing {
-            CycleTiming::Free { period, plc_period } => Plan::Timeline {
-                line: &self.timeline,
-                delay: self.clock.plc_period_s(plc_period) + period.as_secs_f64(),
+        let plc_period = self.plc_period();
+        let reach = Reach {
+            past: Past {
+                horizon: (2.0 * plc_period + self.config.timing.period().as_secs_f64())
+                    .max(MIN_HORIZON),
+                brake: self.robot.winch.max_acceleration,
+                hold: self.commands.holding(),
             },
-            CycleTiming::Lockstep { .. } => Plan::Ramp,
+            slopes: match self.config.timing {
+                CycleTiming::Free { .. } => Slopes::Centred,
+                CycleTiming::Lockstep { .. } => Slopes::Trailing,
+            },
+            blend: plc_period,
         };
-        let goal = &self.commands.good().commanded_lengths;
-        let drive = &mut self.drive;
-        drive.begin(goal);
+        let rejected = reach.past.hold;
         if steps > 0 {
             self.recording.command_moved();
         }
+        let mut read = None;
+        let still = self.timeline.still();
         for k in 1..=steps {
-            drive.fill(&plan, k, steps, self.clock.time() + dt, goal);
-            if k == steps {
-                drive.command.clone_from(&drive.step);
+            let t = self.clock.time() + dt;
+            let at = match self.config.timing {
+                CycleTiming::Lockstep { .. } => t,
+                CycleTiming::Free { .. } => self.read_clock.at(t, dt, still),
+            };
+            // Knots that come after the read went past the horizon (a PLC that stalled, then
+            // ran its cycles back to back): the command had slowed down along its slopes; the
+            // read point goes back to the time it had got to along them, and the read clock
+            // makes the rest up at its slew rate, rather than the command covering the
+            // distance the PLC covered meanwhile at once.
+            let free = matches!(self.config.timing, CycleTiming::Free { .. });
+            let was_at = at;
+            let at = match self.drive.past_newest(&self.timeline, at) {
+                Some((seq, late)) if free && late > reach.past.horizon => {
+                    let back = late - self.timeline.warped(seq, late, reach.past);
+                    self.read_clock.hold_back(back);
+                    at - back
+                }
+                _ => at,
+            };
+            read = Some(at);
+            let goal = &self.commands.good().commanded_lengths;
+            let fill = self
+                .drive
+                .fill(&self.timeline, t, (was_at, at), (reach, still), goal);
+            if let Some(late) = fill {
+                self.stats.late_samples += 1;
+                self.stats.late_max_s = self.stats.late_max_s.max(late);
             }
-            self.sim.set_command_lengths(&drive.step)?;
+            if k == steps {
+                self.drive.command.clone_from(&self.drive.step);
+            }
+            self.sim.set_command_lengths(&self.drive.step)?;
             if let Err(e) = self.sim.step() {
                 let SimError::BlowUp { .. } = e else {
                     return Err(e.into());
                 };
                 tracing::warn!("{e}; re-settling the platform at the current command");
-                self.sim.settle(&Command::Lengths(goal.clone()))?;
+                let goal = self.commands.good().commanded_lengths.clone();
+                self.sim.settle(&Command::Lengths(goal))?;
                 self.stats.physics_resets += 1;
                 self.stats.gaps += 1;
                 self.recording.mark_gap();
@@ -135,9 +235,24 @@ impl<C: Controller> Shadow<C> {
             }
             self.clock.stepped();
             self.stats.steps += 1;
-            self.recording
-                .step(self.clock.time(), &drive.step, self.sim.state(), rejected);
+            self.recording.step(
+                self.clock.time(),
+                &self.drive.step,
+                self.sim.state(),
+                rejected,
+            );
+        }
+        if let Some(read) = read {
+            self.timeline.prune(read);
         }
         Ok(steps)
+    }
+
+    /// The PLC's period as measured (stamps or the counter's rate), else as configured, s.
+    pub(super) fn plc_period(&self) -> f64 {
+        match self.config.timing {
+            CycleTiming::Free { plc_period, .. } => self.clock.plc_period_s(plc_period),
+            CycleTiming::Lockstep { plc_period } => plc_period.as_secs_f64(),
+        }
     }
 }

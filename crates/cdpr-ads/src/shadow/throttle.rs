@@ -42,6 +42,8 @@ pub(super) struct Warnings {
     pub(super) offline: Throttle,
     /// The PLC's counter went back (a restart, or a counter that glitches).
     pub(super) restarted: Throttle,
+    /// Said once: the commanded lengths changed while the counter stood.
+    pub(super) commands_between_counts: bool,
 }
 
 #[cfg(test)]

@@ -446,6 +446,22 @@ impl Connection {
         Ok(s)
     }
 
+    /// Waits until bytes arrive or `until`, whichever is first, to the microsecond (not a read
+    /// timeout's scheduler tick): true when a stamp is queued or something may be read.
+    pub fn wait_readable(&mut self, until: Instant) -> bool {
+        if !self.queue.is_empty()
+            || !matches!(self.framing.decode(&self.pending, FRAME_LIMIT), Ok(None))
+        {
+            return true;
+        }
+        if let Stream::Tls(s) = &self.stream
+            && s.ssl().pending() > 0
+        {
+            return true;
+        }
+        super::readable::wait(self.stream.tcp(), until)
+    }
+
     /// Takes in whatever frames have arrived (waiting up to `wait` for the first).
     fn receive_notifications(&mut self, wait: Duration) -> Result<(), ConnError> {
         // A poll (`wait` zero) takes what the socket holds without waiting: a socket timeout

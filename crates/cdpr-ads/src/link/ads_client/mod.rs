@@ -5,6 +5,7 @@ pub mod config;
 pub mod connection;
 pub mod exchange;
 mod failure;
+mod readable;
 pub mod transport;
 
 pub use config::{AdsConfig, AdsSource};

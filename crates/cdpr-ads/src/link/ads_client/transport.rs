@@ -461,8 +461,16 @@ impl Transport for AdsTransport {
         self.poll(symbols)
     }
 
-    fn read_inputs(&mut self, symbols: &[usize]) -> Result<Inputs, ControllerError> {
-        self.inputs(symbols)
+    fn read_inputs(
+        &mut self,
+        symbols: &[usize],
+        out: &mut Vec<Inputs>,
+    ) -> Result<(), ControllerError> {
+        self.inputs(symbols, out)
+    }
+
+    fn wait_for_inputs(&mut self, until: std::time::Instant) -> bool {
+        self.wait_for_notification(until)
     }
 
     fn sum_write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {

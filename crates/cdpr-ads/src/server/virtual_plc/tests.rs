@@ -128,11 +128,14 @@ fn nc_task_plays_the_trajectory_through_ik_and_the_plc_task_counts() {
     let hold = 100; // 200 ms of 2 ms ticks
     for tick in 1..=hold + 600u64 {
         c.tick();
+        // The GVL holds what the last PLC cycle (every 5 NC ticks) copied from the NC: the set
+        // point of that NC tick, beside that cycle's counter.
+        let published = tick - tick % 5;
         let enable = scalar(&c, "GVL_Shadow.bMotionEnable") != 0;
-        let t = (tick.saturating_sub(hold)) as f64 * 0.002;
+        let t = (published.saturating_sub(hold)) as f64 * 0.002;
         assert_eq!(
             enable,
-            tick >= hold && t <= 1.0 + 1e-9,
+            published >= hold && t <= 1.0 + 1e-9,
             "enable at tick {tick}"
         );
         let pose = traj.sample_at(t).expect("sample").pose;

@@ -1,8 +1,9 @@
 //! The cycle's inputs by device notification ([`Exchange::Notify`]): one AddDeviceNotification
 //! per input symbol, by handle, in server-cycle mode with a cycle time below any PLC task's, so
-//! that the PLC sends every symbol once per task cycle, stamped with its own time. Samples are
-//! taken in the order the PLC sent them, one stamp per call: a shadow that fell behind catches
-//! up cycle by cycle instead of skipping any.
+//! that the PLC sends every symbol once per task cycle, stamped with its own time. Each read
+//! takes every sample that has come since the last, in the order the PLC sent them: whatever
+//! the ratio of the PLC's period to the shadow's, nothing is skipped and no backlog builds up
+//! (taking one per read, a shadow slower than the PLC by a hair falls behind for good).
 
 use super::AdsTransport;
 use crate::link::ads_client::connection::ConnError;
@@ -11,6 +12,7 @@ use crate::link::ads_client::failure::Failure;
 use crate::link::error::ControllerError;
 use crate::link::transport::Inputs;
 use crate::wire::{NotificationParams, error, group, trans_mode};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// The cycle time asked for, 100 ns ticks: below every PLC task's, so one sample per cycle.
@@ -19,6 +21,10 @@ const EVERY_CYCLE: u32 = 1;
 /// Longest wait for the first two samples after registering (within the reply timeout): a
 /// PLC sends the current values at once, and the next with its task's next cycle.
 const FIRST_SAMPLE: Duration = Duration::from_secs(1);
+
+/// Complete samples kept untaken: ten seconds of a 1 ms task (the connection's own queue holds
+/// bytes, not samples; this bounds what a caller that stops reading leaves behind).
+const MAX_READY: usize = 10_000;
 
 /// ADS codes that say notifications of this kind are not served: 0x701/0x702, transmission
 /// mode not supported (0x713), no more notification handles (0x716).
@@ -31,15 +37,16 @@ pub(super) struct Subscription {
     symbols: Vec<usize>,
     /// Their notification handles, same order.
     handles: Vec<u32>,
-    /// The last complete sample, handed out again until a new one comes.
-    last: Inputs,
+    /// Complete samples not taken yet, oldest first.
+    ready: VecDeque<Inputs>,
     /// Values that came since `last` was made, per symbol, and the newest stamp among them:
     /// a sample is complete once every symbol has a fresh value (one frame per cycle from a
     /// TwinCAT; a server that sends each symbol in a frame of its own completes it too).
     fresh: Vec<Option<Vec<u8>>>,
     newest: u64,
-    /// When `last` was made: no new sample within the timeout, and the inputs are polled
-    /// from then on (a PLC whose task stopped sends nothing; its values are still there).
+    /// When the last complete sample was made: no new sample within the timeout, and the
+    /// inputs are polled from then on (a PLC whose task stopped sends nothing; its values are
+    /// still there).
     since: Instant,
     /// Complete samples made.
     made: u64,
@@ -52,20 +59,44 @@ impl Subscription {
 }
 
 impl AdsTransport {
-    /// The cycle's inputs: by notification where asked for and served, else polled.
-    pub(super) fn inputs(&mut self, symbols: &[usize]) -> Result<Inputs, ControllerError> {
+    /// The cycle's inputs into `out`: by notification where asked for and served (every
+    /// sample since the last call), else one, polled.
+    pub(super) fn inputs(
+        &mut self,
+        symbols: &[usize],
+        out: &mut Vec<Inputs>,
+    ) -> Result<(), ControllerError> {
         if self.subscription.is_none() && self.config.exchange.notify() && !self.notify_refused {
             self.subscribe(symbols)?;
         }
         match &self.subscription {
-            Some(sub) if sub.symbols == symbols => self.next_sample(),
+            Some(sub) if sub.symbols == symbols => self.new_samples(out),
             Some(_) => Err(ControllerError::Link(
                 "the inputs asked for are not those subscribed to".into(),
             )),
-            None => Ok(Inputs {
-                values: self.poll(symbols)?,
-                plc_time: None,
-            }),
+            None => {
+                out.push(Inputs {
+                    values: self.poll(symbols)?,
+                    plc_time: None,
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Waits until a notification may have come or `until`: true then. Without a
+    /// subscription (polled inputs) it sleeps to `until`.
+    pub(super) fn wait_for_notification(&mut self, until: Instant) -> bool {
+        let Some(sub) = &self.subscription else {
+            std::thread::sleep(until.saturating_duration_since(Instant::now()));
+            return false;
+        };
+        if !sub.ready.is_empty() {
+            return true;
+        }
+        match self.client.as_mut() {
+            Some(client) => client.wait_readable(until),
+            None => true,
         }
     }
 
@@ -125,10 +156,7 @@ impl AdsTransport {
         let mut sub = Subscription {
             symbols: symbols.to_vec(),
             handles,
-            last: Inputs {
-                values: Vec::new(),
-                plc_time: None,
-            },
+            ready: VecDeque::new(),
             fresh: vec![None; symbols.len()],
             newest: 0,
             since: Instant::now(),
@@ -153,16 +181,15 @@ impl AdsTransport {
         Ok(sub)
     }
 
-    /// The next complete sample, or the last one again; polled when none came for longer than
-    /// the timeout.
-    fn next_sample(&mut self) -> Result<Inputs, ControllerError> {
+    /// Every complete sample that has come, into `out` (none when none has); polled when none
+    /// came for longer than the timeout.
+    fn new_samples(&mut self, out: &mut Vec<Inputs>) -> Result<(), ControllerError> {
         let Some(mut sub) = self.subscription.take() else {
             return Err(ControllerError::Link("no notifications registered".into()));
         };
-        let before = sub.made;
-        // Stamps until one completes a new sample, or none is waiting.
+        // Every stamp waiting, without waiting for more.
         let mut result = Ok(());
-        while sub.made == before {
+        loop {
             match self.take_stamp(&mut sub, Duration::ZERO) {
                 Ok(true) => {}
                 Ok(false) => break,
@@ -172,7 +199,8 @@ impl AdsTransport {
                 }
             }
         }
-        if result.is_ok() && sub.made == before && sub.since.elapsed() > self.config.timeout {
+        let quiet = sub.ready.is_empty() && sub.since.elapsed() > self.config.timeout;
+        if result.is_ok() && quiet {
             // Quiet for longer than the timeout: not a PLC sending every cycle (one that sends
             // only on change, or whose task stopped). Polled for the rest of the connection.
             tracing::info!(
@@ -181,16 +209,18 @@ impl AdsTransport {
             );
             self.release_notifications(&sub.handles);
             self.notify_refused = true;
-            return self.poll(&sub.symbols).map(|values| Inputs {
+            let values = self.poll(&sub.symbols)?;
+            out.push(Inputs {
                 values,
                 plc_time: None,
             });
+            return Ok(());
         }
-        let out = sub.last.clone();
+        out.extend(sub.ready.drain(..));
         if self.client.is_some() {
             self.subscription = Some(sub);
         }
-        result.map(|()| out)
+        result
     }
 
     /// Takes one stamp off the connection (waiting up to `wait` for one) into `sub`: whether
@@ -209,10 +239,14 @@ impl AdsTransport {
             }
         }
         if sub.fresh.iter().all(Option::is_some) {
-            sub.last = Inputs {
+            if sub.ready.len() == MAX_READY {
+                // A reader that stopped reading: the oldest go, and the counter shows the gap.
+                sub.ready.pop_front();
+            }
+            sub.ready.push_back(Inputs {
                 values: sub.fresh.iter_mut().filter_map(Option::take).collect(),
                 plc_time: Some(sub.newest),
-            };
+            });
             sub.since = Instant::now();
             sub.made += 1;
         }
