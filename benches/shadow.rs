@@ -9,11 +9,17 @@
 //! - real time: 10 000 cycles of `shadow::run` at its 2 ms period (20 s) — what `cdpr shadow`
 //!   does, with the PLC's reaction time (seed 003's figure, PLC cycles) measured meanwhile.
 //!
-//! Criterion times one back-to-back cycle too. Run: cargo bench --no-default-features --bench shadow
+//! Criterion times one back-to-back cycle too, and the cycle at a 1 ms PLC task (NC 1 ms),
+//! by notification and polled: every sample since the last cycle taken, 1 ms of physics, the
+//! echo of the newest written — with the PLC's reaction over 10 s of the shadow's real loop.
+//! Run: cargo bench --no-default-features --bench shadow
 
-use cdpr_ads::link::AdsController;
+use cdpr_ads::link::{
+    AdsConfig, AdsController, AdsTransport, ExchangeChoice, ShadowLink, WritePolicy,
+};
 use cdpr_ads::server::{self, Runtime, ServerConfig, Timing};
-use cdpr_ads::shadow::{self, Shadow, Summary};
+use cdpr_ads::shadow::{self, Shadow, ShadowConfig, Summary};
+use cdpr_ads::wire::{AmsAddr, AmsNetId};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::ModelKind;
 use cdpr_core::trajectory::{self, BuiltinOptions};
@@ -24,6 +30,16 @@ use std::time::{Duration, Instant};
 const CYCLES: u64 = 10_000;
 
 fn runtime(robot: &Robot, hold: Duration) -> Runtime {
+    runtime_timed(
+        robot,
+        Timing {
+            hold,
+            ..Timing::default()
+        },
+    )
+}
+
+fn runtime_timed(robot: &Robot, timing: Timing) -> Runtime {
     // seed000 at 0.1 m/s lasts 31 s: the PLC moves for the whole bench.
     let options = BuiltinOptions {
         speed: 0.1,
@@ -31,10 +47,6 @@ fn runtime(robot: &Robot, hold: Duration) -> Runtime {
         ..BuiltinOptions::default()
     };
     let trajectory = trajectory::builtin(robot, "seed000", &options).expect("seed000");
-    let timing = Timing {
-        hold,
-        ..Timing::default()
-    };
     let config = ServerConfig::new("127.0.0.1:0".parse().expect("address"));
     Runtime::start(
         robot,
@@ -117,9 +129,80 @@ fn benches(c: &mut Criterion) {
     );
 }
 
+/// A writing, free-running (2 ms) chain shadow of `rt` over `exchange`.
+fn shadow_by(rt: &Runtime, robot: &Robot, exchange: ExchangeChoice) -> Shadow<AdsController> {
+    let mut ads = AdsConfig::new(
+        rt.server.local_addr().to_string(),
+        AmsAddr::new(AmsNetId::LOCAL, 851),
+    );
+    ads.exchange = exchange;
+    let link = ShadowLink::connect(
+        AdsTransport::connect(ads).expect("connects"),
+        &cdpr_ads::PlcSymbols::of(robot).expect("[plc]"),
+        WritePolicy::AllowListed,
+    )
+    .expect("resolves");
+    let config = ShadowConfig {
+        write: true,
+        ..ShadowConfig::default()
+    };
+    Shadow::new(link, Some(robot.clone()), config).expect("the shadow starts")
+}
+
+fn fast_task(c: &mut Criterion) {
+    let robot = cdpr_core::fixtures::uvigo8();
+    let timing = Timing {
+        task: Duration::from_millis(1),
+        nc: Duration::from_millis(1),
+        hold: Duration::from_millis(200),
+    };
+    for (name, exchange) in [
+        ("notify", ExchangeChoice::Auto),
+        ("poll", ExchangeChoice::Poll),
+    ] {
+        let rt = runtime_timed(&robot, timing);
+        let mut s = shadow_by(&rt, &robot, exchange);
+        let origin = s.clock_origin();
+        let mut k = 0u64;
+        c.bench_function(&format!("shadow_cycle_1ms_task_{name}"), |b| {
+            b.iter(|| {
+                k += 1;
+                s.cycle_at(origin + Duration::from_millis(k))
+                    .expect("cycle")
+            })
+        });
+        drop(s);
+        rt.stop();
+        // The real loop for 10 s: the PLC's reaction.
+        let rt = runtime_timed(&robot, timing);
+        let mut s = shadow_by(&rt, &robot, exchange);
+        shadow::run(
+            &mut s,
+            Some(Duration::from_secs(10)),
+            &AtomicBool::new(false),
+        )
+        .expect("runs");
+        print(&format!("shadow_1ms_task_{name}_real_time"), &s.summary());
+        let stats = rt.stop();
+        let r = &stats.reaction;
+        println!(
+            "1 ms task, {name}: PLC reaction p50 {:?}, p99 {:?}, max {:?} PLC cycles over {} echoes ({} late PLC cycles); samples {}, most in one cycle {}, missed {}; {}",
+            r.quantile(0.5),
+            r.quantile(0.99),
+            r.max,
+            r.samples(),
+            stats.late_cycles,
+            s.summary().samples,
+            s.summary().samples_per_cycle_max,
+            s.summary().missed_plc_cycles,
+            s.summary().scheduling.unwrap_or_default(),
+        );
+    }
+}
+
 criterion_group! {
     name = shadow_benches;
     config = Criterion::default().measurement_time(Duration::from_secs(3));
-    targets = benches
+    targets = benches, fast_task
 }
 criterion_main!(shadow_benches);

@@ -83,10 +83,11 @@ pub struct LinkArgs {
     /// AMS port of the PLC runtime (851: TwinCAT 3's first PLC runtime).
     #[arg(long, default_value_t = 851, value_name = "PORT")]
     pub ams_port: u16,
-    /// `2ms` (or any period): free-running, physics stepped to the wall clock, the commands
-    /// interpolated on the PLC's counter one PLC period late (as smooth as lockstep);
-    /// `lockstep`: physics advances the PLC's cycle-counter delta × --plc-period.
-    /// The period is 100µs to 1s.
+    /// `2ms` (or any period): free-running, physics stepped to the wall clock at least every
+    /// PERIOD — by notification also as each PLC sample comes, polled at least twice per PLC
+    /// cycle — the commands a C¹ curve through the PLC's samples on its time line, read two PLC
+    /// periods and one PERIOD late; `lockstep`: physics advances the PLC's cycle-counter delta ×
+    /// --plc-period along the samples. The period is 100µs to 1s.
     #[arg(long, default_value = "2ms", value_parser = parse_cycle, value_name = "PERIOD|lockstep")]
     pub cycle: CycleArg,
     /// Period of the PLC task that increments the cycle counter (seed 003 and `cdpr plc`:
@@ -436,6 +437,25 @@ pub fn print_summary(s: &Summary, wall: f64, simulated: f64) {
                     s.interference.join("; ")
                 }
             ),
+        ),
+        (
+            "samples (most in a cycle) / missed PLC cycles",
+            format!(
+                "{} ({}) / {}",
+                s.samples, s.samples_per_cycle_max, s.missed_plc_cycles
+            ),
+        ),
+        (
+            "late samples (longest ahead) [ms]",
+            format!("{} ({:.2})", s.late_samples, s.late_max_s * 1e3),
+        ),
+        (
+            "command latency [ms]",
+            format!("{:.1}", s.command_latency_s * 1e3),
+        ),
+        (
+            "scheduling",
+            s.scheduling.clone().unwrap_or_else(|| "-".into()),
         ),
         ("rejected samples", s.rejected.to_string()),
         (

@@ -39,12 +39,17 @@ impl InProcessTransport {
         }
     }
 
-    /// The memory of `core`, the inputs taken as notifications bring them: a sample of the
-    /// memory after each PLC cycle, stamped with the PLC's time, every one since the last read
-    /// taken at each read.
+    /// The memory of `core`, the inputs taken as notifications bring them: the memory as it is
+    /// now, then a sample of it after each PLC cycle, stamped with the PLC's time, every one
+    /// since the last read taken at each read.
     pub fn notified(core: &mut PlcCore) -> InProcessTransport {
         let memory = Arc::clone(core.memory());
-        let queue = Snapshots::default();
+        // The current values first, as a PLC sends them when the notification is registered.
+        let now = (
+            core.plc_filetime(),
+            memory.with_image(|image| image.to_vec()),
+        );
+        let queue = Snapshots::new(Mutex::new(VecDeque::from([now])));
         let (q, m) = (Arc::clone(&queue), Arc::clone(&memory));
         core.add_cycle_hook(Box::new(move |_, stamp| {
             let image = m.with_image(|image| image.to_vec());
