@@ -214,6 +214,16 @@ fn live_section(ui: &mut egui::Ui, playback: &mut Playback) {
         );
         row(
             ui,
+            "samples: late / missed",
+            format!("{} / {}", summary.late_samples, summary.missed_plc_cycles),
+        );
+        row(
+            ui,
+            "command latency",
+            format!("{:.1} ms", summary.command_latency_s * 1e3),
+        );
+        row(
+            ui,
             "rejected / gaps",
             format!("{} / {}", latest.rejected, summary.gaps),
         );

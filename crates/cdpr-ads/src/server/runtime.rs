@@ -73,8 +73,10 @@ impl Runtime {
             .allow_writes(options.allow_writes)
             .driven_by_plc(timing.task);
         let routes = config.routes.clone();
+        // Real-time connections on loopback only: beyond it, a client flooding the PLC with
+        // requests would have a real-time thread answering them.
         let config = ServerConfig {
-            realtime: !options.normal_priority,
+            realtime: !options.normal_priority && config.listen.ip().is_loopback(),
             ..config
         };
         let server = Server::start(config, device)?;

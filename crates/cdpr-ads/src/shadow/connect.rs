@@ -388,7 +388,9 @@ fn banner(
         source.map_or("?".into(), |s| s.to_string()),
         match setup.config.timing {
             CycleTiming::Free { period, plc_period } => format!(
-                "free-running every {period:?}, commands on the PLC's time line ({plc_period:?} per counter step until measured)"
+                "free-running every {period:?} and at each notified sample, the commands a curve \
+                 through the PLC's samples read two PLC periods and a cycle late (the PLC's \
+                 period {plc_period:?} until measured)"
             ),
             CycleTiming::Lockstep { plc_period } =>
                 format!("lockstep with the PLC counter ({plc_period:?} per cycle)"),

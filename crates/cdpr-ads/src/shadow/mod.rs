@@ -5,25 +5,30 @@
 //! PLC in-process) and a [`Sim`]. [`Shadow::new`] reads the controller's geometry, builds the
 //! model from it (seed 000's automatic generation, [`model`]) and puts the platform at rest
 //! where the controller's commanded lengths hold it ([`start`]). Each [`Shadow::cycle`] is one
-//! exchange, in stages ([`cycle`]): read one sum read of commanded lengths, cycle counter and
-//! enable flag; clock the time the physics must reach ([`clock`]); guard the sample
-//! ([`commands`]); step the physics at its fixed dt up to that time, the commands interpolated
-//! between the last sample and this one ([`step`], [`timeline`]); write one sum write of pose,
-//! lengths, tensions and the counter echo; record the cycle's statistics ([`stats`]) and its
-//! steps ([`record`]). The shadow never re-implements physics: it only feeds
-//! `Sim::set_command_lengths` and calls `Sim::step`.
+//! exchange, in stages ([`cycle`]): read every sample of commanded lengths, cycle counter and
+//! enable flag that has come since the last cycle (one sum read when polled, each notification
+//! when they come by notification); place each on the PLC's time line and guard it
+//! ([`clock`], [`commands`]); step the physics at its fixed dt to the time it must reach, each
+//! step's command read off the curve through the samples ([`step`], [`timeline`]); write one sum
+//! write of pose, lengths, tensions and the echo of the newest counter; record the cycle's
+//! statistics ([`stats`]) and its steps ([`record`]). The shadow never re-implements physics:
+//! it only feeds `Sim::set_command_lengths` and calls `Sim::step`.
 //!
 //! Time, two ways ([`CycleTiming`]):
-//! - free-running: the controller's time is the wall clock since the start (the PLC runs in
-//!   real time); each cycle steps floor(elapsed / dt) − steps done, at most
+//! - free-running: the physics' time is the wall clock since the start (the PLC runs in real
+//!   time); each cycle steps floor(elapsed / dt) − steps done, at most
 //!   [`ShadowConfig::max_catch_up`] of them (the rest is skipped and counted, never silently).
-//!   The commands are not sampled on the shadow's clock (a staircase whenever the PLC
-//!   publishes less often than the shadow polls) but interpolated on the PLC's time line, its
-//!   cycle counter, one PLC period and one poll late (`timeline`);
+//!   The commands are read off the PLC's time line two PLC periods and one cycle late, when the
+//!   samples that settle the curve there have come; a late one is extrapolated for and blended
+//!   in ([`timeline`]);
 //! - lockstep: the PLC's cycle counter is the clock: a counter that advanced by n steps the
 //!   physics n × the PLC task period (the period of the task that increments the counter, 10 ms
 //!   in seed 003 and `cdpr plc`; given by the user, and checked against an estimate from the
-//!   counter's rate). An unchanged counter is a poll: nothing stepped, nothing written.
+//!   counter's rate) along the samples up to the newest. An unchanged counter is a poll:
+//!   nothing stepped, nothing written.
+//!
+//! [`run`] starts a cycle on a fixed schedule and, by notification, as each sample comes; its
+//! thread asks for real-time scheduling ([`crate::realtime`]).
 //!
 //! Safety: nothing is written unless [`ShadowConfig::write`], and then only through
 //! [`Controller::write_cycle`], which refuses symbols not on the allow-list before a byte goes
