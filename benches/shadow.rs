@@ -14,12 +14,10 @@
 //! echo of the newest written — with the PLC's reaction over 10 s of the shadow's real loop.
 //! Run: cargo bench --no-default-features --bench shadow
 
-use cdpr_ads::link::{
-    AdsConfig, AdsController, AdsTransport, ExchangeChoice, ShadowLink, WritePolicy,
-};
+use cdpr_ads::fixtures::shadow_over_ads_by;
+use cdpr_ads::link::{AdsController, ExchangeChoice};
 use cdpr_ads::server::{self, Runtime, ServerConfig, Timing};
-use cdpr_ads::shadow::{self, Shadow, ShadowConfig, Summary};
-use cdpr_ads::wire::{AmsAddr, AmsNetId};
+use cdpr_ads::shadow::{self, Shadow, Summary};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::ModelKind;
 use cdpr_core::trajectory::{self, BuiltinOptions};
@@ -129,26 +127,6 @@ fn benches(c: &mut Criterion) {
     );
 }
 
-/// A writing, free-running (2 ms) chain shadow of `rt` over `exchange`.
-fn shadow_by(rt: &Runtime, robot: &Robot, exchange: ExchangeChoice) -> Shadow<AdsController> {
-    let mut ads = AdsConfig::new(
-        rt.server.local_addr().to_string(),
-        AmsAddr::new(AmsNetId::LOCAL, 851),
-    );
-    ads.exchange = exchange;
-    let link = ShadowLink::connect(
-        AdsTransport::connect(ads).expect("connects"),
-        &cdpr_ads::PlcSymbols::of(robot).expect("[plc]"),
-        WritePolicy::AllowListed,
-    )
-    .expect("resolves");
-    let config = ShadowConfig {
-        write: true,
-        ..ShadowConfig::default()
-    };
-    Shadow::new(link, Some(robot.clone()), config).expect("the shadow starts")
-}
-
 fn fast_task(c: &mut Criterion) {
     let robot = cdpr_core::fixtures::uvigo8();
     let timing = Timing {
@@ -161,7 +139,7 @@ fn fast_task(c: &mut Criterion) {
         ("poll", ExchangeChoice::Poll),
     ] {
         let rt = runtime_timed(&robot, timing);
-        let mut s = shadow_by(&rt, &robot, exchange);
+        let mut s = shadow_over_ads_by(&rt, &robot, ModelKind::CHAIN, exchange);
         let origin = s.clock_origin();
         let mut k = 0u64;
         c.bench_function(&format!("shadow_cycle_1ms_task_{name}"), |b| {
@@ -175,7 +153,7 @@ fn fast_task(c: &mut Criterion) {
         rt.stop();
         // The real loop for 10 s: the PLC's reaction.
         let rt = runtime_timed(&robot, timing);
-        let mut s = shadow_by(&rt, &robot, exchange);
+        let mut s = shadow_over_ads_by(&rt, &robot, ModelKind::CHAIN, exchange);
         shadow::run(
             &mut s,
             Some(Duration::from_secs(10)),

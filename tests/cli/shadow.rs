@@ -431,7 +431,10 @@ fn the_ads_exchange_is_picked_or_forced_and_reported() {
     // choice; polled, it serves sum commands by handle, the first of those.
     let (ok, out, err) = shadow(&addr, &["--duration", "0.3", "--json"]).finish();
     assert!(ok, "{err}");
-    assert!(err.contains("ADS exchange notify (auto)"), "{err}");
+    assert!(
+        err.contains("ADS exchange notify (auto: the PLC sends every sample"),
+        "{err}"
+    );
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["exchange"], "notify");
     assert_eq!(v["exchange_choice"], "auto");

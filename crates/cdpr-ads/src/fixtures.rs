@@ -95,12 +95,23 @@ pub fn shadow_over_ads(
     robot: &Robot,
     model: cdpr_core::sim::ModelKind,
 ) -> crate::shadow::Shadow<crate::link::AdsController> {
+    shadow_over_ads_by(rt, robot, model, crate::link::ExchangeChoice::Auto)
+}
+
+/// [`shadow_over_ads`] over `exchange`.
+pub fn shadow_over_ads_by(
+    rt: &Runtime,
+    robot: &Robot,
+    model: cdpr_core::sim::ModelKind,
+    exchange: crate::link::ExchangeChoice,
+) -> crate::shadow::Shadow<crate::link::AdsController> {
     use crate::link::{AdsConfig, AdsTransport, ShadowLink, WritePolicy};
     use crate::shadow::{CycleTiming, Shadow, ShadowConfig};
     use crate::wire::{AmsAddr, AmsNetId};
     let target = AmsAddr::new(AmsNetId::LOCAL, 851);
-    let t = AdsTransport::connect(AdsConfig::new(rt.server.local_addr().to_string(), target))
-        .expect("connects");
+    let mut ads = AdsConfig::new(rt.server.local_addr().to_string(), target);
+    ads.exchange = exchange;
+    let t = AdsTransport::connect(ads).expect("connects");
     let link = ShadowLink::connect(
         t,
         &crate::PlcSymbols::of(robot).expect("[plc]"),
@@ -117,6 +128,20 @@ pub fn shadow_over_ads(
     };
     config.sim.model = model;
     Shadow::new(link, Some(robot.clone()), config).expect("the shadow starts")
+}
+
+/// A record kept in memory (a shadow's [`crate::shadow::Recorder`] writes into it).
+#[derive(Clone, Default)]
+pub struct Buffer(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Buffer {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("buffer").extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 // ------------------------------------------------------------------------------ raw frames

@@ -11,20 +11,22 @@
 //!   at every 1 ms step, the shadow only the PLC's samples), and no cable goes slack that the
 //!   simulation keeps taut.
 //!
-//! One run at a time (a test binary of its own, and a lock): each measures the machine.
+//! One run at a time (a test binary of its own, and a lock): each measures the machine. The
+//! runs beside busy processes need the real-time scheduling the shadow and the virtual PLC ask
+//! for (as root, or with CAP_SYS_NICE); where it is refused they say SKIPPED, and fail when
+//! `CDPR_REQUIRE_REALTIME=1`.
 
-use cdpr_ads::link::{AdsConfig, AdsTransport, ExchangeChoice, ShadowLink, WritePolicy};
+use cdpr_ads::fixtures::{Buffer, shadow_over_ads_by};
+use cdpr_ads::link::ExchangeChoice;
 use cdpr_ads::server::{self, Runtime, RuntimeOptions, ServerConfig, Timing};
-use cdpr_ads::shadow::{self, CycleTiming, Recorder, Shadow, ShadowConfig, Summary};
-use cdpr_ads::wire::{AmsAddr, AmsNetId};
+use cdpr_ads::shadow::{self, Recorder, ShadowConfig, Summary};
 use cdpr_core::fixtures::{column, csv_rows, num, uvigo8};
 use cdpr_core::robot::Robot;
 use cdpr_core::run::{self, RunOptions};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
-use std::io::Write;
 use std::process::{Child, Command};
+use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// One run at a time.
@@ -69,20 +71,6 @@ impl Drop for Busy {
             let _ = c.kill();
             let _ = c.wait();
         }
-    }
-}
-
-/// A record kept in memory.
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("buffer").extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
@@ -132,26 +120,7 @@ fn measure(robot: &Robot, (task, nc): (u64, u64), exchange: ExchangeChoice) -> M
         },
     )
     .expect("virtual PLC");
-    let mut ads = AdsConfig::new(
-        rt.server.local_addr().to_string(),
-        AmsAddr::new(AmsNetId::LOCAL, 851),
-    );
-    ads.exchange = exchange;
-    let link = ShadowLink::connect(
-        AdsTransport::connect(ads).expect("connects"),
-        &cdpr_ads::PlcSymbols::of(robot).expect("[plc]"),
-        WritePolicy::AllowListed,
-    )
-    .expect("resolves");
-    let config = ShadowConfig {
-        write: true,
-        timing: CycleTiming::Free {
-            period: Duration::from_millis(2),
-            plc_period: Duration::from_millis(10),
-        },
-        ..ShadowConfig::default()
-    };
-    let mut s = Shadow::new(link, Some(robot.clone()), config).expect("the shadow starts");
+    let mut s = shadow_over_ads_by(&rt, robot, ShadowConfig::default().sim.model, exchange);
     let buffer = Buffer::default();
     s.record_to(Recorder::new(Box::new(buffer.clone()), robot).expect("record"));
     let run_for = Duration::from_secs_f64(trajectory.duration() + 0.5);
@@ -236,6 +205,25 @@ fn check(task_nc: (u64, u64), exchange: ExchangeChoice, loaded: bool) {
         ),
         m.jump,
     );
+    // Beside busy processes the shadow's and the PLC's threads need real-time scheduling (a
+    // normal thread wakes up to a scheduler tick late: 4 PLC cycles of 1 ms); where the system
+    // refuses it, the loaded case cannot be judged here.
+    let realtime = m
+        .shadow
+        .scheduling
+        .as_deref()
+        .is_some_and(|s| s.starts_with("real-time"));
+    if loaded && !realtime {
+        assert!(
+            std::env::var("CDPR_REQUIRE_REALTIME").as_deref() != Ok("1"),
+            "{name}: real-time scheduling refused and CDPR_REQUIRE_REALTIME=1"
+        );
+        eprintln!(
+            "{name}: SKIPPED: {}",
+            m.shadow.scheduling.unwrap_or_default()
+        );
+        return;
+    }
     let notified = m.shadow.exchange == Some(cdpr_ads::link::Exchange::Notify);
     assert_eq!(
         notified,

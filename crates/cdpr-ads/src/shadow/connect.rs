@@ -368,9 +368,14 @@ fn banner(
     let robot = shadow.robot();
     let sim: &SimConfig = &setup.config.sim;
     let exchange = match (shadow.controller().exchange(), setup.exchange) {
-        (Some(e), c @ (ExchangeChoice::Auto | ExchangeChoice::Poll)) => {
-            format!("ADS exchange {e} ({c})")
-        }
+        (Some(Exchange::Notify), ExchangeChoice::Auto) => "ADS exchange notify (auto: the PLC \
+             sends every sample; each is answered as it comes, within one PLC cycle)"
+            .to_string(),
+        (Some(e), ExchangeChoice::Auto) => format!(
+            "ADS exchange {e} (auto: the PLC sends no notifications; polled at least twice \
+             per PLC cycle)"
+        ),
+        (Some(e), c @ ExchangeChoice::Poll) => format!("ADS exchange {e} ({c})"),
         (Some(e), ExchangeChoice::Force(_)) => format!("ADS exchange {e} (forced)"),
         (None, choice) => format!("ADS exchange {choice}"),
     };

@@ -120,11 +120,9 @@ impl<C: Controller> Shadow<C> {
     /// (the counter went back) and the physics re-settled.
     fn read(&mut self, now: Instant) -> Result<Result<Duration, CycleReport>, ShadowError> {
         let started = Instant::now();
-        let mut batch = std::mem::take(&mut self.batch);
-        batch.clear();
-        let read = self.controller.read_samples(&mut batch);
+        self.batch.clear();
+        let read = self.controller.read_samples(&mut self.batch);
         let time = started.elapsed();
-        self.batch = batch;
         // Handles the PLC invalidated (online change) were re-resolved within the read: a gap
         // on this cycle's first step, unless a restart's resync below counts it anyway.
         let repaired = self.take_re_resolves() > 0;
@@ -189,8 +187,9 @@ impl<C: Controller> Shadow<C> {
             CycleTiming::Lockstep { plc_period } => (plc_period, plc_period),
         };
         let arrival = self.clock.arrival(now);
-        let batch = std::mem::take(&mut self.batch);
-        for sample in batch {
+        // The buffer goes back after, its capacity kept.
+        let mut batch = std::mem::take(&mut self.batch);
+        for sample in batch.drain(..) {
             let i = match sample {
                 Ok(i) => i,
                 Err(ControllerError::NotFinite {
@@ -227,6 +226,7 @@ impl<C: Controller> Shadow<C> {
             }
             self.guard(now, i, (arrival, line), read_time, (configured, period));
         }
+        self.batch = batch;
         brought
     }
 

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::PlcSymbols;
+use crate::fixtures::Buffer;
 use crate::link::ControllerError;
 use crate::link::{InProcessController, InProcessTransport, ShadowLink, WritePolicy};
 use crate::server::memory::{self, PlcMemory};
@@ -13,8 +14,7 @@ use cdpr_core::run::{self as sim_run, RunOptions};
 use cdpr_core::sim::{Command, ModelKind};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use nalgebra::Vector3;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 fn seed000(robot: &Robot, speed: f64) -> Trajectory {
@@ -72,20 +72,6 @@ fn shadow(core: &PlcCore, file: Option<Robot>, c: ShadowConfig) -> Shadow<InProc
         .as_ref()
         .map_or_else(PlcSymbols::defaults, |r| PlcSymbols::of(r).expect("[plc]"));
     Shadow::new(link(core, &symbols, policy), file, c).expect("shadow starts")
-}
-
-/// A record kept in memory.
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("buffer").extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// A PLC playing seed000 at 0.4 m/s after a 20 ms hold, and a shadow of it with uvigo8's
