@@ -231,12 +231,20 @@ fn check(task_nc: (u64, u64), exchange: ExchangeChoice, loaded: bool) {
         "{name}: {:?}",
         m.shadow.exchange
     );
+    // The run lasts the square's 2.5 s and more: an echo for (nearly) every PLC cycle of it,
+    // and by notification every sample the PLC sent taken.
     let cycles = 2.5 / (task_nc.0 as f64 * 1e-3);
     assert!(
-        r.samples() as f64 > 0.4 * cycles,
-        "{name}: {} echoes",
+        r.samples() as f64 > 0.9 * cycles,
+        "{name}: {} echoes in {cycles} PLC cycles",
         r.samples()
     );
+    if notified {
+        assert_eq!(
+            m.shadow.missed_plc_cycles, 0,
+            "{name}: missed by notification"
+        );
+    }
     assert!(
         r.quantile(0.99).is_some_and(|p| p <= 2),
         "{name}: reaction p99 {:?} PLC cycles",

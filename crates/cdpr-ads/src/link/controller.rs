@@ -48,9 +48,30 @@ pub struct CycleInputs {
     pub plc_time: Option<u64>,
 }
 
-/// One sample as the link decoded it: the inputs, or — [`ControllerError::NotFinite`] — why
-/// its values cannot be used (the symbol and element named).
-pub type Sample = Result<CycleInputs, ControllerError>;
+/// One sample as the link decoded it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sample {
+    /// Its inputs, in SI.
+    Usable(CycleInputs),
+    /// Values that cannot be used — why ([`ControllerError::NotFinite`], the symbol and element
+    /// named) — with the cycle counter and the stamp the sample carried: a PLC cycle that was
+    /// sent, not one missed.
+    Unusable {
+        cycle: u32,
+        plc_time: Option<u64>,
+        error: ControllerError,
+    },
+}
+
+impl Sample {
+    /// The inputs, when they can be used.
+    pub fn usable(&self) -> Option<&CycleInputs> {
+        match self {
+            Sample::Usable(i) => Some(i),
+            Sample::Unusable { .. } => None,
+        }
+    }
+}
 
 /// What the shadow writes back every cycle, in one sum write.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +101,8 @@ pub trait Controller {
         let mut samples = Vec::new();
         self.read_samples(&mut samples)?;
         match samples.pop() {
-            Some(newest) => newest,
+            Some(Sample::Usable(newest)) => Ok(newest),
+            Some(Sample::Unusable { error, .. }) => Err(error),
             None => self
                 .last_sample()
                 .cloned()
@@ -89,8 +111,8 @@ pub trait Controller {
     }
     /// Every sample that has come since the last read into `out`, oldest first: one per sum
     /// read when polled, each the PLC sent when they come by notification (none when none has
-    /// come). A sample with a NaN or an infinity is there as its [`ControllerError::NotFinite`];
-    /// any other error fails the read.
+    /// come). A sample with a NaN or an infinity is there as [`Sample::Unusable`]; any other
+    /// error fails the read.
     fn read_samples(&mut self, out: &mut Vec<Sample>) -> Result<(), ControllerError>;
     /// The last sample read that could be decoded.
     fn last_sample(&self) -> Option<&CycleInputs>;

@@ -3,7 +3,7 @@
 
 use super::error::ControllerError;
 use super::shadow_link::ShadowLink;
-use super::transport::{Inputs, Transport};
+use super::transport::{Inputs, MAX_READY, Transport};
 use crate::server::PlcCore;
 use crate::server::memory::PlcMemory;
 use crate::wire::IecType;
@@ -53,9 +53,11 @@ impl InProcessTransport {
         let (q, m) = (Arc::clone(&queue), Arc::clone(&memory));
         core.add_cycle_hook(Box::new(move |_, stamp| {
             let image = m.with_image(|image| image.to_vec());
-            q.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push_back((stamp, image));
+            let mut queue = q.lock().unwrap_or_else(|e| e.into_inner());
+            if queue.len() == MAX_READY {
+                queue.pop_front();
+            }
+            queue.push_back((stamp, image));
         }));
         InProcessTransport {
             notified: Some(queue),

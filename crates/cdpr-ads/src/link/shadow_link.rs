@@ -227,7 +227,7 @@ impl<T: Transport> ShadowLink<T> {
 impl<T: Transport> ShadowLink<T> {
     /// One sample's bytes (`wanted` symbols: commands, counter, enable, maybe the reaction
     /// diagnostic) in SI.
-    fn decode_inputs(&self, inputs: Inputs, wanted: usize) -> Result<CycleInputs, ControllerError> {
+    fn decode_inputs(&self, inputs: Inputs, wanted: usize) -> Result<Sample, ControllerError> {
         let raw = inputs.values;
         if raw.len() != wanted {
             return Err(ControllerError::Link(format!(
@@ -239,13 +239,26 @@ impl<T: Transport> ShadowLink<T> {
             Some(bytes) => Some(self.scalar(Slot::Reaction, bytes)?),
             None => None,
         };
-        Ok(CycleInputs {
-            commanded_lengths: from_mm(self.reals(Slot::Commanded, &raw[0])?),
-            cycle: self.scalar(Slot::Cycle, &raw[1])?,
+        // The counter first: a sample whose commands cannot be used still counts its cycle.
+        let cycle = self.scalar(Slot::Cycle, &raw[1])?;
+        let commanded = match self.reals(Slot::Commanded, &raw[0]) {
+            Ok(values) => values,
+            Err(error @ ControllerError::NotFinite { .. }) => {
+                return Ok(Sample::Unusable {
+                    cycle,
+                    plc_time: inputs.plc_time,
+                    error,
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(Sample::Usable(CycleInputs {
+            commanded_lengths: from_mm(commanded),
+            cycle,
             motion_enable: self.scalar(Slot::Enable, &raw[2])? != 0,
             reaction_cycles,
             plc_time: inputs.plc_time,
-        })
+        }))
     }
 }
 
@@ -464,15 +477,11 @@ impl<T: Transport> Controller for ShadowLink<T> {
             Ok((batch, slots.len()))
         })?;
         for inputs in batch {
-            let sample = self.decode_inputs(inputs, wanted);
-            match sample {
-                Ok(i) => {
-                    self.last = Some(i.clone());
-                    out.push(Ok(i));
-                }
-                Err(e @ ControllerError::NotFinite { .. }) => out.push(Err(e)),
-                Err(e) => return Err(e),
+            let sample = self.decode_inputs(inputs, wanted)?;
+            if let Sample::Usable(i) = &sample {
+                self.last = Some(i.clone());
             }
+            out.push(sample);
         }
         Ok(())
     }

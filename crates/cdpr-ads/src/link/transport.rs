@@ -6,6 +6,11 @@ use super::error::ControllerError;
 use crate::wire::IecType;
 use std::time::Instant;
 
+/// Notified samples kept untaken at most: ten seconds of a 1 ms task (a connection's own queue
+/// holds bytes, not samples; this bounds what a reader that stops reading leaves behind). The
+/// oldest go first, and the counter shows the gap.
+pub(crate) const MAX_READY: usize = 10_000;
+
 /// The bytes of the cycle's inputs, and the PLC's time stamp when they came by notification.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inputs {

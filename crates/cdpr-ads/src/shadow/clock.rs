@@ -144,6 +144,9 @@ pub(super) struct Brought {
     pub unusable: usize,
 }
 
+/// Stamp spans the PLC's period is the median of.
+const STAMP_SPANS: usize = 15;
+
 pub(super) struct Clock {
     timing: CycleTiming,
     /// The physics' fixed step, s.
@@ -164,8 +167,10 @@ pub(super) struct Clock {
     probe: Option<PeriodProbe>,
     /// The PLC's period as its stamps or its counter show it, s.
     period_estimate: Option<f64>,
-    /// The newest sample's stamp and counter, for the period its stamps say.
+    /// The newest sample's stamp and counter, and the last stamp spans per count, s: the
+    /// period the stamps say.
     last_stamp: Option<(u64, u32)>,
+    stamp_spans: VecDeque<f64>,
     /// Polled samples' first sights, for the period without the polls' lateness.
     hull: LowerHull,
     period_warned: bool,
@@ -189,6 +194,7 @@ impl Clock {
             probe: None,
             period_estimate: None,
             last_stamp: None,
+            stamp_spans: VecDeque::with_capacity(STAMP_SPANS),
             hull: LowerHull::default(),
             period_warned: false,
         }
@@ -229,15 +235,15 @@ impl Clock {
     }
 
     /// The place on the commands' time line of the sample of `counter` (`stamp`: the PLC's, when
-    /// it came by notification), s: in lockstep the physics' time the counter's advance brings
-    /// (the counter × the PLC period), free-running its PLC time ([`Placement`]). `None`: the
-    /// counter has not moved (the same sample again). Counter values skipped are counted as
-    /// missed PLC cycles: samples the shadow never had.
+    /// it came by notification) that arrived at shadow time `arrival`, s: in lockstep the
+    /// physics' time the counter's advance brings (the counter × the PLC period), free-running
+    /// its PLC time ([`Placement`]). `None`: the counter has not moved (the same sample again).
+    /// Counter values skipped are counted as missed PLC cycles: samples the shadow never had.
     pub(super) fn place(
         &mut self,
         counter: u32,
         stamp: Option<u64>,
-        configured: Duration,
+        arrival: f64,
         stats: &mut ShadowStats,
     ) -> Option<f64> {
         let delta = counter.wrapping_sub(self.counter);
@@ -252,20 +258,23 @@ impl Clock {
                 Some(self.plc.time(plc_period.as_secs_f64()))
             }
             CycleTiming::Free { .. } => {
-                let period = self.plc_period_s(configured);
-                self.placement.place(counter, stamp, period)
+                self.placement
+                    .place(counter, stamp, arrival, self.period_estimate)
             }
         }
     }
 
-    /// The sample of the line's start (the start, a resync): free-running PLC time 0, in
-    /// lockstep the physics' time.
-    pub(super) fn start_line(&mut self, counter: u32, stamp: Option<u64>) -> f64 {
+    /// The sample of the line's start (the start, a resync), arrived at shadow time
+    /// `arrival`: free-running PLC time 0, in lockstep the physics' time.
+    pub(super) fn start_line(&mut self, counter: u32, stamp: Option<u64>, arrival: f64) -> f64 {
         self.placement.reset();
         self.counter = counter;
         match self.timing {
             CycleTiming::Lockstep { plc_period } => self.plc.time(plc_period.as_secs_f64()),
-            CycleTiming::Free { .. } => self.placement.place(counter, stamp, 0.0).unwrap_or(0.0),
+            CycleTiming::Free { .. } => self
+                .placement
+                .place(counter, stamp, arrival, None)
+                .unwrap_or(0.0),
         }
     }
 
@@ -302,8 +311,10 @@ impl Clock {
     }
 
     /// A sample of a new counter value read at `now`, for the estimate of the PLC's period:
-    /// exact from two notified samples' stamps, else the slope of the polled samples' lower
-    /// hull (from 0.1 s and four counts on, refined as it runs).
+    /// from notified samples' stamps (the median of the last [`STAMP_SPANS`] spans per count,
+    /// so that a stall or a step of the PLC's clock between two samples does not count), else
+    /// the slope of the polled samples' lower hull (from 0.1 s and four counts on, refined as
+    /// it runs).
     pub(super) fn observe(
         &mut self,
         now: Instant,
@@ -314,7 +325,14 @@ impl Clock {
         if let (Some((last, last_counter)), Some(stamp)) = (self.last_stamp, stamp) {
             let counted = counter.wrapping_sub(last_counter);
             if stamp > last && counted > 0 && counted < 1 << 31 {
-                let estimate = (stamp - last) as f64 * 1e-7 / f64::from(counted);
+                if self.stamp_spans.len() == STAMP_SPANS {
+                    self.stamp_spans.pop_front();
+                }
+                self.stamp_spans
+                    .push_back((stamp - last) as f64 * 1e-7 / f64::from(counted));
+                let mut spans: Vec<f64> = self.stamp_spans.iter().copied().collect();
+                spans.sort_by(f64::total_cmp);
+                let estimate = spans[spans.len() / 2];
                 self.period_estimate = Some(estimate);
                 stats.plc_period_estimate = Some(estimate);
             }
@@ -368,6 +386,7 @@ impl Clock {
         self.plc = Counted::at(time);
         self.probe = None;
         self.last_stamp = None;
+        self.stamp_spans.clear();
         self.hull = LowerHull::default();
         self.last_call = None;
         time
@@ -406,18 +425,17 @@ mod tests {
             unusable: 1,
         };
         assert_eq!(clock.tick(t0, unusable, &mut stats), Tick::Rejected);
-        let ten = Duration::from_millis(10);
-        assert_eq!(clock.place(u32::MAX - 1, None, ten, &mut stats), None);
+        assert_eq!(clock.place(u32::MAX - 1, None, 0.0, &mut stats), None);
         assert_eq!(clock.tick(t0, NONE, &mut stats), Tick::Polled);
         // Through the wrap: 3 cycles on, two of them missed; then one more.
-        let line = clock.place(1, None, ten, &mut stats).expect("new");
+        let line = clock.place(1, None, 0.0, &mut stats).expect("new");
         assert!((line - 0.030).abs() < 1e-15);
         let Tick::Due { target, plc_cycle } = clock.tick(t0, NEW, &mut stats) else {
             panic!("due");
         };
         assert_eq!((plc_cycle, stats.polls, stats.missed_plc_cycles), (1, 1, 2));
         assert!((target - 0.030).abs() < 1e-15);
-        assert!((clock.place(2, None, ten, &mut stats).expect("new") - 0.040).abs() < 1e-15);
+        assert!((clock.place(2, None, 0.0, &mut stats).expect("new") - 0.040).abs() < 1e-15);
         assert_eq!(stats.missed_plc_cycles, 2, "the next one: none missed");
         // A thousand steps of 1 ms are exactly 1 s, not a sum's drift away.
         (0..1000).for_each(|_| clock.stepped());

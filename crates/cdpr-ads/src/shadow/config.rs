@@ -8,8 +8,9 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CycleTiming {
     /// One exchange every `period` of wall-clock time; physics steps to the wall clock, the
-    /// commands interpolated on the PLC's time line (its counter × `plc_period`, the
-    /// counter's measured rate once known) one PLC period and one `period` late.
+    /// commands a curve through the samples on the PLC's time line (their stamps, else the
+    /// counter × the PLC's measured period) read two PLC periods and one `period` late, the
+    /// PLC's period `plc_period` until measured.
     Free {
         period: Duration,
         plc_period: Duration,

@@ -369,7 +369,7 @@ fn banner(
     let sim: &SimConfig = &setup.config.sim;
     let exchange = match (shadow.controller().exchange(), setup.exchange) {
         (Some(Exchange::Notify), ExchangeChoice::Auto) => "ADS exchange notify (auto: the PLC \
-             sends every sample; each is answered as it comes, within one PLC cycle)"
+             sends every sample; each is answered as it comes, in the PLC's next cycle)"
             .to_string(),
         (Some(e), ExchangeChoice::Auto) => format!(
             "ADS exchange {e} (auto: the PLC sends no notifications; polled at least twice \

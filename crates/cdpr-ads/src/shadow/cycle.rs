@@ -15,7 +15,7 @@
 
 use super::clock::{Brought, Tick, went_back};
 use super::{CycleTiming, Shadow, ShadowError};
-use crate::link::{Controller, ControllerError, CycleInputs};
+use crate::link::{Controller, ControllerError, CycleInputs, Sample};
 use std::time::{Duration, Instant};
 
 /// What one [`Shadow::cycle`] did.
@@ -134,7 +134,7 @@ impl<C: Controller> Shadow<C> {
         // sample is where the physics starts again.
         let mut previous = self.clock.counter();
         let mut restart = None;
-        for i in self.batch.iter().filter_map(|s| s.as_ref().ok()) {
+        for i in self.batch.iter().filter_map(Sample::usable) {
             if went_back(previous, i.cycle) {
                 restart = Some(previous);
             }
@@ -153,12 +153,7 @@ impl<C: Controller> Shadow<C> {
                  re-synchronising"
             )
         });
-        let newest = self
-            .batch
-            .iter()
-            .rev()
-            .find_map(|s| s.as_ref().ok())
-            .cloned();
+        let newest = self.batch.iter().rev().find_map(Sample::usable).cloned();
         match self.controller.read_geometry() {
             Ok(geometry) => self.check_geometry(&geometry)?,
             Err(e) => {
@@ -191,26 +186,31 @@ impl<C: Controller> Shadow<C> {
         let mut batch = std::mem::take(&mut self.batch);
         for sample in batch.drain(..) {
             let i = match sample {
-                Ok(i) => i,
-                Err(ControllerError::NotFinite {
-                    symbol,
-                    element,
-                    value,
-                }) => {
+                Sample::Usable(i) => i,
+                Sample::Unusable {
+                    cycle,
+                    plc_time,
+                    error,
+                } => {
+                    // Its cycle was sent, not missed: the counter moves on without a knot.
+                    self.clock.place(cycle, plc_time, arrival, &mut self.stats);
                     brought.unusable += 1;
                     self.commands.refuse_unusable();
-                    self.reject(now, || {
-                        format!("{symbol}[{element}] = {value}: not a finite number")
+                    self.reject(now, || match error {
+                        ControllerError::NotFinite {
+                            symbol,
+                            element,
+                            value,
+                        } => format!("{symbol}[{element}] = {value}: not a finite number"),
+                        other => other.to_string(),
                     });
                     continue;
                 }
-                // The link keeps only non-finite samples in a batch.
-                Err(_) => continue,
             };
             let previous = self.clock.counter();
             let Some(line) = self
                 .clock
-                .place(i.cycle, i.plc_time, configured, &mut self.stats)
+                .place(i.cycle, i.plc_time, arrival, &mut self.stats)
             else {
                 self.same_counter(&i);
                 continue;

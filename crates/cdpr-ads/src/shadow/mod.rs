@@ -85,7 +85,7 @@ use cdpr_core::sim::{Sim, SimState};
 use std::time::Instant;
 
 /// Free-running, how late after the least delay a sample may come and still be in before the
-/// physics reads past the knot before it, s: the shadow's cycle, or this if longer — a desktop
+/// physics reads into the part of the curve it shapes, s: the shadow's cycle, or this if longer — a desktop
 /// scheduler's hiccup, which a 0.5 ms cycle would otherwise turn into late samples.
 const LATE_MARGIN: f64 = 2e-3;
 

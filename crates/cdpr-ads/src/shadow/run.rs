@@ -10,14 +10,14 @@ use std::time::{Duration, Instant};
 /// Longest uninterrupted sleep: how late a stop request may be noticed.
 const STOP_POLL: Duration = Duration::from_millis(50);
 
+/// The shortest time between two polls.
+const FASTEST_POLL: Duration = Duration::from_micros(250);
+
 /// How often lockstep reads the counter: a tenth of the PLC period, within 0.25…1 ms, so that
 /// a new PLC cycle is answered well within the cycle.
 pub fn poll_interval(plc_period: Duration) -> Duration {
-    (plc_period / 10).clamp(Duration::from_micros(250), Duration::from_millis(1))
+    (plc_period / 10).clamp(FASTEST_POLL, Duration::from_millis(1))
 }
-
-/// The shortest period free-running polls go down to.
-const FASTEST_POLL: Duration = Duration::from_micros(250);
 
 /// The time between two scheduled cycles: lockstep [`poll_interval`]; free-running the
 /// configured period — where the inputs are polled, at most half the PLC's measured period

@@ -145,7 +145,9 @@ impl<C: Controller> Shadow<C> {
         self.timeline.reset();
         self.read_clock.reset();
         self.echoes.clear();
-        let line = self.clock.start_line(inputs.cycle, inputs.plc_time);
+        let line = self
+            .clock
+            .start_line(inputs.cycle, inputs.plc_time, arrival);
         self.timeline.push(line, &inputs.commanded_lengths);
         if let CycleTiming::Free { .. } = self.config.timing {
             let latency = self.command_latency();

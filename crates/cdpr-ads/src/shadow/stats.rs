@@ -92,7 +92,9 @@ pub struct ShadowStats {
     /// Times the shadow re-synchronised (reconnect, PLC restart, physics reset, symbols
     /// re-resolved): each is a gap in the record.
     pub gaps: u64,
-    /// Free-running cycles that started more than half a period late.
+    /// Free-running cycles that started more than 1.5 `--cycle` periods after the one before
+    /// (polls or notifications may run them more often: this counts the shadow falling behind
+    /// its own schedule, not its wake-ups).
     pub overruns: u64,
     /// Physics steps skipped because the shadow fell further behind than it may catch up.
     pub skipped_steps: u64,
@@ -103,9 +105,9 @@ pub struct ShadowStats {
     /// show here: each cycle takes every sample that has come).
     pub samples: u64,
     pub most_samples: u64,
-    /// Free-running: samples that came after the physics had read past the one before them
-    /// (the command went on along its slope meanwhile, and was blended into the new line), and
-    /// the longest such reading ahead, s.
+    /// Samples that came after the physics had read into the part of the curve they shape (the
+    /// command went on along its slope meanwhile, and was blended into the new line), and the
+    /// furthest it had read into it, s.
     pub late_samples: u64,
     pub late_max_s: f64,
     /// Times the physics blew up and was re-settled at the current command.
@@ -196,14 +198,15 @@ pub struct Summary {
     /// Samples of new counter values taken, and the most one cycle took.
     pub samples: u64,
     pub samples_per_cycle_max: u64,
-    /// How long the commands the physics follows lag the PLC's, s: free-running one PLC period
-    /// and one shadow cycle (the knot that ends the segment read has come by then); lockstep 0
-    /// (the physics' time is the PLC's).
+    /// How long the commands the physics follows lag the PLC's, s: free-running two PLC
+    /// periods and one shadow cycle, at least 2 ms (the segment read is final by then: the knot
+    /// after its end has come); lockstep 0 (the physics' time is the PLC's).
     pub command_latency_s: f64,
-    /// Samples that came after the physics had read past the one before them: the command went
-    /// on along its slope, then was blended into the line through the new sample.
+    /// Samples that came after the physics had read into the part of the curve they shape
+    /// (free-running past the sample two before them, lockstep past the one before): the
+    /// command went on along its slope, then was blended into the line through the new sample.
     pub late_samples: u64,
-    /// The longest the physics read ahead of the newest sample before the next came, s.
+    /// The furthest the physics had read into that part when such a sample came, s.
     pub late_max_s: f64,
     /// How the thread running the cycles was scheduled (`real-time (SCHED_FIFO 40)`, or
     /// `normal priority (why)`); null before the loop ran.

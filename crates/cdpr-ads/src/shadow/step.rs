@@ -31,14 +31,19 @@ const MIN_HORIZON: f64 = 0.050;
 const MIN_BLEND: f64 = 0.010;
 
 /// What the last step read: the newest knot there was (sequence, PLC time), up to which PLC
-/// time the line was final, whether it held.
+/// time the line was final, the PLC time read, whether it held.
 #[derive(Debug, Clone, Copy)]
 struct LastRead {
     seq: u64,
     newest: f64,
     settled: f64,
+    read: f64,
     held: bool,
 }
+
+/// Reads within this of the line's final part are in it, s (a lockstep step that ends on the
+/// newest knot reaches it up to rounding).
+const SAME_TIME: f64 = 1e-9;
 
 /// The command the physics follows, and the buffers its steps are computed in.
 pub(super) struct Drive {
@@ -49,6 +54,9 @@ pub(super) struct Drive {
     rate: Vec<f64>,
     /// What the command would have been on the line as it was, for a blend.
     was: (Vec<f64>, Vec<f64>),
+    /// The last step's command and rate, and its shadow time.
+    previous: (Vec<f64>, Vec<f64>),
+    previous_t: f64,
     blend: Blend,
     last: Option<LastRead>,
 }
@@ -60,6 +68,8 @@ impl Drive {
             step: command.to_vec(),
             rate: vec![0.0; command.len()],
             was: (Vec::new(), Vec::new()),
+            previous: (Vec::new(), Vec::new()),
+            previous_t: 0.0,
             blend: Blend::default(),
             last: None,
         }
@@ -87,11 +97,13 @@ impl Drive {
     }
 
     /// Fills the command of the step ending at shadow time `t`, reading the line at its time
-    /// `read`; `goal` when the line is empty. Knots that came while the read was past the newest
-    /// one (or a hold that began or ended there) change the line under the read point: what the
-    /// command would have been — the line as it was, read at `was_at` (the read point before
-    /// any hold-back) — is blended into the new line, value and rate. Returns how far past its
-    /// newest knot the line had been read when such a late knot came, s.
+    /// `read`; `goal` when the line is empty. Knots that came after the last step had read past
+    /// the line's final part (or a hold that began or ended there) change the line under the
+    /// read point: what the command would have been — the line as it was, read at `was_at` (the
+    /// read point before any hold-back); the last step's command carried on along its rate
+    /// where the knots it was read from are gone (a burst longer than the line keeps) — is
+    /// blended into the new line, value and rate. Returns how far past the final part the
+    /// last step had read when such a late knot came, s.
     fn fill(
         &mut self,
         line: &Timeline,
@@ -100,6 +112,10 @@ impl Drive {
         (reach, still): (Reach, bool),
         goal: &[f64],
     ) -> Option<f64> {
+        // The last step's command, for a blend from it when its knots are gone.
+        let (previous, previous_rate) = &mut self.previous;
+        previous.clone_from(&self.step);
+        previous_rate.clone_from(&self.rate);
         let reading = line.read(
             read,
             (None, reach.slopes),
@@ -118,17 +134,30 @@ impl Drive {
         let mut late = None;
         if let (Some(last), Some((seq, _))) = (self.last, newest)
             && (seq != last.seq || reach.past.hold != last.held)
-            && was_at > last.settled
+            && last.read > last.settled + SAME_TIME
         {
             let (was, was_rate) = &mut self.was;
             let then = Past {
                 hold: last.held,
                 ..reach.past
             };
-            line.read(was_at, (Some(last.seq), reach.slopes), then, was, was_rate);
-            self.blend.apply(t, was, was_rate);
-            let ahead = was_at - last.settled;
-            let length = reach.blend.max(ahead).max(MIN_BLEND);
+            let gone = line.read(was_at, (Some(last.seq), reach.slopes), then, was, was_rate)
+                == Reading::Empty;
+            if gone {
+                let since = t - self.previous_t;
+                was.clear();
+                was.extend(
+                    previous
+                        .iter()
+                        .zip(&*previous_rate)
+                        .map(|(c, v)| c + v * since),
+                );
+                was_rate.clone_from(previous_rate);
+            } else {
+                self.blend.apply(t, was, was_rate);
+            }
+            let ahead = last.read - last.settled;
+            let length = reach.blend.max(was_at - last.settled).max(MIN_BLEND);
             self.blend
                 .restart(t, length, (was, was_rate), (&self.step, &self.rate));
             // While the commands stand still, nothing the read went ahead to was missed.
@@ -138,8 +167,10 @@ impl Drive {
             seq,
             newest,
             settled: line.settled(reach.slopes).unwrap_or(newest),
+            read,
             held: reach.past.hold,
         });
+        self.previous_t = t;
         self.blend.apply(t, &mut self.step, &mut self.rate);
         late
     }
@@ -254,5 +285,67 @@ impl<C: Controller> Shadow<C> {
             CycleTiming::Free { plc_period, .. } => self.clock.plc_period_s(plc_period),
             CycleTiming::Lockstep { plc_period } => plc_period.as_secs_f64(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A PLC that stalled while the read went on past its newest knot, then sent more samples
+    /// at once than the line keeps: the knots the command was read from are gone, and the
+    /// command goes on from the last step's value and rate into the new line — no jump.
+    #[test]
+    fn a_burst_longer_than_the_line_keeps_is_blended_from_the_last_step() {
+        let speed = 0.1;
+        let at = |t: f64| [speed * t];
+        let reach = Reach {
+            past: Past {
+                horizon: 0.05,
+                brake: 3.0,
+                hold: false,
+            },
+            slopes: Slopes::Centred,
+            blend: 1e-3,
+        };
+        let (dt, delay) = (1e-3, 4e-3);
+        let mut line = Timeline::default();
+        for k in 0..=100 {
+            let time = f64::from(k) * 1e-3;
+            line.push(time, &at(time));
+        }
+        let mut drive = Drive::new(&at(0.0));
+        let mut last = (0.0, 0.0);
+        for k in 1..=200 {
+            let t = f64::from(k) * dt;
+            let read = t - delay;
+            let late = drive.fill(&line, t, (read, read), (reach, false), &at(0.0));
+            assert_eq!(late, None, "no knot came");
+            last = (drive.step[0], drive.rate[0]);
+        }
+        assert!(
+            last.0 < at(0.19)[0] && last.1 == 0.0,
+            "braked to a stop: {last:?}"
+        );
+        // Two seconds of a 1 ms task at once: only the last 1024 are kept.
+        for k in 101..=2100 {
+            let time = f64::from(k) * 1e-3;
+            line.push(time, &at(time));
+        }
+        let t = 0.201;
+        let late = drive.fill(&line, t, (t - delay, t - delay), (reach, false), &at(0.0));
+        assert!(late.is_some(), "a late knot");
+        let continued = last.0 + last.1 * dt;
+        assert!(
+            (drive.step[0] - continued).abs() < 1e-9,
+            "{} against {continued}: the new line's 0.1077 m blended in, not jumped to",
+            drive.step[0]
+        );
+        assert!(
+            (drive.rate[0] - last.1).abs() < 1e-9,
+            "{} {}",
+            drive.rate[0],
+            last.1
+        );
     }
 }

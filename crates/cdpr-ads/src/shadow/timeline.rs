@@ -3,7 +3,8 @@
 //! Every sample the PLC sent is a knot at its PLC time: in lockstep the counter's advance × the
 //! PLC period (the physics' own time); free-running the PLC's time stamps when the samples come
 //! by notification, else the counter × the PLC's measured period ([`Placement`]). Never the
-//! time the shadow happened to read it: a sample read late is still placed where the PLC put it.
+//! time the shadow happened to read it (only until the period is measured, polled, do the
+//! arrivals space the samples): a sample read late is still placed where the PLC put it.
 //!
 //! Between knots the command is a cubic Hermite curve: C¹ (no velocity step at a knot, so no
 //! damping-force step in the cables) and exact for a command of constant acceleration, with one
@@ -12,7 +13,7 @@
 //! acceleration steps (a trapezoid's corner: the curve's acceleration stays within 2× the
 //! command's, its change within a millisecond below the step's itself) — or, where the command
 //! must be known as soon as the knot ending the segment has come (lockstep), that of the
-//! parabola through it and the two knots before (up to 3× the acceleration at a corner). Past the newest knot the command
+//! parabola through it and the two knots before (up to 3.4× the acceleration at a corner). Past the newest knot the command
 //! goes on as it went — its slope and the change of slope from the knot before — for a horizon
 //! (a late sample, a PLC that ran late), then brakes to a stop at the winches' acceleration (a
 //! PLC that stopped; [`Past`]); when the next knot comes, the difference between what was
@@ -20,9 +21,9 @@
 //! the command never holds and then jumps.
 //!
 //! Free-running, the physics reads the line a constant delay behind the wall clock
-//! ([`ReadClock`]): the least delay any sample has come with (the transport's floor), plus one
-//! PLC period and one shadow cycle, so that the knot ending the segment being read has normally
-//! come already. In lockstep the physics' time is the PLC's and the newest knot is where the
+//! ([`ReadClock`]): the least delay any sample has come with (the transport's floor), plus two
+//! PLC periods and one shadow cycle (at least 2 ms): a segment is final once the knot after its
+//! end has come (that end's centred slope), and by then it normally has. In lockstep the physics' time is the PLC's and the newest knot is where the
 //! cycle ends: no delay, nothing extrapolated.
 
 use std::collections::VecDeque;
@@ -404,34 +405,57 @@ impl Blend {
 /// Free-running: samples' PLC times from their stamps or their counter (see the module docs).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Placement {
-    /// The last sample placed: its counter, stamp and PLC time.
-    last: Option<(u32, Option<u64>, f64)>,
+    /// The last sample placed: its counter, stamp, arrival (shadow time) and PLC time.
+    last: Option<(u32, Option<u64>, f64, f64)>,
 }
 
 impl Placement {
+    /// How much more PLC time two stamps may span than their arrivals and counters account
+    /// for, s: more is the PLC's clock stepped (set, synchronised), not time that passed.
+    const CLOCK_STEP: f64 = 0.050;
+
     pub fn reset(&mut self) {
         self.last = None;
     }
 
-    /// The PLC time of the sample of `counter` (`stamp`: the PLC's FILETIME when it came by
-    /// notification), s from the first sample placed: by the stamps' difference where both
-    /// samples have one, else by the counter's advance × `period`. `None`: not a counter after
-    /// the last one (the same sample again).
-    pub fn place(&mut self, counter: u32, stamp: Option<u64>, period: f64) -> Option<f64> {
+    /// The PLC time of the sample of `counter` that arrived at shadow time `arrival` (`stamp`:
+    /// the PLC's FILETIME when it came by notification), s from the first sample placed: by
+    /// the stamps' difference where both samples have one and the PLC's clock did not step
+    /// between them, else by the counter's advance × the PLC's `period` once measured, else
+    /// (a period not measured yet, which a counter × a configured one could stretch by the
+    /// ratio of the two) by the arrivals' difference. `None`: not a counter after the last one
+    /// (the same sample again).
+    pub fn place(
+        &mut self,
+        counter: u32,
+        stamp: Option<u64>,
+        arrival: f64,
+        period: Option<f64>,
+    ) -> Option<f64> {
         let time = match self.last {
             None => 0.0,
-            Some((last, last_stamp, time)) => {
+            Some((last, last_stamp, last_arrival, time)) => {
                 let advanced = counter.wrapping_sub(last) as i32;
                 if advanced <= 0 {
                     return None;
                 }
-                time + match (last_stamp, stamp) {
-                    (Some(a), Some(b)) if b > a => (b - a) as f64 * 1e-7,
-                    _ => f64::from(advanced) * period,
+                let arrived = arrival - last_arrival;
+                let by_counter = period.map(|p| f64::from(advanced) * p);
+                let stamped = match (last_stamp, stamp) {
+                    (Some(a), Some(b)) if b > a => Some((b - a) as f64 * 1e-7),
+                    _ => None,
+                };
+                time + match (stamped, by_counter) {
+                    (Some(s), c) if s <= arrived.max(0.0) + c.unwrap_or(0.0) + Self::CLOCK_STEP => {
+                        s
+                    }
+                    (_, Some(c)) => c,
+                    // Nothing else to go by: the same spacing as the arrivals, never none.
+                    (_, None) => arrived.max(1e-6),
                 }
             }
         };
-        self.last = Some((counter, stamp, time));
+        self.last = Some((counter, stamp, arrival, time));
         Some(time)
     }
 }

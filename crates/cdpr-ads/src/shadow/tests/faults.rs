@@ -46,14 +46,15 @@ fn absurd_samples_are_rejected_held_and_flagged() {
         assert_eq!(r.status, CycleStatus::Exchanged);
         rejected.push(r.rejected);
     }
-    // The NaN and the infinity (read at ticks 5 and 6) are refused; so is the jump, the first
-    // sight of the PLC's cycle 2 (tick 10), held until its next cycle brings a new sample: the
-    // same counter read again is the same sample (on a TwinCAT the values change only with it).
-    let expect: Vec<bool> = (1..=20)
-        .map(|t| [5, 6].contains(&t) || (10..15).contains(&t))
-        .collect();
+    // The NaN and the infinity (read at ticks 5 and 6, the PLC's cycle 1) are refused, and the
+    // last good sample holds until the next cycle brings a new one: the same counter read
+    // again is the same sample (on a TwinCAT the values change only with it). That next one
+    // (cycle 2, tick 10) jumps: refused too, held until cycle 3 (tick 15). Cycle 1 was sent,
+    // unusable: not missed.
+    let expect: Vec<bool> = (1..=20).map(|t| (5..15).contains(&t)).collect();
     assert_eq!(rejected, expect);
     assert_eq!(s.stats().rejected, 3);
+    assert_eq!(s.stats().missed_plc_cycles, 0);
     // The last good command (the held pose's lengths) was used throughout.
     s.finish().expect("flush");
     let (header, rows) = parse(&buffer);

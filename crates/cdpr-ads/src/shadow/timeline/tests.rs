@@ -249,24 +249,62 @@ fn a_blend_starts_where_the_command_was_and_ends_on_the_new_line_flat() {
 fn samples_are_placed_by_the_plcs_stamps_else_by_counter_and_period() {
     let mut place = Placement::default();
     let t0 = 133_000_000_000_000_000u64;
-    assert_eq!(place.place(7, Some(t0), 0.012), Some(0.0));
-    // The stamps say 10 ms (100 000 ticks) whatever the period believed.
-    assert_eq!(place.place(8, Some(t0 + 100_000), 0.012), Some(0.01));
+    let period = Some(0.012);
+    assert_eq!(place.place(7, Some(t0), 0.0, period), Some(0.0));
+    // The stamps say 10 ms (100 000 ticks) whatever the period believed or the arrival.
     assert_eq!(
-        place.place(8, Some(t0 + 100_000), 0.012),
+        place.place(8, Some(t0 + 100_000), 0.001, period),
+        Some(0.01)
+    );
+    assert_eq!(
+        place.place(8, Some(t0 + 100_000), 0.002, period),
         None,
         "the same sample"
     );
-    // Polled: three counts of the period; through the counter's wrap too.
-    assert!((place.place(11, None, 0.002).expect("placed") - 0.016).abs() < 1e-15);
-    place.reset();
-    place.place(u32::MAX, None, 0.001);
-    assert_eq!(place.place(1, None, 0.001), Some(0.002));
+    // A PLC that stalled 300 ms: its stamps and the arrival say so alike.
     assert_eq!(
-        place.place(0, None, 0.001),
+        place.place(9, Some(t0 + 3_100_000), 0.301, period),
+        Some(0.31)
+    );
+    // A PLC clock set 2 s ahead between two samples that came 10 ms apart: one count of the
+    // period, not 2 s; the stamps after it count again.
+    let stepped = place.place(10, Some(t0 + 23_100_000), 0.311, period);
+    assert!(
+        (stepped.expect("placed") - 0.322).abs() < 1e-12,
+        "{stepped:?}"
+    );
+    let after = place.place(11, Some(t0 + 23_200_000), 0.321, period);
+    assert!((after.expect("placed") - 0.332).abs() < 1e-12, "{after:?}");
+    // Polled: three counts of the period; through the counter's wrap too.
+    let polled = place.place(14, None, 0.4, Some(0.002));
+    assert!(
+        (polled.expect("placed") - 0.338).abs() < 1e-12,
+        "{polled:?}"
+    );
+    place.reset();
+    place.place(u32::MAX, None, 0.0, Some(0.001));
+    assert_eq!(place.place(1, None, 0.5, Some(0.001)), Some(0.002));
+    assert_eq!(
+        place.place(0, None, 0.6, Some(0.001)),
         None,
         "back: not after the last"
     );
+}
+
+#[test]
+fn before_the_period_is_measured_polled_samples_are_spaced_as_they_came() {
+    // A 1 ms task polled every 1 ms while the configured 10 ms is all there is: placed by the
+    // counter × 10 ms, 100 samples would run 0.9 s ahead of the PLC's 0.1 s.
+    let mut place = Placement::default();
+    let mut last = 0.0;
+    for k in 0..100u32 {
+        let arrival = 0.5 + f64::from(k) * 1e-3;
+        last = place.place(1000 + k, None, arrival, None).expect("placed");
+    }
+    assert!((last - 0.099).abs() < 1e-9, "{last}");
+    // Once measured, the counter × the period.
+    let next = place.place(1101, None, 0.6, Some(1e-3)).expect("placed");
+    assert!((next - 0.101).abs() < 1e-9, "{next}");
 }
 
 #[test]

@@ -10,7 +10,7 @@ use crate::link::ads_client::connection::ConnError;
 use crate::link::ads_client::exchange::{Exchange, ExchangeChoice, NOT_SERVED};
 use crate::link::ads_client::failure::Failure;
 use crate::link::error::ControllerError;
-use crate::link::transport::Inputs;
+use crate::link::transport::{Inputs, MAX_READY};
 use crate::wire::{NotificationParams, error, group, trans_mode};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -21,10 +21,6 @@ const EVERY_CYCLE: u32 = 1;
 /// Longest wait for the first two samples after registering (within the reply timeout): a
 /// PLC sends the current values at once, and the next with its task's next cycle.
 const FIRST_SAMPLE: Duration = Duration::from_secs(1);
-
-/// Complete samples kept untaken: ten seconds of a 1 ms task (the connection's own queue holds
-/// bytes, not samples; this bounds what a caller that stops reading leaves behind).
-const MAX_READY: usize = 10_000;
 
 /// ADS codes that say notifications of this kind are not served: 0x701/0x702, transmission
 /// mode not supported (0x713), no more notification handles (0x716).
