@@ -174,3 +174,47 @@ fn a_plc_that_stalls_and_makes_its_cycles_up_leaves_no_step_in_the_commands() {
     assert!(command <= 2.0 * command_0, "{command} against {command_0}");
     assert!(tension <= 1.5 * tension_0, "{tension} against {tension_0}");
 }
+
+#[test]
+fn a_1ms_plc_polled_from_mid_motion_is_followed_at_its_latency_not_its_configured_period() {
+    // The shadow connects to a 1 ms task a second into its motion and polls it every 1 ms,
+    // `--plc-period` left at 10 ms: until the counter's rate is measured (0.1 s) the samples
+    // are spaced as they came. Counted at 10 ms a count, those 100 samples would put the line
+    // 0.9 s ahead of the PLC, a lag the read clock takes 90 s to slew out.
+    let robot = uvigo8();
+    let memory = PlcMemory::new(SymbolTable::from_robot(&robot).expect("table"));
+    let timing = Timing {
+        task: Duration::from_millis(1),
+        nc: Duration::from_millis(1),
+        hold: Duration::ZERO,
+    };
+    let mut core = PlcCore::new(&robot, seed000(&robot, 0.4), memory, timing).expect("core");
+    (0..1000).for_each(|_| core.tick());
+    let free = CycleTiming::Free {
+        period: Duration::from_millis(1),
+        plc_period: Duration::from_millis(10),
+    };
+    let mut s = shadow(&core, Some(robot.clone()), config(free, ModelKind::CHAIN));
+    let buffer = Buffer::default();
+    s.record_to(Recorder::new(Box::new(buffer.clone()), &robot).expect("record"));
+    play(&mut core, &mut s, (1, 1, 3000), |_| false);
+    let sum = s.summary();
+    let period = sum.plc_period_estimate_s.expect("measured");
+    assert!((period - 1e-3).abs() < 1e-5, "{period}");
+    assert!((sum.command_latency_s - 0.004).abs() < 1e-4);
+    // The command the physics ended on against the PLC's now: the commands' latency (4 ms) at
+    // a cable's 0.4 m/s at most is 1.6 mm.
+    let (header, rows) = parse(&buffer);
+    let last = rows.last().expect("rows");
+    let plc = reals(&core, "GVL_Shadow.aCmdLengths");
+    for (k, mm) in plc.iter().enumerate() {
+        let ours = num(last, column(&header, &format!("length_cmd_{}", k + 1)));
+        let off = (ours - mm * 1e-3).abs();
+        assert!(
+            off < 3e-3,
+            "cable {}: {:.1} mm behind the PLC",
+            k + 1,
+            off * 1e3
+        );
+    }
+}
