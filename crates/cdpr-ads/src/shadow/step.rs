@@ -132,9 +132,17 @@ impl Drive {
         }
         let newest = line.newest();
         let mut late = None;
+        // Knots that came after the last step had read past the final part; a hold that began
+        // or ended where the read is past it.
+        let changed = |last: &LastRead, seq: u64| {
+            let came = seq != last.seq && last.read > last.settled + SAME_TIME;
+            (
+                came,
+                came || (reach.past.hold != last.held && was_at > last.settled),
+            )
+        };
         if let (Some(last), Some((seq, _))) = (self.last, newest)
-            && (seq != last.seq || reach.past.hold != last.held)
-            && last.read > last.settled + SAME_TIME
+            && let (came, true) = changed(&last, seq)
         {
             let (was, was_rate) = &mut self.was;
             let then = Past {
@@ -161,7 +169,7 @@ impl Drive {
             self.blend
                 .restart(t, length, (was, was_rate), (&self.step, &self.rate));
             // While the commands stand still, nothing the read went ahead to was missed.
-            late = (seq != last.seq && !still).then_some(ahead);
+            late = (came && !still).then_some(ahead);
         }
         self.last = newest.map(|(seq, newest)| LastRead {
             seq,

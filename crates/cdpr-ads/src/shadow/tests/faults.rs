@@ -340,3 +340,53 @@ fn a_plc_serving_absurd_pulleys_is_refused_naming_the_cable() {
         "{nan}"
     );
 }
+
+#[test]
+fn a_refused_sample_in_lockstep_slows_the_command_down_rather_than_stopping_it_dead() {
+    // Lockstep ends each cycle on the newest sample; a refused one then holds the command
+    // there. Held at once, the command's rate would drop from the cable's speed to zero in one
+    // step; blended into the hold (a cubic over at least 10 ms: its rate falls by 4·dt/10 ms,
+    // 0.4 of the speed, in the first 1 ms step), it slows down.
+    let robot = uvigo8();
+    let (mut core, mut s, buffer) = seed000_recorded(&robot, LOCKSTEP_10MS, ModelKind::CHAIN);
+    let cmd = core
+        .memory()
+        .table()
+        .lookup_str("GVL_Shadow.aCmdLengths")
+        .expect("cmd");
+    let t0 = Instant::now();
+    for tick in 1..=700u64 {
+        core.tick();
+        // 1.2 s on, moving: the PLC's cycle of this tick publishes 100 mm too much on cable 1.
+        if tick == 600 {
+            core.memory().with_image(|img| {
+                let o = cmd.offset as usize;
+                let mm = f64::from_le_bytes(img[o..o + 8].try_into().expect("8 bytes"));
+                img[o..o + 8].copy_from_slice(&(mm + 100.0).to_le_bytes());
+            });
+        }
+        s.cycle_at(t0 + Duration::from_millis(2 * tick))
+            .expect("cycle");
+    }
+    s.finish().expect("flush");
+    assert_eq!(s.stats().rejected, 1);
+    let (header, rows) = parse(&buffer);
+    let (c1, flag) = (column(&header, "length_cmd_1"), column(&header, "rejected"));
+    let first = rows
+        .iter()
+        .position(|r| r[flag] == "1")
+        .expect("a held step");
+    let v: Vec<f64> = rows[first - 3..first + 3]
+        .iter()
+        .map(|r| num(r, c1))
+        .collect();
+    let speed = (v[2] - v[1]).abs();
+    assert!(speed > 1e-5, "moving: {speed} m a step");
+    for w in v.windows(3) {
+        let change = (w[2] - 2.0 * w[1] + w[0]).abs();
+        assert!(
+            change < 0.5 * speed,
+            "the rate changed by {change:e} m a step in one step, moving {speed:e}"
+        );
+    }
+}
