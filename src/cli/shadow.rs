@@ -92,9 +92,9 @@ pub struct LinkArgs {
     pub cycle: CycleArg,
     /// Period of the PLC task that increments the cycle counter (seed 003 and `cdpr plc`:
     /// 10 ms; TwinCAT: the task's cycle time). Lockstep: the physics time per counter step,
-    /// checked against the counter's rate; free-running: the commands' latency and horizon
-    /// until the PLC's period is measured (at once from notifications' stamps, polled after
-    /// 0.1 s).
+    /// checked against the counter's rate; free-running: the commands' latency and horizon,
+    /// and the samples' spacing while their arrivals agree with it, until the PLC's period is
+    /// measured (at once from notifications' stamps, polled after 0.1 s).
     /// 100µs to 10s.
     #[arg(long, default_value = "10ms", value_name = "TIME",
           value_parser = duration_within(Duration::from_micros(100), Duration::from_secs(10)))]

@@ -64,6 +64,14 @@ pub enum Sample {
 }
 
 impl Sample {
+    /// The PLC's cycle counter the sample carried.
+    pub fn cycle(&self) -> u32 {
+        match self {
+            Sample::Usable(i) => i.cycle,
+            Sample::Unusable { cycle, .. } => *cycle,
+        }
+    }
+
     /// The inputs, when they can be used.
     pub fn usable(&self) -> Option<&CycleInputs> {
         match self {

@@ -8,7 +8,7 @@
 
 use super::config::CycleTiming;
 use super::stats::ShadowStats;
-use super::timeline::Placement;
+use super::timeline::{Period, Placement};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -243,7 +243,7 @@ impl Clock {
         &mut self,
         counter: u32,
         stamp: Option<u64>,
-        arrival: f64,
+        (arrival, configured): (f64, Duration),
         stats: &mut ShadowStats,
     ) -> Option<f64> {
         let delta = counter.wrapping_sub(self.counter);
@@ -258,8 +258,11 @@ impl Clock {
                 Some(self.plc.time(plc_period.as_secs_f64()))
             }
             CycleTiming::Free { .. } => {
-                self.placement
-                    .place(counter, stamp, arrival, self.period_estimate)
+                let period = Period {
+                    measured: self.period_estimate,
+                    configured: configured.as_secs_f64(),
+                };
+                self.placement.place(counter, stamp, arrival, period)
             }
         }
     }
@@ -271,10 +274,15 @@ impl Clock {
         self.counter = counter;
         match self.timing {
             CycleTiming::Lockstep { plc_period } => self.plc.time(plc_period.as_secs_f64()),
-            CycleTiming::Free { .. } => self
-                .placement
-                .place(counter, stamp, arrival, None)
-                .unwrap_or(0.0),
+            CycleTiming::Free { .. } => {
+                let period = Period {
+                    measured: None,
+                    configured: 0.0,
+                };
+                self.placement
+                    .place(counter, stamp, arrival, period)
+                    .unwrap_or(0.0)
+            }
         }
     }
 
@@ -425,17 +433,21 @@ mod tests {
             unusable: 1,
         };
         assert_eq!(clock.tick(t0, unusable, &mut stats), Tick::Rejected);
-        assert_eq!(clock.place(u32::MAX - 1, None, 0.0, &mut stats), None);
+        let ten = Duration::from_millis(10);
+        assert_eq!(
+            clock.place(u32::MAX - 1, None, (0.0, ten), &mut stats),
+            None
+        );
         assert_eq!(clock.tick(t0, NONE, &mut stats), Tick::Polled);
         // Through the wrap: 3 cycles on, two of them missed; then one more.
-        let line = clock.place(1, None, 0.0, &mut stats).expect("new");
+        let line = clock.place(1, None, (0.0, ten), &mut stats).expect("new");
         assert!((line - 0.030).abs() < 1e-15);
         let Tick::Due { target, plc_cycle } = clock.tick(t0, NEW, &mut stats) else {
             panic!("due");
         };
         assert_eq!((plc_cycle, stats.polls, stats.missed_plc_cycles), (1, 1, 2));
         assert!((target - 0.030).abs() < 1e-15);
-        assert!((clock.place(2, None, 0.0, &mut stats).expect("new") - 0.040).abs() < 1e-15);
+        assert!((clock.place(2, None, (0.0, ten), &mut stats).expect("new") - 0.040).abs() < 1e-15);
         assert_eq!(stats.missed_plc_cycles, 2, "the next one: none missed");
         // A thousand steps of 1 ms are exactly 1 s, not a sum's drift away.
         (0..1000).for_each(|_| clock.stepped());

@@ -130,17 +130,18 @@ impl<C: Controller> Shadow<C> {
             self.lose_link(now, &e);
             return Ok(Err(CycleReport::new(CycleStatus::Offline)));
         }
-        // A counter that went back, against the one before it (a PLC restart): the newest
-        // sample is where the physics starts again.
+        // A counter that went back, against the one before it (a PLC restart), usable or not:
+        // the newest usable sample from there on is where the physics starts again (none: the
+        // next read sees the counter back again).
         let mut previous = self.clock.counter();
         let mut restart = None;
-        for i in self.batch.iter().filter_map(Sample::usable) {
-            if went_back(previous, i.cycle) {
-                restart = Some(previous);
+        for (k, sample) in self.batch.iter().enumerate() {
+            if went_back(previous, sample.cycle()) {
+                restart = Some((k, previous));
             }
-            previous = i.cycle;
+            previous = sample.cycle();
         }
-        let Some(from) = restart else {
+        let Some((at, from)) = restart else {
             if repaired {
                 self.mark_gap();
             }
@@ -153,7 +154,11 @@ impl<C: Controller> Shadow<C> {
                  re-synchronising"
             )
         });
-        let newest = self.batch.iter().rev().find_map(Sample::usable).cloned();
+        let newest = self.batch[at..]
+            .iter()
+            .rev()
+            .find_map(Sample::usable)
+            .cloned();
         match self.controller.read_geometry() {
             Ok(geometry) => self.check_geometry(&geometry)?,
             Err(e) => {
@@ -193,7 +198,8 @@ impl<C: Controller> Shadow<C> {
                     error,
                 } => {
                     // Its cycle was sent, not missed: the counter moves on without a knot.
-                    self.clock.place(cycle, plc_time, arrival, &mut self.stats);
+                    self.clock
+                        .place(cycle, plc_time, (arrival, configured), &mut self.stats);
                     brought.unusable += 1;
                     self.commands.refuse_unusable();
                     self.reject(now, || match error {
@@ -208,9 +214,9 @@ impl<C: Controller> Shadow<C> {
                 }
             };
             let previous = self.clock.counter();
-            let Some(line) = self
-                .clock
-                .place(i.cycle, i.plc_time, arrival, &mut self.stats)
+            let Some(line) =
+                self.clock
+                    .place(i.cycle, i.plc_time, (arrival, configured), &mut self.stats)
             else {
                 self.same_counter(&i);
                 continue;

@@ -199,7 +199,7 @@ pub struct Summary {
     pub samples: u64,
     pub samples_per_cycle_max: u64,
     /// How long the commands the physics follows lag the PLC's, s: free-running two PLC
-    /// periods and one shadow cycle, at least 2 ms (the segment read is final by then: the knot
+    /// periods and one shadow cycle, the cycle counted as at least 2 ms (the segment read is final by then: the knot
     /// after its end has come); lockstep 0 (the physics' time is the PLC's).
     pub command_latency_s: f64,
     /// Samples that came after the physics had read into the part of the curve they shape

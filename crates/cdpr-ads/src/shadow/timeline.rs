@@ -2,9 +2,11 @@
 //!
 //! Every sample the PLC sent is a knot at its PLC time: in lockstep the counter's advance × the
 //! PLC period (the physics' own time); free-running the PLC's time stamps when the samples come
-//! by notification, else the counter × the PLC's measured period ([`Placement`]). Never the
-//! time the shadow happened to read it (only until the period is measured, polled, do the
-//! arrivals space the samples): a sample read late is still placed where the PLC put it.
+//! by notification, else the counter × the PLC's period ([`Placement`]: measured, or the
+//! configured one while the arrivals agree with it). Never the time the shadow happened to
+//! read it (only a configured period the arrivals contradict, before the period is measured,
+//! leaves the arrivals to space the samples): a sample read late is still placed where the PLC
+//! put it.
 //!
 //! Between knots the command is a cubic Hermite curve: C¹ (no velocity step at a knot, so no
 //! damping-force step in the cables) and exact for a command of constant acceleration, with one
@@ -22,7 +24,7 @@
 //!
 //! Free-running, the physics reads the line a constant delay behind the wall clock
 //! ([`ReadClock`]): the least delay any sample has come with (the transport's floor), plus two
-//! PLC periods and one shadow cycle (at least 2 ms): a segment is final once the knot after its
+//! PLC periods and one shadow cycle (counted as at least 2 ms): a segment is final once the knot after its
 //! end has come (that end's centred slope), and by then it normally has. In lockstep the physics' time is the PLC's and the newest knot is where the
 //! cycle ends: no delay, nothing extrapolated.
 
@@ -149,6 +151,11 @@ impl Timeline {
     /// Forgets every knot (a resync: the platform re-settled).
     pub fn reset(&mut self) {
         self.knots.clear();
+    }
+
+    /// The PLC time of the oldest knot kept.
+    pub fn oldest(&self) -> Option<f64> {
+        self.knots.front().map(|k| k.time)
     }
 
     /// The newest knot: its sequence number and PLC time.
@@ -405,32 +412,52 @@ impl Blend {
 /// Free-running: samples' PLC times from their stamps or their counter (see the module docs).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Placement {
-    /// The last sample placed: its counter, stamp, arrival (shadow time) and PLC time.
+    /// The first sample placed since the line started: its counter and arrival (shadow time).
+    first: Option<(u32, f64)>,
+    /// The last sample placed: its counter, stamp, arrival and PLC time.
     last: Option<(u32, Option<u64>, f64, f64)>,
+}
+
+/// The PLC's period as the shadow knows it when it places a sample, s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Period {
+    /// From the stamps or the counter's rate, once measured.
+    pub measured: Option<f64>,
+    /// `--plc-period`.
+    pub configured: f64,
 }
 
 impl Placement {
     /// How much more PLC time two stamps may span than their arrivals and counters account
     /// for, s: more is the PLC's clock stepped (set, synchronised), not time that passed.
     const CLOCK_STEP: f64 = 0.050;
+    /// Until the period is measured, the configured one places samples while the arrivals
+    /// since the first agree with it within this fraction of the time counted, and...
+    const AGREE: f64 = 0.25;
+    /// ...this much more, s (polls come late by up to a poll).
+    const AGREE_SLACK: f64 = 0.002;
+    /// The least PLC time a counter step is given, s: the shortest PLC period taken.
+    const SHORTEST: f64 = 1e-4;
 
     pub fn reset(&mut self) {
-        self.last = None;
+        *self = Placement::default();
     }
 
     /// The PLC time of the sample of `counter` that arrived at shadow time `arrival` (`stamp`:
     /// the PLC's FILETIME when it came by notification), s from the first sample placed: by
-    /// the stamps' difference where both samples have one and the PLC's clock did not step
-    /// between them, else by the counter's advance × the PLC's `period` once measured, else
-    /// (a period not measured yet, which a counter × a configured one could stretch by the
-    /// ratio of the two) by the arrivals' difference. `None`: not a counter after the last one
-    /// (the same sample again).
+    /// the stamps' difference where both samples have one and it agrees with the counter (at
+    /// least half its advance × the period; no more than the arrivals' difference and that
+    /// advance allow — more is the PLC's clock set, not time that passed), else by the
+    /// counter's advance × the PLC's period — measured, or the configured one while the
+    /// arrivals agree with it —, else by the arrivals' difference (a configured period that
+    /// the arrivals say is wrong would stretch the line by the ratio of the two). `None`: not
+    /// a counter after the last one (the same sample again).
     pub fn place(
         &mut self,
         counter: u32,
         stamp: Option<u64>,
         arrival: f64,
-        period: Option<f64>,
+        period: Period,
     ) -> Option<f64> {
         let time = match self.last {
             None => 0.0,
@@ -439,24 +466,39 @@ impl Placement {
                 if advanced <= 0 {
                     return None;
                 }
-                let arrived = arrival - last_arrival;
-                let by_counter = period.map(|p| f64::from(advanced) * p);
+                let steps = f64::from(advanced);
+                let arrived = (arrival - last_arrival).max(0.0);
+                let by_counter = period
+                    .measured
+                    .or_else(|| self.agrees(counter, arrival, period.configured))
+                    .map(|p| steps * p);
                 let stamped = match (last_stamp, stamp) {
                     (Some(a), Some(b)) if b > a => Some((b - a) as f64 * 1e-7),
                     _ => None,
                 };
+                let fits = |s: f64| match by_counter {
+                    Some(c) => s >= 0.5 * c && s <= arrived + c + Self::CLOCK_STEP,
+                    None => s <= arrived + Self::CLOCK_STEP,
+                };
                 time + match (stamped, by_counter) {
-                    (Some(s), c) if s <= arrived.max(0.0) + c.unwrap_or(0.0) + Self::CLOCK_STEP => {
-                        s
-                    }
+                    (Some(s), _) if fits(s) => s,
                     (_, Some(c)) => c,
-                    // Nothing else to go by: the same spacing as the arrivals, never none.
-                    (_, None) => arrived.max(1e-6),
+                    (_, None) => arrived.max(steps * Self::SHORTEST),
                 }
             }
         };
+        self.first.get_or_insert((counter, arrival));
         self.last = Some((counter, stamp, arrival, time));
         Some(time)
+    }
+
+    /// `configured` when the arrivals since the first sample agree with it for `counter`
+    /// arrived at `arrival`.
+    fn agrees(&self, counter: u32, arrival: f64, configured: f64) -> Option<f64> {
+        let (first, first_arrival) = self.first?;
+        let counted = f64::from(counter.wrapping_sub(first)) * configured;
+        ((arrival - first_arrival - counted).abs() <= Self::AGREE * counted + Self::AGREE_SLACK)
+            .then_some(configured)
     }
 }
 

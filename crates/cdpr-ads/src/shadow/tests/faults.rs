@@ -126,11 +126,18 @@ fn a_plc_restart_is_a_gap_and_a_changed_geometry_stops_the_shadow() {
     let (mut core, mut s, buffer) = seed000_recorded(&robot, FREE_2MS, ModelKind::ELASTIC);
     let origin = s.clock_origin();
     let mut tick = 0u64;
-    let mut run = |core: &mut PlcCore, s: &mut Shadow<InProcessController>, n: u64| {
+    // `n` cycles, `poke` between the first PLC tick and the shadow's first read.
+    let mut run = |core: &mut PlcCore,
+                   s: &mut Shadow<InProcessController>,
+                   n: u64,
+                   poke: &dyn Fn(&PlcCore)| {
         let mut statuses = Vec::new();
-        for _ in 0..n {
+        for k in 0..n {
             tick += 1;
             core.tick();
+            if k == 0 {
+                poke(core);
+            }
             let r = s
                 .cycle_at(origin + Duration::from_millis(2 * tick))
                 .expect("cycle");
@@ -138,7 +145,7 @@ fn a_plc_restart_is_a_gap_and_a_changed_geometry_stops_the_shadow() {
         }
         statuses
     };
-    run(&mut core, &mut s, 200);
+    run(&mut core, &mut s, 200, &|_| {});
     // The PLC restarts on the same memory (a fresh PLC's counter reads 0) and holds the start
     // pose again.
     let restart = |core: &PlcCore, robot: &Robot, trajectory: Trajectory| {
@@ -151,7 +158,7 @@ fn a_plc_restart_is_a_gap_and_a_changed_geometry_stops_the_shadow() {
         PlcCore::new(robot, trajectory, memory, Timing::default()).expect("restarted")
     };
     let mut core = restart(&core, &robot, seed000(&robot, 0.4));
-    let statuses = run(&mut core, &mut s, 20);
+    let statuses = run(&mut core, &mut s, 20, &|_| {});
     assert_eq!(statuses[0], CycleStatus::Resynced);
     assert!(statuses[1..].iter().all(|&st| st == CycleStatus::Exchanged));
     assert_eq!(s.stats().gaps, 1);
@@ -166,6 +173,39 @@ fn a_plc_restart_is_a_gap_and_a_changed_geometry_stops_the_shadow() {
     let (header, rows) = parse(&buffer);
     let gap = column(&header, "gap");
     assert_eq!(rows.iter().filter(|r| r[gap] == "1").count(), 1);
+
+    // Restarted again, its first sample unusable (a NaN): still a restart, not four billion
+    // cycles missed and every later sample taken for the same one.
+    let mut core = restart(&core, &robot, seed000(&robot, 0.4));
+    let cmd = core
+        .memory()
+        .table()
+        .lookup_str("GVL_Shadow.aCmdLengths")
+        .expect("cmd");
+    let nan = |core: &PlcCore| {
+        core.memory().with_image(|img| {
+            let o = cmd.offset as usize;
+            img[o..o + 8].copy_from_slice(&f64::NAN.to_le_bytes());
+        })
+    };
+    let statuses = run(&mut core, &mut s, 20, &nan);
+    // The NaN's cycle says the PLC restarted; its first usable sample is where it starts.
+    let resynced = statuses
+        .iter()
+        .position(|&st| st == CycleStatus::Exchanged)
+        .expect("exchanging again");
+    assert!(resynced <= 6, "{statuses:?}");
+    assert!(
+        statuses[resynced..]
+            .iter()
+            .all(|&st| st == CycleStatus::Exchanged)
+    );
+    assert_eq!(s.stats().gaps, 2);
+    assert!(
+        s.stats().missed_plc_cycles < 10,
+        "{} missed",
+        s.stats().missed_plc_cycles
+    );
 
     // A PLC restarted with other anchors drives another robot: the shadow refuses to go on.
     let mut moved = robot.clone();
@@ -370,6 +410,11 @@ fn a_refused_sample_in_lockstep_slows_the_command_down_rather_than_stopping_it_d
     }
     s.finish().expect("flush");
     assert_eq!(s.stats().rejected, 1);
+    assert_eq!(
+        s.stats().late_samples,
+        0,
+        "the sample after the refused one is not late"
+    );
     let (header, rows) = parse(&buffer);
     let (c1, flag) = (column(&header, "length_cmd_1"), column(&header, "rejected"));
     let first = rows

@@ -245,11 +245,18 @@ fn a_blend_starts_where_the_command_was_and_ends_on_the_new_line_flat() {
     assert_eq!(at_with(&blend, 2.005).1, now_rate);
 }
 
+fn measured(p: f64) -> Period {
+    Period {
+        measured: Some(p),
+        configured: 0.010,
+    }
+}
+
 #[test]
 fn samples_are_placed_by_the_plcs_stamps_else_by_counter_and_period() {
     let mut place = Placement::default();
     let t0 = 133_000_000_000_000_000u64;
-    let period = Some(0.012);
+    let period = measured(0.012);
     assert_eq!(place.place(7, Some(t0), 0.0, period), Some(0.0));
     // The stamps say 10 ms (100 000 ticks) whatever the period believed or the arrival.
     assert_eq!(
@@ -275,36 +282,65 @@ fn samples_are_placed_by_the_plcs_stamps_else_by_counter_and_period() {
     );
     let after = place.place(11, Some(t0 + 23_200_000), 0.321, period);
     assert!((after.expect("placed") - 0.332).abs() < 1e-12, "{after:?}");
+    // Set back 9.9 ms: a stamp 0.1 ms on for a count of 12 ms is the clock, not the PLC.
+    let back = place.place(12, Some(t0 + 23_201_000), 0.331, period);
+    assert!((back.expect("placed") - 0.344).abs() < 1e-12, "{back:?}");
     // Polled: three counts of the period; through the counter's wrap too.
-    let polled = place.place(14, None, 0.4, Some(0.002));
-    assert!(
-        (polled.expect("placed") - 0.338).abs() < 1e-12,
-        "{polled:?}"
-    );
+    let polled = place.place(15, None, 0.4, measured(0.002));
+    assert!((polled.expect("placed") - 0.35).abs() < 1e-12, "{polled:?}");
     place.reset();
-    place.place(u32::MAX, None, 0.0, Some(0.001));
-    assert_eq!(place.place(1, None, 0.5, Some(0.001)), Some(0.002));
+    place.place(u32::MAX, None, 0.0, measured(0.001));
+    assert_eq!(place.place(1, None, 0.5, measured(0.001)), Some(0.002));
     assert_eq!(
-        place.place(0, None, 0.6, Some(0.001)),
+        place.place(0, None, 0.6, measured(0.001)),
         None,
         "back: not after the last"
     );
 }
 
 #[test]
-fn before_the_period_is_measured_polled_samples_are_spaced_as_they_came() {
-    // A 1 ms task polled every 1 ms while the configured 10 ms is all there is: placed by the
-    // counter × 10 ms, 100 samples would run 0.9 s ahead of the PLC's 0.1 s.
-    let mut place = Placement::default();
-    let mut last = 0.0;
-    for k in 0..100u32 {
-        let arrival = 0.5 + f64::from(k) * 1e-3;
-        last = place.place(1000 + k, None, arrival, None).expect("placed");
+fn before_the_period_is_measured_the_configured_one_places_only_while_arrivals_agree() {
+    let polled = |configured: f64, task: f64, jitter: f64| {
+        let mut place = Placement::default();
+        let period = Period {
+            measured: None,
+            configured,
+        };
+        (0..100u32)
+            .map(|k| {
+                let late = jitter * f64::from((k * 7919) % 100) / 100.0;
+                let arrival = 0.5 + f64::from(k) * task + late;
+                place
+                    .place(1000 + k, None, arrival, period)
+                    .expect("placed")
+            })
+            .collect::<Vec<f64>>()
+    };
+    // A 10 ms task polled up to 1.5 ms late, 10 ms configured: the counter × 10 ms, exactly.
+    let agreed = polled(0.010, 0.010, 0.0015);
+    for (k, t) in agreed.iter().enumerate() {
+        assert!((t - k as f64 * 0.010).abs() < 1e-12, "{k}: {t}");
     }
-    assert!((last - 0.099).abs() < 1e-9, "{last}");
+    // A 1 ms task, 10 ms configured: placed at 10 ms a count, 100 samples would run 0.9 s
+    // ahead of the PLC's 0.1 s; spaced as they came, they do not.
+    let contradicted = polled(0.010, 0.001, 0.0);
+    assert!(
+        (contradicted[99] - 0.099).abs() < 1e-9,
+        "{}",
+        contradicted[99]
+    );
     // Once measured, the counter × the period.
-    let next = place.place(1101, None, 0.6, Some(1e-3)).expect("placed");
-    assert!((next - 0.101).abs() < 1e-9, "{next}");
+    let mut place = Placement::default();
+    let unknown = Period {
+        measured: None,
+        configured: 0.010,
+    };
+    place.place(1, None, 0.0, unknown);
+    place.place(2, None, 0.001, unknown);
+    let next = place
+        .place(4, None, 0.0035, measured(1e-3))
+        .expect("placed");
+    assert!((next - 0.003).abs() < 1e-12, "{next}");
 }
 
 #[test]
