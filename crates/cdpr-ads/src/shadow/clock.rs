@@ -338,9 +338,14 @@ impl Clock {
                 }
                 self.stamp_spans
                     .push_back((stamp - last) as f64 * 1e-7 / f64::from(counted));
-                let mut spans: Vec<f64> = self.stamp_spans.iter().copied().collect();
-                spans.sort_by(f64::total_cmp);
-                let estimate = spans[spans.len() / 2];
+                // A copy on the stack: this runs for every notified sample.
+                let mut spans = [0.0; STAMP_SPANS];
+                let n = self.stamp_spans.len();
+                for (to, &from) in spans.iter_mut().zip(&self.stamp_spans) {
+                    *to = from;
+                }
+                spans[..n].sort_by(f64::total_cmp);
+                let estimate = spans[n / 2];
                 self.period_estimate = Some(estimate);
                 stats.plc_period_estimate = Some(estimate);
             }

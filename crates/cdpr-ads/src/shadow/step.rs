@@ -135,17 +135,16 @@ impl Drive {
         let mut late = None;
         // Knots that came after the last step had read past the final part; a hold that began
         // or ended where the read is past it.
-        let changed = |last: &LastRead, seq: u64| {
-            let rounding = SAME_TIME * last.settled.abs() + 1e-9;
-            let came = seq != last.seq && last.read > last.settled + rounding;
-            (
-                came,
-                came || (reach.past.hold != last.held && was_at > last.settled),
-            )
+        let (came, changed) = match (self.last, newest) {
+            (Some(last), Some((seq, _))) => {
+                let rounding = SAME_TIME * last.settled.abs() + 1e-9;
+                let came = seq != last.seq && last.read > last.settled + rounding;
+                let held = reach.past.hold != last.held && was_at > last.settled;
+                (came, came || held)
+            }
+            _ => (false, false),
         };
-        if let (Some(last), Some((seq, _))) = (self.last, newest)
-            && let (came, true) = changed(&last, seq)
-        {
+        if let Some(last) = self.last.filter(|_| changed) {
             let (was, was_rate) = &mut self.was;
             let then = Past {
                 hold: last.held,
