@@ -4,18 +4,18 @@ use super::args::warn;
 use super::options::{RunArgs, Simulate};
 use super::output::{json, progress_bar};
 use super::traj::print_comparison;
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use cdpr_core::choice::Choice;
-use cdpr_core::recording::Recorder;
+use cdpr_core::job::{Job, Progress, Sink};
 use cdpr_core::recording::sidecar::Sidecar;
 use cdpr_core::robot::Robot;
-use cdpr_core::run::{self, AngleErrors, Prepared, SimulationReport, Tracking, WallSplit};
+use cdpr_core::run::{AngleErrors, Prepared, SimulationReport, Tracking};
 use cdpr_core::sim::{ControlMode, MODELS};
 use clap::Args;
-use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The models and winch modes in words, from core's tables.
 pub fn models_help() -> String {
@@ -53,98 +53,56 @@ pub struct SimulateArgs {
 }
 
 pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
-    // The wall time reported covers the whole command: loading, physics, writing, metrics.
-    let started = Instant::now();
     let request = &a.run.request;
     // Refuses an over-long run before the output file is created.
+    let job = Job::new(request)?;
     let Prepared {
         robot,
         trajectory: traj,
-        options: run_options,
+        options,
         warnings,
-    } = request.prepare()?;
-    warn(&warnings);
-    let control = run_options.config.control;
-    let loaded_s = started.elapsed().as_secs_f64();
-    // Rows go to --out as they are computed; the report keeps a few numbers per step.
-    let mut writer = match &a.out {
-        Some(path) => {
-            // The run describes itself: a CSV in a sidecar (`report` titles come from it; the
-            // CSV is a header and numbers, which every CSV reader takes with its defaults),
-            // an MCAP file in its metadata.
-            let meta = Sidecar::new(&request.describe(&robot, control)).with_robot(&robot);
-            Some(Recorder::create(path, &robot, &traj, &meta)?.with_dt(run_options.config.dt))
-        }
-        None => None,
+    } = job.prepared();
+    warn(warnings);
+    let robot = robot.clone();
+    let duration = traj.duration() + request.settle;
+    // The run describes itself: a CSV in a sidecar (`report` titles come from it; the CSV is a
+    // header and numbers, which every CSV reader takes with its defaults), an MCAP file in
+    // its metadata.
+    let sink = match &a.out {
+        Some(path) => Sink::File {
+            path,
+            meta: Sidecar::new(&request.describe(&robot, options.config.control))
+                .with_robot(&robot),
+        },
+        None => Sink::None,
     };
-    let mut write_error = None;
-    // Time spent writing rows, s (the rest of the stepping loop is the physics).
-    let mut output_s = 0.0;
-    let bar = progress_bar(&format!(
-        "simulating {:.1} s: {{msg}}",
-        traj.duration() + request.settle
-    ));
+    // Ctrl-C stops the run at its next step: the file is finished as far as it got.
+    let interrupt = Arc::new(AtomicBool::new(false));
+    {
+        let interrupt = Arc::clone(&interrupt);
+        if let Err(e) = ctrlc::set_handler(move || interrupt.store(true, Ordering::Relaxed)) {
+            eprintln!("warning: Ctrl-C will not finish the file ({e})");
+        }
+    }
+    let bar = progress_bar(&format!("simulating {duration:.1} s: {{msg}}"));
     if let Some(b) = &bar {
         b.set_message("physics");
     }
-    let mut tick = |fraction: f64| {
+    let mut tick = |p: Progress| {
         if let Some(b) = &bar {
-            b.set_position((fraction * 990.0) as u64);
-            // The physics is done: the bar says so while the metrics are computed.
-            if fraction >= 1.0 {
-                b.set_position(1000);
-                b.set_message("metrics");
+            match p {
+                Progress::Physics(fraction) => b.set_position((fraction * 990.0) as u64),
+                Progress::Metrics => {
+                    b.set_position(1000);
+                    b.set_message("metrics");
+                }
             }
         }
     };
-    let run = run::simulate(
-        &robot,
-        traj,
-        &run_options,
-        request.remove_lag,
-        &mut tick,
-        &mut |r| {
-            if let Some(w) = &mut writer {
-                let writing = Instant::now();
-                let written = w.write(r);
-                output_s += writing.elapsed().as_secs_f64();
-                if let Err(e) = written {
-                    write_error = Some(e);
-                    return ControlFlow::Break(());
-                }
-            }
-            ControlFlow::Continue(())
-        },
-    )
-    .context("starting the simulation")?;
-    // Write what was computed before reporting anything else, even after a blow-up.
-    if let (Some(path), Some(w)) = (&a.out, writer) {
-        let flushing = Instant::now();
-        let finished = match write_error {
-            Some(e) => Err(e),
-            None => w.finish().map(|_| ()),
-        };
-        output_s += flushing.elapsed().as_secs_f64();
-        finished.with_context(|| format!("writing {}", path.display()))?;
-    }
-    let run::SimulatedRun {
-        mut report,
-        summary,
-        metrics_s,
-    } = run;
+    let report = job.run(sink, &mut tick, Some(&interrupt))?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    report.wall_s = started.elapsed().as_secs_f64();
-    report.rtf = run::rtf(summary.simulated_s, report.wall_s);
-    let physics_s = (summary.wall_s - output_s).max(0.0);
-    report.wall_split = Some(WallSplit {
-        load_s: loaded_s,
-        physics_s,
-        output_s,
-        metrics_s,
-        other_s: (report.wall_s - loaded_s - physics_s - output_s - metrics_s).max(0.0),
-    });
     warn(&report.warnings);
     if a.json {
         json(&report)?;
@@ -154,15 +112,30 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let kept = |what: &str| -> String {
         format!(
             "{what}; the {} steps before are kept{}",
-            summary.records.saturating_sub(1),
+            report.records.saturating_sub(1),
             a.out
                 .as_ref()
                 .map(|p| format!(" in {}", p.display()))
                 .unwrap_or_default()
         )
     };
-    if let Some(e) = summary.error {
-        return Err(anyhow::Error::new(e).context(kept("the run stopped early")));
+    if report.interrupted {
+        eprintln!(
+            "{}{}",
+            kept(&format!(
+                "interrupted at t = {:.3} s of {duration:.3} s",
+                report.simulated_s.unwrap_or(0.0)
+            )),
+            if a.out.is_some() {
+                ", marked interrupted"
+            } else {
+                ""
+            }
+        );
+        return Ok(ExitCode::from(130));
+    }
+    if let Some(e) = &report.error {
+        bail!("{}: {e}", kept("the run stopped early"));
     }
     if let Some(e) = &report.escape {
         bail!(

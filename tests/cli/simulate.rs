@@ -227,3 +227,65 @@ fn simulate_wall_time_covers_the_whole_process_and_its_split_adds_up() {
         assert!(line.contains(part), "{line}");
     }
 }
+
+#[test]
+fn ctrl_c_finishes_the_file_where_the_run_stopped_and_marks_it_interrupted() {
+    let dir = scratch("interrupted");
+    for name in ["interrupted.csv", "interrupted.mcap"] {
+        let path = dir.join(name);
+        let out = path.display().to_string();
+        // A run of minutes (the chain model, a minute of settling), stopped after a moment.
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cdpr"))
+            .args(words(
+                "simulate --robot uvigo8 --trajectory seed000 --model chain --settle 600 --out",
+            ))
+            .arg(&out)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("cdpr runs");
+        let started = Instant::now();
+        while !path.exists() && started.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        let kill = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(kill.success());
+        let interrupted = Instant::now();
+        let o = child.wait_with_output().expect("exits");
+        // Ctrl-C is answered within a step, not at the run's end.
+        assert!(interrupted.elapsed().as_secs() < 5, "{name}");
+        assert_eq!(o.status.code(), Some(130), "{name}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("interrupted at t = ")
+                && err.contains(&format!("kept in {out}, marked interrupted")),
+            "{name}: {err}"
+        );
+        // "… the N steps before are kept …": the file holds N + 1 records (the start too).
+        let line = err
+            .lines()
+            .find(|l| l.contains("interrupted at"))
+            .unwrap_or_default();
+        let steps: usize = line
+            .split("; the ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: no step count in {err}"));
+        let file = cdpr_core::recording::RunFile::open(&path).expect("the file reads");
+        assert!(file.interrupted(), "{name}");
+        assert_eq!(file.len(), steps + 1, "{name}");
+        if name.ends_with(".csv") {
+            let meta = std::fs::read_to_string(format!("{out}.meta.toml")).expect("sidecar");
+            assert!(
+                meta.contains("interrupted = true") && meta.contains("ended_s = "),
+                "{meta}"
+            );
+        }
+    }
+}

@@ -20,6 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["sim"],
     &["run"],
     &["recording"],
+    &["job"],
     &["identify", "sweep", "report"],
 ];
 

@@ -26,6 +26,7 @@ pub mod colors;
 pub mod export;
 pub mod identify;
 pub mod interference;
+pub mod job;
 pub mod kinematics;
 pub mod legs;
 pub mod metrics;

@@ -5,10 +5,11 @@
 
 use crate::convert::{array, cdpr_err, names_in, number, request_from, to_py, warn};
 use crate::robot::Robot;
+use cdpr_core::job::{Job, Sink};
 use cdpr_core::metrics::{self, CompareOptions, MAX_LAG};
 use cdpr_core::options::{DefaultValue, Group, Kind, OptionSpec, Value};
 use cdpr_core::run::request::SAMPLE_DT;
-use cdpr_core::run::{self, OPTIONS, Prepared, RecordLayout, RunRequest};
+use cdpr_core::run::{self, OPTIONS, Prepared, Record, RecordLayout, RunRequest};
 use cdpr_core::sim::MODELS;
 use cdpr_core::trajectory::csv::CsvOptions;
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
@@ -264,35 +265,27 @@ pub fn simulate<'py>(
     let request = request_from("simulate", options, &simulate_options())?;
     let robot = request.with_payload(robot.inner.clone());
     let traj = trajectory.load(py, &robot, &request, columns)?;
-    let Prepared {
-        robot,
-        trajectory: traj,
-        options,
-        warnings,
-    } = request
-        .prepare_with(robot, traj)
-        .map_err(|e| cdpr_err(None, &e))?;
-    warn(py, &warnings)?;
-    let segment_names = traj.segments.clone();
-    let remove_lag = request.remove_lag;
-    let robot = &robot;
-    let outcome = py.detach(move || {
+    let job = Job::with(&request, robot, traj).map_err(|e| cdpr_err(None, &e))?;
+    warn(py, &job.prepared().warnings)?;
+    let segment_names = job.prepared().trajectory.segments.clone();
+    let robot = job.prepared().robot.clone();
+    let outcome = py.detach(|| {
         let mut layout: Option<RecordLayout> = None;
         let mut data: Vec<f64> = Vec::new();
         let mut segment: Vec<Option<usize>> = Vec::new();
-        let ran = run::simulate(robot, traj, &options, remove_lag, &mut |_| {}, &mut |r| {
-            let l = *layout.get_or_insert_with(|| RecordLayout::new(robot, Some(r)));
+        let mut keep = |r: &Record<'_>| {
+            let l = *layout.get_or_insert_with(|| RecordLayout::new(&robot, Some(r)));
             let _ = l.numbers(r, &mut |v| -> Result<(), ()> {
                 data.push(v);
                 Ok(())
             });
             segment.push(r.commanded.segment);
-            ControlFlow::Continue(())
-        });
-        ran.map(|ran| (ran, layout, data, segment))
+        };
+        let report = job.run(Sink::Each(&mut keep), &mut |_| {}, None);
+        report.map(|report| (report, layout, data, segment))
     });
-    let (ran, layout, data, segment) =
-        outcome.map_err(|e| cdpr_err(Some("starting the simulation"), &e))?;
+    let (report, layout, data, segment) = outcome.map_err(|e| cdpr_err(None, &e))?;
+    let robot = &robot;
     let layout = layout.unwrap_or_else(|| RecordLayout::new(robot, None));
     let columns = layout.columns();
     let rows = segment.len();
@@ -304,8 +297,8 @@ pub fn simulate<'py>(
                 .map_or("", String::as_str)
         }),
     )?;
-    let report_py = to_py(py, &ran.report)?;
-    if let Some(e) = &ran.report.escape {
+    let report_py = to_py(py, &report)?;
+    if let Some(e) = &report.escape {
         // As the CLI: the run is kept (in the report's `escape`), the caller warned.
         if let Ok(d) = report_py.cast::<PyDict>() {
             d.set_item("escape_message", e.message())?;

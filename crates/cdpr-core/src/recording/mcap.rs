@@ -28,6 +28,9 @@ use std::sync::Arc;
 
 /// Name of the metadata record that describes the run.
 pub const METADATA_NAME: &str = "cdpr";
+/// Name of the metadata record written at the end of a run that did not reach its end
+/// (`interrupted = true`, `ended_s`): absent from a run that ended as planned.
+pub const END_NAME: &str = "cdpr_end";
 /// The robot file's text, as written (when the robot came from a file or is a shipped one).
 pub const ROBOT_TOML: &str = "robot.toml";
 /// The robot as simulated (after any change made in code: a payload, the controller's
@@ -281,9 +284,23 @@ impl<W: Write + Seek + Send + 'static> McapRecorder<W> {
 
     /// Writes the metadata if no record came, the summary (indexes, statistics) and the
     /// footer; returns the writer.
-    pub fn finish(mut self) -> Result<W, McapRecordError> {
+    pub fn finish(self) -> Result<W, McapRecordError> {
+        self.finish_as(&super::RunEnd::default())
+    }
+
+    /// [`McapRecorder::finish`], with an [`END_NAME`] metadata record first when the run was
+    /// interrupted.
+    pub fn finish_as(mut self, end: &super::RunEnd) -> Result<W, McapRecordError> {
         if self.layout.is_none() {
             self.start(None)?;
+        }
+        if end.interrupted {
+            let mut info = BTreeMap::new();
+            info.insert("interrupted".to_string(), "true".to_string());
+            if let Some(t) = end.simulated_s {
+                info.insert("ended_s".to_string(), t.to_string());
+            }
+            self.handle()?.write_metadata(END_NAME, info)?;
         }
         let handle = self.handle.take().ok_or(McapRecordError::Finished)?;
         let mut out = handle.close()?;

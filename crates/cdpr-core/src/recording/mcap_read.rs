@@ -7,7 +7,7 @@
 //! then one chunk at a time. The file is read through `std::fs::File` (no memory map: the
 //! workspace forbids `unsafe`, and a map of a file another process truncates is a crash).
 
-use super::mcap::{CHUNK_BYTES, METADATA_NAME, ROBOT_JSON, ROBOT_TOML, keys};
+use super::mcap::{CHUNK_BYTES, END_NAME, METADATA_NAME, ROBOT_JSON, ROBOT_TOML, keys};
 use super::messages::{RUN_TOPIC, RunSample};
 use mcap::records::{Record, op};
 use mcap::sans_io::{
@@ -96,6 +96,9 @@ pub(crate) struct McapInfo {
     /// before finishing it. Its complete chunks were found by scanning its records; a chunk
     /// being written then is lost. A reader says so: the run may end early.
     pub unfinished: bool,
+    /// The run was interrupted before its end (Ctrl-C) and the file finished where it
+    /// stopped.
+    pub interrupted: bool,
     /// The `/run` channel's id (what [`chunk_samples`] filters on).
     run_channel: u16,
 }
@@ -106,6 +109,8 @@ struct Index {
     samples: u64,
     /// The `cdpr` metadata record's offset and length.
     metadata: Option<(u64, u64)>,
+    /// The run was interrupted: the file has an [`END_NAME`] metadata record.
+    interrupted: bool,
     /// Attachments' names, offsets and lengths.
     attachments: Vec<(String, u64, u64)>,
     chunks: Vec<RunChunk>,
@@ -132,6 +137,7 @@ impl Index {
                 .iter()
                 .find(|m| m.name == METADATA_NAME)
                 .map(|m| (m.offset, m.length)),
+            interrupted: summary.metadata_indexes.iter().any(|m| m.name == END_NAME),
             attachments: summary
                 .attachment_indexes
                 .iter()
@@ -243,6 +249,7 @@ pub(crate) fn read_info<F: Read + Seek>(file: &mut F) -> Result<McapInfo, McapRe
         samples: index.samples,
         chunks,
         unfinished,
+        interrupted: index.interrupted,
         run_channel,
     })
 }
@@ -290,6 +297,7 @@ fn scan<F: Read + Seek>(file: &mut F) -> Result<Index, McapReadError> {
         run_channel: None,
         samples: 0,
         metadata: None,
+        interrupted: false,
         attachments: Vec::new(),
         chunks: Vec::new(),
     };
@@ -317,6 +325,7 @@ fn scan<F: Read + Seek>(file: &mut F) -> Result<Index, McapReadError> {
                     Record::Metadata(m) if m.name == METADATA_NAME => {
                         index.metadata = Some((at, length));
                     }
+                    Record::Metadata(m) if m.name == END_NAME => index.interrupted = true,
                     Record::Attachment { header, .. } => {
                         index.attachments.push((header.name, at, length));
                     }

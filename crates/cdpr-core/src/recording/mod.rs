@@ -14,4 +14,4 @@ pub mod sidecar;
 pub use error::RecordingError;
 pub use mcap::Pace;
 pub use reader::{RunFile, RunRow};
-pub use recorder::{RecordFormat, Recorder, RecorderError};
+pub use recorder::{RecordFormat, Recorder, RecorderError, RunEnd};

@@ -75,6 +75,17 @@ enum Writer {
 pub struct Recorder {
     path: PathBuf,
     writer: Writer,
+    /// The CSV's sidecar as written (rewritten when the run ends interrupted).
+    meta: Sidecar,
+}
+
+/// How a recorded run ended, for [`Recorder::finish_as`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RunEnd {
+    /// The run was interrupted (Ctrl-C) before its end.
+    pub interrupted: bool,
+    /// Simulated time of the last record, s.
+    pub simulated_s: Option<f64>,
 }
 
 impl Recorder {
@@ -127,6 +138,7 @@ impl Recorder {
         Ok(Recorder {
             path: path.to_path_buf(),
             writer,
+            meta: meta.clone(),
         })
     }
 
@@ -211,14 +223,32 @@ impl Recorder {
 
     /// Finishes the file (an MCAP file's summary and footer) and closes it.
     pub fn finish(self) -> Result<(), RecorderError> {
+        self.finish_as(&RunEnd::default())
+    }
+
+    /// [`Recorder::finish`] for a run that ended as `end` says: an interrupted run is marked
+    /// so (the CSV's sidecar gets `interrupted` and `ended_s`, the MCAP an
+    /// [`super::mcap::END_NAME`] metadata record), and the reader says so.
+    pub fn finish_as(self, end: &RunEnd) -> Result<(), RecorderError> {
         let path = self.path;
         match self.writer {
-            Writer::Csv(w) => w
-                .finish()
-                .map(drop)
-                .map_err(|cause| RecorderError::Csv { file: path, cause }),
+            Writer::Csv(w) => {
+                w.finish().map_err(|cause| RecorderError::Csv {
+                    file: path.clone(),
+                    cause,
+                })?;
+                if end.interrupted {
+                    let meta = Sidecar {
+                        interrupted: true,
+                        ended_s: end.simulated_s,
+                        ..self.meta
+                    };
+                    sidecar::write(&path, &meta)?;
+                }
+                Ok(())
+            }
             Writer::Mcap(w) => w
-                .finish()
+                .finish_as(end)
                 .map(drop)
                 .map_err(|cause| RecorderError::Mcap { file: path, cause }),
         }

@@ -40,6 +40,12 @@ pub struct Sidecar {
     /// The command that wrote the file, its words joined by spaces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// The run was interrupted (Ctrl-C): the CSV ends where it stopped, at `ended_s`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// Simulated time of the CSV's last row, s, when the run was interrupted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_s: Option<f64>,
 }
 
 impl Sidecar {
@@ -53,6 +59,8 @@ impl Sidecar {
             robot_file: None,
             cdpr_version: env!("CARGO_PKG_VERSION").to_string(),
             command: None,
+            interrupted: false,
+            ended_s: None,
         }
         .with_command(std::env::args_os().map(|a| a.to_string_lossy().into_owned()))
     }
@@ -201,6 +209,20 @@ mod tests {
         );
         assert_eq!(back.command.as_deref(), Some("cdpr simulate --out run.csv"));
         assert_eq!(back.cdpr_version, env!("CARGO_PKG_VERSION"));
+        assert!(!back.interrupted && back.ended_s.is_none());
+        let cut = Sidecar {
+            interrupted: true,
+            ended_s: Some(1.5),
+            ..s.clone()
+        };
+        write(&csv, &cut).expect("rewritten");
+        let text = std::fs::read_to_string(path_of(&csv)).expect("text");
+        assert!(
+            text.contains("interrupted = true") && text.contains("ended_s = 1.5"),
+            "{text}"
+        );
+        assert_eq!(read(&csv).expect("reads"), Some(cut));
+        write(&csv, &s).expect("back");
         assert_eq!(
             read_description(&csv).as_deref(),
             Some(back.description.as_str())

@@ -31,7 +31,7 @@ pub struct SimulationReport {
     pub rtf: f64,
     pub steps: u64,
     pub wall_s: f64,
-    /// How the wall time splits (filled in by the command that times the phases).
+    /// How the wall time splits (filled in by [`crate::job::Job::run`], which times the phases).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wall_split: Option<WallSplit>,
     /// Simulated time of the last recorded step (None: nothing recorded).
@@ -58,6 +58,12 @@ pub struct SimulationReport {
     /// Things the user should know about the run (printed as warnings, not errors).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The run was interrupted (Ctrl-C) before its end: everything is of the steps before.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// Records handed out (the start and every good step).
+    #[serde(skip)]
+    pub records: u64,
 }
 
 /// Where the wall time of a run went, s: loading the robot and trajectory, stepping the
@@ -332,6 +338,8 @@ impl RunDigest {
             escape: self.escape.clone(),
             error: summary.error.as_ref().map(|e| e.to_string()),
             warnings,
+            interrupted: false,
+            records: summary.records,
         }
     }
 

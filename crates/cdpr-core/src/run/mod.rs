@@ -1,6 +1,7 @@
 //! Runs: a trajectory played through a controller into the physics core ([`Player`]),
 //! stepped headless ([`run`], [`run_with`]), recorded ([`record`]) and digested into what
-//! `cdpr simulate` reports ([`digest`], [`simulate`]). What a run is asked to do is one
+//! `cdpr simulate` reports ([`digest`]); [`crate::job::Job`] runs a request into a sink and
+//! reports it, the one way every face runs a trajectory headless. What a run is asked to do is one
 //! [`RunRequest`] ([`request`]: every option's name, range and default, once).
 //!
 //! The command line, Python, sweeps and the viewer all play trajectories through this module;
@@ -291,46 +292,6 @@ pub fn hold(pose: Pose, duration: f64, dt: f64) -> Trajectory {
             .collect(),
         segments: Vec::new(),
     }
-}
-
-/// A headless run and its report: what [`simulate`] returns.
-#[derive(Debug)]
-pub struct SimulatedRun {
-    /// The report (its `wall_s` and `rtf` cover the stepping loop; a command timing more
-    /// than that overwrites them).
-    pub report: SimulationReport,
-    /// How the run went (steps, records handed out, why it stopped early).
-    pub summary: RunSummary,
-    /// Wall-clock time of the metrics, s.
-    pub metrics_s: f64,
-}
-
-/// Runs `trajectory` on `robot` with `options` and reports it — `cdpr simulate` and `cdpr
-/// sweep` share this path, so that the same settings give the same numbers. Each record
-/// (the start, then every good step) is handed to `on_record` as it is computed (e.g. to
-/// write it; [`ControlFlow::Break`] stops the run), `progress` gets the fraction done. The
-/// number of steps is checked against [`MAX_STEPS`] before anything runs.
-/// `remove_lag`: metrics after removing the lag (seed 000's Table 1) or at equal instants.
-pub fn simulate(
-    robot: &Robot,
-    trajectory: Trajectory,
-    options: &RunOptions,
-    remove_lag: bool,
-    progress: &mut dyn FnMut(f64),
-    on_record: &mut dyn FnMut(&Record<'_>) -> ControlFlow<()>,
-) -> Result<SimulatedRun, RunError> {
-    let mut digest = RunDigest::new(robot, &trajectory, options);
-    let summary = run_with(robot, trajectory, options, progress, &mut |r| {
-        digest.push(r);
-        on_record(r)
-    })?;
-    let measuring = std::time::Instant::now();
-    let report = digest.report(&summary, remove_lag);
-    Ok(SimulatedRun {
-        report,
-        summary,
-        metrics_s: measuring.elapsed().as_secs_f64(),
-    })
 }
 
 #[cfg(test)]

@@ -211,7 +211,7 @@ pub struct CsvRecorder<W: Write> {
     segment_names: Vec<String>,
     /// Columns after `segment`, written by the caller.
     extra: Vec<String>,
-    buf: String,
+    buf: Vec<u8>,
 }
 
 impl<W: Write> CsvRecorder<W> {
@@ -226,7 +226,7 @@ impl<W: Write> CsvRecorder<W> {
             layout: None,
             segment_names: source.segments.clone(),
             extra: Vec::new(),
-            buf: String::with_capacity(32),
+            buf: Vec::with_capacity(32),
         }
     }
 
@@ -249,7 +249,7 @@ impl<W: Write> CsvRecorder<W> {
 
     /// Writes one record (the header first, on the first call). Each number is formatted
     /// into one reused buffer and handed to the CSV writer as a field: no allocation per
-    /// number (the bytes are those of `format!("{v}")`).
+    /// number (the bytes are those of `format!("{v}")`: [`crate::text::push_display_f64`]).
     pub fn write(&mut self, r: &Record<'_>) -> Result<(), csv::Error> {
         self.write_with(r, &[])
     }
@@ -258,7 +258,6 @@ impl<W: Write> CsvRecorder<W> {
     /// the others (an integer as such: `7`, not `7.0`). A count other than the columns'
     /// is refused by the CSV writer.
     pub fn write_with(&mut self, r: &Record<'_>, extra: &[f64]) -> Result<(), csv::Error> {
-        use std::fmt::Write as _;
         let layout = match &self.layout {
             Some(l) => *l,
             None => self.header(Some(r))?,
@@ -266,9 +265,8 @@ impl<W: Write> CsvRecorder<W> {
         let (w, buf) = (&mut self.w, &mut self.buf);
         layout.numbers(r, &mut |v: f64| -> Result<(), csv::Error> {
             buf.clear();
-            // Writing to a String cannot fail.
-            let _ = write!(buf, "{v}");
-            w.write_field(buf.as_bytes())
+            crate::text::push_display_f64(buf, v);
+            w.write_field(&buf[..])
         })?;
         let segment = r
             .commanded
@@ -279,8 +277,8 @@ impl<W: Write> CsvRecorder<W> {
         self.w.write_field(segment)?;
         for v in extra {
             self.buf.clear();
-            let _ = write!(self.buf, "{v}");
-            self.w.write_field(self.buf.as_bytes())?;
+            crate::text::push_display_f64(&mut self.buf, *v);
+            self.w.write_field(&self.buf[..])?;
         }
         self.w.write_record(None::<&[u8]>)?;
         if self.rows.len() >= FLUSH_AT {

@@ -3,14 +3,12 @@
 use super::SweepError;
 use super::parameters::ParamValues;
 use super::spec::{Mode, Spec};
-use crate::recording::Recorder;
+use crate::job::{Job, Sink};
 use crate::recording::sidecar::Sidecar;
 use crate::robot::{Robot, Stiffness};
-use crate::run::request::CommandSource;
-use crate::run::{self, RunOptions, RunRequest, SimulationReport, Tracking};
+use crate::run::{RunRequest, SimulationReport, Tracking};
 use crate::trajectory;
 use nalgebra::Vector3;
-use std::ops::ControlFlow;
 use std::time::Instant;
 
 /// splitmix64 (Steele, Lea, Flood 2014; Vigna's reference code): a 64-bit state stepped by
@@ -273,18 +271,6 @@ fn request(spec: &Spec, plan: &RunPlan) -> RunRequest {
     }
 }
 
-/// The run options of `plan` on `robot`: `cdpr simulate`'s for the same request.
-pub(super) fn run_options(
-    spec: &Spec,
-    plan: &RunPlan,
-    robot: &Robot,
-) -> Result<RunOptions, String> {
-    request(spec, plan)
-        .resolve(robot, CommandSource::Trajectory)
-        .map(|r| r.options)
-        .map_err(|e| format!("{e}"))
-}
-
 /// The outcome of a run in numbers: the report and why it failed (None: it did not).
 /// The file a run's steps are recorded in under `dir` (`cdpr sweep --record-dir`): named by
 /// the run's index, which is the same whatever the shard, the threads or a resume.
@@ -307,10 +293,11 @@ fn simulate(
     let request = request(spec, plan);
     let traj = trajectory::load(source, &robot, &request.builtin_options())
         .map_err(|e| format!("loading the trajectory: {e}"))?;
-    let options = run_options(spec, plan, &robot)?;
+    let job = Job::with(&request, robot, traj).map_err(|e| error_chain(&e))?;
     // Its own file per run (a recorder per run, on its own thread: runs never mix).
-    let mut recorder = match record_dir {
-        Some(dir) => {
+    let path = record_dir.map(|dir| record_path(dir, plan));
+    let sink = match &path {
+        Some(path) => {
             let mut description = format!(
                 "cdpr sweep: spec {}, run {}: robot {}, trajectory {}, speed {}",
                 spec.origin, plan.index, plan.robot, plan.trajectory, plan.speed
@@ -318,45 +305,33 @@ fn simulate(
             for (name, value) in &plan.parameters {
                 description.push_str(&format!(", {name} {value}"));
             }
-            let meta = Sidecar::new(&description);
-            let path = record_path(dir, plan);
-            Some(
-                Recorder::create(&path, &robot, &traj, &meta)
-                    .map_err(|e| e.to_string())?
-                    .with_dt(options.config.dt),
-            )
-        }
-        None => None,
-    };
-    let mut write_error = None;
-    let run = run::simulate(
-        &robot,
-        traj,
-        &options,
-        request.remove_lag,
-        &mut |_| {},
-        &mut |r| match recorder.as_mut().map(|w| w.write(r)) {
-            Some(Err(e)) => {
-                write_error = Some(e);
-                ControlFlow::Break(())
+            Sink::File {
+                path,
+                meta: Sidecar::new(&description),
             }
-            _ => ControlFlow::Continue(()),
-        },
-    )
-    .map_err(|e| format!("starting the simulation: {e}"))?;
-    if let Some(e) = write_error {
-        return Err(format!("recording the run: {e}"));
-    }
-    if let Some(w) = recorder {
-        w.finish().map_err(|e| format!("recording the run: {e}"))?;
-    }
-    let r = run.report;
+        }
+        None => Sink::None,
+    };
+    let r = job
+        .run(sink, &mut |_| {}, None)
+        .map_err(|e| error_chain(&e))?;
     let failure = if let Some(e) = &r.error {
         Some(format!("the run stopped early: {e}"))
     } else {
         r.escape.as_ref().map(|e| e.message())
     };
     Ok((r, failure))
+}
+
+/// `error` and its causes, `: `-separated (a row's message is one line).
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(&format!(": {e}"));
+        cause = e.source();
+    }
+    text
 }
 
 /// Runs `plan` and summarises it as a row. Never panics: whatever goes wrong (a robot the

@@ -267,6 +267,8 @@ pub(super) struct CsvBackend {
     fields: usize,
     starts: Vec<BlockStart>,
     rows: usize,
+    /// The sidecar says the run was interrupted.
+    pub(super) interrupted: bool,
     cache: VecDeque<Block>,
 }
 
@@ -408,6 +410,7 @@ pub(super) fn open(path: &Path) -> Result<RunFile, RecordingError> {
     }
     let (times, overview, events) = scan.finish();
     let meta = sidecar::read(path)?;
+    let meta_interrupted = meta.as_ref().is_some_and(|m| m.interrupted);
     let description = match &meta {
         Some(m) => Some(m.description.clone()).filter(|d| !d.is_empty()),
         None => sidecar::read_description(path),
@@ -426,6 +429,7 @@ pub(super) fn open(path: &Path) -> Result<RunFile, RecordingError> {
             header_names,
             segment_field,
             rows: times.len(),
+            interrupted: meta_interrupted,
             starts,
             cache: VecDeque::with_capacity(CACHED_BLOCKS),
             columns,

@@ -137,6 +137,11 @@ impl McapBackend {
         self.info.unfinished
     }
 
+    /// The run was interrupted (its `cdpr_end` metadata record says so).
+    pub(super) fn interrupted(&self) -> bool {
+        self.info.interrupted
+    }
+
     pub(super) fn row(&mut self, path: &Path, k: usize) -> Result<RunRow, RecordingError> {
         // The chunk holding row k: the last whose first row is at most k.
         let chunk = self.chunk_rows.partition_point(|&first| first <= k) - 1;

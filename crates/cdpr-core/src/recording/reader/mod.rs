@@ -180,6 +180,16 @@ impl RunFile {
         }
     }
 
+    /// The run was interrupted (Ctrl-C) and its file finished where it stopped, as its
+    /// sidecar (CSV) or metadata (MCAP) says: it ends before its trajectory did. A face says
+    /// so.
+    pub fn interrupted(&self) -> bool {
+        match &self.backend {
+            Backend::Csv(b) => b.interrupted,
+            Backend::Mcap(b) => b.interrupted(),
+        }
+    }
+
     /// Rows.
     pub fn len(&self) -> usize {
         self.times.len()
