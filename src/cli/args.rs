@@ -252,3 +252,11 @@ mod tests {
         assert!(pose_list("-999,0,1,0,0,359").is_ok());
     }
 }
+
+/// `check`'s first line: the robot's name, OK, and its description when it has one.
+pub fn print_ok(robot: &cdpr_core::robot::Robot) {
+    match robot.description.trim() {
+        "" => println!("{}: OK", robot.name),
+        description => println!("{}: OK — {description}", robot.name),
+    }
+}

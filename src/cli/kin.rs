@@ -45,7 +45,10 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         return super::legs::check(&robot);
     }
     let p = &robot.platform;
-    println!("{}: OK — {}", robot.name, robot.description);
+    super::args::print_ok(&robot);
+    if let Some(w) = robot.orientation_warning() {
+        eprintln!("warning: {w}");
+    }
     if !robot.source.is_empty() {
         println!("source: {}", robot.source);
     }
@@ -318,7 +321,7 @@ pub struct FkArgs {
     /// three spheres refined on all lengths (3-DOF robots).
     #[arg(long, value_parser = super::options::choice::<FkMethod>(), default_value = "lm")]
     pub method: FkMethod,
-    #[arg(long, default_value_t = 1e-3, value_name = "M", value_parser = number_of(&MAX_RESIDUAL),
+    #[arg(long, default_value_t = MAX_RESIDUAL.default_number(), hide_default_value = true, value_name = "M", value_parser = number_of(&MAX_RESIDUAL),
           help = help_of(&MAX_RESIDUAL))]
     pub max_residual: f64,
     #[command(flatten)]

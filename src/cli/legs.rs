@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub fn check(robot: &Robot) -> Result<ExitCode> {
-    println!("{}: OK — {}", robot.name, robot.description);
+    super::args::print_ok(robot);
     if !robot.source.is_empty() {
         println!("source: {}", robot.source);
     }

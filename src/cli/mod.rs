@@ -182,8 +182,17 @@ pub fn main() -> ExitCode {
     match run(command, started) {
         Ok(code) => code,
         Err(error) => {
-            // Core names options as its table does (`dt`): here they are flags (`--dt`).
-            eprintln!("error: {}", options::flags(&format!("{error:#}")));
+            // Core names options as its table does (`dt`): here they are flags (`--dt`). A
+            // robot file's message names the file's keys (`kp` of `[winch]`), never flags.
+            let text = format!("{error:#}");
+            let in_a_file = error
+                .chain()
+                .any(|e| e.is::<cdpr_core::robot::RobotFileError>());
+            if in_a_file {
+                eprintln!("error: {text}");
+            } else {
+                eprintln!("error: {}", options::flags(&text));
+            }
             ExitCode::from(1)
         }
     }

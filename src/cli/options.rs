@@ -252,6 +252,14 @@ selection!(
 );
 
 selection!(
+    /// `cdpr plc`: what the virtual PLC plays (sampled at its NC's rate).
+    Played,
+    groups [Trajectory],
+    except [],
+    required []
+);
+
+selection!(
     /// `cdpr view`: a run as `simulate` takes it, robot and trajectory optional (the demo),
     /// less what only a finished run reports.
     #[cfg(feature = "viewer")]

@@ -2,11 +2,13 @@
 
 use super::args::{RobotArg, warn, within};
 use super::foxglove::{self, FoxgloveArgs};
+use super::options::{Played, RunArgs};
 use super::output::{StatusLine, Table, json};
 use super::secure::SecureArgs;
 use anyhow::{Context, Result, bail};
 use cdpr_ads::exposure::Exposure;
 use cdpr_ads::live_view::{self, LiveView};
+use cdpr_ads::server::virtual_plc::PlcError;
 use cdpr_ads::server::{
     self, DeviceIdentity, Runtime, RuntimeOptions, ServerConfig, Timing, UdpConfig,
 };
@@ -33,13 +35,10 @@ pub struct PlcArgs {
     /// AMS port of the PLC runtime (851: TwinCAT 3's first PLC runtime).
     #[arg(long, default_value_t = 851, value_name = "PORT")]
     pub ams_port: u16,
-    /// Trajectory to play: a built-in (seed000, pickplace, poly5) or a CSV file. Without it the
-    /// PLC holds the robot's home pose.
-    #[arg(long, value_name = "NAME|FILE")]
-    pub trajectory: Option<String>,
-    /// Cruise speed of a built-in trajectory, m/s.
-    #[arg(long, default_value_t = 0.1, value_name = "M/S", value_parser = within(1e-3, 10.0, "m/s"))]
-    pub speed: f64,
+    /// What the PLC plays (core's trajectory options: without a trajectory it holds the
+    /// robot's home pose).
+    #[command(flatten)]
+    pub run: RunArgs<Played>,
     /// PLC task period (a whole multiple of --nc), 100µs to 10s.
     #[arg(long, default_value = "10ms", value_name = "TIME",
           value_parser = duration_within(Duration::from_micros(100), Duration::from_secs(10)))]
@@ -175,13 +174,13 @@ pub fn duration_within(
 
 pub fn run(a: PlcArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("plc")?;
-    let trajectory = match &a.trajectory {
+    let trajectory = match &a.run.request.trajectory {
         None => Trajectory::default(),
         Some(spec) => {
+            // Sampled at the NC's rate: the set points the axes are fed.
             let options = BuiltinOptions {
-                speed: a.speed,
                 dt: a.nc.as_secs_f64(),
-                ..BuiltinOptions::default()
+                ..a.run.request.builtin_options()
             };
             trajectory::load(spec, &robot, &options)
                 .map_err(|e| super::args::naming(e, "loading the trajectory", spec))?
@@ -250,7 +249,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         secure: secure.clone(),
         ..ServerConfig::new(listen)
     };
-    let mut rt = Runtime::start_with(
+    let started = Runtime::start_with(
         &robot,
         trajectory,
         timing,
@@ -261,8 +260,22 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             wait_for_client: a.wait_for_client,
             normal_priority: a.no_realtime,
         },
-    )
-    .with_context(|| format!("starting the virtual PLC on {listen}"))?;
+    );
+    let mut rt = match started {
+        Ok(rt) => rt,
+        Err(PlcError::Io(e)) if e.kind() == std::io::ErrorKind::AddrInUse => bail!(
+            "cannot serve ADS on {listen}: the port is taken (a TwinCAT router, another `cdpr \
+             plc` or another server; `ss -ltnp 'sport = :{port}'` names it): stop it, or pass \
+             --listen {ip}:PORT (and `cdpr shadow --plc {ip}:PORT`)",
+            port = listen.port(),
+            ip = listen.ip()
+        ),
+        Err(e) => {
+            return Err(
+                anyhow::Error::new(e).context(format!("starting the virtual PLC on {listen}"))
+            );
+        }
+    };
     let udp_listen = match a.udp_listen {
         Some(UdpListen::Off) => None,
         Some(UdpListen::At(at)) => Some(at),
@@ -299,7 +312,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         a.ams_port,
         a.task,
         a.nc,
-        match &a.trajectory {
+        match &a.run.request.trajectory {
             Some(t) if a.wait_for_client => {
                 format!("; trajectory {t} ({played:.2} s) once a client connects")
             }

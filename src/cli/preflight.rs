@@ -3,7 +3,7 @@
 use super::options::{Preflight, RunArgs, help_of, number_of};
 use super::output::{Table, json, sig};
 use anyhow::{Context, Result};
-use cdpr_core::interference::{CLEARANCE, DEFAULT_CLEARANCE};
+use cdpr_core::interference::CLEARANCE;
 use cdpr_core::preflight::{self, ANGLE_STEP, PreflightOptions, STEP, SegmentReport, TIME_STEP};
 use clap::Args;
 use std::process::ExitCode;
@@ -38,16 +38,16 @@ pub struct PreflightArgs {
     /// Robot, payload, trajectory and its shape (as `cdpr simulate` takes them).
     #[command(flatten)]
     pub run: RunArgs<Preflight>,
-    #[arg(long, default_value_t = 1e-3, value_name = "M", value_parser = number_of(&STEP),
+    #[arg(long, default_value_t = STEP.default_number(), hide_default_value = true, value_name = "M", value_parser = number_of(&STEP),
           help = help_of(&STEP))]
     pub step: f64,
-    #[arg(long, default_value_t = 1e-3, value_name = "RAD", value_parser = number_of(&ANGLE_STEP),
+    #[arg(long, default_value_t = ANGLE_STEP.default_number(), hide_default_value = true, value_name = "RAD", value_parser = number_of(&ANGLE_STEP),
           help = help_of(&ANGLE_STEP))]
     pub angle_step: f64,
-    #[arg(long, default_value_t = 0.01, value_name = "S", value_parser = number_of(&TIME_STEP),
+    #[arg(long, default_value_t = TIME_STEP.default_number(), hide_default_value = true, value_name = "S", value_parser = number_of(&TIME_STEP),
           help = help_of(&TIME_STEP))]
     pub time_step: f64,
-    #[arg(long, default_value_t = DEFAULT_CLEARANCE, value_name = "M",
+    #[arg(long, default_value_t = CLEARANCE.default_number(), hide_default_value = true, value_name = "M",
           value_parser = number_of(&CLEARANCE), help = help_of(&CLEARANCE))]
     pub clearance: f64,
     #[command(flatten)]

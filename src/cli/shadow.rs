@@ -106,7 +106,7 @@ pub struct LinkArgs {
     // Checked every cycle at the shadow's pose: cables or the platform closer than this to
     // each other, the frame or the robot's [[obstacles]] count as interference (named in
     // the statistics, and written to `[plc] interference` when the robot file names it).
-    #[arg(long, default_value_t = cdpr_core::interference::DEFAULT_CLEARANCE, value_name = "M",
+    #[arg(long, default_value_t = cdpr_core::interference::CLEARANCE.default_number(), hide_default_value = true, value_name = "M",
           value_parser = super::options::number_of(&cdpr_core::interference::CLEARANCE),
           help = super::options::help_of(&cdpr_core::interference::CLEARANCE))]
     pub clearance: f64,

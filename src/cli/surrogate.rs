@@ -93,7 +93,7 @@ pub struct FitArgs {
     /// Fit the static gain too (Nelder–Mead only; seed 004 fixes it at 1).
     #[arg(long)]
     pub fit_gain: bool,
-    #[arg(long, default_value_t = 0.25, value_name = "S", value_parser = super::options::number_of(&session::MAX_DELAY),
+    #[arg(long, default_value_t = session::MAX_DELAY.default_number(), hide_default_value = true, value_name = "S", value_parser = super::options::number_of(&session::MAX_DELAY),
           allow_hyphen_values = true, help = super::options::help_of(&session::MAX_DELAY))]
     pub max_delay: f64,
     #[command(flatten)]

@@ -258,7 +258,7 @@ pub struct CompareInputs {
     /// Keep the lag: compare sample by sample without shifting the actual back.
     #[arg(long)]
     pub no_lag: bool,
-    #[arg(long, default_value_t = 1.0, value_name = "S", value_parser = super::options::number_of(&metrics::MAX_LAG),
+    #[arg(long, default_value_t = metrics::MAX_LAG.default_number(), hide_default_value = true, value_name = "S", value_parser = super::options::number_of(&metrics::MAX_LAG),
           help = super::options::help_of(&metrics::MAX_LAG))]
     pub max_lag: f64,
 }

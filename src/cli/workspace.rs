@@ -4,7 +4,7 @@ use super::args::{Numbers, RobotArg, number_list};
 use super::options::{help_of, number_of, whole_of};
 use super::output::{json, progress_bar};
 use anyhow::{Result, bail};
-use cdpr_core::interference::{CLEARANCE, DEFAULT_CLEARANCE, Kind};
+use cdpr_core::interference::{CLEARANCE, Kind};
 use cdpr_core::robot::{Aabb, Mechanism, Robot};
 use cdpr_core::workspace::legs::STEP;
 use cdpr_core::workspace::survey::{
@@ -44,7 +44,7 @@ spherical-joint opening, arm clearance), which constraint fails where, and a plo
 pub struct WorkspaceArgs {
     #[command(flatten)]
     pub robot: RobotArg,
-    #[arg(long, default_value_t = 30, value_name = "N", value_parser = whole_of(&GRID), help = help_of(&GRID))]
+    #[arg(long, default_value_t = GRID.default_whole(), hide_default_value = true, value_name = "N", value_parser = whole_of(&GRID), help = help_of(&GRID))]
     pub grid: usize,
     /// Region to grid: xmin,ymin,zmin,xmax,ymax,zmax in m (default: the robot's frame box).
     #[arg(long, value_parser = number_list, value_name = "BOX")]
@@ -52,11 +52,11 @@ pub struct WorkspaceArgs {
     #[arg(long, value_name = "DEG", value_parser = number_of(&ORIENTATION), allow_hyphen_values = true,
           help = help_of(&ORIENTATION))]
     pub orientation: Option<f64>,
-    #[arg(long, default_value_t = 3, value_name = "N", value_parser = whole_of(&LEVELS), help = help_of(&LEVELS))]
+    #[arg(long, default_value_t = LEVELS.default_whole(), hide_default_value = true, value_name = "N", value_parser = whole_of(&LEVELS), help = help_of(&LEVELS))]
     pub levels: usize,
     #[command(flatten)]
     pub bounds: super::kin::BoundsArg,
-    #[arg(long, default_value_t = 5.0, value_name = "N", value_parser = number_of(&MIN_TENSION),
+    #[arg(long, default_value_t = MIN_TENSION.default_number(), hide_default_value = true, value_name = "N", value_parser = number_of(&MIN_TENSION),
           allow_hyphen_values = true, help = help_of(&MIN_TENSION))]
     pub min_tension: f64,
     /// Plot file (`.png`; an `.svg` is written next to it) or a directory
@@ -66,14 +66,14 @@ pub struct WorkspaceArgs {
     /// Do not draw the plot.
     #[arg(long)]
     pub no_plot: bool,
-    #[arg(long, default_value_t = 0.01, value_name = "M", value_parser = number_of(&STEP),
+    #[arg(long, default_value_t = STEP.default_number(), hide_default_value = true, value_name = "M", value_parser = number_of(&STEP),
           allow_hyphen_values = true, help = help_of(&STEP))]
     pub step: f64,
     /// Remove the positions where something interferes (cables, platform, frame, the robot's
     /// [[obstacles]]) from the workspace and mark them in the plot.
     #[arg(long)]
     pub interference: bool,
-    #[arg(long, default_value_t = DEFAULT_CLEARANCE, value_name = "M", value_parser = number_of(&CLEARANCE),
+    #[arg(long, default_value_t = CLEARANCE.default_number(), hide_default_value = true, value_name = "M", value_parser = number_of(&CLEARANCE),
           help = help_of(&CLEARANCE))]
     pub clearance: f64,
     /// Print one JSON object instead of a report.

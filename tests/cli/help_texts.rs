@@ -166,3 +166,24 @@ fn help_texts_name_the_shipped_robots_as_cdpr_robots_lists_them() {
         "the robot list appears in {listing_seen} helps"
     );
 }
+
+#[test]
+fn no_option_says_its_default_twice() {
+    for path in command_paths() {
+        let text = help(&path);
+        // One option's text runs from its flag to the next flag; the default is said once.
+        let mut doubled = Vec::new();
+        let mut block = String::new();
+        for line in text.lines().chain(["  --end"]) {
+            if line.trim_start().starts_with('-') {
+                if block.matches("[default:").count() > 1 {
+                    doubled.push(block.lines().next().unwrap_or("").trim().to_string());
+                }
+                block.clear();
+            }
+            block.push_str(line);
+            block.push('\n');
+        }
+        assert!(doubled.is_empty(), "cdpr {}: {doubled:?}", path.join(" "));
+    }
+}

@@ -120,6 +120,24 @@ impl OptionSpec {
         }
     }
 
+    /// The default of a command's own number option (NaN when it has none: a face shows no
+    /// default then, and the option's tests catch a spec that lacks one).
+    pub const fn default_number(&self) -> f64 {
+        match self.default {
+            DefaultValue::Number(x) => x,
+            DefaultValue::Whole(n) => n as f64,
+            DefaultValue::None => f64::NAN,
+        }
+    }
+
+    /// The default of a command's own whole-number option (0 when it has none).
+    pub const fn default_whole(&self) -> usize {
+        match self.default {
+            DefaultValue::Whole(n) => n as usize,
+            _ => 0,
+        }
+    }
+
     /// The command line's long flag, without the dashes.
     pub fn cli_flag(&self) -> String {
         match self.flag {
@@ -258,7 +276,7 @@ pub struct OptionError {
 
 /// An option name that is not in [`OPTIONS`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("unknown option `{given}`{}", match nearest { Some(n) => format!(" (did you mean `{n}`?)"), None => String::new() })]
+#[error("unknown option `{given}`{}", did_you_mean(*nearest))]
 pub struct UnknownOption {
     pub given: String,
     pub nearest: Option<&'static str>,
@@ -485,6 +503,15 @@ pub fn unknown(name: &str, known: impl IntoIterator<Item = &'static str>) -> Unk
     UnknownOption {
         given: name.to_string(),
         nearest,
+    }
+}
+
+/// " (did you mean `name`?)" for a nearest name, "" for none: the end of a message about a
+/// name that is not known.
+pub fn did_you_mean(nearest: Option<&str>) -> String {
+    match nearest {
+        Some(n) => format!(" (did you mean `{n}`?)"),
+        None => String::new(),
     }
 }
 

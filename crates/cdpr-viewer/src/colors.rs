@@ -102,3 +102,12 @@ mod tests {
         }
     }
 }
+
+/// A force on the tension scale in words: whole newtons from 10 N, one decimal below.
+pub fn scale_label(value: f64) -> String {
+    if value >= 10.0 || value == value.round() {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}

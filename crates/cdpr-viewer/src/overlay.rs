@@ -192,26 +192,33 @@ pub fn update_legend(
     mut labels: Query<(&LegendLabel, &mut Text), Without<LegendTitle>>,
     mut titles: Query<&mut Text, (With<LegendTitle>, Without<LegendLabel>)>,
 ) {
-    let title = if playback.robot().is_cable_robot() {
-        "Cable tension [N]"
+    let what = if playback.robot().is_cable_robot() {
+        "Cable tension"
     } else {
-        "Leg force [N]"
+        "Leg force"
     };
+    // The scale is a round number above the largest force: the record's in a replay, the
+    // largest so far while a run is computed (it grows). Said, so that two views' colours
+    // are not compared on different scales unknowingly.
+    let rule = if playback.is_replay() {
+        "the record's largest"
+    } else {
+        "grows with the largest so far"
+    };
+    let title = format!(
+        "{what} [N], scale 0–{} ({rule})",
+        crate::colors::scale_label(scale.0)
+    );
     for mut text in &mut titles {
         if text.0 != title {
-            text.0 = title.to_string();
+            text.0 = title.clone();
         }
     }
     if !scale.is_changed() {
         return;
     }
     for (label, mut text) in &mut labels {
-        let value = label.0 * scale.0;
-        let wanted = if value >= 10.0 || value == value.round() {
-            format!("{value:.0}")
-        } else {
-            format!("{value:.1}")
-        };
+        let wanted = crate::colors::scale_label(label.0 * scale.0);
         if text.0 != wanted {
             text.0 = wanted;
         }

@@ -30,6 +30,20 @@ pub fn replay_section(ui: &mut egui::Ui, playback: &mut Playback) {
     if let Some(description) = file.description() {
         ui.label(egui::RichText::new(description).small());
     }
+    if file.interrupted() && !file.is_empty() {
+        ui.colored_label(
+            egui::Color32::from_rgb(230, 160, 60),
+            format!(
+                "interrupted at t = {:.3} s: the run ends before its trajectory did",
+                file.time(file.len() - 1)
+            ),
+        );
+    } else if file.unfinished() {
+        ui.colored_label(
+            egui::Color32::from_rgb(230, 160, 60),
+            "never finished (its writer was killed): the run may end early",
+        );
+    }
     egui::Grid::new("replay_grid").striped(true).show(ui, |ui| {
         row(
             ui,
@@ -57,17 +71,23 @@ pub fn replay_section(ui: &mut egui::Ui, playback: &mut Playback) {
     let mut seek: Option<f64> = None;
     let mut step: isize = 0;
     let mut goto: Option<usize> = None;
-    ui.spacing_mut().slider_width = (ui.available_width() - 90.0).max(80.0);
-    if ui
-        .add(
-            egui::Slider::new(&mut t, start..=end)
-                .suffix(" s")
-                .max_decimals(3),
-        )
-        .changed()
-    {
-        seek = Some(t);
-    }
+    // The time slider spans the panel; the width is set for it alone (set on the panel's
+    // `Ui`, the speed row after it would ask for more than the panel has, and a resizable
+    // panel takes its content's width: it would widen every frame).
+    let width = ui.available_width();
+    ui.scope(|ui| {
+        ui.spacing_mut().slider_width = (width - 90.0).max(80.0);
+        if ui
+            .add(
+                egui::Slider::new(&mut t, start..=end)
+                    .suffix(" s")
+                    .max_decimals(3),
+            )
+            .changed()
+        {
+            seek = Some(t);
+        }
+    });
     ui.horizontal(|ui| {
         if ui.button("⏮").on_hover_text("back to the start").clicked() {
             seek = Some(start);

@@ -78,8 +78,16 @@ pub enum PlcError {
     Symbols(#[from] super::symbols::SymbolError),
     #[error(transparent)]
     Names(#[from] cdpr_core::robot::RobotFileError),
+    /// The error's text is the message: it is not also its source (a chain would print it
+    /// twice).
     #[error("cannot start the PLC: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for PlcError {
+    fn from(e: std::io::Error) -> PlcError {
+        PlcError::Io(e)
+    }
 }
 
 struct Refs {

@@ -10,10 +10,15 @@ pub enum RobotFileError {
     Io { file: String, error: std::io::Error },
     #[error("{file}: is larger than {max} bytes: not a robot file")]
     TooLarge { file: String, max: u64 },
-    #[error("no robot `{spec}`: not a shipped robot ({builtin}) and none of {searched} exists")]
+    #[error(
+        "no robot `{spec}`: not a shipped robot ({builtin}) and none of {searched} exists{}",
+        crate::options::did_you_mean(*nearest)
+    )]
     NotFound {
         spec: String,
         builtin: String,
+        /// The shipped robot whose name is nearest, if one is close.
+        nearest: Option<&'static str>,
         /// The files looked for, in lookup order.
         searched: String,
     },

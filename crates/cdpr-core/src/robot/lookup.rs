@@ -157,6 +157,7 @@ pub fn find_in(dir: &Path, spec: &str) -> Result<Found, RobotFileError> {
         return Err(RobotFileError::NotFound {
             spec: spec.to_string(),
             builtin: Robot::builtin_names().collect::<Vec<_>>().join(", "),
+            nearest: crate::options::unknown(spec, Robot::builtin_names()).nearest,
             searched: places
                 .iter()
                 .filter_map(|p| match p {

@@ -330,6 +330,54 @@ impl Robot {
         self.cables.len()
     }
 
+    /// What a user should know about the platform's orientation: when every platform anchor
+    /// is at one point, the cables pass no moment to the platform and nothing holds its
+    /// orientation. `dof = 3` does not hold it either: it only makes the kinematics and
+    /// statics (ik, fk, tensions, workspace, preflight, the built-in trajectories) treat the
+    /// orientation as zero; the simulation moves the platform as a free rigid body.
+    pub fn orientation_warning(&self) -> Option<String> {
+        let first = self.cables.first()?.platform_anchor;
+        let at_one_point = self
+            .cables
+            .iter()
+            .all(|c| (c.platform_anchor - first).norm() <= 1e-9);
+        if !self.is_cable_robot() || !at_one_point {
+            return None;
+        }
+        let above = (self.platform.com - first).z;
+        let fate = if above > 1e-9 {
+            format!(
+                "which here tips over (its centre of mass is {} m above that point)",
+                crate::text::short(above)
+            )
+        } else {
+            "held only by gravity: it swings".to_string()
+        };
+        let what_dof_does = match self.dof {
+            Dof::Three => {
+                "`dof = 3` does not hold it either: it makes ik, fk, tensions, equilibrium, \
+                 workspace, preflight and the built-in trajectories treat the orientation as \
+                 zero, while"
+            }
+            Dof::Six => {
+                "with `dof = 6` the wrench matrix's moment rows are zero (tensions, workspace and \
+                 preflight find no orientation held), and"
+            }
+        };
+        Some(format!(
+            "all {} platform anchors are at one point ({}) m: the cables pass no moment to the \
+             platform and nothing holds its orientation. {what_dof_does} simulate, view and \
+             shadow move the platform as a free rigid body, {fate}. Spread the platform \
+             anchors, or put the centre of mass at or below that point",
+            self.cables.len(),
+            first
+                .iter()
+                .map(|x| crate::text::short(*x))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ))
+    }
+
     /// True for a cable-driven robot (the cable kinematics, statics and models apply).
     pub fn is_cable_robot(&self) -> bool {
         self.mechanism == Mechanism::Cables

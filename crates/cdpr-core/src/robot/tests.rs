@@ -683,3 +683,36 @@ fn with_pulleys_rebuilds_the_shipped_pulley_robot_and_names_the_bad_cable() {
     assert!(err.to_string().contains("cable 6 (lower1)"), "{err}");
     assert!(err.to_string().contains("length 2"), "{err}");
 }
+
+#[test]
+fn anchors_at_one_point_are_warned_about_with_what_dof_does_not_do() {
+    let mut robot = crate::fixtures::robot("uvigo8");
+    assert_eq!(robot.orientation_warning(), None);
+    for c in &mut robot.cables {
+        c.platform_anchor = nalgebra::Vector3::zeros();
+    }
+    robot.platform.com = nalgebra::Vector3::new(0.0, 0.0, 0.175);
+    assert!(
+        robot
+            .orientation_warning()
+            .expect("warned")
+            .contains("`dof = 6` the wrench")
+    );
+    robot.dof = super::Dof::Three;
+    let w = robot.orientation_warning().expect("warned");
+    assert!(
+        w.starts_with("all 8 platform anchors are at one point (0, 0, 0) m"),
+        "{w}"
+    );
+    assert!(
+        w.contains("`dof = 3` does not hold it either") && w.contains("0.175 m above"),
+        "{w}"
+    );
+    robot.platform.com = nalgebra::Vector3::new(0.0, 0.0, -0.01);
+    assert!(
+        robot
+            .orientation_warning()
+            .expect("warned")
+            .contains("it swings")
+    );
+}

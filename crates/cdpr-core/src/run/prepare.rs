@@ -154,7 +154,8 @@ impl RunRequest {
     /// none is refused when the simulation is built, with the model's own message).
     pub fn resolve(&self, robot: &Robot, source: CommandSource) -> Result<Resolved, LoadError> {
         // (`compensate` in tension mode is warned about by the run's report.)
-        let (surrogate, warnings) = self.load_surrogate(Some(robot))?;
+        let (surrogate, mut warnings) = self.load_surrogate(Some(robot))?;
+        warnings.extend(robot.orientation_warning());
         let config = self.sim_config(source, surrogate);
         Ok(Resolved {
             options: RunOptions {

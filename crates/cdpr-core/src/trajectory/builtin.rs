@@ -132,6 +132,7 @@ pub fn builtin(
             return Err(TrajectoryError::UnknownName {
                 spec: name.to_string(),
                 known: builtin_names(),
+                nearest: crate::options::unknown(name, BUILTINS.iter().map(|(n, _)| *n)).nearest,
             });
         }
     };

@@ -75,8 +75,16 @@ pub enum TrajectoryError {
         /// Where the pose is and how far (boxed: the rare case keeps the error small).
         far: Box<crate::robot::FarAway>,
     },
-    #[error("`{spec}` is neither a built-in trajectory ({known}) nor an existing CSV file")]
-    UnknownName { spec: String, known: String },
+    #[error(
+        "`{spec}` is neither a built-in trajectory ({known}) nor an existing CSV file{}",
+        crate::options::did_you_mean(*nearest)
+    )]
+    UnknownName {
+        spec: String,
+        known: String,
+        /// The built-in whose name is nearest, if one is close.
+        nearest: Option<&'static str>,
+    },
     /// A sampling that would hold more than [`MAX_SAMPLES`] samples.
     #[error(
         "{samples:.1e} samples ({what}: {duration} s every {dt} s); at most {max:.1e}: change {options}",
@@ -155,8 +163,14 @@ pub fn load(
         };
     }
     let identification = signals::SIGNALS.iter().map(|(n, _)| *n);
+    let names = builtin::BUILTINS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(["tilt"])
+        .chain(identification.clone());
     Err(TrajectoryError::UnknownName {
         spec: spec.to_string(),
+        nearest: crate::options::unknown(spec, names).nearest,
         known: std::iter::once(builtin::builtin_names())
             .chain(std::iter::once("tilt".to_string()))
             .chain(identification.map(str::to_string))
