@@ -5,9 +5,11 @@
 //! both turn the byte span of a `toml` parse or deserialisation error, or of a value they
 //! reject, into such a location. The text is cut into its statements — table headers and
 //! `key = value` pairs, a value running over as many lines as its brackets and strings
-//! take — so that the lines inside a multi-line array are never mistaken for headers.
+//! take — by the toml crate's own lexer and parser, so that the lines inside a multi-line
+//! array or string are never mistaken for headers.
 
 use std::ops::Range;
+use toml_parser::parser::{Event, EventKind};
 
 /// A located error: 1-based line (0 when unknown), dotted field, message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,7 +107,7 @@ pub fn table_span(text: &str, table: &str) -> Option<Range<usize>> {
 enum Kind {
     /// `[table]` or `[[array.of.tables]]`.
     Header,
-    /// `key = value`; None for a line with no `=` (a syntax error).
+    /// `key = value`; None for a statement with no `=` (a syntax error).
     Pair(Option<String>),
 }
 
@@ -118,154 +120,117 @@ struct Statement {
     span: Range<usize>,
 }
 
-/// Cuts `text` into statements. Never fails: malformed text gives plausible statements (an
-/// unclosed bracket runs to the end of the text).
+/// Cuts `text` into statements with the toml crate's own lexer and event parser
+/// (`toml_parser`, what `toml::de::DeTable` is built from). Never fails: the parser recovers
+/// at every token, so malformed text gives plausible statements (an unclosed bracket runs
+/// to the end of the text, as the parser reads it).
+///
+/// `DeTable::parse_recoverable`'s spanned tree is not enough here. Measured on toml 1.2.1:
+/// on `[a]\nk = = 3\nlonely\nopen = [1, 2,\n` it stops at `lonely` (a key with no `=` ends
+/// its document loop: `open` is missing) and gives `k` the value span `0..0`; on
+/// `b = 1\nb = 2` it keeps the first `b` only. Those are the texts a syntax error is
+/// located in, so the statements come from the events, which cover every token.
 fn statements(text: &str) -> Vec<Statement> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut table = String::new();
-    let mut i = 0;
-    loop {
-        // Blank space and comments between statements.
-        while i < b.len() {
-            match b[i] {
-                b' ' | b'\t' | b'\r' | b'\n' => i += 1,
-                b'#' => i = line_end(b, i),
-                _ => break,
+    let tokens = toml_parser::Source::new(text).lex().into_vec();
+    let mut cutter = Cutter {
+        text,
+        table: String::new(),
+        open: None,
+        out: Vec::new(),
+    };
+    toml_parser::parser::parse_document(&tokens, &mut |e: Event| cutter.event(&e), &mut ());
+    cutter.close(text.len());
+    cutter.out
+}
+
+/// A statement begun and not yet ended by a newline outside brackets.
+struct Open {
+    start: usize,
+    header: bool,
+    /// A header: from its first key's first byte to its last key's last.
+    name: Option<Range<usize>>,
+    /// A pair: where its `=` is.
+    equals: Option<usize>,
+    /// Arrays and inline tables open in its value.
+    depth: usize,
+}
+
+/// The parser's events, cut into [`Statement`]s.
+struct Cutter<'t> {
+    text: &'t str,
+    /// The last header's table ("" before any).
+    table: String,
+    open: Option<Open>,
+    out: Vec<Statement>,
+}
+
+impl Cutter<'_> {
+    /// Whitespace and comments belong to the statement around them; a newline outside
+    /// brackets ends it; anything else begins one, or adds to the one begun.
+    fn event(&mut self, event: &Event) {
+        let span = event.span();
+        let kind = event.kind();
+        if matches!(kind, EventKind::Whitespace | EventKind::Comment) {
+            return;
+        }
+        if kind == EventKind::Newline {
+            if self.open.as_ref().is_some_and(|o| o.depth == 0) {
+                self.close(span.start());
             }
+            return;
         }
-        if i >= b.len() {
-            return out;
-        }
-        let start = i;
-        if b[i] == b'[' {
-            let end = line_end(b, i);
-            let inner = text[i..end].trim_start_matches('[');
-            let close = closing_bracket(inner).unwrap_or(inner.len());
-            table = inner[..close].trim().to_string();
-            out.push(Statement {
-                kind: Kind::Header,
-                table: table.clone(),
-                span: start..end,
-            });
-            i = end;
-            continue;
-        }
-        let end = line_end(b, i);
-        let Some(eq) = key_end(text, start, end) else {
-            out.push(Statement {
-                kind: Kind::Pair(None),
-                table: table.clone(),
-                span: start..end,
-            });
-            i = end;
-            continue;
-        };
-        let key = text[start..eq].trim();
-        // Unquoted keys with blanks inside are not keys (the old heuristic's rule, kept).
-        let key = (!key.is_empty() && !key.contains(' ')).then(|| key.to_string());
-        let end = value_end(b, eq + 1);
-        out.push(Statement {
-            kind: Kind::Pair(key),
-            table: table.clone(),
-            span: start..end,
+        let open = self.open.get_or_insert_with(|| Open {
+            start: span.start(),
+            header: matches!(kind, EventKind::StdTableOpen | EventKind::ArrayTableOpen),
+            name: None,
+            equals: None,
+            depth: 0,
         });
-        i = end;
-    }
-}
-
-/// The offset of the newline ending the line at `i` (or the text's end).
-fn line_end(b: &[u8], i: usize) -> usize {
-    b[i..]
-        .iter()
-        .position(|&c| c == b'\n')
-        .map_or(b.len(), |p| i + p)
-}
-
-/// The `]` closing a header's name, skipping quoted parts.
-fn closing_bracket(inner: &str) -> Option<usize> {
-    let b = inner.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b']' => return Some(i),
-            b'"' | b'\'' => i = string_end(b, i),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// The `=` after the key starting at `start`, on its line (quoted keys may hold one).
-fn key_end(text: &str, start: usize, end: usize) -> Option<usize> {
-    let b = text.as_bytes();
-    let mut i = start;
-    while i < end {
-        match b[i] {
-            b'=' => return Some(i),
-            b'#' => return None,
-            b'"' | b'\'' => i = string_end(b, i).min(end),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// The end of the value starting at `i`: the first newline outside brackets and strings.
-fn value_end(b: &[u8], mut i: usize) -> usize {
-    let mut depth = 0usize;
-    while i < b.len() {
-        match b[i] {
-            b'\n' if depth == 0 => return i,
-            b'#' => i = line_end(b, i),
-            b'"' | b'\'' => i = string_end(b, i),
-            b'[' | b'{' => {
-                depth += 1;
-                i += 1;
+        match kind {
+            EventKind::SimpleKey if open.header => {
+                let from = open.name.as_ref().map_or(span.start(), |n| n.start);
+                open.name = Some(from..span.end());
             }
-            b']' | b'}' => {
-                depth = depth.saturating_sub(1);
-                i += 1;
+            EventKind::KeyValSep if !open.header && open.depth == 0 => {
+                open.equals.get_or_insert(span.start());
             }
-            _ => i += 1,
+            EventKind::ArrayOpen | EventKind::InlineTableOpen => open.depth += 1,
+            EventKind::ArrayClose | EventKind::InlineTableClose => {
+                open.depth = open.depth.saturating_sub(1);
+            }
+            _ => {}
         }
     }
-    b.len()
-}
 
-/// The offset just past the string opening at `i` (basic or literal, one- or multi-line);
-/// an unterminated one-line string ends at its newline.
-fn string_end(b: &[u8], i: usize) -> usize {
-    let quote = b[i];
-    let basic = quote == b'"';
-    if b[i..].starts_with(&[quote; 3]) {
-        let mut j = i + 3;
-        while j < b.len() {
-            if basic && b[j] == b'\\' {
-                j += 2;
-            } else if b[j..].starts_with(&[quote; 3]) {
-                // Up to two more quotes may belong to the content (`""""` ends with one).
-                let mut k = j + 3;
-                while k < b.len() && k < j + 5 && b[k] == quote {
-                    k += 1;
-                }
-                return k;
-            } else {
-                j += 1;
-            }
-        }
-        return b.len();
+    /// Ends the open statement, if any, at `end`.
+    fn close(&mut self, end: usize) {
+        let Some(open) = self.open.take() else {
+            return;
+        };
+        let kind = if open.header {
+            self.table = open
+                .name
+                .and_then(|n| self.text.get(n))
+                .unwrap_or_default()
+                .to_string();
+            Kind::Header
+        } else {
+            let key = open
+                .equals
+                .and_then(|eq| self.text.get(open.start..eq))
+                .map(str::trim);
+            // Keys with blanks inside (spaced dots, quoted keys with a blank) are not named.
+            Kind::Pair(
+                key.filter(|k| !k.is_empty() && !k.contains(' '))
+                    .map(str::to_string),
+            )
+        };
+        self.out.push(Statement {
+            kind,
+            table: self.table.clone(),
+            span: open.start..end,
+        });
     }
-    let mut j = i + 1;
-    while j < b.len() {
-        match b[j] {
-            b'\\' if basic => j += 2,
-            b'\n' => return j,
-            c if c == quote => return j + 1,
-            _ => j += 1,
-        }
-    }
-    b.len()
 }
 
 #[cfg(test)]
@@ -365,6 +330,38 @@ mod tests {
         assert_eq!(field_at(text, at(text, "lonely"), ""), "a");
         assert_eq!(field_at(text, text.len(), ""), "a.open");
         assert_eq!(line_of(text, text.len() + 10), 5);
+    }
+
+    #[test]
+    fn statements_after_a_syntax_error_and_a_repeated_key_are_found() {
+        // What the toml crate reports for each text, located.
+        let located = |text: &str| {
+            let e = toml::from_str::<toml::Table>(text).expect_err("a syntax error");
+            let l = locate(text, &e);
+            (l.line, l.field, l.message)
+        };
+        let text = "[a]\nlonely\nb = 1\nb = 2\n";
+        assert_eq!(
+            located(text),
+            (2, "a".into(), "key with no value, expected `=`".into())
+        );
+        assert_eq!(field_at(text, at(text, "b = 2"), ""), "a.b");
+        let text = "[a]\nb = 1\nb = 2\n";
+        assert_eq!(located(text), (3, "a.b".into(), "duplicate key".into()));
+        let span = key_span(text, "a", "b").expect("found");
+        assert_eq!(&text[span], "b = 1");
+    }
+
+    #[test]
+    fn a_statement_ends_before_its_newline_crlf_included() {
+        let text = "[a]\r\nk = 1 # c\r\n[b]\r\nx = \"é\" # ü\r\n";
+        let span = key_span(text, "a", "k").expect("found");
+        assert_eq!(&text[span], "k = 1 # c");
+        assert_eq!(table_span(text, "b").map(|s| &text[s]), Some("[b]"));
+        assert_eq!(
+            key_span(text, "b", "x").map(|s| &text[s]),
+            Some("x = \"é\" # ü")
+        );
     }
 
     #[derive(Debug, serde::Deserialize)]

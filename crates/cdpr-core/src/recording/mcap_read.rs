@@ -9,6 +9,7 @@
 
 use super::mcap::{CHUNK_BYTES, END_NAME, METADATA_NAME, ROBOT_JSON, ROBOT_TOML, keys};
 use super::messages::{RUN_TOPIC, RunSample};
+use super::run_sample_protobuf::decode_run_sample;
 use mcap::records::{Record, op};
 use mcap::sans_io::{
     LinearReadEvent, LinearReader, LinearReaderOptions, SummaryReadEvent, SummaryReader,
@@ -553,106 +554,12 @@ impl<R: Read> Iterator for RunSamples<R> {
     }
 }
 
+/// The sample of a `/run` message logged at `log_time` (ns).
 fn decode(log_time: u64, data: &[u8]) -> Result<RunSample, McapReadError> {
-    decode_run_sample(data).map_err(|message| McapReadError::BadSample {
+    decode_run_sample(data).map_err(|e| McapReadError::BadSample {
         log_time,
-        message: message.to_string(),
+        message: e.to_string(),
     })
-}
-
-/// A [`RunSample`] from its protobuf bytes (as the `Encode` derive writes them: fields
-/// numbered in declaration order, repeated doubles one tagged value each; packed ones are
-/// read too). Written out rather than generated: the schema is twelve fields.
-pub(crate) fn decode_run_sample(mut data: &[u8]) -> Result<RunSample, &'static str> {
-    let mut s = RunSample::default();
-    let (mut pose_cmd, mut pose) = (Vec::with_capacity(6), Vec::with_capacity(6));
-    while !data.is_empty() {
-        let key = varint(&mut data)?;
-        let (field, wire) = (key >> 3, key & 7);
-        let target: Option<&mut Vec<f64>> = match field {
-            2 => Some(&mut pose_cmd),
-            3 => Some(&mut pose),
-            4 => Some(&mut s.length_cmd),
-            5 => Some(&mut s.length),
-            6 => Some(&mut s.tension),
-            7 => Some(&mut s.actuator_cmd),
-            8 => Some(&mut s.actuator),
-            9 => Some(&mut s.leg_length),
-            10 => Some(&mut s.leg_force),
-            12 => Some(&mut s.extra),
-            _ => None,
-        };
-        match (field, wire, target) {
-            (1, 1, _) => s.t = double(&mut data)?,
-            (_, 1, Some(v)) => v.push(double(&mut data)?),
-            (_, 2, Some(v)) => {
-                let mut packed = bytes(&mut data)?;
-                if packed.len() % 8 != 0 {
-                    return Err("packed doubles of a length not a multiple of 8");
-                }
-                while !packed.is_empty() {
-                    v.push(double(&mut packed)?);
-                }
-            }
-            (11, 2, None) => {
-                s.segment = std::str::from_utf8(bytes(&mut data)?)
-                    .map_err(|_| "segment is not UTF-8")?
-                    .to_string();
-            }
-            // Fields of a later version: skipped.
-            (_, 0, None) => {
-                varint(&mut data)?;
-            }
-            (_, 1, None) => {
-                double(&mut data)?;
-            }
-            (_, 2, None) => {
-                bytes(&mut data)?;
-            }
-            (_, 5, None) => {
-                take(&mut data, 4)?;
-            }
-            _ => return Err("unexpected field type"),
-        }
-    }
-    s.pose_cmd = pose_cmd
-        .try_into()
-        .map_err(|_| "pose_cmd has not 6 values")?;
-    s.pose = pose.try_into().map_err(|_| "pose has not 6 values")?;
-    Ok(s)
-}
-
-fn take<'a>(data: &mut &'a [u8], n: usize) -> Result<&'a [u8], &'static str> {
-    if data.len() < n {
-        return Err("truncated");
-    }
-    let (head, tail) = data.split_at(n);
-    *data = tail;
-    Ok(head)
-}
-
-fn varint(data: &mut &[u8]) -> Result<u64, &'static str> {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = take(data, 1)?[0];
-        value |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-    Err("varint longer than 10 bytes")
-}
-
-fn double(data: &mut &[u8]) -> Result<f64, &'static str> {
-    let b = take(data, 8)?;
-    let mut a = [0u8; 8];
-    a.copy_from_slice(b);
-    Ok(f64::from_le_bytes(a))
-}
-
-fn bytes<'a>(data: &mut &'a [u8]) -> Result<&'a [u8], &'static str> {
-    let n = usize::try_from(varint(data)?).map_err(|_| "length out of range")?;
-    take(data, n)
 }
 
 #[cfg(test)]
@@ -799,7 +706,13 @@ mod tests {
         // The magic and nothing else: an MCAP file with no recording in it.
         let err = read_info(&mut Cursor::new(mcap::MAGIC)).expect_err("empty");
         assert!(matches!(err, McapReadError::NoRunChannel), "{err}");
-        assert_eq!(decode_run_sample(&[0x09, 1, 2]), Err("truncated"));
+        // A sample cut inside its first double.
+        let err = decode(7, &[0x09, 1, 2]).expect_err("truncated");
+        assert!(
+            matches!(&err, McapReadError::BadSample { log_time: 7, message }
+                if message.contains("buffer underflow")),
+            "{err}"
+        );
     }
 
     /// A zstd frame holding `content` as one raw block (RFC 8878: magic, a descriptor with

@@ -58,9 +58,10 @@ pub fn timestamp(t: f64) -> Timestamp {
 /// each field, Foxglove's plot panel takes `/run.tension[0]`). Fields follow
 /// [`RecordLayout::columns`]; the vectors of a cable robot's legs are empty and vice versa.
 ///
-/// The field order is the protobuf schema (the `Encode` derive numbers fields in order): add
-/// fields at the end only, or old recordings no longer decode.
-#[derive(Debug, Clone, PartialEq, Default, foxglove::Encode)]
+/// On the wire the protobuf message `runsample.RunSample` (`super::run_sample_protobuf`),
+/// whose fields carry explicit numbers: the order here is free, a new field takes the next
+/// unused number there, and a number is never reused.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunSample {
     /// Simulated time, s.
     pub t: f64,

@@ -6,6 +6,7 @@ pub mod mcap;
 mod mcap_read;
 pub mod messages;
 pub mod recorder;
+mod run_sample_protobuf;
 
 mod error;
 pub mod reader;
