@@ -1,4 +1,4 @@
-//! Recordings (issue 26): what writing a run costs per step, as CSV and as MCAP, and what the
+//! Recordings: what writing a run costs per step, as CSV and as MCAP, and what the
 //! replay's slider costs per row read back — the next row (the slider dragged, or playing) and
 //! a random row (a click on the plot, a jump to an event).
 //!

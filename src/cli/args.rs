@@ -217,6 +217,14 @@ pub fn load_params(path: &Path, robot: Option<&str>) -> Result<SurrogateParams> 
     Ok(params)
 }
 
+/// `check`'s first line: the robot's name, OK, and its description when it has one.
+pub fn print_ok(robot: &cdpr_core::robot::Robot) {
+    match robot.description.trim() {
+        "" => println!("{}: OK", robot.name),
+        description => println!("{}: OK — {description}", robot.name),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,13 +258,5 @@ mod tests {
         let e = pose_list("0,0,1,0,0,-1e9").unwrap_err();
         assert!(e.contains("yaw must be between -360 and 360"), "{e}");
         assert!(pose_list("-999,0,1,0,0,359").is_ok());
-    }
-}
-
-/// `check`'s first line: the robot's name, OK, and its description when it has one.
-pub fn print_ok(robot: &cdpr_core::robot::Robot) {
-    match robot.description.trim() {
-        "" => println!("{}: OK", robot.name),
-        description => println!("{}: OK — {description}", robot.name),
     }
 }

@@ -235,7 +235,7 @@ fn ctrl_c_finishes_the_file_where_the_run_stopped_and_marks_it_interrupted() {
         let path = dir.join(name);
         let out = path.display().to_string();
         // A run of minutes (the chain model, a minute of settling), stopped after a moment.
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cdpr"))
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_cdpr"))
             .args(words(
                 "simulate --robot uvigo8 --trajectory seed000 --model chain --settle 600 --out",
             ))

@@ -135,7 +135,6 @@ fn push_digits(out: &mut Vec<u8>, v: f64, text: &[u8]) {
     while count > first && digits[count - 1] == b'0' {
         count -= 1;
     }
-    let mut digits = digits;
     let n = count - first;
     if n > 0 {
         // A tie (`v` exactly halfway between two shortest candidates): Ryū takes the even

@@ -9,7 +9,7 @@ use cdpr_core::job::{Job, Sink};
 use cdpr_core::metrics::{self, CompareOptions, MAX_LAG};
 use cdpr_core::options::{DefaultValue, Group, Kind, OptionSpec, Value};
 use cdpr_core::run::request::SAMPLE_DT;
-use cdpr_core::run::{self, OPTIONS, Prepared, Record, RecordLayout, RunRequest};
+use cdpr_core::run::{self, OPTIONS, Record, RecordLayout, RunRequest};
 use cdpr_core::sim::MODELS;
 use cdpr_core::trajectory::csv::CsvOptions;
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
@@ -17,7 +17,6 @@ use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use std::ops::ControlFlow;
 
 // ---------------------------------------------------------------------------- the tables
 

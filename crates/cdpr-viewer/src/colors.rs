@@ -48,6 +48,15 @@ pub fn to_color32(color: Color) -> bevy_egui::egui::Color32 {
     bevy_egui::egui::Color32::from_rgb(byte(s.red), byte(s.green), byte(s.blue))
 }
 
+/// A force on the tension scale in words: whole newtons from 10 N, one decimal below.
+pub fn scale_label(value: f64) -> String {
+    if value >= 10.0 || value == value.round() {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,14 +109,5 @@ mod tests {
         ] {
             assert_eq!(nice_ceil(x), want, "nice_ceil({x})");
         }
-    }
-}
-
-/// A force on the tension scale in words: whole newtons from 10 N, one decimal below.
-pub fn scale_label(value: f64) -> String {
-    if value >= 10.0 || value == value.round() {
-        format!("{value:.0}")
-    } else {
-        format!("{value:.1}")
     }
 }

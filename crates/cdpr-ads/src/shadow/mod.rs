@@ -1,5 +1,5 @@
 //! The live shadow of a controller: the physics core driven by a PLC's commanded cable lengths,
-//! its pose, lengths and tensions written back (issue 6; seed 000 §3–4, seed 003 §3.3, §4.2).
+//! its pose, lengths and tensions written back (seed 000 §3–4, seed 003 §3.3, §4.2).
 //!
 //! A [`Shadow`] owns a [`Controller`] (a real TwinCAT or `cdpr plc` over ADS, or the virtual
 //! PLC in-process) and a [`Sim`]. [`Shadow::new`] reads the controller's geometry, builds the

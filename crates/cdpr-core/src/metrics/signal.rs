@@ -81,7 +81,9 @@ pub fn lag(reference: &[Point], actual: &[Point], max_lag: usize) -> usize {
         // A flat correlation (no peak to speak of): every lag exactly.
         return overlap.choose((0..=lags).zip(split_dots(&overlap.r, &overlap.a, lags)));
     }
-    let exact = near.into_iter().map(|k| (k, exact_dot(&overlap.r, &overlap.a, k)));
+    let exact = near
+        .into_iter()
+        .map(|k| (k, exact_dot(&overlap.r, &overlap.a, k)));
     overlap.choose(exact)
 }
 
@@ -231,9 +233,7 @@ impl Overlap {
     fn choose(&self, dots: impl Iterator<Item = (usize, f64)>) -> usize {
         let rhos: Vec<(usize, f64)> = dots.map(|(k, dot)| (k, self.rho(k, dot))).collect();
         let best = rhos.iter().map(|r| r.1).fold(f64::NEG_INFINITY, f64::max);
-        rhos.iter()
-            .find(|r| r.1 >= best - 1e-9)
-            .map_or(0, |r| r.0)
+        rhos.iter().find(|r| r.1 >= best - 1e-9).map_or(0, |r| r.0)
     }
 }
 

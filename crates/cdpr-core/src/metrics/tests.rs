@@ -264,3 +264,57 @@ proptest! {
         }
     }
 }
+
+/// The textbook recursion in two rows (for paths too long for the full table).
+fn frechet_two_rows(p: &[Point], q: &[Point]) -> f64 {
+    let d = |a: &Point, b: &Point| {
+        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+    };
+    let mut prev: Vec<f64> = Vec::with_capacity(q.len());
+    for (i, pi) in p.iter().enumerate() {
+        let mut cur = Vec::with_capacity(q.len());
+        for (j, qj) in q.iter().enumerate() {
+            let best = match (i, j) {
+                (0, 0) => 0.0,
+                (0, _) => cur[j - 1],
+                (_, 0) => prev[0],
+                _ => f64::min(f64::min(prev[j - 1], prev[j]), cur[j - 1]),
+            };
+            cur.push(d(pi, qj).max(best));
+        }
+        prev = cur;
+    }
+    prev[q.len() - 1]
+}
+
+#[test]
+fn long_paths_first_guessed_thinned_are_still_exact() {
+    // Above the length where the thinned guess is taken: a tracking run's shape (a lagging,
+    // noisy copy of a winding path), and one whose error peaks late.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut noise = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let p: Vec<Point> = (0..4500)
+        .map(|k| {
+            let s = k as f64 * 1e-3;
+            [0.1 * (3.0 * s).sin(), 0.1 * (2.0 * s).cos(), 0.02 * s]
+        })
+        .collect();
+    let q: Vec<Point> = (0..4500usize)
+        .map(|k| {
+            let src = p[k.saturating_sub(12)];
+            let bump = if k > 4000 { 2e-3 } else { 0.0 };
+            [
+                src[0] + 1e-4 * noise() + bump,
+                src[1] + 1e-4 * noise(),
+                src[2] + 1e-4 * noise(),
+            ]
+        })
+        .collect();
+    assert_eq!(frechet(&p, &q), frechet_two_rows(&p, &q));
+    assert_eq!(frechet(&q, &p), frechet_two_rows(&p, &q));
+}

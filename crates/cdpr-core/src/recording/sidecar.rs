@@ -3,9 +3,8 @@
 //!
 //! The CSV itself holds only a header row and numbers, so that the default readers of pandas
 //! (`read_csv(path)`), numpy (`genfromtxt(path, delimiter=",", names=True)`), Excel and
-//! PlotJuggler read it as it is. Until issue 26 the description was a first `# …` comment
-//! line, which those readers took as the header; [`read_description`] still accepts such
-//! files.
+//! PlotJuggler read it as it is. A description in a first `# …` comment line (which those
+//! readers take as the header) is read too ([`read_description`]), for files written so.
 //!
 //! The sidecar's name appends `.meta.toml` to the CSV's whole name rather than replacing its
 //! extension: every path has exactly one sidecar (`run.csv` and `run.mcap` of the same stem,

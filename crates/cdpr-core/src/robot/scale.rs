@@ -94,7 +94,7 @@ mod tests {
                 .far_away(&Vector3::new(edge + 1e-9, 0.0, 0.5))
                 .is_some()
         );
-        // keops (0.77 m across): 5 m above its base is allowed (a test pose of issue 15).
+        // keops (0.77 m across): 5 m above its base is allowed (a test pose).
         assert!(
             robot("keops")
                 .far_away(&Vector3::new(0.0, 0.0, 5.0))

@@ -322,7 +322,7 @@ fn with_geometry_names_what_does_not_fit() {
     );
 }
 
-// ------------------------------------------------ issue 15: files `check` used to accept
+// ------------------------------------------------ files `check` refuses
 
 #[test]
 fn an_anchor_with_four_numbers_is_refused_not_cut() {

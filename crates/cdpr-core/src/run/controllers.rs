@@ -70,9 +70,9 @@ pub struct FeedbackLinearization {
 }
 
 impl FeedbackLinearization {
-    /// Seed 001's gains: Kp = 1500 1/s², Kd = 1500 1/s.
-    pub const SEED001_KP: f64 = 1500.0;
-    pub const SEED001_KD: f64 = 1500.0;
+    /// The default gains, seed 001's: Kp = 1500 1/s², Kd = 1500 1/s.
+    pub const DEFAULT_KP: f64 = 1500.0;
+    pub const DEFAULT_KD: f64 = 1500.0;
 
     pub fn command(&self, robot: &Robot, sample: &Sample, state: &SimState) -> Command {
         let pose = state.pose;

@@ -50,8 +50,8 @@ impl RunOptions {
         RunOptions {
             config,
             compensate: false,
-            kp: controllers::FeedbackLinearization::SEED001_KP,
-            kd: controllers::FeedbackLinearization::SEED001_KD,
+            kp: controllers::FeedbackLinearization::DEFAULT_KP,
+            kd: controllers::FeedbackLinearization::DEFAULT_KD,
             settle_time: 0.0,
         }
     }

@@ -153,11 +153,11 @@ options! {
         flag(Run, "subtract the pre-stretch f*/k (tension distribution at each commanded pose) \
                    from the commanded lengths, so that elastic cables land the platform on target");
     /// Proportional gain of the tension controller, 1/s².
-    kp: f64 = FeedbackLinearization::SEED001_KP,
+    kp: f64 = FeedbackLinearization::DEFAULT_KP,
         number(Run, "1/s²", 0.0, 1e6, "1/S²",
             "proportional gain of the tension controller (seed 001: 1500)");
     /// Derivative gain of the tension controller, 1/s.
-    kd: f64 = FeedbackLinearization::SEED001_KD,
+    kd: f64 = FeedbackLinearization::DEFAULT_KD,
         number(Run, "1/s", 0.0, 1e5, "1/S",
             "derivative gain of the tension controller (seed 001: 1500)");
     /// Simulated time after the trajectory ends, s.

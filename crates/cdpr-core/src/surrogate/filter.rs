@@ -33,8 +33,8 @@ pub struct DofParams {
 }
 
 impl DofParams {
-    /// Seed 004's Table 4 values for pitch: τ = 0.08 s, K = 1, ζ = 1.5, f_n = 2.8 Hz.
-    pub const SEED004_PITCH: DofParams = DofParams {
+    /// The pitch parameters seed 004 publishes (its Table 4): τ = 0.08 s, K = 1, ζ = 1.5, f_n = 2.8 Hz.
+    pub const PUBLISHED_PITCH: DofParams = DofParams {
         delay_s: 0.08,
         gain: 1.0,
         natural_frequency_hz: 2.8,

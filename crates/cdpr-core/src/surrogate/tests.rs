@@ -162,7 +162,7 @@ fn seed004_grid_fit_finds_the_papers_pitch_filter() {
     // (Overdamped filters with the same slow pole look alike, so the response is the paper's
     // discrete filter itself: the grid must land on the exact node.)
     let dt = 0.02;
-    let truth = DofParams::SEED004_PITCH;
+    let truth = DofParams::PUBLISHED_PITCH;
     let steps = [(0.5, 0.3), (3.0, -0.6), (6.0, 0.45), (9.0, -0.15)];
     let mut series = synthetic(&steps, dt, 600, &truth);
     filter::filter_series(

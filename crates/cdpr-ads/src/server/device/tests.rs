@@ -265,7 +265,7 @@ fn notifications_are_cyclic_or_on_change() {
     assert_eq!(del(&mut s, on_change), error::NOTIFY_HANDLE_INVALID);
 }
 
-/// The hostile frame of issue 14: a 0xF083 sum read that accepts a 4 GiB reply, with one item
+/// A hostile frame: a 0xF083 sum read that accepts a 4 GiB reply, with one item
 /// asking for 0xF000_0000 bytes of an unknown index group. The item fails with its own code
 /// and no data: the reply is one (result, length) pair, 8 bytes, not 3.75 GiB of padding.
 #[test]
