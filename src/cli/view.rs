@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
     after_help = "Without --robot and --trajectory the demo plays: uvigo8 on seed 000's test, \
 then every other robot of the picker (the shipped ones, then ./robots/*.toml) on its own \
 paper's trajectory, round and round.\n\n\
-Keys: Space pause/run, R reset, S one step, F frame the path / the whole robot, H help, Esc quit. Mouse: left-drag \
+Keys: Space pause/run, R reset, S one step, F next view (frame, path, platform: --camera picks the first), H help, Esc quit. Mouse: left-drag \
 orbit, right-drag pan, wheel zoom.\n\n\
 Live mode (--plc): the ADS shadow of a controller, exactly as `cdpr shadow` runs it (same cycle, \
 physics and write allow-list) on a thread of its own, drawn at the screen's rate; the panel shows \
@@ -47,6 +47,10 @@ pub struct ViewArgs {
     /// (seed000, pickplace, poly5 or tilt); neither --robot nor --trajectory: the demo.
     #[command(flatten)]
     pub run: RunArgs<View>,
+    /// What the camera frames at the start (F cycles frame → path → platform).
+    #[arg(long, value_name = "VIEW", default_value = "path",
+          value_parser = super::options::choice::<viewer::CameraView>())]
+    pub camera: viewer::CameraView,
     /// Simulated seconds per wall-clock second.
     #[arg(long, default_value_t = 1.0, value_name = "X", value_parser = within(1e-3, 100.0, ""))]
     pub time_scale: f64,
@@ -204,6 +208,7 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
         }),
         panel: !a.no_panel,
         clearance: a.link.clearance,
+        camera: a.camera,
         ..ViewerOptions::default()
     };
     // Serves until the window closes (dropped when this returns).

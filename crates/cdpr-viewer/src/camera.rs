@@ -73,6 +73,50 @@ pub fn path_framing(robot: &Robot, path: impl IntoIterator<Item = Vector3<f64>>)
     (to_bevy(&region.center()), distance.min(whole))
 }
 
+/// What the camera frames at the start, on a new robot and after `F` cycles to it.
+#[derive(Resource, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CameraView {
+    /// The whole frame: every pulley and anchor in view.
+    Frame,
+    /// The workspace and the path with the platform around them (the default).
+    #[default]
+    Path,
+    /// The platform, close up.
+    Platform,
+}
+
+cdpr_core::named_choice!(CameraView, "camera view", {
+    Frame => "frame", "the whole frame: every pulley and anchor in view";
+    Path => "path", "the workspace and the path, with the platform around them";
+    Platform => "platform", "the platform at its start pose, close up";
+});
+
+impl CameraView {
+    /// The next view of `F`.
+    fn next(self) -> CameraView {
+        match self {
+            CameraView::Frame => CameraView::Path,
+            CameraView::Path => CameraView::Platform,
+            CameraView::Platform => CameraView::Frame,
+        }
+    }
+}
+
+/// Focus and distance of `view` of what `playback` plays.
+fn view_framing(view: CameraView, playback: &Playback) -> (Vec3, f32) {
+    match view {
+        CameraView::Frame => framing(playback.robot()),
+        CameraView::Path => default_framing(playback),
+        CameraView::Platform => {
+            let robot = playback.robot();
+            let pose = cdpr_core::pose::Pose::from_array(robot.home);
+            let centre = pose.position + pose.rotation() * robot.platform.box_center;
+            let size = robot.platform.size.norm().max(0.05) as f32;
+            (to_bevy(&centre), 3.0 * size / (0.5 * FOV).sin())
+        }
+    }
+}
+
 /// The default view of what `playback` plays.
 fn default_framing(playback: &Playback) -> (Vec3, f32) {
     match playback.driver() {
@@ -100,8 +144,13 @@ fn default_framing(playback: &Playback) -> (Vec3, f32) {
 /// Two cameras, as bevy_egui's side-panel example has them: the 3D camera draws into the part
 /// of the window right of the panel, and a camera that draws nothing but egui (and the bevy_ui
 /// overlays) covers the whole window on top.
-pub fn spawn_cameras(mut commands: Commands, playback: Res<Playback>, smooth: Res<SmoothCamera>) {
-    let (focus, radius) = default_framing(&playback);
+pub fn spawn_cameras(
+    mut commands: Commands,
+    playback: Res<Playback>,
+    smooth: Res<SmoothCamera>,
+    view: Res<CameraView>,
+) {
+    let (focus, radius) = view_framing(*view, &playback);
     let mut orbit = PanOrbitCamera {
         focus,
         radius: Some(radius),
@@ -167,13 +216,14 @@ pub fn reframe(camera: &mut PanOrbitCamera, (focus, radius): (Vec3, f32)) {
 pub fn reframe_on_new_robot(
     mut changed: MessageReader<RobotChanged>,
     playback: Res<Playback>,
+    view: Res<CameraView>,
     mut cameras: Query<&mut PanOrbitCamera>,
 ) {
     if changed.read().count() == 0 {
         return;
     }
     for mut camera in &mut cameras {
-        reframe(&mut camera, default_framing(&playback));
+        reframe(&mut camera, view_framing(*view, &playback));
     }
 }
 
@@ -233,7 +283,7 @@ pub fn gate_camera_input(
     }
 }
 
-/// Space pause, R reset, S step, H help, F frame the path / the whole robot, Esc quit.
+/// Space pause, R reset, S step, H help, F the next view (frame → path → platform), Esc quit.
 #[allow(clippy::too_many_arguments)]
 pub fn keyboard(
     keys: Res<ButtonInput<KeyCode>>,
@@ -242,7 +292,7 @@ pub fn keyboard(
     mut help: Query<&mut Visibility, With<HelpOverlay>>,
     mut cameras: Query<&mut PanOrbitCamera>,
     mut exit: MessageWriter<AppExit>,
-    mut whole_robot: Local<bool>,
+    mut view: ResMut<CameraView>,
 ) {
     if wants.wants_any_keyboard_input() {
         return; // typing into a text field
@@ -280,13 +330,8 @@ pub fn keyboard(
         }
     }
     if keys.just_pressed(KeyCode::KeyF) {
-        // Alternately the whole robot and the path (the default view).
-        *whole_robot = !*whole_robot;
-        let target = if *whole_robot {
-            framing(playback.robot())
-        } else {
-            default_framing(&playback)
-        };
+        *view = view.next();
+        let target = view_framing(*view, &playback);
         for mut camera in &mut cameras {
             reframe(&mut camera, target);
         }

@@ -13,6 +13,7 @@
 #![deny(clippy::unwrap_used)]
 
 mod camera;
+pub use camera::CameraView;
 pub mod capture;
 pub mod colors;
 pub mod foxglove;
@@ -136,6 +137,8 @@ pub struct ViewerOptions {
     /// `--clearance`, m: how close cables, the platform, the frame and the obstacles may come
     /// before the live interference check flags them ([`interference`]).
     pub clearance: f64,
+    /// `--camera`: what the camera frames ([`camera::CameraView`]).
+    pub camera: camera::CameraView,
 }
 
 impl Default for ViewerOptions {
@@ -157,6 +160,7 @@ impl Default for ViewerOptions {
             panel: true,
             live_view: None,
             clearance: cdpr_core::interference::DEFAULT_CLEARANCE,
+            camera: camera::CameraView::default(),
         }
     }
 }
@@ -333,6 +337,7 @@ fn build_app(
     .insert_resource(overlay::GhostText(ghost))
     .insert_resource(overlay::ShowHelp(recorder.is_none()))
     .insert_resource(camera::SmoothCamera(fixed_frame.is_none()))
+    .insert_resource(options.camera)
     .insert_resource(capture::FrameStats::default())
     .insert_resource(capture::CapturePlan {
         screenshot: options.screenshot.clone(),

@@ -21,7 +21,7 @@ pub struct LegendTitle;
 pub const HELP: &str = "Space  pause / run\n\
 R      reset the run\n\
 S      one physics step (pauses)\n\
-F      frame the path / whole robot\n\
+F      next view: frame, path, platform\n\
 H, F1  hide / show this help\n\
 Esc    quit\n\
 Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
@@ -30,7 +30,7 @@ Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
 pub const HELP_LIVE: &str = "Space  freeze / follow the view\n\
        (the shadow keeps running)\n\
 R      clear the trails and plots\n\
-F      frame the path / whole robot\n\
+F      next view: frame, path, platform\n\
 H, F1  hide / show this help\n\
 Esc    quit (stops the shadow)\n\
 Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
@@ -41,7 +41,7 @@ Left   one recorded sample back\n\
 Right  one recorded sample on\n\
 S      one sample on (pauses)\n\
 R      back to the start\n\
-F      frame the path / whole robot\n\
+F      next view: frame, path, platform\n\
 H, F1  hide / show this help\n\
 Esc    quit\n\
 Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
@@ -109,7 +109,16 @@ pub fn spawn_overlays(
             BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.62)),
         ))
         .with_children(|legend| {
-            legend.spawn((LegendTitle, Text::new("Cable tension [N]"), font(14.0)));
+            // As wide as the bar: a long title wraps upwards instead of widening the legend.
+            legend.spawn((
+                LegendTitle,
+                Text::new("Cable tension [N]"),
+                font(14.0),
+                Node {
+                    width: px(LEGEND_WIDTH),
+                    ..default()
+                },
+            ));
             legend.spawn((
                 Node {
                     width: px(LEGEND_WIDTH),
