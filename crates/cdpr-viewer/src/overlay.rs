@@ -215,7 +215,7 @@ pub fn update_legend(
         "grows with the largest so far"
     };
     let title = format!(
-        "{what} [N], scale 0–{} ({rule})",
+        "{what} [N]: scale 0 to {}, {rule}",
         crate::colors::scale_label(scale.0)
     );
     for mut text in &mut titles {
