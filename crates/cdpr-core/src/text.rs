@@ -52,6 +52,18 @@ mod tests {
     }
 }
 
+/// An error and its causes, joined by ": " (as anyhow's `{:#}` prints them): a one-line
+/// message for a face without anyhow (a sweep's row, the viewer's panel, Python).
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = Vec::new();
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        parts.push(e.to_string());
+        cause = e.source();
+    }
+    parts.join(": ")
+}
+
 /// Appends `v` as Rust's `Display` writes it (`format!("{v}")`: the shortest digits that read
 /// back as `v`, positional, no exponent: `0.0000001`, `1e16` as `10000000000000000`, `-0`,
 /// `NaN`, `inf`), byte for byte, about three times faster: the digits come from `ryu`

@@ -20,13 +20,11 @@ create_exception!(
 
 /// `what: cause: cause …`, as anyhow's `{:#}` prints a context over an error chain.
 pub fn chain(what: Option<&str>, error: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = what.map(str::to_string).into_iter().collect();
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(e) = cause {
-        parts.push(e.to_string());
-        cause = e.source();
+    let causes = cdpr_core::text::error_chain(error);
+    match what {
+        Some(what) => format!("{what}: {causes}"),
+        None => causes,
     }
-    parts.join(": ")
 }
 
 /// The error as `cdpr.CdprError`, under a context line (None: the error's own chain).

@@ -86,16 +86,7 @@ impl From<LoadError> for ViewerError {
     }
 }
 
-/// An error and its causes, joined by ": " (as anyhow's `{:#}`).
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = Vec::new();
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(e) = cause {
-        parts.push(e.to_string());
-        cause = e.source();
-    }
-    parts.join(": ")
-}
+use cdpr_core::text::error_chain as chain;
 
 /// Which ECS executor runs the main schedules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -293,7 +293,7 @@ fn simulate(
     let request = request(spec, plan);
     let traj = trajectory::load(source, &robot, &request.builtin_options())
         .map_err(|e| format!("loading the trajectory: {e}"))?;
-    let job = Job::with(&request, robot, traj).map_err(|e| error_chain(&e))?;
+    let job = Job::with(&request, robot, traj).map_err(|e| crate::text::error_chain(&e))?;
     // Its own file per run (a recorder per run, on its own thread: runs never mix).
     let path = record_dir.map(|dir| record_path(dir, plan));
     let sink = match &path {
@@ -314,24 +314,13 @@ fn simulate(
     };
     let r = job
         .run(sink, &mut |_| {}, None)
-        .map_err(|e| error_chain(&e))?;
+        .map_err(|e| crate::text::error_chain(&e))?;
     let failure = if let Some(e) = &r.error {
         Some(format!("the run stopped early: {e}"))
     } else {
         r.escape.as_ref().map(|e| e.message())
     };
     Ok((r, failure))
-}
-
-/// `error` and its causes, `: `-separated (a row's message is one line).
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(&format!(": {e}"));
-        cause = e.source();
-    }
-    text
 }
 
 /// Runs `plan` and summarises it as a row. Never panics: whatever goes wrong (a robot the
