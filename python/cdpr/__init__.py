@@ -225,13 +225,16 @@ def preflight(robot: RobotLike, trajectory: Any, columns: Optional[Sequence[str]
     return _cdpr.preflight(load(robot), source, names, **options)
 
 
-def options() -> List[Dict[str, Any]]:
+def options(command: Optional[str] = None) -> List[Dict[str, Any]]:
     """Every run option (the core's one table, which the CLI, sweeps and the viewer read too):
     ``name``, ``group`` (robot, trajectory, physics, run), ``kind`` (number, whole, flag,
     choice, name, file), ``unit``, ``min``, ``max``, ``choices``, ``default`` and ``help``.
     :func:`simulate` takes every one but ``robot`` and ``trajectory`` as a keyword argument;
-    :class:`Sim` the physics ones; :func:`trajectory` the trajectory ones."""
-    return _cdpr.options()
+    :class:`Sim` the physics ones; :func:`trajectory` the trajectory ones. ``command``
+    (``"workspace"``, ``"preflight"``, ``"compare"``, ``"fk"``): that command's own table, the
+    keyword arguments of :meth:`Robot.workspace`, :func:`preflight`, :func:`compare` and
+    :meth:`Robot.fk`."""
+    return _cdpr.options(command)
 
 
 def models() -> List[Dict[str, Any]]:
@@ -276,7 +279,14 @@ def compare(
     ref, ref_names = _source(reference, reference_columns)
     act, act_names = _source(actual, actual_columns)
     return _cdpr.compare(
-        ref, act, ref_names, act_names, reference_suffix, actual_suffix, remove_lag, max_lag
+        ref,
+        act,
+        ref_names,
+        act_names,
+        reference_suffix=reference_suffix,
+        actual_suffix=actual_suffix,
+        remove_lag=remove_lag,
+        max_lag=max_lag,
     )
 
 

@@ -60,9 +60,10 @@ class Robot:
         self,
         lengths: Sequence[float],
         guess: Optional[Pose] = None,
-        method: str = "lm",
-        max_residual: float = 1e-3,
         degrees: bool = False,
+        *,
+        method: str = "lm",
+        max_residual: float = 0.001,
     ) -> Dict[str, Any]:
         """`cdpr fk --json`: pose, residual, iterations ("lm" or seed 003's "sphere")."""
     def tensions(
@@ -86,6 +87,8 @@ class Robot:
         """`cdpr equilibrium --json`: where elastic unilateral cables hold the platform."""
     def workspace(
         self,
+        plot: Optional[Union[str, PathLike[str]]] = None,
+        *,
         grid: int = 30,
         region: Optional[Sequence[float]] = None,
         orientation: Optional[float] = None,
@@ -93,11 +96,11 @@ class Robot:
         f_min: Optional[float] = None,
         f_max: Optional[float] = None,
         min_tension: float = 5.0,
-        plot: Optional[Union[str, PathLike[str]]] = None,
-        interference: Optional[float] = None,
+        interference: Union[bool, float] = False,
+        clearance: float = 0.01,
     ) -> Dict[str, Any]:
         """`cdpr workspace --json`: the wrench-feasible workspace on a grid³ (`interference`:
-        a clearance in m, as `--interference --clearance`)."""
+        True, or a clearance in m, as `--interference --clearance`)."""
     def interference(
         self, pose: Pose, clearance: Optional[float] = None, degrees: bool = False
     ) -> Dict[str, Any]:
@@ -145,8 +148,9 @@ def simulate(
     """(`cdpr simulate --json`'s object, column names, (n, k) values, segment per row);
     `options`: every run option but `robot` and `trajectory` (see `options()`)."""
 
-def options() -> List[Dict[str, Any]]:
-    """The run options' table: name, group, kind, unit, min, max, choices, default, help."""
+def options(command: Optional[str] = None) -> List[Dict[str, Any]]:
+    """An options table: name, group, kind, unit, min, max, choices, default, help; the run
+    options', or those of "workspace", "preflight", "compare" or "fk"."""
 
 def models() -> List[Dict[str, Any]]:
     """The models' table: name, help, controls, legs, needs_surrogate, swept."""
@@ -155,10 +159,11 @@ def preflight(
     robot: Robot,
     trajectory: TrajectorySource,
     columns: Optional[Sequence[str]] = None,
-    step: Optional[float] = None,
-    angle_step: Optional[float] = None,
-    time_step: Optional[float] = None,
-    clearance: Optional[float] = None,
+    *,
+    step: float = 0.001,
+    angle_step: float = 0.001,
+    time_step: float = 0.01,
+    clearance: float = 0.01,
     f_min: Optional[float] = None,
     f_max: Optional[float] = None,
     **options: Any,
@@ -171,6 +176,7 @@ def compare(
     actual: TrajectorySource,
     reference_columns: Optional[Sequence[str]] = None,
     actual_columns: Optional[Sequence[str]] = None,
+    *,
     reference_suffix: str = "",
     actual_suffix: str = "",
     remove_lag: bool = True,

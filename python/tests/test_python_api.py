@@ -169,3 +169,54 @@ def test_interference_distances_match_brute_force_sampling():
     assert any(v["kind"] == "platform_obstacle" for v in inside["violations"])
     with pytest.raises(ValueError, match="clearance"):
         robot.interference([0.0, 0.0, 0.2], clearance=-1.0)
+
+
+def test_every_request_table_is_each_functions_keywords():
+    """The type stub's keyword-only arguments of each function are its command's table, with
+    the table's defaults; and each is taken at run time."""
+    import ast
+    import importlib.resources as r
+
+    stub = ast.parse((r.files("cdpr") / "_cdpr.pyi").read_text())
+    functions = {}
+    for node in ast.walk(stub):
+        if isinstance(node, ast.ClassDef):
+            for f in node.body:
+                if isinstance(f, ast.FunctionDef):
+                    functions[f"{node.name}.{f.name}"] = f
+        elif isinstance(node, ast.FunctionDef) and node.col_offset == 0:
+            functions[node.name] = node
+    cases = {
+        "Robot.workspace": ("workspace", {"step"}),
+        "preflight": ("preflight", set()),
+        "compare": ("compare", set()),
+        "Robot.fk": ("fk", set()),
+    }
+    for function, (command, not_python) in cases.items():
+        table = {o["name"]: o for o in cdpr.options(command) if o["name"] not in not_python}
+        f = functions[function]
+        stubbed = {
+            a.arg: ast.literal_eval(d) if d is not None else None
+            for a, d in zip(f.args.kwonlyargs, f.args.kw_defaults)
+        }
+        assert set(stubbed) == set(table), (function, set(stubbed) ^ set(table))
+        for name, o in table.items():
+            default = o["default"] if o["kind"] != "choice" or o["default"] else None
+            if isinstance(o["default"], str) and o["kind"] not in ("choice", "name"):
+                default = None  # a default in words ("the robot file's")
+            assert stubbed[name] == default, (function, name, stubbed[name], o["default"])
+    # The wrapper's keywords carry the table's defaults too.
+    import inspect
+
+    wrapper = inspect.signature(cdpr.compare).parameters
+    for o in cdpr.options("compare"):
+        assert wrapper[o["name"]].default == o["default"], o["name"]
+    robot = cdpr.Robot.load("silva4")
+    with pytest.raises(ValueError, match="grid: must be a whole number from 2 to 400"):
+        robot.workspace(grid=1)
+    with pytest.raises(TypeError, match="did you mean 'grid'"):
+        robot.workspace(gird=6)
+    with pytest.raises(ValueError, match="max_residual"):
+        robot.fk(list(robot.ik(list(robot.home))["lengths"]), max_residual=0.0)
+    with pytest.raises(ValueError, match="max_lag"):
+        cdpr.compare("x.csv", "y.csv", max_lag=-1.0)

@@ -1,8 +1,9 @@
 //! `export`: the robot as a model for another simulator (MuJoCo's MJCF), to cross-check ours.
 
-use super::args::{RobotArg, naming, within};
+use super::args::{RobotArg, naming};
+use super::options::RequestArgs;
 use anyhow::{Context, Result};
-use cdpr_core::export::{self, MJCF_DT_RANGE, MjcfIntegrator, MjcfOptions};
+use cdpr_core::export::{self, MjcfOptions};
 use clap::Args;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -26,22 +27,14 @@ pub struct ExportArgs {
     /// Write the robot as a MuJoCo MJCF document to this file (`-`: standard output).
     #[arg(long, value_name = "XML")]
     pub mjcf: PathBuf,
-    /// MuJoCo's time step `<option timestep>`, s (1e-6 to 0.1).
-    #[arg(long, default_value_t = 0.001, value_name = "S",
-          value_parser = within(MJCF_DT_RANGE.0, MJCF_DT_RANGE.1, "s"))]
-    pub dt: f64,
-    /// MuJoCo's integrator: implicitfast treats the tendon dampers implicitly, as cdpr's
-    /// elastic model does.
-    #[arg(long, value_parser = super::options::choice::<MjcfIntegrator>(), default_value = "implicitfast")]
-    pub integrator: MjcfIntegrator,
+    /// The model's settings (core's export request).
+    #[command(flatten)]
+    pub options: RequestArgs<MjcfOptions>,
 }
 
 pub fn run(a: ExportArgs) -> Result<ExitCode> {
     let robot = a.robot.load()?;
-    let options = MjcfOptions {
-        dt: a.dt,
-        integrator: a.integrator,
-    };
+    let options = a.options.request;
     let doc = export::mjcf(&robot, &options).map_err(|e| {
         naming(
             e,
@@ -63,8 +56,8 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         path.display(),
         robot.name,
         robot.cable_count(),
-        a.dt,
-        a.integrator.mjcf_name()
+        options.dt,
+        options.integrator.mjcf_name()
     );
     println!("open it: python -m mujoco.viewer --mjcf={}", path.display());
     Ok(ExitCode::SUCCESS)

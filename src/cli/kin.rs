@@ -317,13 +317,9 @@ pub struct FkArgs {
     /// Starting pose for the least-squares method (default: the robot's home pose).
     #[arg(long, value_name = "POSE", value_parser = pose_list, allow_hyphen_values = true)]
     pub guess: Option<Numbers>,
-    /// Solver: `lm`, Levenberg–Marquardt from --guess (any robot), or `sphere`, seed 003's
-    /// three spheres refined on all lengths (3-DOF robots).
-    #[arg(long, value_parser = super::options::choice::<FkMethod>(), default_value = "lm")]
-    pub method: FkMethod,
-    #[arg(long, default_value_t = MAX_RESIDUAL.default_number(), hide_default_value = true, value_name = "M", value_parser = number_of(&MAX_RESIDUAL),
-          help = help_of(&MAX_RESIDUAL))]
-    pub max_residual: f64,
+    /// The solver and its tolerance (core's forward-kinematics request).
+    #[command(flatten)]
+    pub solver: super::options::RequestArgs<cdpr_core::kinematics::FkRequest>,
     #[command(flatten)]
     pub angles: AngleArg,
     /// Print one JSON object instead of text.
@@ -340,11 +336,17 @@ pub fn fk(a: FkArgs) -> Result<ExitCode> {
             .as_ref()
             .map(|g| a.angles.pose_on(&robot, g, "--guess"))
             .transpose()?,
-        max_residual: a.max_residual,
+        max_residual: a.solver.request.max_residual,
         ..FkOptions::default()
     };
-    let r = kinematics::fk_report(&robot, &a.lengths, a.method, &options, a.angles.unit())
-        .with_context(|| format!("forward kinematics of {}", robot.name))?;
+    let r = kinematics::fk_report(
+        &robot,
+        &a.lengths,
+        a.solver.request.method,
+        &options,
+        a.angles.unit(),
+    )
+    .with_context(|| format!("forward kinematics of {}", robot.name))?;
     warn(&r.warnings);
     if a.json {
         json(&r)?;
@@ -368,7 +370,6 @@ pub fn fk(a: FkArgs) -> Result<ExitCode> {
 // ---------------------------------------------------------------------------- tensions
 
 use super::options::{help_of, number_of};
-use cdpr_core::kinematics::MAX_RESIDUAL;
 use cdpr_core::statics::solutions::{F_MAX, F_MIN};
 
 #[derive(Args, Debug, Clone, Copy)]

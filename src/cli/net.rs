@@ -1,11 +1,12 @@
 //! `cdpr discover` and `cdpr route add`: the ADS UDP service (port 48899) from the command
 //! line — who is out there, and a route on the PLC for this machine.
 
+use super::options::RequestArgs;
 use super::output::{Table, json};
-use super::plc::duration_within;
 use super::secure::{Mode, SecureArgs};
 use anyhow::{Context, Result, bail};
 use cdpr_ads::link::{self, RouteRequest, SystemInfo, udp_service};
+use cdpr_ads::requests::{DiscoverRequest, RouteAddRequest};
 use cdpr_ads::wire::AmsNetId;
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
@@ -34,10 +35,9 @@ pub struct DiscoverArgs {
     /// on the local subnets.
     #[arg(value_name = "HOST[:PORT]")]
     pub host: Option<String>,
-    /// How long to wait for answers, 10ms to 60s (a broadcast collects all answers until then).
-    #[arg(long, default_value = "2s", value_name = "TIME",
-          value_parser = duration_within(Duration::from_millis(10), Duration::from_secs(60)))]
-    pub timeout: Duration,
+    /// How long to wait (cdpr-ads' discover request).
+    #[command(flatten)]
+    pub wait: RequestArgs<DiscoverRequest>,
     /// Print the systems as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -81,9 +81,9 @@ pub struct RouteAddArgs {
     /// The PLC, HOST or HOST:PORT (UDP 48899 by default).
     #[arg(long, value_name = "HOST[:PORT]")]
     pub plc: String,
-    /// The PLC's user name (TwinCAT on Windows: a Windows user of the PLC).
-    #[arg(long, default_value = "Administrator", value_name = "USER")]
-    pub user: String,
+    /// The PLC's user and how long to wait for its answer (cdpr-ads' route request).
+    #[command(flatten)]
+    pub route: RequestArgs<RouteAddRequest>,
     /// The PLC user's password (TwinCAT's factory default: 1).
     #[arg(long, value_name = "PASSWORD")]
     pub password: String,
@@ -101,10 +101,6 @@ pub struct RouteAddArgs {
     /// A temporary route: TwinCAT forgets it at its next restart.
     #[arg(long)]
     pub temporary: bool,
-    /// How long to wait for the PLC's answer, 10ms to 60s.
-    #[arg(long, default_value = "5s", value_name = "TIME",
-          value_parser = duration_within(Duration::from_millis(10), Duration::from_secs(60)))]
-    pub timeout: Duration,
     /// Print the outcome as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -129,9 +125,9 @@ struct Discovered<'a> {
 
 pub fn discover(a: DiscoverArgs) -> Result<ExitCode> {
     let systems = match &a.host {
-        Some(host) => link::discover(Some(host), a.timeout)
+        Some(host) => link::discover(Some(host), a.wait.request.timeout)
             .with_context(|| format!("asking {host} who it is (ADS UDP identify)"))?,
-        None => link::discover(None, a.timeout)
+        None => link::discover(None, a.wait.request.timeout)
             .context("broadcasting the ADS UDP identify on the local subnets")?,
     };
     if systems.is_empty() {
@@ -139,7 +135,7 @@ pub fn discover(a: DiscoverArgs) -> Result<ExitCode> {
             "no TwinCAT system answered the broadcast within {:?} (sent to {}): UDP 48899 may be \
              filtered by a firewall, or the systems are on another subnet (give an address: \
              `cdpr discover HOST`)",
-            a.timeout,
+            a.wait.request.timeout,
             udp_service::broadcast_targets()
                 .iter()
                 .map(|t| t.ip().to_string())
@@ -219,18 +215,18 @@ fn route_add(a: RouteAddArgs) -> Result<ExitCode> {
     };
     let request = RouteRequest {
         plc: plc_addr.to_string(),
-        user: a.user.clone(),
+        user: a.route.request.user.clone(),
         password: a.password.clone(),
         net_id,
         host: host_name.clone(),
         route_name: a.route_name.clone(),
         temporary: a.temporary,
-        timeout: a.timeout,
+        timeout: a.route.request.timeout,
     };
     let added = link::add_route(&request).with_context(|| {
         format!(
             "adding a route for {net_id} ({host_name}) on the PLC at {plc_addr} as user `{}`",
-            a.user
+            a.route.request.user
         )
     })?;
     let report = RouteReport {
@@ -321,7 +317,7 @@ fn secure_route_add(a: &RouteAddArgs) -> Result<ExitCode> {
         .rsplit_once(':')
         .map_or(endpoint.as_str(), |(h, _)| h);
     let Some(mut client) = a.secure.client(
-        Some((a.user.clone(), a.password.clone())),
+        Some((a.route.request.user.clone(), a.password.clone())),
         a.host_name.clone(),
         a.accept_fingerprint.clone(),
     )?
@@ -334,14 +330,14 @@ fn secure_route_add(a: &RouteAddArgs) -> Result<ExitCode> {
     client.always_register = true;
     let (own, _) = client.own_self_signed()?;
     let client_fingerprint = secure::fingerprint(&own.cert)?;
-    let tcp = std::net::TcpStream::connect_timeout(&addr, a.timeout)
+    let tcp = std::net::TcpStream::connect_timeout(&addr, a.route.request.timeout)
         .with_context(|| format!("connecting to the PLC's Secure ADS port {endpoint}"))?;
     let session = client
-        .connect(tcp, &endpoint, net_id, a.timeout)
+        .connect(tcp, &endpoint, net_id, a.route.request.timeout)
         .with_context(|| {
             format!(
                 "registering this machine ({net_id}) on the PLC at {endpoint} as user `{}`",
-                a.user
+                a.route.request.user
             )
         })?;
     let report = SecureRouteReport {

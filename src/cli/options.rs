@@ -4,8 +4,7 @@
 //! [`RunRequest`]. Core's messages name options as written in the table (`dt`, `f_min`);
 //! [`flags`] turns those names into this command line's spelling (`--dt`, `--f-min`).
 
-use cdpr_core::choice::Choice;
-use cdpr_core::options::{DefaultValue, Group, Kind, OptionSpec, Value};
+use cdpr_core::options::{DefaultValue, Group, Kind, OptionSpec, Request, Value};
 use cdpr_core::run::{OPTIONS, RunRequest};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Arg, ArgAction, ArgMatches, Command, FromArgMatches};
@@ -47,15 +46,29 @@ impl<S: Selection> RunArgs<S> {
     }
 }
 
-/// Whether a flag option is on by default (then the command line turns it off).
-fn on_by_default(spec: &OptionSpec) -> bool {
-    RunRequest::default().get(spec.name) == Some(Value::Flag(true))
+/// Whether a flag option of `R` is on by default (then the command line turns it off).
+fn on_by_default<R: Request>(spec: &OptionSpec) -> bool {
+    R::default().get(spec.name) == Some(Value::Flag(true))
 }
 
-/// "Cruise speed of a built-in trajectory (0.001 to 10 m/s) [default: 0.1]".
+/// "Cruise speed of a built-in trajectory (0.001 to 10 m/s) [default: 0.1]": a run option's
+/// help, or a command's own option declared alone (its default in its spec).
 pub fn help_of(spec: &OptionSpec) -> String {
+    let default = match spec.group {
+        Group::Command => match spec.default {
+            DefaultValue::Number(x) => Some(Value::Number(x)),
+            DefaultValue::Whole(n) => Some(Value::Whole(n as i64)),
+            DefaultValue::None => None,
+        },
+        _ => RunRequest::default_value(spec.name),
+    };
+    help_with(spec, default, on_by_default::<RunRequest>(spec))
+}
+
+/// An option's help: its text, range and unit, and its default.
+fn help_with(spec: &OptionSpec, default: Option<Value>, on_by_default: bool) -> String {
     let mut help = String::new();
-    if matches!(spec.kind, Kind::Flag) && on_by_default(spec) {
+    if matches!(spec.kind, Kind::Flag) && on_by_default {
         help.push_str("Turn off what is on by default: ");
         help.push_str(spec.help);
     } else {
@@ -68,18 +81,14 @@ pub fn help_of(spec: &OptionSpec) -> String {
     if let Some(range) = spec.range_text() {
         help.push_str(&format!(" ({range})"));
     }
-    let run_default = match spec.group {
-        Group::Command => None,
-        _ => RunRequest::default().get(spec.name),
-    };
-    let default = match (spec.default_text, run_default, spec.default) {
-        (Some(text), _, _) => Some(text.to_string()),
-        (None, Some(Value::Number(x)), _) | (None, None, DefaultValue::Number(x)) => {
-            Some(format!("{x}"))
-        }
-        (None, Some(Value::Whole(n)), _) => Some(format!("{n}")),
-        (None, None, DefaultValue::Whole(n)) => Some(format!("{n}")),
-        (None, Some(Value::Text(t)), _) if matches!(spec.kind, Kind::Choice(_)) => Some(t),
+    let default = match (spec.default_text, default) {
+        (Some(text), _) => Some(text.to_string()),
+        (None, Some(Value::Number(x))) if spec.value_name == "TIME" => Some(time_text(x)),
+        (None, Some(Value::Number(x))) => Some(format!("{x}")),
+        (None, Some(Value::Whole(n))) => Some(format!("{n}")),
+        (None, Some(Value::Numbers(v))) => Some(Value::Numbers(v).describe()),
+        (None, Some(Value::Text(t))) if matches!(spec.kind, Kind::Choice(_)) => Some(t),
+        (None, Some(Value::Text(t))) if !t.is_empty() => Some(t),
         _ => None,
     };
     if let Some(d) = default {
@@ -88,14 +97,33 @@ pub fn help_of(spec: &OptionSpec) -> String {
     help
 }
 
-/// The clap argument of one option.
-fn arg(spec: &'static OptionSpec, required: bool) -> Arg {
+/// A time as the command line takes it: `10ms`, `2s`.
+fn time_text(seconds: f64) -> String {
+    if seconds < 1.0 {
+        format!("{}ms", cdpr_core::text::short(seconds * 1e3))
+    } else {
+        format!("{}s", cdpr_core::text::short(seconds))
+    }
+}
+
+/// The clap argument of one option of `R`.
+fn arg<R: Request>(spec: &'static OptionSpec, required: bool) -> Arg {
     let mut a = Arg::new(spec.name)
         .long(spec.cli_flag())
-        .help(help_of(spec))
+        .help(help_with(
+            spec,
+            R::default_value(spec.name),
+            on_by_default::<R>(spec),
+        ))
         .required(required);
     if let Some(c) = spec.short {
         a = a.short(c);
+    }
+    if let Some(heading) = spec.heading {
+        a = a.help_heading(heading);
+    }
+    if let Some(other) = spec.requires {
+        a = a.requires(other);
     }
     match spec.kind {
         Kind::Flag => a.action(ArgAction::SetTrue),
@@ -108,22 +136,62 @@ fn arg(spec: &'static OptionSpec, required: bool) -> Arg {
                 .value_parser(PossibleValuesParser::new(values).map(Value::Text))
                 .ignore_case(true)
         }
-        Kind::Number { .. } | Kind::Whole { .. } => a
+        Kind::Number { .. } | Kind::Whole { .. } | Kind::Numbers { .. } => a
             .value_name(spec.value_name)
             .allow_negative_numbers(true)
-            .value_parser(move |text: &str| spec.parse(text).map_err(|p| p.to_string())),
+            .allow_hyphen_values(matches!(spec.kind, Kind::Numbers { .. }))
+            .value_parser(move |text: &str| checked::<R>(spec, text)),
         Kind::Name | Kind::File => a
             .value_name(spec.value_name)
-            .value_parser(|text: &str| Ok::<Value, String>(Value::Text(text.to_string()))),
+            .value_parser(move |text: &str| checked::<R>(spec, text)),
     }
+}
+
+/// The value `text` gives option `spec` of `R`, checked as the request checks it (so that a
+/// bad value is refused by the parser, naming the flag): the problem without the option's
+/// name, which clap puts in front.
+fn checked<R: Request>(spec: &'static OptionSpec, text: &str) -> Result<Value, String> {
+    let value = spec.parse(text).map_err(|p| p.to_string())?;
+    match R::default().set(spec.name, value.clone()) {
+        Ok(()) => Ok(value),
+        Err(cdpr_core::options::SetError::Value(e)) => Err(e.problem.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Sets `request`'s options `specs` that `matches` gives, noting which in `given`.
+fn fill<R: Request>(
+    request: &mut R,
+    given: &mut Vec<&'static str>,
+    specs: impl Iterator<Item = &'static OptionSpec>,
+    matches: &ArgMatches,
+) -> Result<(), clap::Error> {
+    for spec in specs {
+        let value = match spec.kind {
+            Kind::Flag => matches
+                .get_flag(spec.name)
+                .then(|| Value::Flag(!on_by_default::<R>(spec))),
+            _ => matches.get_one::<Value>(spec.name).cloned(),
+        };
+        if let Some(v) = value {
+            request.set(spec.name, v).map_err(|e| {
+                clap::Error::raw(
+                    clap::error::ErrorKind::ValueValidation,
+                    format!("--{}: {e}\n", spec.cli_flag()),
+                )
+            })?;
+            given.push(spec.name);
+        }
+    }
+    Ok(())
 }
 
 impl<S: Selection> clap::Args for RunArgs<S> {
     fn augment_args(cmd: Command) -> Command {
-        cmd.args(Self::specs().map(|s| arg(s, S::REQUIRED.contains(&s.name))))
+        cmd.args(Self::specs().map(|s| arg::<RunRequest>(s, S::REQUIRED.contains(&s.name))))
     }
     fn augment_args_for_update(cmd: Command) -> Command {
-        cmd.args(Self::specs().map(|s| arg(s, false)))
+        cmd.args(Self::specs().map(|s| arg::<RunRequest>(s, false)))
     }
 }
 
@@ -139,24 +207,45 @@ impl<S: Selection> FromArgMatches for RunArgs<S> {
     }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
-        for spec in Self::specs() {
-            let value = match spec.kind {
-                Kind::Flag => matches
-                    .get_flag(spec.name)
-                    .then(|| Value::Flag(!on_by_default(spec))),
-                _ => matches.get_one::<Value>(spec.name).cloned(),
-            };
-            if let Some(v) = value {
-                self.request.set(spec.name, v).map_err(|e| {
-                    clap::Error::raw(
-                        clap::error::ErrorKind::ValueValidation,
-                        format!("--{}: {e}\n", spec.cli_flag()),
-                    )
-                })?;
-                self.given.push(spec.name);
-            }
-        }
-        Ok(())
+        fill(&mut self.request, &mut self.given, Self::specs(), matches)
+    }
+}
+
+/// A command's own request, every option of its table a flag (name, help, range, unit and
+/// default from the table): the command flattens it and reads `request`.
+#[derive(Debug, Clone)]
+pub struct RequestArgs<R: Request> {
+    pub request: R,
+    /// The options given on the command line.
+    pub given: Vec<&'static str>,
+}
+
+impl<R: Request + std::fmt::Debug> clap::Args for RequestArgs<R> {
+    fn augment_args(cmd: Command) -> Command {
+        cmd.args(R::OPTIONS.iter().map(|s| arg::<R>(s, false)))
+    }
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl<R: Request> FromArgMatches for RequestArgs<R> {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut args = RequestArgs {
+            request: R::default(),
+            given: Vec::new(),
+        };
+        args.update_from_arg_matches(matches)?;
+        Ok(args)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        fill(
+            &mut self.request,
+            &mut self.given,
+            R::OPTIONS.iter(),
+            matches,
+        )
     }
 }
 
@@ -180,16 +269,6 @@ pub fn whole_of(
         Ok(other) => Err(format!("expected a whole number, got {other:?}")),
         Err(p) => Err(p.to_string()),
     }
-}
-
-/// A clap value parser for one of core's named choices (possible values and their help from
-/// core's table).
-pub fn choice<T: Choice + Clone + Send + Sync>() -> impl TypedValueParser<Value = T> {
-    let values: Vec<PossibleValue> = T::all()
-        .into_iter()
-        .map(|v| PossibleValue::new(v.name()).help(v.help()))
-        .collect();
-    PossibleValuesParser::new(values).try_map(|name: String| T::from_name(&name))
 }
 
 /// A [`Selection`]: `groups [..] except [..]` or `names [..]`, then `required [..]`.
@@ -286,28 +365,54 @@ selection!(
     required []
 );
 
-/// Names core's messages use that are not run options of the table: each command's own
-/// options, as core names them.
-const OTHER_OPTIONS: &[&str] = &[
+/// Every request table the command line takes options from: the run's and each command's
+/// own (core's, the ADS layer's, the viewer's). Core's messages name these options as the
+/// tables do (`grid`), and [`flags`] spells them as the command line does (`--grid`); the help
+/// tests walk every table through its command's `--help`.
+pub const TABLES: &[(&str, &[OptionSpec])] = &[
+    ("simulate", cdpr_core::run::OPTIONS),
+    ("workspace", cdpr_core::workspace::survey::OPTIONS),
+    ("preflight", cdpr_core::preflight::OPTIONS),
+    ("export", cdpr_core::export::MJCF_OPTIONS),
+    ("trajectory", cdpr_core::trajectory::perturb::OPTIONS),
+    ("compare", cdpr_core::metrics::OPTIONS),
+    ("fk", cdpr_core::kinematics::FK_OPTIONS),
+    ("surrogate fit", cdpr_core::identify::session::OPTIONS),
+    ("plc", cdpr_ads::requests::PLC_OPTIONS),
+    ("shadow", cdpr_ads::requests::LINK_OPTIONS),
+    ("discover", cdpr_ads::requests::DISCOVER_OPTIONS),
+    ("route add", cdpr_ads::requests::ROUTE_OPTIONS),
+    #[cfg(feature = "viewer")]
+    ("view", cdpr_viewer::request::OPTIONS),
+];
+
+/// The commands' inputs core's messages name that are data, not options of a table (poses,
+/// forces, the references of a fit): their flags are their names.
+const INPUTS: &[&str] = &[
     "guess",
-    "f_min",
-    "f_max",
-    "grid",
-    "region",
-    "orientation",
-    "levels",
-    "step",
     "force",
     "dofs",
     "signals",
-    "fit_gain",
-    "method",
-    "max_delay",
     "reference",
-    "angle_step",
-    "time_step",
-    "clearance",
+    "lengths",
+    "pose",
 ];
+
+/// The command line's flag of the option or input core calls `name`.
+fn flag_of(name: &str) -> Option<String> {
+    TABLES
+        .iter()
+        .flat_map(|(_, table)| table.iter())
+        .find(|s| s.name == name)
+        .map(|s| s.cli_flag())
+        .or_else(|| INPUTS.contains(&name).then(|| name.replace('_', "-")))
+}
+
+/// A bad value of an option of core's (or the ADS layer's), as this command line says it:
+/// `--task: expected … --nc …`.
+pub fn option_error(e: cdpr_core::options::OptionError) -> anyhow::Error {
+    anyhow::anyhow!(flags(&format!("`{}`: {}", e.option, e.problem)))
+}
 
 /// Core's message with every option it names in backticks (`dt`) spelled as this command
 /// line's flag (`--dt`).
@@ -320,16 +425,7 @@ pub fn flags(message: &str) -> String {
         match after.find('`') {
             Some(close) => {
                 let name = &after[..close];
-                let flag = OPTIONS
-                    .iter()
-                    .find(|s| s.name == name)
-                    .map(|s| s.cli_flag())
-                    .or_else(|| {
-                        OTHER_OPTIONS
-                            .contains(&name)
-                            .then(|| name.replace('_', "-"))
-                    });
-                match flag {
+                match flag_of(name) {
                     Some(f) => out.push_str(&format!("--{f}")),
                     None => out.push_str(&format!("`{name}`")),
                 }

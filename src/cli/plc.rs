@@ -2,18 +2,19 @@
 
 use super::args::{RobotArg, warn, within};
 use super::foxglove::{self, FoxgloveArgs};
-use super::options::{Played, RunArgs};
+use super::options::{Played, RequestArgs, RunArgs};
 use super::output::{StatusLine, Table, json};
 use super::secure::SecureArgs;
 use anyhow::{Context, Result, bail};
 use cdpr_ads::exposure::Exposure;
 use cdpr_ads::live_view::{self, LiveView};
+use cdpr_ads::requests::PlcRequest;
 use cdpr_ads::server::virtual_plc::PlcError;
 use cdpr_ads::server::{
     self, DeviceIdentity, Runtime, RuntimeOptions, ServerConfig, Timing, UdpConfig,
 };
+use cdpr_ads::wire;
 use cdpr_ads::wire::udp::UDP_PORT;
-use cdpr_ads::wire::{self, AmsNetId};
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
 use std::net::SocketAddr;
@@ -29,28 +30,14 @@ pub struct PlcArgs {
     /// it; over plain ADS without authentication (ADS has none): a warning says so.
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: Option<SocketAddr>,
-    /// AMS NetId the PLC answers as.
-    #[arg(long, default_value = "127.0.0.1.1.1", value_name = "NETID")]
-    pub ams_net_id: AmsNetId,
-    /// AMS port of the PLC runtime (851: TwinCAT 3's first PLC runtime).
-    #[arg(long, default_value_t = 851, value_name = "PORT")]
-    pub ams_port: u16,
+    /// The PLC's identity and timing (its NetId and port, task and NC periods, the hold, the
+    /// route's user and password).
+    #[command(flatten)]
+    pub plc: RequestArgs<PlcRequest>,
     /// What the PLC plays (core's trajectory options: without a trajectory it holds the
     /// robot's home pose).
     #[command(flatten)]
     pub run: RunArgs<Played>,
-    /// PLC task period (a whole multiple of --nc), 100µs to 10s.
-    #[arg(long, default_value = "10ms", value_name = "TIME",
-          value_parser = duration_within(Duration::from_micros(100), Duration::from_secs(10)))]
-    pub task: Duration,
-    /// NC task period: the set-point rate, 100µs to 1s.
-    #[arg(long, default_value = "2ms", value_name = "TIME",
-          value_parser = duration_within(Duration::from_micros(100), Duration::from_secs(1)))]
-    pub nc: Duration,
-    /// Time the start pose is held, motion disabled, before the trajectory runs (up to 1 h).
-    #[arg(long, default_value = "200ms", value_name = "TIME",
-          value_parser = duration_within(Duration::from_millis(1), Duration::from_secs(3600)))]
-    pub hold: Duration,
     /// Stop after this many seconds (up to a year) and print statistics (default: run until
     /// Ctrl-C or SIGTERM, which print the same statistics).
     #[arg(long, value_name = "S", value_parser = within(0.0, YEAR_S, "s"))]
@@ -62,13 +49,6 @@ pub struct PlcArgs {
     /// error.
     #[arg(long, value_name = "ADDR:PORT|off", value_parser = parse_udp_listen)]
     pub udp_listen: Option<UdpListen>,
-    /// The user name an add-route must carry (TwinCAT's factory default).
-    #[arg(long, default_value = server::udp::DEFAULT_USER, value_name = "USER")]
-    pub route_user: String,
-    /// The password an add-route must carry (TwinCAT's factory default: 1); a wrong one is
-    /// refused as TwinCAT does (ADS 0x704).
-    #[arg(long, default_value = server::udp::DEFAULT_PASSWORD, value_name = "PASSWORD")]
-    pub route_password: String,
     /// Serve ADS only to AMS NetIds with a route (added over UDP), as TwinCAT does: a frame
     /// from any other NetId closes its connection.
     #[arg(long)]
@@ -129,48 +109,7 @@ fn parse_udp_listen(text: &str) -> Result<UdpListen, String> {
         .map_err(|_| format!("`{text}` is not ADDR:PORT (e.g. 127.0.0.1:48899) or `off`"))
 }
 
-/// The number of seconds `text` says (`10ms`, `250us`/`250µs`, `5ns`, `0.5s` or bare seconds),
-/// unchecked: it may be negative, zero, huge or not finite.
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let (number, per_second) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
-        (n, 1e6)
-    } else if let Some(n) = t.strip_suffix("ns") {
-        (n, 1e9)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration (e.g. 10ms, 0.5s)"))?;
-    // Divided, not multiplied by 1e-6: 100 / 1e6 is the double nearest 1e-4 (as
-    // `Duration::from_micros(100).as_secs_f64()` is), 100 × 1e-6 lies just above it.
-    Ok(value / per_second)
-}
-
-/// A year, s: the longest run or wait any option takes.
-pub const YEAR_S: f64 = 3.2e7;
-
-/// A clap value parser for a duration in `[min, max]` ("must be between 100µs and 1s, got 1ns").
-pub fn duration_within(
-    min: Duration,
-    max: Duration,
-) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
-    move |text: &str| {
-        let seconds = parse_seconds(text)?;
-        // NaN fails the range test as well.
-        if (min.as_secs_f64()..=max.as_secs_f64()).contains(&seconds) {
-            Ok(Duration::from_secs_f64(seconds))
-        } else {
-            Err(format!("must be between {min:?} and {max:?}, got {text}"))
-        }
-    }
-}
+pub use cdpr_ads::requests::YEAR_S;
 
 pub fn run(a: PlcArgs) -> Result<ExitCode> {
     let robot = a.robot.load_cable_robot("plc")?;
@@ -179,7 +118,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         Some(spec) => {
             // Sampled at the NC's rate: the set points the axes are fed.
             let options = BuiltinOptions {
-                dt: a.nc.as_secs_f64(),
+                dt: a.plc.request.nc.as_secs_f64(),
                 ..a.run.request.builtin_options()
             };
             trajectory::load(spec, &robot, &options)
@@ -189,9 +128,10 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
     let played = trajectory.duration();
     // In range by its parser (at most a year).
     let duration = a.duration.map(Duration::from_secs_f64);
-    let secure_mode = a
-        .secure
-        .server((a.route_user.clone(), a.route_password.clone()))?;
+    let secure_mode = a.secure.server((
+        a.plc.request.route_user.clone(),
+        a.plc.request.route_password.clone(),
+    ))?;
     let listen = match (a.listen, &secure_mode) {
         (Some(l), _) => l,
         (None, None) => server::DEFAULT_LISTEN.parse()?,
@@ -203,23 +143,23 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
     let secure = match secure_mode {
         None => None,
         Some(mode) => Some(std::sync::Arc::new(
-            cdpr_ads::secure::SecureServer::new(mode, a.secure.secure_dir.as_deref(), a.ams_net_id)
-                .context("setting up Secure ADS (--secure)")?,
+            cdpr_ads::secure::SecureServer::new(
+                mode,
+                a.secure.secure_dir.as_deref(),
+                a.plc.request.ams_net_id,
+            )
+            .context("setting up Secure ADS (--secure)")?,
         )),
     };
     // The runtime refuses these too; here the message names the options.
-    let nc = a.nc.as_nanos();
-    if nc == 0 || a.task < a.nc || !a.task.as_nanos().is_multiple_of(nc) {
-        bail!(
-            "--task {:?} must be a whole multiple (≥ 1) of --nc {:?}",
-            a.task,
-            a.nc
-        );
-    }
+    a.plc
+        .request
+        .check()
+        .map_err(super::options::option_error)?;
     let timing = Timing {
-        task: a.task,
-        nc: a.nc,
-        hold: a.hold,
+        task: a.plc.request.task,
+        nc: a.plc.request.nc,
+        hold: a.plc.request.hold,
     };
     // A symbol larger than one ADS reply could only be served in part: refused at start.
     let table = server::SymbolTable::from_robot(&robot)?;
@@ -240,8 +180,8 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         );
     }
     let identity = DeviceIdentity {
-        net_id: a.ams_net_id,
-        port: a.ams_port,
+        net_id: a.plc.request.ams_net_id,
+        port: a.plc.request.ams_port,
         ..server::default_identity()
     };
     let config = ServerConfig {
@@ -285,8 +225,8 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         None => Ok(None),
         Some(at) => rt
             .serve_udp(UdpConfig {
-                user: a.route_user.clone(),
-                password: a.route_password.clone(),
+                user: a.plc.request.route_user.clone(),
+                password: a.plc.request.route_password.clone(),
                 fingerprint: secure
                     .as_ref()
                     .and_then(|s| s.fingerprint().map(str::to_string)),
@@ -308,10 +248,10 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             " (Secure ADS, TLS, mode {})",
             s.mode_name()
         )),
-        a.ams_net_id,
-        a.ams_port,
-        a.task,
-        a.nc,
+        a.plc.request.ams_net_id,
+        a.plc.request.ams_port,
+        a.plc.request.task,
+        a.plc.request.nc,
         match &a.run.request.trajectory {
             Some(t) if a.wait_for_client => {
                 format!("; trajectory {t} ({played:.2} s) once a client connects")
@@ -333,7 +273,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         rt.plc.add_cycle_hook(live_view::plc_hook(
             &robot,
             std::sync::Arc::clone(rt.plc.memory()),
-            a.task,
+            a.plc.request.task,
             v.sender(),
         )?);
     }
@@ -349,15 +289,15 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             eprintln!(
                 "cdpr plc: Secure ADS clients register with user `{}`, password `{}` \
                  (--route-user, --route-password)",
-                a.route_user, a.route_password
+                a.plc.request.route_user, a.plc.request.route_password
             );
         }
     }
     match &udp {
         Ok(Some(_)) => eprintln!(
             "cdpr plc: add-route user `{}`, password `{}` (--route-user, --route-password){}",
-            a.route_user,
-            a.route_password,
+            a.plc.request.route_user,
+            a.plc.request.route_password,
             if a.require_route {
                 "; ADS served only to NetIds with a route (--require-route)"
             } else {
@@ -500,32 +440,4 @@ fn print_routes(rt: &Runtime, seen: usize) -> usize {
         );
     }
     routes.len()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_with_units_within_their_range() {
-        let any = duration_within(Duration::from_nanos(1), Duration::from_secs(YEAR_S as u64));
-        assert_eq!(any("10ms"), Ok(Duration::from_millis(10)));
-        assert_eq!(any("2 ms"), Ok(Duration::from_millis(2)));
-        assert_eq!(any("0.5s"), Ok(Duration::from_millis(500)));
-        assert_eq!(any("0.5"), Ok(Duration::from_millis(500)));
-        assert_eq!(any("250us"), Ok(Duration::from_micros(250)));
-        assert_eq!(any("250µs"), Ok(Duration::from_micros(250)));
-        assert_eq!(any("5ns"), Ok(Duration::from_nanos(5)));
-        assert!(any("fast").unwrap_err().contains("not a duration"));
-        let short = duration_within(Duration::from_millis(10), Duration::from_secs(60));
-        for bad in ["-1ms", "0", "5ms", "61s", "1e300", "NaN", "inf", "-inf"] {
-            assert_eq!(
-                short(bad),
-                Err(format!("must be between 10ms and 60s, got {bad}")),
-                "{bad}"
-            );
-        }
-        assert_eq!(short("60s"), Ok(Duration::from_secs(60)));
-        assert_eq!(short("10ms"), Ok(Duration::from_millis(10)));
-    }
 }

@@ -1,10 +1,9 @@
 //! `preflight`: a whole trajectory checked before it goes to the real robot.
 
-use super::options::{Preflight, RunArgs, help_of, number_of};
+use super::options::{Preflight, RequestArgs, RunArgs};
 use super::output::{Table, json, sig};
 use anyhow::{Context, Result};
-use cdpr_core::interference::CLEARANCE;
-use cdpr_core::preflight::{self, ANGLE_STEP, PreflightOptions, STEP, SegmentReport, TIME_STEP};
+use cdpr_core::preflight::{self, PreflightRequest, SegmentReport};
 use clap::Args;
 use std::process::ExitCode;
 
@@ -38,20 +37,9 @@ pub struct PreflightArgs {
     /// Robot, payload, trajectory and its shape (as `cdpr simulate` takes them).
     #[command(flatten)]
     pub run: RunArgs<Preflight>,
-    #[arg(long, default_value_t = STEP.default_number(), hide_default_value = true, value_name = "M", value_parser = number_of(&STEP),
-          help = help_of(&STEP))]
-    pub step: f64,
-    #[arg(long, default_value_t = ANGLE_STEP.default_number(), hide_default_value = true, value_name = "RAD", value_parser = number_of(&ANGLE_STEP),
-          help = help_of(&ANGLE_STEP))]
-    pub angle_step: f64,
-    #[arg(long, default_value_t = TIME_STEP.default_number(), hide_default_value = true, value_name = "S", value_parser = number_of(&TIME_STEP),
-          help = help_of(&TIME_STEP))]
-    pub time_step: f64,
-    #[arg(long, default_value_t = CLEARANCE.default_number(), hide_default_value = true, value_name = "M",
-          value_parser = number_of(&CLEARANCE), help = help_of(&CLEARANCE))]
-    pub clearance: f64,
+    /// How finely to check, and against what (core's pre-flight request).
     #[command(flatten)]
-    pub bounds: super::kin::BoundsArg,
+    pub checks: RequestArgs<PreflightRequest>,
     /// Print one JSON object (keys documented in the guide's pre-flight page) instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -99,13 +87,7 @@ fn table(segments: &[&SegmentReport]) {
 pub fn run(a: PreflightArgs) -> Result<ExitCode> {
     let robot = a.run.load_cable_robot("preflight")?;
     let traj = a.run.request.load_trajectory(&robot)?;
-    let options = PreflightOptions {
-        step: a.step,
-        angle_step: a.angle_step,
-        time_step: a.time_step,
-        clearance: a.clearance,
-        bounds: Some(a.bounds.bounds(&robot)?),
-    };
+    let options = a.checks.request.options(&robot)?;
     let report = preflight::run(&robot, &traj, &options).context("pre-flight")?;
     if a.json {
         json(&report)?;

@@ -2,13 +2,14 @@
 
 use super::args::within;
 use super::foxglove::{self, FoxgloveArgs};
-use super::options::{RunArgs, Shadow};
+use super::options::{RequestArgs, RunArgs, Shadow};
 use super::output::{StatusLine, Table, json};
-use super::plc::{YEAR_S, duration_within};
+use super::plc::YEAR_S;
 use super::secure::SecureArgs;
 use anyhow::{Context, Result};
 use cdpr_ads::link::{AdsSource, ExchangeChoice};
 use cdpr_ads::live_view::{self, LiveView, ShadowFeed};
+use cdpr_ads::requests::{Cycle, LinkRequest};
 use cdpr_ads::shadow::{
     self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
     StartReport, Summary,
@@ -80,36 +81,13 @@ pub struct LinkArgs {
     /// default NetId).
     #[arg(long, value_name = "NETID", requires = "plc")]
     pub ams_net_id: Option<AmsNetId>,
-    /// AMS port of the PLC runtime (851: TwinCAT 3's first PLC runtime).
-    #[arg(long, default_value_t = 851, value_name = "PORT")]
-    pub ams_port: u16,
-    /// `2ms` (or any period): free-running, physics stepped to the wall clock at least every
-    /// PERIOD — by notification also as each PLC sample comes, polled at least twice per PLC
-    /// cycle — the commands a C¹ curve through the PLC's samples on its time line, read two PLC
-    /// periods and one PERIOD late; `lockstep`: physics advances the PLC's cycle-counter delta ×
-    /// --plc-period along the samples. The period is 100µs to 1s.
-    #[arg(long, default_value = "2ms", value_parser = parse_cycle, value_name = "PERIOD|lockstep")]
-    pub cycle: CycleArg,
-    /// Period of the PLC task that increments the cycle counter (seed 003 and `cdpr plc`:
-    /// 10 ms; TwinCAT: the task's cycle time). Lockstep: the physics time per counter step,
-    /// checked against the counter's rate; free-running: the commands' latency and horizon,
-    /// and the samples' spacing while their arrivals agree with it, until the PLC's period is
-    /// measured (at once from notifications' stamps, polled after 0.1 s).
-    /// 100µs to 10s.
-    #[arg(long, default_value = "10ms", value_name = "TIME",
-          value_parser = duration_within(Duration::from_micros(100), Duration::from_secs(10)))]
-    pub plc_period: Duration,
+    /// The link's port, cycle, PLC period, clearance and timeout (cdpr-ads' link request).
+    #[command(flatten)]
+    pub options: RequestArgs<LinkRequest>,
     /// Write pose, cable lengths, tensions and the cycle echo back to the controller (only the
     /// symbols on the robot file's [plc] writable list). Without it nothing is written.
     #[arg(long, requires = "plc")]
     pub write: bool,
-    // Checked every cycle at the shadow's pose: cables or the platform closer than this to
-    // each other, the frame or the robot's [[obstacles]] count as interference (named in
-    // the statistics, and written to `[plc] interference` when the robot file names it).
-    #[arg(long, default_value_t = cdpr_core::interference::CLEARANCE.default_number(), hide_default_value = true, value_name = "M",
-          value_parser = super::options::number_of(&cdpr_core::interference::CLEARANCE),
-          help = super::options::help_of(&cdpr_core::interference::CLEARANCE))]
-    pub clearance: f64,
     /// Record every physics step to this file: `.csv` (`cdpr simulate --out`'s columns, then
     /// plc_cycle, enable and the flags rejected and gap) or `.mcap` (the same numbers on /run,
     /// the pose, the 3D scene and the cycle statistics: opens in Foxglove, Lichtblick,
@@ -120,10 +98,6 @@ pub struct LinkArgs {
     /// must name), `request` (ask the router on the other end for one), or NETID:PORT.
     #[arg(long, default_value = "auto", value_parser = parse_source, value_name = "auto|request|NETID:PORT")]
     pub source: AdsSource,
-    /// ADS timeout (connect, read, write), 10ms to 60s: a dead PLC is noticed within it.
-    #[arg(long, default_value = "500ms", value_name = "TIME",
-          value_parser = duration_within(Duration::from_millis(10), Duration::from_secs(60)))]
-    pub timeout: Duration,
     /// How each cycle's reads and writes travel: `notify` (the inputs by device notification
     /// every PLC cycle, with the PLC's time stamp: no cycle missed; geometry and writes
     /// polled), `sum-handle` (sum commands 0xF083/0xF081 by handle), `sum-address`
@@ -165,21 +139,6 @@ pub struct LinkArgs {
 }
 
 const SECURE_HEADING: &str = "Secure ADS (TLS 1.2 on TCP 8016; TwinCAT 3.1.4024 and later)";
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum CycleArg {
-    Free(Duration),
-    Lockstep,
-}
-
-fn parse_cycle(text: &str) -> Result<CycleArg, String> {
-    if text.trim().eq_ignore_ascii_case("lockstep") {
-        return Ok(CycleArg::Lockstep);
-    }
-    duration_within(Duration::from_micros(100), Duration::from_secs(1))(text)
-        .map(CycleArg::Free)
-        .map_err(|e| format!("{e}, or `lockstep`"))
-}
 
 fn parse_source(text: &str) -> Result<AdsSource, String> {
     match text.trim() {
@@ -223,7 +182,7 @@ impl LinkArgs {
             let endpoint = shadow::endpoint_on(plc, cdpr_ads::secure::PORT);
             c.expected_fingerprint = cdpr_ads::link::announced_fingerprint(
                 &endpoint,
-                self.timeout.min(Duration::from_millis(500)),
+                self.options.request.timeout.min(Duration::from_millis(500)),
             );
         }
         Ok(client)
@@ -238,21 +197,21 @@ impl LinkArgs {
             .transpose()?;
         let (surrogate, warnings) = request.load_surrogate(robot.as_ref())?;
         super::args::warn(&warnings);
-        let timing = match self.cycle {
-            CycleArg::Free(period) => CycleTiming::Free {
+        let timing = match self.options.request.cycle {
+            Cycle::Free(period) => CycleTiming::Free {
                 period,
-                plc_period: self.plc_period,
+                plc_period: self.options.request.plc_period,
             },
-            CycleArg::Lockstep => CycleTiming::Lockstep {
-                plc_period: self.plc_period,
+            Cycle::Lockstep => CycleTiming::Lockstep {
+                plc_period: self.options.request.plc_period,
             },
         };
         Ok(ShadowSetup {
             plc: plc.to_string(),
             ams_net_id: self.ams_net_id,
-            ams_port: self.ams_port,
+            ams_port: self.options.request.ams_port,
             source: self.source,
-            timeout: self.timeout,
+            timeout: self.options.request.timeout,
             exchange: self.exchange,
             robot,
             secure: self.secure_client(plc)?,
@@ -260,7 +219,7 @@ impl LinkArgs {
                 sim: request.sim_config(CommandSource::Controller, surrogate),
                 timing,
                 write: self.write,
-                clearance: Some(self.clearance),
+                clearance: Some(self.options.request.clearance),
                 realtime: !self.no_realtime,
                 ..ShadowConfig::default()
             },
@@ -488,13 +447,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cycles_and_sources_parse() {
-        assert_eq!(
-            parse_cycle("2ms"),
-            Ok(CycleArg::Free(Duration::from_millis(2)))
-        );
-        assert_eq!(parse_cycle("Lockstep"), Ok(CycleArg::Lockstep));
-        assert!(parse_cycle("often").unwrap_err().contains("lockstep"));
+    fn sources_parse() {
         assert_eq!(parse_source("auto"), Ok(AdsSource::Auto));
         assert_eq!(
             parse_source("192.168.1.50.1.1:32000"),

@@ -10,7 +10,7 @@ use cdpr_core::identify::reference::{self, ReferenceRun};
 use cdpr_core::identify::session::{self, FitReport, PhysicsSetup, Validation};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::ModelKind;
-use cdpr_core::surrogate::{DOF_NAMES, FitMethod, Reachability, Surrogate};
+use cdpr_core::surrogate::{DOF_NAMES, Reachability, Surrogate};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -86,16 +86,9 @@ pub struct FitArgs {
     /// DOFs to fit (default: all the robot commands).
     #[arg(long, value_delimiter = ',', value_name = "x,y,z,roll,pitch,yaw")]
     pub dofs: Vec<String>,
-    /// Fit method: seed 004's 0.05 grid (ζ ∈ [1, 1.6], f_n ∈ [1, 3] Hz, gain 1) or a coarse
-    /// grid over wide ranges refined by Nelder–Mead.
-    #[arg(long, value_parser = super::options::choice::<FitMethod>(), default_value = "nelder-mead")]
-    pub method: FitMethod,
-    /// Fit the static gain too (Nelder–Mead only; seed 004 fixes it at 1).
-    #[arg(long)]
-    pub fit_gain: bool,
-    #[arg(long, default_value_t = session::MAX_DELAY.default_number(), hide_default_value = true, value_name = "S", value_parser = super::options::number_of(&session::MAX_DELAY),
-          allow_hyphen_values = true, help = super::options::help_of(&session::MAX_DELAY))]
-    pub max_delay: f64,
+    /// How to fit (core's fit request).
+    #[command(flatten)]
+    pub fit: super::options::RequestArgs<session::FitRequest>,
     #[command(flatten)]
     pub physics: PhysicsArgs,
     /// Where to write the parameter file (TOML).
@@ -198,7 +191,12 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
             .map(|r| load_reference(&robot, r, &setup))
             .collect::<Result<_>>()?
     };
-    let options = session::fit_options(a.method, runs[0].dt, a.max_delay, a.fit_gain)?;
+    let options = session::fit_options(
+        a.fit.request.method,
+        runs[0].dt,
+        a.fit.request.max_delay,
+        a.fit.request.fit_gain,
+    )?;
     let reach = setup.reachability(&robot);
     let reach_dyn = reach.as_deref().map(|r| r as &dyn Reachability);
     let started = std::time::Instant::now();
@@ -228,7 +226,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
         .collect();
     warnings.extend(session::bound_warnings(&dof_reports, &options, runs[0].dt));
     warn(&warnings);
-    params.method = Some(a.method.name().into());
+    params.method = Some(a.fit.request.method.name().into());
     params.references = runs.iter().map(|r| r.name.clone()).collect();
     params
         .write(&a.out)
@@ -267,7 +265,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
             robot.name,
             runs.len(),
             report.fit_s,
-            a.method.name()
+            a.fit.request.method.name()
         );
         let mut t = Table::new(&["dof", "delay ms", "f_n Hz", "ζ", "K", "NRMSE (fit)", "runs"]);
         for r in &report.dofs {

@@ -1,10 +1,10 @@
 //! `trajectory`, `compare`, `report`.
 
-use super::args::{Numbers, RobotArg, number_list, warn, within};
-use super::options::{RunArgs, Shape};
+use super::args::{RobotArg, warn};
+use super::options::{RequestArgs, RunArgs, Shape};
 use super::output::{Table, json};
-use anyhow::{Context, Result, bail};
-use cdpr_core::metrics::{self, CompareOptions, Comparison, Metrics};
+use anyhow::{Context, Result};
+use cdpr_core::metrics::{self, CompareRequest, Comparison, Metrics};
 use cdpr_core::options::Value;
 use cdpr_core::recording::sidecar::{self, Sidecar};
 use cdpr_core::report;
@@ -12,7 +12,7 @@ use cdpr_core::robot::Robot;
 use cdpr_core::run::request;
 use cdpr_core::trajectory::csv::CsvOptions;
 use cdpr_core::trajectory::limits::LimitCheck;
-use cdpr_core::trajectory::perturb::Perturbation;
+use cdpr_core::trajectory::perturb::PerturbRequest;
 use cdpr_core::trajectory::prepare::Preparation;
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
@@ -21,9 +21,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 // -------------------------------------------------------------------------- trajectory
-
-/// Help heading of the options that make a perturbed copy.
-const PERTURBED: &str = "Perturbed copy (a synthetic follower)";
 
 #[derive(Args, Debug)]
 pub struct TrajectoryArgs {
@@ -50,20 +47,9 @@ pub struct TrajectoryArgs {
     /// Slow the trajectory down uniformly until it respects the winch limits.
     #[arg(long)]
     pub time_scale: bool,
-    /// Perturb: delay the copy by this many seconds (0 to 3600).
-    #[arg(long, value_name = "S", help_heading = PERTURBED, value_parser = within(0.0, 3600.0, "s"),
-          allow_negative_numbers = true)]
-    pub delay: Option<f64>,
-    /// Perturb: critically damped 2nd-order low-pass with this cut-off, Hz (0.01 to 10000).
-    #[arg(long, value_name = "HZ", help_heading = PERTURBED, value_parser = within(1e-2, 1e4, "Hz"))]
-    pub lowpass: Option<f64>,
-    /// Perturb: add a constant position offset, m (each within ±100).
-    #[arg(long, value_name = "DX,DY,DZ", value_parser = number_list, allow_hyphen_values = true,
-          help_heading = PERTURBED)]
-    pub offset: Option<Numbers>,
-    /// Perturb: write the copy sampled every S seconds (seed 000's shadow: 0.05; 1e-4 to 60).
-    #[arg(long, value_name = "S", help_heading = PERTURBED, value_parser = within(1e-4, 60.0, "s"))]
-    pub resample: Option<f64>,
+    /// A perturbed copy (core's perturbation request).
+    #[command(flatten)]
+    pub perturb: RequestArgs<PerturbRequest>,
     /// Print one JSON object (a summary, not the samples) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -84,36 +70,6 @@ impl TrajectoryArgs {
             dt: self.dt,
             ..self.shape.request.builtin_options()
         }
-    }
-
-    fn perturbation(&self) -> Result<Option<Perturbation>> {
-        if self.delay.is_none()
-            && self.lowpass.is_none()
-            && self.offset.is_none()
-            && self.resample.is_none()
-        {
-            return Ok(None);
-        }
-        let offset = match &self.offset {
-            None => [0.0; 3],
-            Some(o) if o.len() == 3 && o.iter().all(|d| d.is_finite() && d.abs() <= 100.0) => {
-                [o[0], o[1], o[2]]
-            }
-            Some(o) if o.len() == 3 => bail!(
-                "--offset: each of dx,dy,dz must be within ±100 m, got {}",
-                o.iter()
-                    .map(|d| d.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
-            Some(o) => bail!("--offset needs 3 numbers dx,dy,dz (m), got {}", o.len()),
-        };
-        Ok(Some(Perturbation {
-            delay: self.delay.unwrap_or(0.0),
-            lowpass_hz: self.lowpass,
-            offset,
-            resample: self.resample,
-        }))
     }
 }
 
@@ -158,7 +114,7 @@ pub fn trajectory(a: TrajectoryArgs) -> Result<ExitCode> {
     let preparation = Preparation {
         time_scale: a.time_scale,
         check: a.check,
-        perturbation: a.perturbation()?,
+        perturbation: a.perturb.request.perturbation(),
     };
     let (traj, mut r) = trajectory::prepare::prepare(&robot, &a.name, &a.options(), &preparation)?;
     warn(&r.warnings);
@@ -179,17 +135,17 @@ pub fn trajectory(a: TrajectoryArgs) -> Result<ExitCode> {
             },
             if r.perturbed {
                 let mut how = Vec::new();
-                if let Some(d) = a.delay {
+                if let Some(d) = a.perturb.request.delay {
                     how.push(format!("delay {d} s"));
                 }
-                if let Some(f) = a.lowpass {
+                if let Some(f) = a.perturb.request.lowpass {
                     how.push(format!("low-pass {f} Hz"));
                 }
-                if let Some(o) = &a.offset {
+                if let Some(o) = &a.perturb.request.offset {
                     let o: Vec<String> = o.iter().map(|v| v.to_string()).collect();
                     how.push(format!("offset {} m", o.join(",")));
                 }
-                if let Some(r) = a.resample {
+                if let Some(r) = a.perturb.request.resample {
                     how.push(format!("resampled every {r} s"));
                 }
                 format!(", perturbed copy ({})", how.join(", "))
@@ -249,18 +205,9 @@ pub struct CompareInputs {
     /// Actual (measured or simulated) trajectory, CSV; may be sampled at another rate.
     #[arg(long, value_name = "CSV")]
     pub actual: PathBuf,
-    /// Read the reference's pose columns with this suffix (`_cmd`: x_cmd, y_cmd, …).
-    #[arg(long, value_name = "SUFFIX", default_value = "")]
-    pub reference_columns: String,
-    /// Read the actual's pose columns with this suffix.
-    #[arg(long, value_name = "SUFFIX", default_value = "")]
-    pub actual_columns: String,
-    /// Keep the lag: compare sample by sample without shifting the actual back.
-    #[arg(long)]
-    pub no_lag: bool,
-    #[arg(long, default_value_t = metrics::MAX_LAG.default_number(), hide_default_value = true, value_name = "S", value_parser = super::options::number_of(&metrics::MAX_LAG),
-          help = super::options::help_of(&metrics::MAX_LAG))]
-    pub max_lag: f64,
+    /// Which columns, and how the lag is treated (core's comparison request).
+    #[command(flatten)]
+    pub compare: RequestArgs<CompareRequest>,
 }
 
 impl CompareInputs {
@@ -274,21 +221,22 @@ impl CompareInputs {
             (Ok(a), Ok(b)) => a == b,
             _ => self.reference == self.actual,
         };
-        (same_file && self.reference_columns == self.actual_columns).then(|| {
-            let (columns, fix) = match self.reference_columns.as_str() {
-                "" => ("x, y, z, …".to_string(), "add --reference-columns _cmd"),
-                s => (
-                    format!("x{s}, y{s}, z{s}, …"),
-                    "keep --reference-columns _cmd and drop --actual-columns",
-                ),
-            };
-            format!(
-                "the reference and the actual are the same file ({}) and the same columns \
+        (same_file && self.compare.request.reference_suffix == self.compare.request.actual_suffix)
+            .then(|| {
+                let (columns, fix) = match self.compare.request.reference_suffix.as_str() {
+                    "" => ("x, y, z, …".to_string(), "add --reference-columns _cmd"),
+                    s => (
+                        format!("x{s}, y{s}, z{s}, …"),
+                        "keep --reference-columns _cmd and drop --actual-columns",
+                    ),
+                };
+                format!(
+                    "the reference and the actual are the same file ({}) and the same columns \
                  ({columns}): every error below is zero by construction; to compare a run's \
                  platform with its commanded pose, {fix}",
-                self.actual.display()
-            )
-        })
+                    self.actual.display()
+                )
+            })
     }
 
     fn load(&self) -> Result<(Trajectory, Trajectory)> {
@@ -303,16 +251,17 @@ impl CompareInputs {
                 .with_context(|| format!("reading the {what} trajectory"))
         };
         Ok((
-            read(&self.reference, &self.reference_columns, "reference")?,
-            read(&self.actual, &self.actual_columns, "actual")?,
+            read(
+                &self.reference,
+                &self.compare.request.reference_suffix,
+                "reference",
+            )?,
+            read(&self.actual, &self.compare.request.actual_suffix, "actual")?,
         ))
     }
 
     fn compare(&self, reference: &Trajectory, actual: &Trajectory) -> Result<Comparison> {
-        let options = CompareOptions {
-            remove_lag: !self.no_lag,
-            max_lag_s: self.max_lag,
-        };
+        let options = self.compare.request.options();
         metrics::compare(reference, actual, &options).with_context(|| {
             format!(
                 "comparing {} with {}",
@@ -473,8 +422,8 @@ pub fn report(a: ReportArgs) -> Result<ExitCode> {
             format!(
                 "{}: {} vs {}",
                 name(act),
-                role(&a.inputs.actual_columns),
-                role(&a.inputs.reference_columns)
+                role(&a.inputs.compare.request.actual_suffix),
+                role(&a.inputs.compare.request.reference_suffix)
             )
         } else {
             format!("{} vs {}", name(act), name(r))

@@ -1,15 +1,14 @@
 //! `cdpr view`: the 3D viewer (and, with no arguments at all, its demo).
 
-use super::args::within;
 use super::foxglove::FoxgloveArgs;
-use super::options::{RunArgs, View};
-use super::plc::YEAR_S;
+use super::options::{RequestArgs, RunArgs, View};
 use super::shadow::{self, LinkArgs};
 use anyhow::{Context, Result, bail};
 use cdpr_ads::shadow::CycleTiming;
 use cdpr_core::run::{CommandSource, OPTIONS};
 use cdpr_viewer::live::LiveOutcome;
 use cdpr_viewer::replay::ReplayRequest;
+use cdpr_viewer::request::ViewRequest;
 use cdpr_viewer::video::VideoPlan;
 use cdpr_viewer::{self as viewer, Executor, LiveInfo, Scenario, ViewerOptions};
 use clap::{Args, ValueEnum};
@@ -47,33 +46,13 @@ pub struct ViewArgs {
     /// (seed000, pickplace, poly5 or tilt); neither --robot nor --trajectory: the demo.
     #[command(flatten)]
     pub run: RunArgs<View>,
-    /// What the camera frames at the start (F cycles frame → path → platform).
-    #[arg(long, value_name = "VIEW", default_value = "path",
-          value_parser = super::options::choice::<viewer::CameraView>())]
-    pub camera: viewer::CameraView,
-    /// Simulated seconds per wall-clock second.
-    #[arg(long, default_value_t = 1.0, value_name = "X", value_parser = within(1e-3, 100.0, ""))]
-    pub time_scale: f64,
-    /// Start this many simulated seconds into the run (fills the trails).
-    #[arg(long, default_value_t = 0.0, value_name = "S", value_parser = within(0.0, 3600.0, "s"))]
-    pub seek: f64,
+    /// The camera, the clock, the window and the clip (the viewer's request).
+    #[command(flatten)]
+    pub view: RequestArgs<ViewRequest>,
     /// Render, save the window as this PNG after --frames frames, and exit. Each frame then
     /// advances the simulation by exactly 1/60 s, so the picture depends only on the arguments.
     #[arg(long, value_name = "PNG", value_parser = screenshot_path)]
     pub screenshot: Option<PathBuf>,
-    /// Frame at which the screenshot is taken.
-    #[arg(long, default_value_t = 5, value_name = "N", requires = "screenshot",
-          value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub frames: u32,
-    /// Window size, pixels.
-    #[arg(long, default_value = "1280x720", value_parser = parse_size, value_name = "WxH")]
-    pub size: (u32, u32),
-    /// Exit after this many frames (measurements).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
-    pub max_frames: Option<u32>,
-    /// Exit after this many wall-clock seconds (measurements).
-    #[arg(long, value_name = "S", value_parser = within(1e-3, YEAR_S, "s"))]
-    pub duration: Option<f64>,
     /// ECS executor of the main schedules (the guide's viewer page has the measurement).
     #[arg(long, value_enum, default_value = "single", hide = true)]
     pub executor: ExecutorArg,
@@ -112,21 +91,6 @@ pub struct ViewArgs {
     #[arg(long, help_heading = "Replay and clips", value_name = "GIF|MP4", conflicts_with_all = ["screenshot", "plc"],
           value_parser = video_path)]
     pub video: Option<PathBuf>,
-    /// The clip's start on the run's clock [default: where the run starts, or --seek].
-    #[arg(long, help_heading = "Replay and clips", value_name = "S", requires = "video", value_parser = within(0.0, YEAR_S, "s"))]
-    pub from: Option<f64>,
-    /// The clip's end on the run's clock [default: the trajectory's or the record's end].
-    #[arg(long, help_heading = "Replay and clips", value_name = "S", requires = "video", value_parser = within(0.0, YEAR_S, "s"))]
-    pub to: Option<f64>,
-    /// The clip's frames per second.
-    #[arg(long, help_heading = "Replay and clips", value_name = "N", requires = "video", default_value_t = viewer::video::DEFAULT_FPS,
-          value_parser = clap::value_parser!(u32).range(1..=viewer::video::MAX_FPS as i64))]
-    pub fps: u32,
-    /// Shrink each frame of the clip N times (the mean of N×N pixels): rendered at
-    /// --size 960x600, --shrink 2 makes a 480x300 clip with smooth edges and small text.
-    #[arg(long, help_heading = "Replay and clips", value_name = "N", requires = "video", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..=8))]
-    pub shrink: u32,
     /// Leave the side panel out (a clip of the 3D view alone).
     #[arg(long, help_heading = "Replay and clips")]
     pub no_panel: bool,
@@ -168,32 +132,19 @@ fn video_path(text: &str) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-fn parse_size(text: &str) -> Result<(u32, u32), String> {
-    let (w, h) = text
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("`{text}` is not WIDTHxHEIGHT"))?;
-    let parse = |s: &str| {
-        s.trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|v| (64..=8192).contains(v))
-            .ok_or_else(|| format!("`{s}` is not a size between 64 and 8192 pixels"))
-    };
-    Ok((parse(w)?, parse(h)?))
-}
-
 pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
-    // In range by its parser (at most a year).
-    let duration = a.duration.map(Duration::from_secs_f64);
+    let v = &a.view.request;
+    // In range by its spec (at most a year).
+    let duration = v.duration.map(Duration::from_secs_f64);
     let options = ViewerOptions {
         scenario: None,
-        time_scale: a.time_scale,
-        seek: a.seek,
+        time_scale: v.time_scale,
+        seek: v.seek,
         screenshot: a.screenshot.clone(),
-        frames: a.frames,
-        max_frames: a.max_frames,
+        frames: v.frames,
+        max_frames: v.max_frames,
         duration,
-        size: a.size,
+        size: (v.size.0, v.size.1),
         executor: match a.executor {
             ExecutorArg::Single => Executor::Single,
             ExecutorArg::Multi => Executor::Multi,
@@ -201,14 +152,14 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
         started,
         video: a.video.as_ref().map(|path| VideoPlan {
             path: path.clone(),
-            from: a.from,
-            to: a.to,
-            fps: a.fps,
-            shrink: a.shrink,
+            from: v.from,
+            to: v.to,
+            fps: v.fps,
+            shrink: v.shrink,
         }),
         panel: !a.no_panel,
-        clearance: a.link.clearance,
-        camera: a.camera,
+        clearance: a.link.options.request.clearance,
+        camera: v.camera,
         ..ViewerOptions::default()
     };
     // Serves until the window closes (dropped when this returns).
@@ -273,8 +224,8 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
     let request = &a.run.request;
     let not_live = [
         (request.trajectory.is_some(), "--trajectory"),
-        (a.seek != 0.0, "--seek"),
-        (a.time_scale != 1.0, "--time-scale"),
+        (a.view.given.contains(&"seek"), "--seek"),
+        (a.view.given.contains(&"time_scale"), "--time-scale"),
         (request.compensate, "--compensate"),
     ];
     if let Some((_, flag)) = not_live.iter().find(|(given, _)| *given) {

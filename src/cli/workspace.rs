@@ -1,18 +1,14 @@
 //! `workspace`: the wrench-feasible workspace of a cable robot.
 
-use super::args::{Numbers, RobotArg, number_list};
-use super::options::{help_of, number_of, whole_of};
+use super::args::RobotArg;
+use super::options::RequestArgs;
 use super::output::{json, progress_bar};
-use anyhow::{Result, bail};
-use cdpr_core::interference::{CLEARANCE, Kind};
-use cdpr_core::robot::{Aabb, Mechanism, Robot};
-use cdpr_core::workspace::legs::STEP;
-use cdpr_core::workspace::survey::{
-    GRID, LEVELS, MIN_TENSION, ORIENTATION, WorkspaceRequest, workspace_report,
-};
+use anyhow::Result;
+use cdpr_core::interference::Kind;
+use cdpr_core::robot::Mechanism;
+use cdpr_core::workspace::survey::{WorkspaceRequest, plot_target, workspace_report};
 use clap::Args;
-use nalgebra::Vector3;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -44,21 +40,10 @@ spherical-joint opening, arm clearance), which constraint fails where, and a plo
 pub struct WorkspaceArgs {
     #[command(flatten)]
     pub robot: RobotArg,
-    #[arg(long, default_value_t = GRID.default_whole(), hide_default_value = true, value_name = "N", value_parser = whole_of(&GRID), help = help_of(&GRID))]
-    pub grid: usize,
-    /// Region to grid: xmin,ymin,zmin,xmax,ymax,zmax in m (default: the robot's frame box).
-    #[arg(long, value_parser = number_list, value_name = "BOX")]
-    pub region: Option<Numbers>,
-    #[arg(long, value_name = "DEG", value_parser = number_of(&ORIENTATION), allow_hyphen_values = true,
-          help = help_of(&ORIENTATION))]
-    pub orientation: Option<f64>,
-    #[arg(long, default_value_t = LEVELS.default_whole(), hide_default_value = true, value_name = "N", value_parser = whole_of(&LEVELS), help = help_of(&LEVELS))]
-    pub levels: usize,
+    /// What to compute (core's workspace request: grid, region, orientations, tensions,
+    /// interference).
     #[command(flatten)]
-    pub bounds: super::kin::BoundsArg,
-    #[arg(long, default_value_t = MIN_TENSION.default_number(), hide_default_value = true, value_name = "N", value_parser = number_of(&MIN_TENSION),
-          allow_hyphen_values = true, help = help_of(&MIN_TENSION))]
-    pub min_tension: f64,
+    pub ws: RequestArgs<WorkspaceRequest>,
     /// Plot file (`.png`; an `.svg` is written next to it) or a directory
     /// (default: ./workspace-<robot>.png).
     #[arg(long, value_name = "PNG|DIR")]
@@ -66,38 +51,9 @@ pub struct WorkspaceArgs {
     /// Do not draw the plot.
     #[arg(long)]
     pub no_plot: bool,
-    #[arg(long, default_value_t = STEP.default_number(), hide_default_value = true, value_name = "M", value_parser = number_of(&STEP),
-          allow_hyphen_values = true, help = help_of(&STEP))]
-    pub step: f64,
-    /// Remove the positions where something interferes (cables, platform, frame, the robot's
-    /// [[obstacles]]) from the workspace and mark them in the plot.
-    #[arg(long)]
-    pub interference: bool,
-    #[arg(long, default_value_t = CLEARANCE.default_number(), hide_default_value = true, value_name = "M", value_parser = number_of(&CLEARANCE),
-          help = help_of(&CLEARANCE))]
-    pub clearance: f64,
     /// Print one JSON object instead of a report.
     #[arg(long)]
     pub json: bool,
-}
-
-fn plot_target(a: &WorkspaceArgs, robot: &Robot) -> (PathBuf, String) {
-    let default_stem = format!("workspace-{}", robot.name);
-    match &a.plot {
-        None => (PathBuf::from("."), default_stem),
-        Some(p) if p.is_dir() || p.extension().is_none() => (p.clone(), default_stem),
-        Some(p) => {
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let stem = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or(default_stem);
-            (dir.to_path_buf(), stem)
-        }
-    }
 }
 
 pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
@@ -107,36 +63,16 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
         Mechanism::LinearDelta { .. } => {
             let plot = (!a.no_plot)
                 .then(|| cdpr_core::workspace::legs::plot_path(&robot, a.plot.as_deref()));
-            return super::legs::workspace(&robot, a.step, plot.as_deref(), a.json);
+            return super::legs::workspace(&robot, a.ws.request.step, plot.as_deref(), a.json);
         }
         Mechanism::Rssu2(_) => return super::legs::rssu2_reach(&robot, a.json),
     }
-    let region = match &a.region {
-        None => None,
-        Some(v) if v.len() == 6 => Some(Aabb {
-            min: Vector3::new(v[0], v[1], v[2]),
-            max: Vector3::new(v[3], v[4], v[5]),
-        }),
-        Some(v) => bail!(
-            "--region needs 6 numbers (xmin,ymin,zmin,xmax,ymax,zmax), got {}",
-            v.len()
-        ),
-    };
-    let request = WorkspaceRequest {
-        region,
-        grid: a.grid,
-        f_min: a.bounds.f_min,
-        f_max: a.bounds.f_max,
-        orientation_deg: a.orientation,
-        levels: a.levels,
-        min_tension: a.min_tension,
-        plot: (!a.no_plot).then(|| plot_target(&a, &robot)),
-        interference: a.interference.then_some(a.clearance),
-    };
+    let request = &a.ws.request;
+    let plot = (!a.no_plot).then(|| plot_target(a.plot.as_deref(), &robot.name));
     // One bar over the whole job: the volume, the box and tension checks, the plotted slices.
     let progress = progress_bar(&format!(
         "workspace: {}³ cells{}",
-        a.grid,
+        request.grid,
         if a.no_plot {
             ""
         } else {
@@ -148,7 +84,7 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
             b.set_position((f * 1000.0) as u64);
         }
     };
-    let r = workspace_report(&robot, &request, &tick)?;
+    let r = workspace_report(&robot, request, plot.as_ref(), &tick)?;
     if let Some(b) = progress {
         b.finish_and_clear();
     }
@@ -162,13 +98,14 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
             robot.name,
             bounds.min,
             bounds.max,
-            a.orientation
+            request
+                .orientation
                 .map(|d| format!(
                     "all orientations within ±{d}° ({} samples),",
                     r.orientations
                 ))
                 .unwrap_or_else(|| "zero rotation,".into()),
-            a.grid,
+            request.grid,
             region.min.x,
             region.min.y,
             region.min.z,
@@ -246,7 +183,7 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
             .collect::<Vec<_>>();
         println!(
             "{} N minimum tension (zero rotation): on the vertical axis x = {:.3}, y = {:.3} reachable for z in {}",
-            a.min_tension,
+            request.min_tension,
             reach.axis_xy[0],
             reach.axis_xy[1],
             if axis.is_empty() {

@@ -187,3 +187,75 @@ fn no_option_says_its_default_twice() {
         assert!(doubled.is_empty(), "cdpr {}: {doubled:?}", path.join(" "));
     }
 }
+
+/// Each command's request table (core's, the ADS layer's, the viewer's) and the commands that
+/// take it: every option of the table is a flag of each, whose help carries the table's help,
+/// range and unit, and default, so that no face can drift from the table.
+#[test]
+fn every_request_table_is_offered_by_its_commands_help() {
+    use cdpr_core::options::{Kind, OptionSpec, Request, Value};
+    fn check<R: Request>(commands: &[&[&str]]) {
+        for path in commands {
+            let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+            let text = help(&path);
+            // The help as one line per option: clap wraps, so join the words.
+            let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            for spec in R::OPTIONS {
+                let flag = format!("--{}", spec.cli_flag());
+                let at = flat
+                    .find(&format!("{flag} "))
+                    .unwrap_or_else(|| panic!("cdpr {path:?} --help lacks {flag}"));
+                let entry = &flat[at..(at + 600).min(flat.len())];
+                let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+                let first: String = spec.help.chars().skip(1).take(30).collect();
+                assert!(
+                    entry.contains(&words(&first)),
+                    "cdpr {path:?} {flag}: help is not the table's ({first:?}): {entry}"
+                );
+                if let Some(range) = spec_range(spec) {
+                    assert!(
+                        entry.contains(&range),
+                        "cdpr {path:?} {flag}: no range {range}: {entry}"
+                    );
+                }
+                let default = match (spec.default_text, R::default_value(spec.name)) {
+                    (Some(t), _) => Some(t.to_string()),
+                    (None, Some(Value::Whole(n))) => Some(n.to_string()),
+                    (None, Some(Value::Number(x))) if spec.value_name != "TIME" => {
+                        Some(format!("{x}"))
+                    }
+                    (None, Some(Value::Text(t))) if !t.is_empty() => Some(t),
+                    _ => None,
+                };
+                if let Some(d) = default {
+                    assert!(
+                        entry.contains(&format!("[default: {}", words(&d))),
+                        "cdpr {path:?} {flag}: no default {d}: {entry}"
+                    );
+                }
+            }
+        }
+    }
+    fn spec_range(spec: &OptionSpec) -> Option<String> {
+        match spec.kind {
+            Kind::Number { .. } | Kind::Whole { .. } => spec.range_text(),
+            _ => None,
+        }
+    }
+    check::<cdpr_core::workspace::survey::WorkspaceRequest>(&[&["workspace"]]);
+    check::<cdpr_core::preflight::PreflightRequest>(&[&["preflight"]]);
+    check::<cdpr_core::export::MjcfOptions>(&[&["export"]]);
+    check::<cdpr_core::trajectory::perturb::PerturbRequest>(&[&["trajectory"]]);
+    check::<cdpr_core::metrics::CompareRequest>(&[&["compare"], &["report"]]);
+    check::<cdpr_core::kinematics::FkRequest>(&[&["fk"]]);
+    check::<cdpr_core::identify::session::FitRequest>(&[&["surrogate", "fit"]]);
+    check::<cdpr_ads::requests::PlcRequest>(&[&["plc"]]);
+    check::<cdpr_ads::requests::LinkRequest>(&[&["shadow"]]);
+    check::<cdpr_ads::requests::DiscoverRequest>(&[&["discover"]]);
+    check::<cdpr_ads::requests::RouteAddRequest>(&[&["route", "add"]]);
+    #[cfg(feature = "viewer")]
+    {
+        check::<cdpr_viewer::request::ViewRequest>(&[&["view"]]);
+        check::<cdpr_ads::requests::LinkRequest>(&[&["view"]]);
+    }
+}

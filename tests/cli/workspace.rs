@@ -44,7 +44,7 @@ fn the_text_report_names_volume_and_tension_and_bad_regions_are_refused() {
         assert!(out.contains(word), "missing `{word}` in:\n{out}");
     }
     let o = cdpr(&words("workspace --robot uvigo8 --region 0,0,0,1,1"));
-    common::assert_fails(&o, "--region needs 6 numbers");
+    common::assert_fails(&o, "'--region <BOX>': needs 6 numbers");
     // A tension floor the robot cannot keep in its box: a computed "no", exit status 2.
     let o = cdpr(&words(
         "workspace --robot uvigo8 --grid 4 --f-min 8 --no-plot",

@@ -28,6 +28,7 @@ pub mod link;
 pub mod live_view;
 pub mod plc_symbols;
 pub mod realtime;
+pub mod requests;
 pub mod secure;
 pub mod server;
 pub mod shadow;

@@ -28,11 +28,18 @@ pub enum Group {
 /// What values an option takes.
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
-    /// A finite number within `[min, max]`, in `unit` (SI; "" for a ratio).
+    /// A finite number within `[min, max]`, in `unit` (SI; "" for a ratio). A time (unit
+    /// `s`) may be given with its unit: `10ms`, `250us`, `0.5s`.
     Number {
         unit: &'static str,
         min: f64,
         max: f64,
+    },
+    /// `count` finite numbers within ±`limit`, in `unit` (a box's corners, an offset).
+    Numbers {
+        unit: &'static str,
+        count: usize,
+        limit: f64,
     },
     /// A whole number within `[min, max]`.
     Whole { min: u64, max: u64 },
@@ -67,6 +74,10 @@ pub struct OptionSpec {
     /// The default of a command's own option (a run option's is [`RunRequest`]'s:
     /// `crate::run::RunRequest::default()`).
     pub default: DefaultValue,
+    /// The heading a face lists it under (None: the command's options).
+    pub heading: Option<&'static str>,
+    /// The option it only makes sense with (a clip's `fps` with `video`).
+    pub requires: Option<&'static str>,
 }
 
 /// The default value of a command's own option.
@@ -95,6 +106,26 @@ impl OptionSpec {
             value_name,
             default_text: None,
             default: DefaultValue::None,
+            heading: None,
+            requires: None,
+        }
+    }
+    /// The placeholder in the command line's help.
+    pub const fn value_name(self, value_name: &'static str) -> Self {
+        OptionSpec { value_name, ..self }
+    }
+    /// The heading a face lists it under.
+    pub const fn heading(self, heading: &'static str) -> Self {
+        OptionSpec {
+            heading: Some(heading),
+            ..self
+        }
+    }
+    /// The option it only makes sense with.
+    pub const fn requires(self, option: &'static str) -> Self {
+        OptionSpec {
+            requires: Some(option),
+            ..self
         }
     }
     /// The default of a command's own option.
@@ -153,10 +184,25 @@ impl OptionSpec {
         let trimmed = text.trim();
         match self.kind {
             Kind::Number { unit, min, max } => {
-                let value: f64 = trimmed.parse().map_err(|_| Problem::NotANumber {
+                let value = if unit == "s" {
+                    seconds(trimmed)
+                } else {
+                    trimmed.parse().ok()
+                }
+                .ok_or_else(|| Problem::NotANumber {
                     given: text.to_string(),
                 })?;
                 check_number(value, text, unit, min, max).map(Value::Number)
+            }
+            Kind::Numbers { unit, count, limit } => {
+                let values = trimmed
+                    .split(',')
+                    .map(|t| t.trim().parse::<f64>())
+                    .collect::<Result<Vec<f64>, _>>()
+                    .map_err(|_| Problem::NotANumber {
+                        given: text.to_string(),
+                    })?;
+                check_numbers(&values, unit, count, limit).map(|()| Value::Numbers(values))
             }
             Kind::Whole { min, max } => match trimmed.parse::<u64>() {
                 Ok(n) if (min..=max).contains(&n) => Ok(Value::Whole(n as i64)),
@@ -199,6 +245,10 @@ impl OptionSpec {
                 unit_suffix(unit)
             )),
             Kind::Whole { min, max } => Some(format!("{min} to {max}")),
+            Kind::Numbers { unit, count, .. } => Some(format!(
+                "{count} numbers{}",
+                unit_suffix(unit).replace(' ', " in ")
+            )),
             _ => None,
         }
     }
@@ -220,6 +270,8 @@ pub enum Value {
     Whole(i64),
     Flag(bool),
     Text(String),
+    /// Several numbers (a box's corners).
+    Numbers(Vec<f64>),
     /// No value: the option's default (Python's `None`).
     Unset,
 }
@@ -232,6 +284,10 @@ impl Value {
             Value::Whole(n) => format!("{n}"),
             Value::Flag(b) => format!("{b}"),
             Value::Text(t) => format!("\"{t}\""),
+            Value::Numbers(v) => {
+                let parts: Vec<String> = v.iter().map(|x| format!("{x}")).collect();
+                parts.join(",")
+            }
             Value::Unset => "nothing".into(),
         }
     }
@@ -263,6 +319,13 @@ pub enum Problem {
     },
     #[error("is required: {0}")]
     Missing(&'static str),
+    #[error("needs {count} numbers{}, every one within ±{}, got {given}", unit_suffix(unit).replace(' ', " in "), short(*limit))]
+    NotNumbers {
+        given: String,
+        unit: &'static str,
+        count: usize,
+        limit: f64,
+    },
 }
 
 /// A bad value of a named option, or an unknown option.
@@ -286,6 +349,44 @@ pub struct UnknownOption {
 pub trait OptionValue: Sized {
     fn from_value(spec: &'static OptionSpec, value: Value) -> Result<Self, OptionError>;
     fn to_value(&self) -> Value;
+}
+
+/// The seconds `text` says (`10ms`, `250us`/`250µs`, `5ns`, `0.5s` or bare seconds),
+/// unchecked: it may be negative, zero, huge or not finite.
+pub fn seconds(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let (number, per_second) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix("ns") {
+        (n, 1e9)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    // Divided, not multiplied by 1e-6: 100 / 1e6 is the double nearest 1e-4 (as
+    // `Duration::from_micros(100).as_secs_f64()` is), 100 × 1e-6 lies just above it.
+    number.trim().parse::<f64>().ok().map(|v| v / per_second)
+}
+
+fn check_numbers(
+    values: &[f64],
+    unit: &'static str,
+    count: usize,
+    limit: f64,
+) -> Result<(), Problem> {
+    if values.len() == count && values.iter().all(|v| v.is_finite() && v.abs() <= limit) {
+        Ok(())
+    } else {
+        Err(Problem::NotNumbers {
+            given: Value::Numbers(values.to_vec()).describe(),
+            unit,
+            count,
+            limit,
+        })
+    }
 }
 
 pub fn check_number(
@@ -405,6 +506,181 @@ impl OptionValue for PathBuf {
     }
     fn to_value(&self) -> Value {
         Value::Text(self.display().to_string())
+    }
+}
+
+/// A command's inputs as one typed value: its options' table ([`OptionSpec`]s, each with
+/// its unit, range, help and the field's default) and access by name, so that every face
+/// (command-line flags, Python keywords, a sweep's TOML keys) is derived from the table and
+/// checks a value the same way. Declared with [`crate::request!`].
+pub trait Request: Default + Clone + 'static {
+    /// The command (or commands) it is the request of, for messages and the help tests.
+    const COMMAND: &'static str;
+    /// Its options, in the order the faces list them.
+    const OPTIONS: &'static [OptionSpec];
+    /// Sets the option `name` to `value`, checked against its spec.
+    fn set(&mut self, name: &str, value: Value) -> Result<(), SetError>;
+    /// The value of the option `name` (None: no such option).
+    fn get(&self, name: &str) -> Option<Value>;
+    /// The spec of option `name`, if it is one of the request's.
+    fn spec(name: &str) -> Option<&'static OptionSpec> {
+        Self::OPTIONS.iter().find(|s| s.name == name)
+    }
+    /// The default of option `name` as a face shows it (None: no default value to show).
+    fn default_value(name: &str) -> Option<Value> {
+        Self::default()
+            .get(name)
+            .filter(|v| !matches!(v, Value::Unset))
+    }
+}
+
+/// The spec named `name` of a request's table (the table declares every field's spec).
+pub fn spec_named(table: &'static [OptionSpec], name: &str) -> &'static OptionSpec {
+    table
+        .iter()
+        .find(|s| s.name == name)
+        .expect("the request! table declares every field's spec")
+}
+
+/// Declares a request (each field with its default), its table of options (each field's
+/// spec, named after the field) and its [`Request`] implementation, from one table:
+///
+/// ```ignore
+/// request! {
+///     /// What `cdpr workspace` computes.
+///     #[derive(Debug, Clone, PartialEq)]
+///     pub struct WorkspaceRequest for "workspace", table WORKSPACE_OPTIONS;
+///     /// Cells per axis.
+///     grid: usize = 30, whole(Group::Command, 2, 400, "cells per axis");
+/// }
+/// ```
+#[macro_export]
+macro_rules! request {
+    ($(#[$meta:meta])* pub struct $name:ident for $command:literal, table $table:ident;
+     $( $(#[doc = $doc:literal])* $field:ident : $ty:ty = $default:expr, $spec:expr; )+) => {
+        $(#[$meta])*
+        pub struct $name {
+            $( $(#[doc = $doc])* pub $field: $ty, )+
+        }
+
+        impl Default for $name {
+            fn default() -> $name {
+                $name { $( $field: $default, )+ }
+            }
+        }
+
+        #[doc = concat!("Every option of [`", stringify!($name), "`], in the order the faces list them.")]
+        pub const $table: &[$crate::options::OptionSpec] = &[
+            $( $crate::options::OptionSpec { name: stringify!($field), ..$spec }, )+
+        ];
+
+        impl $name {
+            /// Sets the option `name` to `value`, checked against its spec (range, type,
+            /// names).
+            pub fn set(
+                &mut self,
+                name: &str,
+                value: $crate::options::Value,
+            ) -> Result<(), $crate::options::SetError> {
+                match name {
+                    $( stringify!($field) => {
+                        self.$field = $crate::options::OptionValue::from_value(
+                            $crate::options::spec_named($table, stringify!($field)),
+                            value,
+                        )?;
+                        Ok(())
+                    } )+
+                    _ => Err($crate::options::SetError::Unknown($crate::options::unknown(
+                        name,
+                        $table.iter().map(|s| s.name),
+                    ))),
+                }
+            }
+
+            /// The value of the option `name` (None: no such option).
+            pub fn get(&self, name: &str) -> Option<$crate::options::Value> {
+                match name {
+                    $( stringify!($field) => {
+                        Some($crate::options::OptionValue::to_value(&self.$field))
+                    } )+
+                    _ => None,
+                }
+            }
+        }
+
+        impl $crate::options::Request for $name {
+            const COMMAND: &'static str = $command;
+            const OPTIONS: &'static [$crate::options::OptionSpec] = $table;
+            fn set(
+                &mut self,
+                name: &str,
+                value: $crate::options::Value,
+            ) -> Result<(), $crate::options::SetError> {
+                $name::set(self, name, value)
+            }
+            fn get(&self, name: &str) -> Option<$crate::options::Value> {
+                $name::get(self, name)
+            }
+        }
+    };
+}
+
+/// A port or a count that fits a smaller integer: a whole number within its spec's range.
+macro_rules! small_whole {
+    ($($ty:ty),+) => {$(
+        impl OptionValue for $ty {
+            fn from_value(spec: &'static OptionSpec, value: Value) -> Result<Self, OptionError> {
+                let n = usize::from_value(spec, value)?;
+                <$ty>::try_from(n).map_err(|_| {
+                    spec.error(Problem::NotWhole {
+                        given: n.to_string(),
+                        min: 0,
+                        max: u64::from(<$ty>::MAX),
+                    })
+                })
+            }
+            fn to_value(&self) -> Value {
+                Value::Whole(i64::from(*self))
+            }
+        }
+    )+};
+}
+
+small_whole!(u16, u32);
+
+/// A time, given in seconds (or with its unit on the command line: `10ms`).
+impl OptionValue for std::time::Duration {
+    fn from_value(spec: &'static OptionSpec, value: Value) -> Result<Self, OptionError> {
+        f64::from_value(spec, value).map(std::time::Duration::from_secs_f64)
+    }
+    fn to_value(&self) -> Value {
+        Value::Number(self.as_secs_f64())
+    }
+}
+
+/// Numbers: a list of the spec's count, each within its limit.
+impl OptionValue for Vec<f64> {
+    fn from_value(spec: &'static OptionSpec, value: Value) -> Result<Self, OptionError> {
+        let values = match value {
+            Value::Numbers(v) => v,
+            Value::Text(t) => match spec.parse(&t).map_err(|p| spec.error(p))? {
+                Value::Numbers(v) => v,
+                other => vec![f64::from_value(spec, other)?],
+            },
+            other => {
+                return Err(spec.error(Problem::WrongType {
+                    expected: "a list of numbers",
+                    given: other.describe(),
+                }));
+            }
+        };
+        if let Kind::Numbers { unit, count, limit } = spec.kind {
+            check_numbers(&values, unit, count, limit).map_err(|p| spec.error(p))?;
+        }
+        Ok(values)
+    }
+    fn to_value(&self) -> Value {
+        Value::Numbers(self.clone())
     }
 }
 

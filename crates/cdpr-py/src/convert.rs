@@ -3,13 +3,13 @@
 //! the core's option values, results as Python objects.
 
 use cdpr_core::kinematics::Pose;
-use cdpr_core::options::{self, OptionError, OptionSpec, SetError, Value};
+use cdpr_core::options::{self, OptionError, OptionSpec, Request, SetError, Value};
 use cdpr_core::run::{OPTIONS, RunRequest};
 use numpy::PyArray1;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 create_exception!(
     _cdpr,
@@ -49,6 +49,8 @@ pub fn value_of(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         Ok(Value::Number(obj.extract()?))
     } else if obj.is_instance_of::<PyString>() {
         Ok(Value::Text(obj.extract()?))
+    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        Ok(Value::Numbers(obj.extract()?))
     } else if let Ok(path) = obj.py().import("os")?.call_method1("fspath", (obj,)) {
         Ok(Value::Text(path.extract()?))
     } else {
@@ -72,15 +74,25 @@ pub fn request_from(
     options: Option<&Bound<'_, PyDict>>,
     allowed: &[&'static str],
 ) -> PyResult<RunRequest> {
-    let mut request = RunRequest::default();
+    request_of(function, options, allowed)
+}
+
+/// A command's request from keyword arguments: each an option of `R`'s table that
+/// `function` takes (`allowed`), checked against its spec, the others at their defaults.
+pub fn request_of<R: Request>(
+    function: &str,
+    options: Option<&Bound<'_, PyDict>>,
+    allowed: &[&'static str],
+) -> PyResult<R> {
+    let mut request = R::default();
     let Some(options) = options else {
         return Ok(request);
     };
     for (key, value) in options.iter() {
         let name: String = key.extract()?;
         if !allowed.contains(&name.as_str()) {
-            let hint = if OPTIONS.iter().any(|s| s.name == name) {
-                " (a run option, but not one of this function's)".to_string()
+            let hint = if R::OPTIONS.iter().any(|s| s.name == name) {
+                " (an option of the table, but not one of this function's)".to_string()
             } else {
                 match options::unknown(&name, allowed.iter().copied()).nearest {
                     Some(n) if allowed.contains(&n) => format!(" (did you mean '{n}'?)"),
@@ -91,12 +103,42 @@ pub fn request_from(
                 "{function}() got an unexpected keyword argument '{name}'{hint}"
             )));
         }
-        request.set(&name, value_of(&value)?).map_err(|e| match e {
+        let value = value_of(&value)?;
+        if value == Value::Unset {
+            // None: the option's default.
+            continue;
+        }
+        request.set(&name, value).map_err(|e| match e {
             SetError::Value(e) => value_err(e),
             SetError::Unknown(e) => PyTypeError::new_err(e.to_string()),
         })?;
     }
     Ok(request)
+}
+
+/// The keyword arguments that are options of `R`'s table, and the others.
+pub fn split_off<'py, R: Request>(
+    py: Python<'py>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let (own, rest) = (PyDict::new(py), PyDict::new(py));
+    if let Some(options) = options {
+        for (key, value) in options.iter() {
+            let name: String = key.extract()?;
+            let into = if R::spec(&name).is_some() {
+                &own
+            } else {
+                &rest
+            };
+            into.set_item(key, value)?;
+        }
+    }
+    Ok((own, rest))
+}
+
+/// Every option name of `R`'s table, for [`request_of`].
+pub fn names_of<R: Request>() -> Vec<&'static str> {
+    R::OPTIONS.iter().map(|s| s.name).collect()
 }
 
 /// The names of the run options of `groups`, for [`request_from`].

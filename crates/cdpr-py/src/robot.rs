@@ -1,21 +1,19 @@
 //! `cdpr.Robot`: a robot and what the commands compute for it (`cdpr ik`, `fk`, `tensions`,
 //! `equilibrium`, `workspace`), each the same core call and the same `--json` object.
 
-use crate::convert::{CdprError, array, cdpr_err, number, pose_of, to_py, whole};
-use cdpr_core::choice::Choice;
-use cdpr_core::kinematics::{self, AngleUnit, FkMethod, FkOptions, MAX_RESIDUAL};
+use crate::convert::{CdprError, array, cdpr_err, names_of, number, pose_of, request_of, to_py};
+use cdpr_core::kinematics::{self, AngleUnit, FkOptions, FkRequest};
 use cdpr_core::options::Value;
-use cdpr_core::robot::{Aabb, Cable, Robot as CoreRobot, TensionBounds};
+use cdpr_core::robot::{Cable, Robot as CoreRobot, TensionBounds};
 use cdpr_core::run::{LoadError, RunRequest};
 use cdpr_core::statics::solutions::{F_MAX, F_MIN};
 use cdpr_core::statics::{self, RestLengths};
-use cdpr_core::workspace::survey::{
-    GRID, LEVELS, MIN_TENSION, ORIENTATION, WorkspaceRequest, workspace_report,
-};
+use cdpr_core::workspace::survey::{WorkspaceRequest, plot_target, workspace_report};
 use nalgebra::Vector3;
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use std::path::PathBuf;
 
 pub fn unit(degrees: bool) -> AngleUnit {
@@ -206,20 +204,21 @@ impl Robot {
 
     /// Forward kinematics from cable lengths (m): `cdpr fk --json`'s object (pose, residual,
     /// iterations). `method` "lm" (Levenberg–Marquardt) or "sphere" (seed 003, 3-DOF).
-    #[pyo3(signature = (lengths, guess = None, method = "lm", max_residual = 1e-3, degrees = false))]
+    /// `options`: `method` and `max_residual` (`cdpr.options("fk")`).
+    #[pyo3(signature = (lengths, guess = None, degrees = false, **options))]
     fn fk<'py>(
         &self,
         py: Python<'py>,
         lengths: Vec<f64>,
         guess: Option<Vec<f64>>,
-        method: &str,
-        max_residual: f64,
         degrees: bool,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let robot = self.cable_robot("fk")?;
-        let method = FkMethod::from_name(method)
-            .map_err(|e| PyValueError::new_err(format!("method: {e}")))?;
-        let max_residual = number(&MAX_RESIDUAL, max_residual)?;
+        let FkRequest {
+            method,
+            max_residual,
+        } = request_of("fk", options, &names_of::<FkRequest>())?;
         check_lengths("lengths", &lengths, robot)?;
         let options = FkOptions {
             guess: guess.map(|g| pose_of("guess", &g, degrees)).transpose()?,
@@ -322,72 +321,35 @@ impl Robot {
         )
     }
 
-    /// The wrench-feasible workspace on a grid³ over `region` (xmin,ymin,zmin,xmax,ymax,zmax;
-    /// default the frame box): `cdpr workspace --json --no-plot`'s object (volume, the
-    /// workspace box check, minimum-tension heights); `plot` a PNG path to draw it too.
-    /// `interference` (a clearance, m): remove the cells where something interferes, as
-    /// `cdpr workspace --interference --clearance`.
-    #[pyo3(signature = (grid = 30, region = None, orientation = None, levels = 3, f_min = None,
-                        f_max = None, min_tension = 5.0, plot = None, interference = None))]
-    #[allow(clippy::too_many_arguments)]
+    /// The wrench-feasible workspace: `cdpr workspace --json --no-plot`'s object (volume, the
+    /// workspace box check, minimum-tension heights); `plot` a PNG path to draw it too. The
+    /// keywords are `cdpr workspace`'s options (`cdpr.options("workspace")` lists them with
+    /// their units, ranges and defaults): `grid`, `region` (xmin,ymin,zmin,xmax,ymax,zmax,
+    /// default the frame box), `orientation`, `levels`, `f_min`, `f_max`, `min_tension`,
+    /// `interference` (True, or the clearance in m) and `clearance`.
+    #[pyo3(signature = (plot = None, **options))]
     fn workspace<'py>(
         &self,
         py: Python<'py>,
-        grid: i64,
-        region: Option<Vec<f64>>,
-        orientation: Option<f64>,
-        levels: i64,
-        f_min: Option<f64>,
-        f_max: Option<f64>,
-        min_tension: f64,
         plot: Option<PathBuf>,
-        interference: Option<f64>,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let robot = self.cable_robot("workspace")?;
-        let interference = interference
-            .map(|c| number(&cdpr_core::interference::CLEARANCE, c))
-            .transpose()?;
-        let grid = whole(&GRID, grid)?;
-        let levels = whole(&LEVELS, levels)?;
-        let min_tension = number(&MIN_TENSION, min_tension)?;
-        let orientation = orientation.map(|d| number(&ORIENTATION, d)).transpose()?;
-        let region = match region {
-            None => None,
-            Some(v) if v.len() == 6 => Some(Aabb {
-                min: Vector3::new(v[0], v[1], v[2]),
-                max: Vector3::new(v[3], v[4], v[5]),
-            }),
-            Some(v) => {
-                return Err(PyValueError::new_err(format!(
-                    "region needs 6 numbers (xmin,ymin,zmin,xmax,ymax,zmax), got {}",
-                    v.len()
-                )));
-            }
-        };
-        let plot = plot.map(|p| {
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .map(|d| d.to_path_buf())
-                .unwrap_or_else(|| PathBuf::from("."));
-            let stem = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| format!("workspace-{}", robot.name));
-            (dir, stem)
-        });
-        let request = WorkspaceRequest {
-            region,
-            grid,
-            f_min,
-            f_max,
-            orientation_deg: orientation,
-            levels,
-            min_tension,
-            plot,
-            interference,
-        };
-        let r = py.detach(|| workspace_report(robot, &request, &|_| {}));
+        // `interference=0.02` is the check at that clearance (`interference=True`: the
+        // default clearance).
+        if let Some(o) = options
+            && let Some(v) = o.get_item("interference")?
+            && !v.is_instance_of::<pyo3::types::PyBool>()
+            && !v.is_none()
+        {
+            o.set_item("clearance", v)?;
+            o.set_item("interference", true)?;
+        }
+        let mut names = names_of::<WorkspaceRequest>();
+        names.retain(|n| *n != "step");
+        let request: WorkspaceRequest = request_of("workspace", options, &names)?;
+        let plot = plot.map(|p| plot_target(Some(&p), &robot.name));
+        let r = py.detach(|| workspace_report(robot, &request, plot.as_ref(), &|_| {}));
         let r = r.map_err(|e| cdpr_err(None, &e))?;
         to_py(py, &r)
     }

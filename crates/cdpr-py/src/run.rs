@@ -3,11 +3,13 @@
 //! run request, filled from keyword arguments; results are the CLI's `--json` objects and
 //! one float64 array for the steps.
 
-use crate::convert::{array, cdpr_err, names_in, number, request_from, to_py, warn};
+use crate::convert::{
+    array, cdpr_err, names_in, names_of, number, request_from, request_of, split_off, to_py, warn,
+};
 use crate::robot::Robot;
 use cdpr_core::job::{Job, Sink};
-use cdpr_core::metrics::{self, CompareOptions, MAX_LAG};
-use cdpr_core::options::{DefaultValue, Group, Kind, OptionSpec, Value};
+use cdpr_core::metrics::{self, CompareRequest};
+use cdpr_core::options::{Group, Kind, OptionSpec, Request, Value};
 use cdpr_core::run::request::SAMPLE_DT;
 use cdpr_core::run::{self, OPTIONS, Record, RecordLayout, RunRequest};
 use cdpr_core::sim::MODELS;
@@ -21,13 +23,20 @@ use pyo3::types::{PyDict, PyList};
 // ---------------------------------------------------------------------------- the tables
 
 /// One option as a dict: name, group, kind, unit, min, max, default, help, choices.
-fn option_dict<'py>(py: Python<'py>, spec: &OptionSpec) -> PyResult<Bound<'py, PyDict>> {
+fn option_dict<'py>(
+    py: Python<'py>,
+    spec: &OptionSpec,
+    default: Option<Value>,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("name", spec.name)?;
     d.set_item("group", format!("{:?}", spec.group).to_lowercase())?;
     let (kind, unit, min, max, choices) = match spec.kind {
         Kind::Number { unit, min, max } => ("number", Some(unit), Some(min), Some(max), None),
         Kind::Whole { min, max } => ("whole", None, Some(min as f64), Some(max as f64), None),
+        Kind::Numbers { unit, limit, .. } => {
+            ("numbers", Some(unit), Some(-limit), Some(limit), None)
+        }
         Kind::Flag => ("flag", None, None, None, None),
         Kind::Choice(names) => (
             "choice",
@@ -44,30 +53,47 @@ fn option_dict<'py>(py: Python<'py>, spec: &OptionSpec) -> PyResult<Bound<'py, P
     d.set_item("min", min)?;
     d.set_item("max", max)?;
     d.set_item("choices", choices)?;
-    let default = match (spec.group, spec.default) {
-        (Group::Command, DefaultValue::Number(x)) => Value::Number(x),
-        (Group::Command, DefaultValue::Whole(n)) => Value::Whole(n as i64),
-        (Group::Command, DefaultValue::None) => Value::Unset,
-        _ => RunRequest::default().get(spec.name).unwrap_or(Value::Unset),
-    };
-    match default {
+    match default.unwrap_or(Value::Unset) {
         Value::Number(x) => d.set_item("default", x)?,
         Value::Whole(n) => d.set_item("default", n)?,
         Value::Flag(b) => d.set_item("default", b)?,
         Value::Text(t) => d.set_item("default", t)?,
+        Value::Numbers(v) => d.set_item("default", v)?,
         Value::Unset => d.set_item("default", spec.default_text)?,
     }
     d.set_item("help", spec.help)?;
     Ok(d)
 }
 
-/// Every run option (core's table): what `simulate`, `Sim` and `trajectory` take as keyword
-/// arguments, with its unit, range, default and help.
-#[pyfunction]
-#[pyo3(name = "options")]
-pub fn option_table<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-    let items: PyResult<Vec<_>> = OPTIONS.iter().map(|s| option_dict(py, s)).collect();
+/// The options of a request, each as a dict.
+fn table<'py, R: Request>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    let items: PyResult<Vec<_>> = R::OPTIONS
+        .iter()
+        .map(|s| option_dict(py, s, R::default_value(s.name)))
+        .collect();
     PyList::new(py, items?)
+}
+
+/// A table of options, with each one's unit, range, default and help: without `command`
+/// the run options (what `simulate`, `Sim` and `trajectory` take as keyword arguments);
+/// `"workspace"`, `"preflight"`, `"compare"` or `"fk"` the keyword arguments of
+/// `Robot.workspace`, `preflight`, `compare` and `Robot.fk`.
+#[pyfunction]
+#[pyo3(name = "options", signature = (command = None))]
+pub fn option_table<'py>(py: Python<'py>, command: Option<&str>) -> PyResult<Bound<'py, PyList>> {
+    use cdpr_core::kinematics::FkRequest;
+    use cdpr_core::preflight::PreflightRequest;
+    use cdpr_core::workspace::survey::WorkspaceRequest;
+    match command {
+        None | Some("simulate") => table::<RunRequest>(py),
+        Some("workspace") => table::<WorkspaceRequest>(py),
+        Some("preflight") => table::<PreflightRequest>(py),
+        Some("compare") => table::<CompareRequest>(py),
+        Some("fk") => table::<FkRequest>(py),
+        Some(other) => Err(PyValueError::new_err(format!(
+            "no options table `{other}`: simulate, workspace, preflight, compare or fk"
+        ))),
+    }
 }
 
 /// Every physical model (core's table): name, help, winch modes, whether it models robots
@@ -310,21 +336,16 @@ pub fn simulate<'py>(
 /// path (with `*_suffix` `_cmd` to read a run's commanded pose) or an (n, k) array with
 /// column names.
 #[pyfunction]
-#[pyo3(signature = (reference, actual, reference_columns = None, actual_columns = None,
-                    reference_suffix = "", actual_suffix = "", remove_lag = true, max_lag = 1.0))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (reference, actual, reference_columns = None, actual_columns = None, **options))]
 pub fn compare<'py>(
     py: Python<'py>,
     reference: TrajectorySource<'py>,
     actual: TrajectorySource<'py>,
     reference_columns: Option<Vec<String>>,
     actual_columns: Option<Vec<String>>,
-    reference_suffix: &str,
-    actual_suffix: &str,
-    remove_lag: bool,
-    max_lag: f64,
+    options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let max_lag = number(&MAX_LAG, max_lag)?;
+    let request: CompareRequest = request_of("compare", options, &names_of::<CompareRequest>())?;
     let read = |source: TrajectorySource<'py>,
                 columns: Option<Vec<String>>,
                 suffix: &str,
@@ -341,12 +362,14 @@ pub fn compare<'py>(
             TrajectorySource::Array(a) => trajectory_from_array(&a, columns),
         }
     };
-    let reference = read(reference, reference_columns, reference_suffix, "reference")?;
-    let actual = read(actual, actual_columns, actual_suffix, "actual")?;
-    let options = CompareOptions {
-        remove_lag,
-        max_lag_s: max_lag,
-    };
+    let reference = read(
+        reference,
+        reference_columns,
+        &request.reference_suffix,
+        "reference",
+    )?;
+    let actual = read(actual, actual_columns, &request.actual_suffix, "actual")?;
+    let options = request.options();
     let c = py.detach(|| metrics::compare(&reference, &actual, &options));
     let c = c.map_err(|e| cdpr_err(Some("comparing the trajectories"), &e))?;
     to_py(py, &c)
@@ -356,56 +379,30 @@ pub fn compare<'py>(
 
 /// `cdpr preflight --json`'s object for a trajectory (a built-in's name, a CSV path or an
 /// (n, k) array with `columns`) on `robot`: every check per segment and the first violation.
-/// `options` are the robot and trajectory run options (`payload`, `speed`, `profile`, …).
+/// `options` are the robot and trajectory run options (`payload`, `speed`, `profile`, …) and
+/// the pre-flight's own (`step`, `angle_step`, `time_step`, `clearance`, `f_min`, `f_max`:
+/// `cdpr.options("preflight")`).
 #[pyfunction]
-#[pyo3(signature = (robot, trajectory, columns = None, step = None, angle_step = None,
-                    time_step = None, clearance = None, f_min = None, f_max = None, **options))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (robot, trajectory, columns = None, **options))]
 pub fn preflight<'py>(
     py: Python<'py>,
     robot: &Robot,
     trajectory: TrajectorySource<'py>,
     columns: Option<Vec<String>>,
-    step: Option<f64>,
-    angle_step: Option<f64>,
-    time_step: Option<f64>,
-    clearance: Option<f64>,
-    f_min: Option<f64>,
-    f_max: Option<f64>,
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    use cdpr_core::preflight::{self, ANGLE_STEP, PreflightOptions, STEP, TIME_STEP};
+    use cdpr_core::preflight::{self, PreflightRequest};
+    let (checks, options) = split_off::<PreflightRequest>(py, options)?;
+    let checks: PreflightRequest =
+        request_of("preflight", Some(&checks), &names_of::<PreflightRequest>())?;
     let allowed: Vec<&'static str> = names_in(&[Group::Robot, Group::Trajectory])
         .into_iter()
         .filter(|n| !matches!(*n, "robot" | "trajectory"))
         .collect();
-    let request = request_from("preflight", options, &allowed)?;
+    let request = request_from("preflight", Some(&options), &allowed)?;
     let robot = request.with_payload(robot.inner.clone());
     let traj = trajectory.load(py, &robot, &request, columns)?;
-    let defaults = PreflightOptions::default();
-    let pick = |spec: &'static OptionSpec, v: Option<f64>, d: f64| match v {
-        Some(v) => number(spec, v),
-        None => Ok(d),
-    };
-    let f_min = f_min
-        .map(|v| number(&cdpr_core::statics::solutions::F_MIN, v))
-        .transpose()?;
-    let f_max = f_max
-        .map(|v| number(&cdpr_core::statics::solutions::F_MAX, v))
-        .transpose()?;
-    let bounds =
-        cdpr_core::statics::tension_bounds(&robot, f_min, f_max).map_err(|e| cdpr_err(None, &e))?;
-    let options = PreflightOptions {
-        step: pick(&STEP, step, defaults.step)?,
-        angle_step: pick(&ANGLE_STEP, angle_step, defaults.angle_step)?,
-        time_step: pick(&TIME_STEP, time_step, defaults.time_step)?,
-        clearance: pick(
-            &cdpr_core::interference::CLEARANCE,
-            clearance,
-            defaults.clearance,
-        )?,
-        bounds: Some(bounds),
-    };
+    let options = checks.options(&robot).map_err(|e| cdpr_err(None, &e))?;
     let report = py.detach(|| preflight::run(&robot, &traj, &options));
     let report = report.map_err(|e| cdpr_err(Some("pre-flight"), &e))?;
     to_py(py, &report)

@@ -24,6 +24,7 @@ mod panel;
 pub mod playback;
 pub mod replay;
 mod replay_panel;
+pub mod request;
 pub mod sampling;
 pub mod scenario;
 pub mod scene;

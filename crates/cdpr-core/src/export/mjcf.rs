@@ -29,6 +29,7 @@
 
 use super::ExportError;
 use crate::kinematics::{self, Pose};
+use crate::options::{Group, choice, choices, number};
 use crate::robot::{GRAVITY, Robot, Stiffness};
 use crate::statics;
 use nalgebra::{UnitQuaternion, Vector3};
@@ -77,21 +78,21 @@ impl MjcfIntegrator {
     }
 }
 
-/// What the export does not read from the robot file.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MjcfOptions {
-    /// `<option timestep>`, s, within [`MJCF_DT_RANGE`].
-    pub dt: f64,
-    pub integrator: MjcfIntegrator,
-}
+crate::choice_value!(MjcfIntegrator);
 
-impl Default for MjcfOptions {
-    fn default() -> Self {
-        MjcfOptions {
-            dt: 0.001,
-            integrator: MjcfIntegrator::default(),
-        }
-    }
+crate::request! {
+    /// What the export does not read from the robot file (`cdpr export`'s options).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct MjcfOptions for "export", table OPTIONS;
+    /// `<option timestep>`, s, within [`MJCF_DT_RANGE`].
+    dt: f64 = 0.001,
+        number(Group::Command, "s", MJCF_DT_RANGE.0, MJCF_DT_RANGE.1, "S",
+            "MuJoCo's time step `<option timestep>`");
+    /// `<option integrator>`.
+    integrator: MjcfIntegrator = MjcfIntegrator::Implicitfast,
+        choice(Group::Command, choices::<MjcfIntegrator>, "INTEGRATOR",
+            "MuJoCo's integrator: implicitfast treats the tendon dampers implicitly, as cdpr's \
+             elastic model does");
 }
 
 /// `text` made safe inside a double-quoted XML attribute (and in element text).

@@ -5,7 +5,7 @@
 
 mod mjcf;
 
-pub use mjcf::{MJCF_DT_RANGE, MjcfIntegrator, MjcfOptions, mjcf};
+pub use mjcf::{MJCF_DT_RANGE, MjcfIntegrator, MjcfOptions, OPTIONS as MJCF_OPTIONS, mjcf};
 
 use crate::statics::StaticsError;
 

@@ -3,7 +3,7 @@
 //! prints (its `--json`).
 
 use super::reference::{DofReport, DofScore, ReferenceRun, SurrogateError};
-use crate::options::{DefaultValue, Group, OptionSpec, number};
+use crate::options::{Group, choice, choices, flag, number};
 use crate::robot::{Dof, Robot};
 use crate::run::request::CommandSource;
 use crate::run::{RunOptions, RunRequest};
@@ -14,19 +14,24 @@ use crate::trajectory::signals::{SignalKind, robot_dofs};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-/// `max_delay`: the longest delay the fit considers, s.
-pub static MAX_DELAY: OptionSpec = OptionSpec {
-    name: "max_delay",
-    ..number(
-        Group::Command,
-        "s",
-        0.0,
-        2.0,
-        "S",
-        "longest delay considered",
-    )
-    .default(DefaultValue::Number(0.25))
-};
+crate::choice_value!(FitMethod);
+
+crate::request! {
+    /// How `cdpr surrogate fit` fits, beyond its references.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct FitRequest for "surrogate fit", table OPTIONS;
+    /// The fit method.
+    method: FitMethod = FitMethod::NelderMead,
+        choice(Group::Command, choices::<FitMethod>, "METHOD",
+            "fit method: seed 004's 0.05 grid (ζ ∈ [1, 1.6], f_n ∈ [1, 3] Hz, gain 1) or a \
+             coarse grid over wide ranges refined by Nelder–Mead");
+    /// Fit the static gain too.
+    fit_gain: bool = false,
+        flag(Group::Command, "fit the static gain too (Nelder–Mead only; seed 004 fixes it at 1)");
+    /// The longest delay the fit considers, s.
+    max_delay: f64 = 0.25,
+        number(Group::Command, "s", 0.0, 2.0, "S", "longest delay considered");
+}
 
 /// How reference runs are produced by the physics core.
 #[derive(Debug, Clone, PartialEq)]

@@ -36,7 +36,7 @@ use nalgebra::Vector3;
 use serde::Serialize;
 
 /// `clearance`: the distance cables and the platform keep from each other and from obstacles.
-pub static CLEARANCE: OptionSpec = OptionSpec {
+pub const CLEARANCE: OptionSpec = OptionSpec {
     name: "clearance",
     ..number(
         Group::Command,

@@ -3,7 +3,7 @@
 //! intersection for 4-cable robots (section 2.1.2.1), refined by the least-squares method.
 
 use super::{CableGeometry, Pose};
-use crate::options::{DefaultValue, Group, OptionSpec, number};
+use crate::options::{Group, choice, choices, number};
 use crate::robot::{Dof, Robot};
 use nalgebra::{Matrix3, Matrix6, Vector3, Vector6};
 use serde::Serialize;
@@ -23,19 +23,22 @@ crate::named_choice!(FkMethod, "method", {
     Sphere => "sphere", "seed 003's three-sphere intersection on cables 1–3, refined on all (3-DOF robots)";
 });
 
-/// `max_residual`: the largest length error a forward-kinematics solution may leave, m.
-pub static MAX_RESIDUAL: OptionSpec = OptionSpec {
-    name: "max_residual",
-    ..number(
-        Group::Command,
-        "m",
-        1e-12,
-        10.0,
-        "M",
-        "fail when the best fit leaves a length error above this",
-    )
-    .default(DefaultValue::Number(1e-3))
-};
+crate::choice_value!(FkMethod);
+
+crate::request! {
+    /// How `cdpr fk` (and Python's `Robot.fk`) solves, beyond the lengths and the guess.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct FkRequest for "fk", table OPTIONS;
+    /// The solver.
+    method: FkMethod = FkMethod::Lm,
+        choice(Group::Command, choices::<FkMethod>, "METHOD",
+            "solver: `lm`, Levenberg–Marquardt from the guess (any robot), or `sphere`, seed \
+             003's three spheres refined on all lengths (3-DOF robots)");
+    /// The largest length error a solution may leave, m.
+    max_residual: f64 = 1e-3,
+        number(Group::Command, "m", 1e-12, 10.0, "M",
+            "fail when the best fit leaves a length error above this");
+}
 
 #[derive(Debug, Clone, Copy)]
 pub struct FkOptions {
@@ -54,7 +57,7 @@ impl Default for FkOptions {
             guess: None,
             max_iterations: 100,
             tolerance: 1e-11,
-            max_residual: 1e-3,
+            max_residual: FkRequest::default().max_residual,
         }
     }
 }

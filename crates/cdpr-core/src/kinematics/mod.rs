@@ -12,7 +12,8 @@ pub mod solutions;
 
 pub use crate::pose::{ONE_TURN, Pose, radians_beyond_a_turn, wrap_angle};
 pub use fk::{
-    FkError, FkMethod, FkOptions, FkSolution, MAX_RESIDUAL, forward, forward_lm, forward_sphere,
+    FkError, FkMethod, FkOptions, FkRequest, FkSolution, OPTIONS as FK_OPTIONS, forward,
+    forward_lm, forward_sphere,
 };
 pub use solutions::{AngleUnit, FkReport, IkReport, fk_report, ik_report, pose_warnings};
 

@@ -16,23 +16,42 @@ mod signal;
 pub use frechet::{FrechetEstimate, Point, frechet, frechet_within};
 pub use signal::{ErrorStats, NRMSE_MIN_SPREAD, error_stats, lag, resample};
 
-use crate::options::{DefaultValue, Group, OptionSpec, number};
+use crate::options::{Group, Kind, OptionSpec, flag, number};
 use crate::trajectory::Trajectory;
 use serde::Serialize;
 
-/// `max_lag`: the largest lag the cross-correlation searches, s.
-pub static MAX_LAG: OptionSpec = OptionSpec {
-    name: "max_lag",
-    ..number(
-        Group::Command,
-        "s",
-        0.0,
-        60.0,
-        "S",
-        "largest lag searched by the cross-correlation",
-    )
-    .default(DefaultValue::Number(1.0))
-};
+crate::request! {
+    /// What `cdpr compare` (and `report`, Python's `cdpr.compare`) is asked: which columns of
+    /// the files, and how the lag is treated.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct CompareRequest for "compare, report", table OPTIONS;
+    /// The suffix of the reference's pose columns (`_cmd`: x_cmd, y_cmd, …).
+    reference_suffix: String = String::new(),
+        OptionSpec::new(Group::Command, Kind::Name, "SUFFIX",
+            "read the reference's pose columns with this suffix (`_cmd`: x_cmd, y_cmd, …)")
+            .flag("reference-columns");
+    /// The suffix of the actual's pose columns.
+    actual_suffix: String = String::new(),
+        OptionSpec::new(Group::Command, Kind::Name, "SUFFIX",
+            "read the actual's pose columns with this suffix").flag("actual-columns");
+    /// Remove the lag found by cross-correlation before computing the errors.
+    remove_lag: bool = true,
+        flag(Group::Command, "keep the lag: compare sample by sample without shifting the \
+            actual back").flag("no-lag");
+    /// The largest lag the cross-correlation searches, s.
+    max_lag: f64 = 1.0,
+        number(Group::Command, "s", 0.0, 60.0, "S", "largest lag searched by the cross-correlation");
+}
+
+impl CompareRequest {
+    /// The comparison's settings.
+    pub fn options(&self) -> CompareOptions {
+        CompareOptions {
+            remove_lag: self.remove_lag,
+            max_lag_s: self.max_lag,
+        }
+    }
+}
 
 /// Why two trajectories could not be compared.
 #[derive(Debug, thiserror::Error)]

@@ -39,64 +39,59 @@ mod tests;
 
 use crate::interference;
 use crate::kinematics::{self, Pose};
-use crate::options::{DefaultValue, Group, OptionSpec, number};
+use crate::options::{Group, number};
 use crate::robot::{Robot, TensionBounds};
 use crate::statics;
 use crate::trajectory::limits::{self, RateKind};
 use crate::trajectory::{self, Sample, Trajectory, TrajectoryError};
 use serde::Serialize;
 
-/// `step`: the largest position change between checked samples.
-pub static STEP: OptionSpec = OptionSpec {
-    name: "step",
-    ..number(
-        Group::Command,
-        "m",
-        1e-5,
-        1.0,
-        "M",
-        "largest platform displacement between two checked samples (the trajectory's own \
-         samples are all checked; longer intervals are subdivided)",
-    )
-    .default(DefaultValue::Number(1e-3))
-};
+crate::request! {
+    /// What `cdpr preflight` (and Python's `cdpr.preflight`) is asked, beyond the run's robot
+    /// and trajectory: how finely to check, and against what.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct PreflightRequest for "preflight", table OPTIONS;
+    /// The largest position change between checked samples, m.
+    step: f64 = 1e-3,
+        number(Group::Command, "m", 1e-5, 1.0, "M",
+            "largest platform displacement between two checked samples (the trajectory's own \
+             samples are all checked; longer intervals are subdivided)");
+    /// The largest change of any angle between checked samples, rad.
+    angle_step: f64 = 1e-3,
+        number(Group::Command, "rad", 1e-5, 0.5, "RAD",
+            "largest change of roll, pitch or yaw between two checked samples");
+    /// The longest time between checked samples, s.
+    time_step: f64 = 0.01,
+        number(Group::Command, "s", 1e-5, 10.0, "S", "longest time between two checked samples");
+    /// The clearance cables and platform keep, m.
+    clearance: f64 = interference::DEFAULT_CLEARANCE, interference::CLEARANCE;
+    /// A minimum tension replacing the robot file's, N.
+    f_min: Option<f64> = None, statics::solutions::F_MIN;
+    /// A maximum tension replacing the robot file's, N.
+    f_max: Option<f64> = None, statics::solutions::F_MAX;
+}
 
-/// `angle_step`: the largest change of any angle between checked samples.
-pub static ANGLE_STEP: OptionSpec = OptionSpec {
-    name: "angle_step",
-    ..number(
-        Group::Command,
-        "rad",
-        1e-5,
-        0.5,
-        "RAD",
-        "largest change of roll, pitch or yaw between two checked samples",
-    )
-    .default(DefaultValue::Number(1e-3))
-};
-
-/// `time_step`: the longest time between checked samples.
-pub static TIME_STEP: OptionSpec = OptionSpec {
-    name: "time_step",
-    ..number(
-        Group::Command,
-        "s",
-        1e-5,
-        10.0,
-        "S",
-        "longest time between two checked samples",
-    )
-    .default(DefaultValue::Number(0.01))
-};
+impl PreflightRequest {
+    /// The checks' settings for `robot`: its tension bounds with the request's overrides.
+    pub fn options(&self, robot: &Robot) -> Result<PreflightOptions, statics::StaticsError> {
+        Ok(PreflightOptions {
+            step: self.step,
+            angle_step: self.angle_step,
+            time_step: self.time_step,
+            clearance: self.clearance,
+            bounds: Some(statics::tension_bounds(robot, self.f_min, self.f_max)?),
+        })
+    }
+}
 
 /// How finely to check, and against what.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PreflightOptions {
-    /// m, see [`STEP`].
+    /// m, see [`PreflightRequest::step`].
     pub step: f64,
-    /// rad, see [`ANGLE_STEP`].
+    /// rad, see [`PreflightRequest::angle_step`].
     pub angle_step: f64,
-    /// s, see [`TIME_STEP`].
+    /// s, see [`PreflightRequest::time_step`].
     pub time_step: f64,
     /// Clearance cables and platform keep from each other, the frame and obstacles, m
     /// ([`interference::CLEARANCE`]).
@@ -107,11 +102,12 @@ pub struct PreflightOptions {
 
 impl Default for PreflightOptions {
     fn default() -> PreflightOptions {
+        let request = PreflightRequest::default();
         PreflightOptions {
-            step: 1e-3,
-            angle_step: 1e-3,
-            time_step: 0.01,
-            clearance: interference::DEFAULT_CLEARANCE,
+            step: request.step,
+            angle_step: request.angle_step,
+            time_step: request.time_step,
+            clearance: request.clearance,
             bounds: None,
         }
     }

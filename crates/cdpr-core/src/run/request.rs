@@ -11,12 +11,11 @@
 //! the model table's ([`crate::sim::MODELS`]). Errors name the option as written here
 //! (`dt`, `kp`), never a face's spelling (`--dt`): each face maps them to its own.
 //!
-//! Adding an option: one row in the `options!` table below (and using it where it acts).
+//! Adding an option: one row in the `request!` table below (and using it where it acts).
 
 use super::controllers::FeedbackLinearization;
 use crate::options::{
-    Group, Kind, OptionError, OptionSpec, OptionValue, Problem, SetError, Value, choice, choices,
-    flag, number, unknown, whole,
+    Group, Kind, OptionError, OptionSpec, Problem, choice, choices, flag, number, whole,
 };
 use crate::robot::MASS_RANGE;
 use crate::sim::{ChainConfig, ControlMode, DT_RANGE, MAX_CABLE_NODES, ModelKind};
@@ -26,55 +25,15 @@ use std::path::PathBuf;
 
 crate::choice_value!(ModelKind, ControlMode, ProfileKind, Transition);
 
-/// Declares [`RunRequest`] (each field with its default) and [`OPTIONS`] (each field's spec)
-/// from one table, with [`RunRequest::set`] and [`RunRequest::get`] by name.
-macro_rules! options {
-    ($( $(#[doc = $doc:literal])* $field:ident : $ty:ty = $default:expr, $spec:expr; )+) => {
-        /// Everything a run is asked to do, as the user said it: the faces fill it (command
-        /// line, Python keywords, a sweep spec's TOML, the viewer's panel) through
-        /// [`RunRequest::set`], which checks each value against its spec, and the core resolves
-        /// it ([`RunRequest::resolve`]). Its serde form has the options' names.
-        #[derive(Debug, Clone, PartialEq, Serialize)]
-        pub struct RunRequest {
-            $( $(#[doc = $doc])* pub $field: $ty, )+
-        }
-
-        impl Default for RunRequest {
-            fn default() -> RunRequest {
-                RunRequest { $( $field: $default, )+ }
-            }
-        }
-
-        /// Every option of a run, in the order the faces list them.
-        pub const OPTIONS: &[OptionSpec] = &[ $( OptionSpec { name: stringify!($field), ..$spec }, )+ ];
-
-        impl RunRequest {
-            /// Sets the option `name` to `value`, checked against its spec (range, type,
-            /// names).
-            pub fn set(&mut self, name: &str, value: Value) -> Result<(), SetError> {
-                match name {
-                    $( stringify!($field) => {
-                        self.$field = OptionValue::from_value(spec(stringify!($field)), value)?;
-                        Ok(())
-                    } )+
-                    _ => Err(SetError::Unknown(unknown(name, OPTIONS.iter().map(|s| s.name)))),
-                }
-            }
-
-            /// The value of the option `name` (None: no such option).
-            pub fn get(&self, name: &str) -> Option<Value> {
-                match name {
-                    $( stringify!($field) => Some(OptionValue::to_value(&self.$field)), )+
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-
 use Group::{Physics, Robot as RobotGroup, Run, Trajectory as TrajectoryGroup};
 
-options! {
+crate::request! {
+    /// Everything a run is asked to do, as the user said it: the faces fill it (command
+    /// line, Python keywords, a sweep spec's TOML, the viewer's panel) through
+    /// [`RunRequest::set`], which checks each value against its spec, and the core resolves
+    /// it ([`RunRequest::resolve`]). Its serde form has the options' names.
+    #[derive(Debug, Clone, PartialEq, Serialize)]
+    pub struct RunRequest for "simulate, view, preflight, plc, shadow, sweep", table OPTIONS;
     /// A robot file, or the name of a shipped robot.
     robot: Option<String> = None,
         OptionSpec::new(RobotGroup, Kind::Name, "ROBOT",
@@ -170,11 +129,9 @@ options! {
 }
 
 /// The spec of option `name` (a name of the table).
+#[cfg(test)]
 fn spec(name: &str) -> &'static OptionSpec {
-    OPTIONS
-        .iter()
-        .find(|s| s.name == name)
-        .expect("the options! table declares every field's spec")
+    crate::options::spec_named(OPTIONS, name)
 }
 
 /// The spec of option `name`, if there is one.
@@ -254,6 +211,7 @@ impl RunRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::Value;
 
     #[test]
     fn every_field_has_one_spec_and_round_trips_through_get_and_set() {

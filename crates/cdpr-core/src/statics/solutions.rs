@@ -12,7 +12,7 @@ use serde::Serialize;
 /// The robot file's tension bounds with the user's overrides, checked:
 /// 0 ≤ min < max, both finite.
 /// `f_min`: a minimum tension replacing the robot file's, N.
-pub static F_MIN: OptionSpec = OptionSpec {
+pub const F_MIN: OptionSpec = OptionSpec {
     name: "f_min",
     ..number(
         Group::Command,
@@ -26,7 +26,7 @@ pub static F_MIN: OptionSpec = OptionSpec {
 };
 
 /// `f_max`: a maximum tension replacing the robot file's, N.
-pub static F_MAX: OptionSpec = OptionSpec {
+pub const F_MAX: OptionSpec = OptionSpec {
     name: "f_max",
     ..number(
         Group::Command,

@@ -8,6 +8,7 @@
 use super::csv::differentiate;
 use super::{Sample, Trajectory, TrajectoryError};
 use crate::kinematics::Pose;
+use crate::options::{Group, Kind, OptionSpec, number};
 
 /// What to do to a trajectory.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -20,6 +21,51 @@ pub struct Perturbation {
     pub offset: [f64; 3],
     /// Output sampling period, s (`None`: the input's mean period).
     pub resample: Option<f64>,
+}
+
+/// Help heading of the options that make a perturbed copy.
+pub const PERTURBED: &str = "Perturbed copy (a synthetic follower)";
+
+crate::request! {
+    /// A perturbed copy as `cdpr trajectory` is asked for one (every option unset: no copy).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct PerturbRequest for "trajectory", table OPTIONS;
+    /// Pure delay, s.
+    delay: Option<f64> = None,
+        number(Group::Command, "s", 0.0, 3600.0, "S", "perturb: delay the copy by this many seconds")
+            .heading(PERTURBED);
+    /// Cut-off of the critically damped low-pass, Hz.
+    lowpass: Option<f64> = None,
+        number(Group::Command, "Hz", 1e-2, 1e4, "HZ",
+            "perturb: critically damped 2nd-order low-pass with this cut-off").heading(PERTURBED);
+    /// Added to x, y, z, m.
+    offset: Option<Vec<f64>> = None,
+        OptionSpec::new(Group::Command, Kind::Numbers { unit: "m", count: 3, limit: 100.0 },
+            "DX,DY,DZ", "perturb: add a constant position offset").heading(PERTURBED);
+    /// Output sampling period, s.
+    resample: Option<f64> = None,
+        number(Group::Command, "s", 1e-4, 60.0, "S",
+            "perturb: write the copy sampled every S seconds (seed 000's shadow: 0.05)")
+            .heading(PERTURBED);
+}
+
+impl PerturbRequest {
+    /// The perturbation asked for (None: none of its options given).
+    pub fn perturbation(&self) -> Option<Perturbation> {
+        if *self == PerturbRequest::default() {
+            return None;
+        }
+        let offset = match self.offset.as_deref() {
+            Some(&[dx, dy, dz]) => [dx, dy, dz],
+            _ => [0.0; 3],
+        };
+        Some(Perturbation {
+            delay: self.delay.unwrap_or(0.0),
+            lowpass_hz: self.lowpass,
+            offset,
+            resample: self.resample,
+        })
+    }
 }
 
 fn invalid(name: &'static str, value: f64, reason: &str) -> TrajectoryError {

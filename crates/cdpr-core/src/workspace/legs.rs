@@ -33,7 +33,7 @@ pub enum LegsWorkspaceError {
 }
 
 /// `step`: the spacing of seed 002's point cloud in a linear delta's required cylinder, m.
-pub static STEP: OptionSpec = OptionSpec {
+pub const STEP: OptionSpec = OptionSpec {
     name: "step",
     ..number(
         Group::Command,

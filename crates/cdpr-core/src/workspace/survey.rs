@@ -9,11 +9,14 @@ use super::{
     parallel_map, slice_cells, slice_with_progress,
 };
 use crate::interference::Counts;
-use crate::options::{DefaultValue, Group, OptionSpec, number, whole};
+use crate::interference::{CLEARANCE, DEFAULT_CLEARANCE};
+use crate::options::{Group, Kind, OptionSpec, flag, number, whole};
 use crate::robot::{Aabb, Robot, TensionBounds};
+use crate::statics::solutions::{F_MAX, F_MIN};
 use crate::statics::{StaticsError, tension_bounds};
+use crate::workspace::legs::STEP;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Largest |coordinate| of a region, m (cable robots span metres to hundreds of metres).
@@ -24,78 +27,78 @@ pub const REGION_LIMIT_M: f64 = 1e4;
 /// machine under load: 7–16 µs). The guide's `--grid 40 --orientation 10` example is 1.1e7.
 pub const MAX_POSE_CHECKS: f64 = 2e7;
 
-/// `grid`: cells per axis of the volume grid (N³ tension-distribution QPs).
-pub static GRID: OptionSpec = OptionSpec {
-    name: "grid",
-    ..whole(
-        Group::Command,
-        2,
-        400,
-        "cells per axis of the volume grid (N³ QPs)",
-    )
-    .default(DefaultValue::Whole(30))
-};
+crate::request! {
+    /// What `cdpr workspace` (and Python's `Robot.workspace`) computes. `None` fields take
+    /// the robot file's values.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct WorkspaceRequest for "workspace", table OPTIONS;
+    /// Cells per axis of the volume grid.
+    grid: usize = 30,
+        whole(Group::Command, 2, 400, "cells per axis of the volume grid (N³ QPs)");
+    /// Region to grid, xmin,ymin,zmin,xmax,ymax,zmax in m (None: the robot's frame box).
+    region: Option<Vec<f64>> = None,
+        OptionSpec::new(Group::Command, Kind::Numbers { unit: "m", count: 6, limit: REGION_LIMIT_M },
+            "BOX", "region to grid: xmin,ymin,zmin,xmax,ymax,zmax")
+            .default_text("the robot's frame box");
+    /// ±θ in degrees required on roll, pitch and yaw at each point.
+    orientation: Option<f64> = None,
+        number(Group::Command, "degrees", 0.0, 89.0, "DEG",
+            "orientation range required at each point: ±θ on roll, pitch and yaw")
+            .default_text("none: zero rotation");
+    /// Samples per angle of the orientation range.
+    levels: usize = 3,
+        whole(Group::Command, 2, 21, "samples per angle of the orientation range (3: −θ, 0, θ)");
+    /// A minimum tension replacing the robot file's, N.
+    f_min: Option<f64> = None, F_MIN;
+    /// A maximum tension replacing the robot file's, N.
+    f_max: Option<f64> = None, F_MAX;
+    /// The minimum tension whose reachability is reported, N.
+    min_tension: f64 = 5.0,
+        number(Group::Command, "N", 0.0, 1e6, "N", "minimum tension whose reachability is reported");
+    /// A linear delta's point-cloud spacing, m.
+    step: f64 = STEP.default_number(), STEP;
+    /// Remove the cells where something interferes ([`crate::interference`]).
+    interference: bool = false,
+        flag(Group::Command, "remove the positions where something interferes (cables, \
+            platform, frame, the robot's [[obstacles]]) from the workspace and mark them in the plot");
+    /// The clearance of the interference check, m.
+    clearance: f64 = DEFAULT_CLEARANCE, CLEARANCE;
+}
 
-/// `orientation`: the orientation range required at each point, ±θ on roll, pitch and yaw.
-pub static ORIENTATION: OptionSpec = OptionSpec {
-    name: "orientation",
-    ..number(
-        Group::Command,
-        "degrees",
-        0.0,
-        89.0,
-        "DEG",
-        "orientation range required at each point: ±θ on roll, pitch and yaw",
-    )
-    .default_text("none: zero rotation")
-};
+impl WorkspaceRequest {
+    /// The region asked for, as a box (None: the robot's frame box).
+    pub fn region_box(&self) -> Option<Aabb> {
+        self.region.as_ref().map(|v| Aabb {
+            min: nalgebra::Vector3::new(v[0], v[1], v[2]),
+            max: nalgebra::Vector3::new(v[3], v[4], v[5]),
+        })
+    }
 
-/// `levels`: samples per angle of the orientation range.
-pub static LEVELS: OptionSpec = OptionSpec {
-    name: "levels",
-    ..whole(
-        Group::Command,
-        2,
-        21,
-        "samples per angle of the orientation range (3: −θ, 0, θ)",
-    )
-    .default(DefaultValue::Whole(3))
-};
+    /// The interference check's clearance, when it is asked for.
+    pub fn interference_clearance(&self) -> Option<f64> {
+        self.interference.then_some(self.clearance)
+    }
+}
 
-/// `min_tension`: the minimum tension whose reachability is reported, N.
-pub static MIN_TENSION: OptionSpec = OptionSpec {
-    name: "min_tension",
-    ..number(
-        Group::Command,
-        "N",
-        0.0,
-        1e6,
-        "N",
-        "minimum tension whose reachability is reported",
-    )
-    .default(DefaultValue::Number(5.0))
-};
-
-/// What to compute. `None` fields take the robot file's values.
-#[derive(Debug, Clone)]
-pub struct WorkspaceRequest {
-    /// Region to grid (default: the robot's frame box).
-    pub region: Option<Aabb>,
-    /// Cells per axis (2…400).
-    pub grid: usize,
-    pub f_min: Option<f64>,
-    pub f_max: Option<f64>,
-    /// ±θ in degrees required on roll, pitch and yaw at each point, sampled at `levels`
-    /// values per angle (≥ 2).
-    pub orientation_deg: Option<f64>,
-    pub levels: usize,
-    /// Minimum tension whose reachability is reported, N.
-    pub min_tension: f64,
-    /// Where to draw the slices: directory and file stem (`.png` and `.svg` are written).
-    pub plot: Option<(PathBuf, String)>,
-    /// Remove the cells where something interferes ([`crate::interference`]) at this
-    /// clearance, m; None: not checked.
-    pub interference: Option<f64>,
+/// Where a plot goes: directory and file stem, from a file (`dir/name.png`: its directory
+/// and stem), a directory, or nothing (`./workspace-<robot>`).
+pub fn plot_target(path: Option<&Path>, robot: &str) -> (PathBuf, String) {
+    let default_stem = format!("workspace-{robot}");
+    match path {
+        None => (PathBuf::from("."), default_stem),
+        Some(p) if p.is_dir() || p.extension().is_none() => (p.to_path_buf(), default_stem),
+        Some(p) => {
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or(default_stem);
+            (dir.to_path_buf(), stem)
+        }
+    }
 }
 
 /// What `interference` removed from the workspace.
@@ -111,22 +114,6 @@ pub struct InterferenceSummary {
     pub cells_by_kind: Counts,
     /// The wrench-feasible volume before the removal, m³ (`volume` is after it).
     pub volume_before: f64,
-}
-
-impl Default for WorkspaceRequest {
-    fn default() -> Self {
-        WorkspaceRequest {
-            region: None,
-            grid: 30,
-            f_min: None,
-            f_max: None,
-            orientation_deg: None,
-            levels: 3,
-            min_tension: 5.0,
-            plot: None,
-            interference: None,
-        }
-    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -198,12 +185,15 @@ pub struct WorkspaceReport {
 pub fn workspace_report(
     robot: &Robot,
     request: &WorkspaceRequest,
+    plot: Option<&(PathBuf, String)>,
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<WorkspaceReport, WorkspaceError> {
     if !(2..=400).contains(&request.grid) {
         return Err(WorkspaceError::Grid(request.grid));
     }
-    let region = request.region.unwrap_or_else(|| default_region(robot));
+    let region = request
+        .region_box()
+        .unwrap_or_else(|| default_region(robot));
     let inside = |v: f64| v.is_finite() && v.abs() <= REGION_LIMIT_M;
     if (0..3).any(|k| {
         !(inside(region.min[k]) && inside(region.max[k]) && region.max[k] - region.min[k] >= 1e-3)
@@ -214,16 +204,16 @@ pub fn workspace_report(
         });
     }
     let bounds: TensionBounds = tension_bounds(robot, request.f_min, request.f_max)?;
-    if let Some(deg) = request.orientation_deg
+    if let Some(deg) = request.orientation
         && !(deg.is_finite() && (0.0..90.0).contains(&deg))
     {
         return Err(WorkspaceError::Orientation(deg));
     }
-    if request.orientation_deg.is_some() && request.levels < 2 {
+    if request.orientation.is_some() && request.levels < 2 {
         return Err(WorkspaceError::Levels(request.levels));
     }
     // The budget before any allocation: levels³ orientations at every cell.
-    let n_orient = match request.orientation_deg {
+    let n_orient = match request.orientation {
         Some(_) if robot.dof == crate::robot::Dof::Six => (request.levels as f64).powi(3),
         _ => 1.0,
     };
@@ -237,7 +227,7 @@ pub fn workspace_report(
         Plane::Xy(ws.max.z),
         Plane::Xz(c.y),
     ];
-    let plot_cells: usize = if request.plot.is_some() {
+    let plot_cells: usize = if plot.is_some() {
         planes
             .iter()
             .map(|&p| {
@@ -251,7 +241,7 @@ pub fn workspace_report(
     let checks = n_orient * (cells as f64 + 21.0 * plot_cells as f64);
     if checks > MAX_POSE_CHECKS {
         return Err(WorkspaceError::Budget {
-            options: match request.orientation_deg {
+            options: match request.orientation {
                 Some(deg) => format!(
                     "`grid` {} with `orientation` {deg} `levels` {}",
                     request.grid, request.levels
@@ -264,7 +254,7 @@ pub fn workspace_report(
             orientations: n_orient as usize,
             hint: format!(
                 "lower `grid`{}{}",
-                if request.orientation_deg.is_some() {
+                if request.orientation.is_some() {
                     " or `levels`"
                 } else {
                     ""
@@ -277,7 +267,7 @@ pub fn workspace_report(
             ),
         });
     }
-    let range = request.orientation_deg.map(|deg| OrientationRange {
+    let range = request.orientation.map(|deg| OrientationRange {
         max_angle: deg.to_radians(),
         levels: request.levels,
     });
@@ -307,7 +297,7 @@ pub fn workspace_report(
         &orientations,
         &stage(0.0, volume_work),
     );
-    let interference = request.interference.map(|clearance| {
+    let interference = request.interference_clearance().map(|clearance| {
         let [nx, ny, _] = grid.cells;
         let job = |index: usize| {
             let (i, j, k) = (index % nx, (index / nx) % ny, index / (nx * ny));
@@ -354,7 +344,7 @@ pub fn workspace_report(
         &stage(volume_work + box_work, reach_work),
     );
     let mut plot_files = Vec::new();
-    if let Some((dir, stem)) = &request.plot {
+    if let Some((dir, stem)) = plot {
         std::fs::create_dir_all(dir).map_err(|source| WorkspaceError::PlotDir {
             dir: dir.clone(),
             source,
@@ -367,7 +357,7 @@ pub fn workspace_report(
             let report = stage(done, work);
             let mut slice =
                 slice_with_progress(robot, &region, plane, n_u, bounds, &orientations, &report);
-            if let Some(clearance) = request.interference {
+            if let Some(clearance) = request.interference_clearance() {
                 mark_interference(&mut slice, robot, &orientations, clearance);
             }
             slices.push(slice);
@@ -383,7 +373,7 @@ pub fn workspace_report(
             bounds.min,
             bounds.max,
             request
-                .orientation_deg
+                .orientation
                 .map(|d| format!(", ±{d}°"))
                 .unwrap_or_default()
         );
@@ -392,7 +382,7 @@ pub fn workspace_report(
             f_min: bounds.min,
             f_top: top,
             workspace: Some(ws),
-            clearance: request.interference,
+            clearance: request.interference_clearance(),
         };
         plot_files = plot::write_slices(dir, stem, &slices, &spec)?;
     }
@@ -405,7 +395,7 @@ pub fn workspace_report(
             min: bounds.min,
             max: bounds.max,
         },
-        orientation_deg: request.orientation_deg,
+        orientation_deg: request.orientation,
         orientations: orientations.len(),
         volume: set.volume(),
         interference,
@@ -425,9 +415,11 @@ mod tests {
     fn bad_requests_are_refused_before_any_work() {
         let robot = crate::fixtures::uvigo8();
         let run = |request: WorkspaceRequest| {
-            workspace_report(&robot, &request, &|_| panic!("no work for a bad request"))
-                .expect_err("refused")
-                .to_string()
+            workspace_report(&robot, &request, None, &|_| {
+                panic!("no work for a bad request")
+            })
+            .expect_err("refused")
+            .to_string()
         };
         let r = |f: fn(&mut WorkspaceRequest)| {
             let mut request = WorkspaceRequest::default();
@@ -436,15 +428,15 @@ mod tests {
         };
         assert!(r(|q| q.grid = 1).contains("`grid`"));
         assert!(r(|q| q.grid = 401).contains("`grid`"));
-        assert!(r(|q| q.orientation_deg = Some(90.0)).contains("`orientation`"));
+        assert!(r(|q| q.orientation = Some(90.0)).contains("`orientation`"));
         let levels = |q: &mut WorkspaceRequest| {
-            q.orientation_deg = Some(10.0);
+            q.orientation = Some(10.0);
             q.levels = 0;
         };
         assert!(r(levels).contains("`levels` must be at least 2"));
         let huge = |q: &mut WorkspaceRequest| {
             q.grid = 400;
-            q.orientation_deg = Some(10.0);
+            q.orientation = Some(10.0);
             q.levels = 21;
         };
         let message = r(huge);
@@ -454,10 +446,7 @@ mod tests {
             "{message}"
         );
         assert!(r(|q| q.f_min = Some(-1.0)).contains("`f_min`"));
-        let flat = Aabb {
-            min: nalgebra::Vector3::new(0.0, 0.0, 0.5),
-            max: nalgebra::Vector3::new(1.0, 1.0, 0.5),
-        };
+        let flat = vec![0.0, 0.0, 0.5, 1.0, 1.0, 0.5];
         let message = run(WorkspaceRequest {
             region: Some(flat),
             ..WorkspaceRequest::default()
@@ -465,10 +454,7 @@ mod tests {
         assert!(message.contains("`region`"), "{message}");
         // A region too far out to compute or draw (plotters' ticks never end on it).
         for max in [1e300, f64::INFINITY, 2e4] {
-            let far = Aabb {
-                min: nalgebra::Vector3::new(0.0, 0.0, 0.0),
-                max: nalgebra::Vector3::new(max, 1.0, 1.0),
-            };
+            let far = vec![0.0, 0.0, 0.0, max, 1.0, 1.0];
             let message = run(WorkspaceRequest {
                 region: Some(far),
                 ..WorkspaceRequest::default()
@@ -485,10 +471,10 @@ mod tests {
         let started = Instant::now();
         let request = WorkspaceRequest {
             grid: 6,
-            plot: Some((dir.clone(), "ws".into())),
             ..WorkspaceRequest::default()
         };
-        let r = workspace_report(&robot, &request, &|f| {
+        let plot = (dir.clone(), "ws".to_string());
+        let r = workspace_report(&robot, &request, Some(&plot), &|f| {
             if let Ok(mut v) = reports.lock() {
                 v.push((f, started.elapsed().as_secs_f64()));
             }

@@ -241,17 +241,19 @@ fn interference_removes_exactly_the_cells_where_check_finds_a_violation() {
     let dir = std::env::temp_dir().join(format!("cdpr-ws-interference-{}", std::process::id()));
     let request = survey::WorkspaceRequest {
         grid,
-        interference: Some(0.01),
-        plot: Some((dir.clone(), "ws".into())),
+        interference: true,
+        clearance: 0.01,
         ..survey::WorkspaceRequest::default()
     };
-    let with = survey::workspace_report(&robot, &request, &|_| {}).expect("runs");
+    let plot = (dir.clone(), "ws".to_string());
+    let with = survey::workspace_report(&robot, &request, Some(&plot), &|_| {}).expect("runs");
     let without = survey::workspace_report(
         &robot,
         &survey::WorkspaceRequest {
             grid,
             ..survey::WorkspaceRequest::default()
         },
+        None,
         &|_| {},
     )
     .expect("runs");

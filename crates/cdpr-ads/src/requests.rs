@@ -1,0 +1,229 @@
+//! The ADS commands' own options as typed requests (core's [`cdpr_core::request!`]): the
+//! virtual PLC's identity and timing (`cdpr plc`), the shadow's link (`cdpr shadow`, `cdpr
+//! view --plc`), and the UDP service's waits (`cdpr discover`, `cdpr route add`). Each
+//! option's unit, range, default and help is written here once; the command line's flags are
+//! made from these tables. Times are seconds, given on the command line with their unit
+//! (`10ms`, `2s`).
+
+use crate::server::udp::{DEFAULT_PASSWORD, DEFAULT_USER};
+use crate::wire::AmsNetId;
+use cdpr_core::options::{
+    Group, Kind, OptionError, OptionSpec, OptionValue, Problem, Value, number, whole,
+};
+use std::time::Duration;
+
+/// A year, s: the longest run or wait any option takes.
+pub const YEAR_S: f64 = 3.2e7;
+
+/// TwinCAT 3's first PLC runtime.
+pub const PLC_RUNTIME_PORT: u16 = 851;
+
+/// An AMS NetId is given as its six dotted bytes.
+impl OptionValue for AmsNetId {
+    fn from_value(spec: &'static OptionSpec, value: Value) -> Result<Self, OptionError> {
+        let text = String::from_value(spec, value)?;
+        text.parse().map_err(|why: String| {
+            spec.error(Problem::WrongType {
+                expected: "an AMS NetId (e.g. 127.0.0.1.1.1)",
+                given: why,
+            })
+        })
+    }
+    fn to_value(&self) -> Value {
+        Value::Text(self.to_string())
+    }
+}
+
+const fn time(min: f64, max: f64, help: &'static str) -> OptionSpec {
+    number(Group::Command, "s", min, max, "TIME", help)
+}
+
+const fn ams_port() -> OptionSpec {
+    whole(
+        Group::Command,
+        1,
+        65535,
+        "AMS port of the PLC runtime (851: TwinCAT 3's first PLC runtime)",
+    )
+    .value_name("PORT")
+}
+
+cdpr_core::request! {
+    /// `cdpr plc`'s identity and timing.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct PlcRequest for "plc", table PLC_OPTIONS;
+    /// The AMS NetId the PLC answers as.
+    ams_net_id: AmsNetId = AmsNetId([127, 0, 0, 1, 1, 1]),
+        OptionSpec::new(Group::Command, Kind::Name, "NETID", "AMS NetId the PLC answers as");
+    /// The AMS port of its runtime.
+    ams_port: u16 = PLC_RUNTIME_PORT, ams_port();
+    /// The PLC task's period.
+    task: Duration = Duration::from_millis(10),
+        time(1e-4, 10.0, "PLC task period (a whole multiple of the NC task's)");
+    /// The NC task's period: the set-point rate.
+    nc: Duration = Duration::from_millis(2), time(1e-4, 1.0, "NC task period: the set-point rate");
+    /// How long the start pose is held before the trajectory runs.
+    hold: Duration = Duration::from_millis(200),
+        time(1e-3, 3600.0, "time the start pose is held, motion disabled, before the trajectory runs");
+    /// The user name an add-route must carry.
+    route_user: String = DEFAULT_USER.to_string(),
+        OptionSpec::new(Group::Command, Kind::Name, "USER",
+            "the user name an add-route must carry (TwinCAT's factory default)");
+    /// The password an add-route must carry.
+    route_password: String = DEFAULT_PASSWORD.to_string(),
+        OptionSpec::new(Group::Command, Kind::Name, "PASSWORD",
+            "the password an add-route must carry (TwinCAT's factory default: 1); a wrong one is \
+             refused as TwinCAT does (ADS 0x704)");
+}
+
+impl PlcRequest {
+    /// The rule across its times: the PLC task runs every whole number (≥ 1) of NC cycles.
+    pub fn check(&self) -> Result<(), OptionError> {
+        let nc = self.nc.as_nanos();
+        if nc == 0 || self.task < self.nc || !self.task.as_nanos().is_multiple_of(nc) {
+            return Err(OptionError {
+                option: "task",
+                problem: Problem::WrongType {
+                    expected: "a whole multiple (≥ 1) of the NC task's period `nc`",
+                    given: format!("{:?} with `nc` {:?}", self.task, self.nc),
+                },
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A shadow's cycle: free-running at least every period, or in lockstep with the PLC.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cycle {
+    Free(Duration),
+    Lockstep,
+}
+
+/// The shortest and longest free-running period, s.
+pub const CYCLE_RANGE: (f64, f64) = (1e-4, 1.0);
+
+/// A cycle is a time or `lockstep`.
+impl OptionValue for Cycle {
+    fn from_value(spec: &'static OptionSpec, value: Value) -> Result<Self, OptionError> {
+        let text = match value {
+            Value::Text(t) => t,
+            other => other.describe(),
+        };
+        if text.trim().eq_ignore_ascii_case("lockstep") {
+            return Ok(Cycle::Lockstep);
+        }
+        let (min, max) = CYCLE_RANGE;
+        match cdpr_core::options::seconds(&text) {
+            Some(s) if (min..=max).contains(&s) => Ok(Cycle::Free(Duration::from_secs_f64(s))),
+            _ => Err(spec.error(Problem::WrongType {
+                expected: "a period from 100µs to 1s (e.g. 2ms), or `lockstep`",
+                given: text,
+            })),
+        }
+    }
+    fn to_value(&self) -> Value {
+        match self {
+            Cycle::Lockstep => Value::Text("lockstep".into()),
+            Cycle::Free(d) => Value::Text(format!(
+                "{}ms",
+                cdpr_core::text::short(d.as_secs_f64() * 1e3)
+            )),
+        }
+    }
+}
+
+cdpr_core::request! {
+    /// How the shadow talks to the controller (`cdpr shadow`, `cdpr view --plc`).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct LinkRequest for "shadow, view", table LINK_OPTIONS;
+    /// The AMS port of the PLC runtime.
+    ams_port: u16 = PLC_RUNTIME_PORT, ams_port();
+    /// Free-running at least every period, or in lockstep with the PLC's cycle counter.
+    cycle: Cycle = Cycle::Free(Duration::from_millis(2)),
+        OptionSpec::new(Group::Command, Kind::Name, "PERIOD|lockstep",
+            "`2ms` (or any period): free-running, physics stepped to the wall clock at least \
+             every PERIOD — by notification also as each PLC sample comes, polled at least twice \
+             per PLC cycle — the commands a C¹ curve through the PLC's samples on its time line, \
+             read two PLC periods and one PERIOD late; `lockstep`: physics advances the PLC's \
+             cycle-counter delta × the PLC period along the samples. The period is 100µs to 1s");
+    /// The period of the PLC task that increments the cycle counter.
+    plc_period: Duration = Duration::from_millis(10),
+        time(1e-4, 10.0, "period of the PLC task that increments the cycle counter (seed 003 \
+             and `cdpr plc`: 10 ms; TwinCAT: the task's cycle time). Lockstep: the physics time \
+             per counter step, checked against the counter's rate; free-running: the commands' \
+             latency and horizon, and the samples' spacing while their arrivals agree with it, \
+             until the PLC's period is measured (at once from notifications' stamps, polled \
+             after 0.1 s)");
+    /// The clearance of the interference check at every cycle, m.
+    clearance: f64 = cdpr_core::interference::DEFAULT_CLEARANCE, cdpr_core::interference::CLEARANCE;
+    /// The ADS timeout (connect, read, write).
+    timeout: Duration = Duration::from_millis(500),
+        time(1e-2, 60.0, "ADS timeout (connect, read, write): a dead PLC is noticed within it");
+}
+
+cdpr_core::request! {
+    /// `cdpr discover`'s wait.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct DiscoverRequest for "discover", table DISCOVER_OPTIONS;
+    /// How long to wait for answers.
+    timeout: Duration = Duration::from_secs(2),
+        time(1e-2, 60.0, "how long to wait for answers (a broadcast collects all answers until then)");
+}
+
+cdpr_core::request! {
+    /// `cdpr route add`'s user and wait.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct RouteAddRequest for "route add", table ROUTE_OPTIONS;
+    /// The PLC's user name.
+    user: String = DEFAULT_USER.to_string(),
+        OptionSpec::new(Group::Command, Kind::Name, "USER",
+            "the PLC's user name (TwinCAT on Windows: a Windows user of the PLC)");
+    /// How long to wait for the PLC's answer.
+    timeout: Duration = Duration::from_secs(5), time(1e-2, 60.0, "how long to wait for the PLC's answer");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdpr_core::options::Request;
+
+    #[test]
+    fn times_take_their_unit_and_the_task_rule_holds() {
+        let mut r = PlcRequest::default();
+        let task = PlcRequest::spec("task").expect("an option");
+        r.set("task", task.parse("20ms").expect("in range"))
+            .expect("set");
+        assert_eq!(r.task, Duration::from_millis(20));
+        assert!(r.check().is_ok());
+        r.set(
+            "nc",
+            PlcRequest::spec("nc")
+                .expect("an option")
+                .parse("3ms")
+                .expect("in range"),
+        )
+        .expect("set");
+        let e = r.check().expect_err("20 ms is not a multiple of 3 ms");
+        assert!(
+            e.to_string().starts_with("task: expected a whole multiple"),
+            "{e}"
+        );
+        assert!(task.parse("20s").is_err(), "beyond 10 s");
+        assert!(task.parse("50us").is_err(), "below 100 µs");
+        let mut link = LinkRequest::default();
+        link.set("cycle", Value::Text("LockStep".into()))
+            .expect("lockstep");
+        assert_eq!(link.cycle, Cycle::Lockstep);
+        link.set("cycle", Value::Text("250us".into()))
+            .expect("a period");
+        assert_eq!(link.cycle, Cycle::Free(Duration::from_micros(250)));
+        assert!(link.set("cycle", Value::Text("2s".into())).is_err());
+        assert!(link.set("ams_port", Value::Whole(70000)).is_err());
+        let mut plc = PlcRequest::default();
+        assert!(plc.set("ams_net_id", Value::Text("1.2.3".into())).is_err());
+        plc.set("ams_net_id", Value::Text("10.0.0.1.1.1".into()))
+            .expect("six bytes");
+        assert_eq!(plc.ams_net_id.to_string(), "10.0.0.1.1.1");
+    }
+}
