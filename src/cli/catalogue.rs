@@ -89,11 +89,17 @@ pub fn with_catalogue(cmd: Command) -> Command {
     let cmd = if extra.is_empty() {
         cmd
     } else {
-        let before = cmd
-            .get_after_help()
-            .map(|h| format!("{h}\n\n"))
-            .unwrap_or_default();
-        cmd.after_help(format!("{before}{}", extra.join("\n")))
+        let with_extra = |text: Option<&clap::builder::StyledStr>| {
+            let before = text.map(|h| format!("{h}\n\n")).unwrap_or_default();
+            format!("{before}{}", extra.join("\n"))
+        };
+        let long = cmd.get_after_long_help().map(|h| with_extra(Some(h)));
+        let short = with_extra(cmd.get_after_help());
+        let cmd = cmd.after_help(short);
+        match long {
+            Some(long) => cmd.after_long_help(long),
+            None => cmd,
+        }
     };
     let names: Vec<String> = cmd
         .get_subcommands()

@@ -202,7 +202,10 @@ pub fn main() -> ExitCode {
 /// the commands that take them.
 fn parse() -> Result<Cli, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
-    let matches = catalogue::with_catalogue(Cli::command()).try_get_matches()?;
+    let cmd = Cli::command();
+    #[cfg(feature = "viewer")]
+    let cmd = cmd.mut_subcommand("view", view::shorten);
+    let matches = catalogue::with_catalogue(cmd).try_get_matches()?;
     Cli::from_arg_matches(&matches)
 }
 

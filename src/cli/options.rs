@@ -65,6 +65,28 @@ pub fn help_of(spec: &OptionSpec) -> String {
     help_with(spec, default, on_by_default::<RunRequest>(spec))
 }
 
+/// The first clause of a help text, for `-h` (`--help` has it whole): up to the first `; ` or
+/// ` (` after a few words.
+fn first_clause(help: &'static str) -> &'static str {
+    // Outside parentheses only: a clause cut inside one would leave it open.
+    let mut depth = 0usize;
+    for (at, ch) in help.char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        let rest = &help[at..];
+        if depth == 0
+            && at >= 20
+            && (rest.starts_with("; ") || rest.starts_with(" (") || rest.starts_with(" — "))
+        {
+            return &help[..at];
+        }
+    }
+    help
+}
+
 /// An option's help: its text, range and unit, and its default.
 fn help_with(spec: &OptionSpec, default: Option<Value>, on_by_default: bool) -> String {
     let mut help = String::new();
@@ -108,14 +130,20 @@ fn time_text(seconds: f64) -> String {
 
 /// The clap argument of one option of `R`.
 fn arg<R: Request>(spec: &'static OptionSpec, required: bool) -> Arg {
+    let default = R::default_value(spec.name);
+    let long = help_with(spec, default.clone(), on_by_default::<R>(spec));
+    let short = OptionSpec {
+        help: first_clause(spec.help),
+        ..*spec
+    };
+    let short = help_with(&short, default, on_by_default::<R>(spec));
     let mut a = Arg::new(spec.name)
         .long(spec.cli_flag())
-        .help(help_with(
-            spec,
-            R::default_value(spec.name),
-            on_by_default::<R>(spec),
-        ))
+        .help(short.clone())
         .required(required);
+    if short != long {
+        a = a.long_help(long);
+    }
     if let Some(c) = spec.short {
         a = a.short(c);
     }

@@ -9,16 +9,20 @@ use anyhow::{Context, Result, bail};
 use cdpr_ads::exposure::Exposure;
 use cdpr_ads::live_view::{self, LiveView};
 use cdpr_ads::requests::PlcRequest;
+use cdpr_ads::secure::SecureServer;
+use cdpr_ads::server::PlcReport;
 use cdpr_ads::server::virtual_plc::PlcError;
 use cdpr_ads::server::{
     self, DeviceIdentity, Runtime, RuntimeOptions, ServerConfig, Timing, UdpConfig,
 };
 use cdpr_ads::wire;
 use cdpr_ads::wire::udp::UDP_PORT;
+use cdpr_core::robot::Robot;
 use cdpr_core::trajectory::{self, BuiltinOptions, Trajectory};
 use clap::Args;
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
@@ -112,132 +116,17 @@ fn parse_udp_listen(text: &str) -> Result<UdpListen, String> {
 pub use cdpr_ads::requests::YEAR_S;
 
 pub fn run(a: PlcArgs) -> Result<ExitCode> {
-    let robot = a.robot.load_cable_robot("plc")?;
-    let trajectory = match &a.run.request.trajectory {
-        None => Trajectory::default(),
-        Some(spec) => {
-            // Sampled at the NC's rate: the set points the axes are fed.
-            let options = BuiltinOptions {
-                dt: a.plc.request.nc.as_secs_f64(),
-                ..a.run.request.builtin_options()
-            };
-            trajectory::load(spec, &robot, &options)
-                .map_err(|e| super::args::naming(e, "loading the trajectory", spec))?
-        }
-    };
+    let (robot, trajectory) = played(&a)?;
     let played = trajectory.duration();
-    // In range by its parser (at most a year).
-    let duration = a.duration.map(Duration::from_secs_f64);
-    let secure_mode = a.secure.server((
-        a.plc.request.route_user.clone(),
-        a.plc.request.route_password.clone(),
-    ))?;
-    let listen = match (a.listen, &secure_mode) {
-        (Some(l), _) => l,
-        (None, None) => server::DEFAULT_LISTEN.parse()?,
-        (None, Some(_)) => SocketAddr::from(([127, 0, 0, 1], cdpr_ads::secure::PORT)),
-    };
-    if let Some(w) = EXPOSURE.warning(listen).filter(|_| secure_mode.is_none()) {
-        warn(&[w]);
-    }
-    let secure = match secure_mode {
-        None => None,
-        Some(mode) => Some(std::sync::Arc::new(
-            cdpr_ads::secure::SecureServer::new(
-                mode,
-                a.secure.secure_dir.as_deref(),
-                a.plc.request.ams_net_id,
-            )
-            .context("setting up Secure ADS (--secure)")?,
-        )),
-    };
+    let (listen, secure) = endpoint(&a)?;
     // The runtime refuses these too; here the message names the options.
     a.plc
         .request
         .check()
         .map_err(super::options::option_error)?;
-    let timing = Timing {
-        task: a.plc.request.task,
-        nc: a.plc.request.nc,
-        hold: a.plc.request.hold,
-    };
-    // A symbol larger than one ADS reply could only be served in part: refused at start.
-    let table = server::SymbolTable::from_robot(&robot)?;
-    let oversized: Vec<String> = table
-        .larger_than(wire::MAX_REPLY_LEN)
-        .map(|s| format!("{} ({} bytes)", s.name, s.size()))
-        .collect();
-    if !oversized.is_empty() {
-        bail!(
-            "{} ({} cables): {} exceed{} what one ADS read carries ({} bytes); the virtual PLC \
-             cannot serve {}. Use a robot with fewer cables.",
-            robot.name,
-            robot.cable_count(),
-            oversized.join(", "),
-            if oversized.len() == 1 { "s" } else { "" },
-            wire::MAX_REPLY_LEN,
-            if oversized.len() == 1 { "it" } else { "them" },
-        );
-    }
-    let identity = DeviceIdentity {
-        net_id: a.plc.request.ams_net_id,
-        port: a.plc.request.ams_port,
-        ..server::default_identity()
-    };
-    let config = ServerConfig {
-        require_route: a.require_route,
-        secure: secure.clone(),
-        ..ServerConfig::new(listen)
-    };
-    let started = Runtime::start_with(
-        &robot,
-        trajectory,
-        timing,
-        identity,
-        config,
-        RuntimeOptions {
-            allow_writes: a.allow_writes,
-            wait_for_client: a.wait_for_client,
-            normal_priority: a.no_realtime,
-        },
-    );
-    let mut rt = match started {
-        Ok(rt) => rt,
-        Err(PlcError::Io(e)) if e.kind() == std::io::ErrorKind::AddrInUse => bail!(
-            "cannot serve ADS on {listen}: the port is taken (a TwinCAT router, another `cdpr \
-             plc` or another server; `ss -ltnp 'sport = :{port}'` names it): stop it, or pass \
-             --listen {ip}:PORT (and `cdpr shadow --plc {ip}:PORT`)",
-            port = listen.port(),
-            ip = listen.ip()
-        ),
-        Err(e) => {
-            return Err(
-                anyhow::Error::new(e).context(format!("starting the virtual PLC on {listen}"))
-            );
-        }
-    };
-    let udp_listen = match a.udp_listen {
-        Some(UdpListen::Off) => None,
-        Some(UdpListen::At(at)) => Some(at),
-        None => Some(SocketAddr::new(listen.ip(), UDP_PORT)),
-    };
-    let udp = match udp_listen {
-        None => Ok(None),
-        Some(at) => rt
-            .serve_udp(UdpConfig {
-                user: a.plc.request.route_user.clone(),
-                password: a.plc.request.route_password.clone(),
-                fingerprint: secure
-                    .as_ref()
-                    .and_then(|s| s.fingerprint().map(str::to_string)),
-                ..UdpConfig::new(at)
-            })
-            .map(Some)
-            .map_err(|e| (at, e)),
-    };
-    if let (Some(UdpListen::At(_)), Err((at, e))) = (a.udp_listen, &udp) {
-        bail!("the ADS UDP service cannot listen on --udp-listen {at}: {e}");
-    }
+    refuse_oversized_symbols(&robot)?;
+    let mut rt = start(&a, &robot, trajectory, listen, secure.clone())?;
+    let udp = serve_udp(&a, &mut rt, listen, secure.as_deref())?;
     // One line on stderr that scripts (and the tests) wait for.
     eprintln!(
         "cdpr plc: {} ({} cables) serving ADS on {}{} as {}:{}; PLC task {:?}, NC task {:?}{}{}",
@@ -277,7 +166,172 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             v.sender(),
         )?);
     }
-    if let Some(s) = &secure {
+    print_notes(&a, secure.as_deref(), &udp);
+    let started = Instant::now();
+    let routes_seen = serve(&a, &rt, live.as_ref(), started);
+    let live = live.map(LiveView::stop);
+    print_routes(&rt, routes_seen);
+    let r = rt.finish(started.elapsed().as_secs_f64());
+    if a.json {
+        json(&r)?;
+    } else {
+        print_report(&r);
+        if let Some(v) = &live {
+            foxglove::print_summary(v);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The robot and what its PLC plays: the trajectory sampled at the NC's rate (the set points
+/// the axes are fed), or none (the home pose held).
+fn played(a: &PlcArgs) -> Result<(Robot, Trajectory)> {
+    let robot = a.robot.load_cable_robot("plc")?;
+    let trajectory = match &a.run.request.trajectory {
+        None => Trajectory::default(),
+        Some(spec) => {
+            let options = BuiltinOptions {
+                dt: a.plc.request.nc.as_secs_f64(),
+                ..a.run.request.builtin_options()
+            };
+            trajectory::load(spec, &robot, &options)
+                .map_err(|e| super::args::naming(e, "loading the trajectory", spec))?
+        }
+    };
+    Ok((robot, trajectory))
+}
+
+/// Where ADS is served, and Secure ADS's server if asked for: plain ADS on loopback by
+/// default, a warning for any other address without it.
+fn endpoint(a: &PlcArgs) -> Result<(SocketAddr, Option<Arc<SecureServer>>)> {
+    let secure_mode = a.secure.server((
+        a.plc.request.route_user.clone(),
+        a.plc.request.route_password.clone(),
+    ))?;
+    let listen = match (a.listen, &secure_mode) {
+        (Some(l), _) => l,
+        (None, None) => server::DEFAULT_LISTEN.parse()?,
+        (None, Some(_)) => SocketAddr::from(([127, 0, 0, 1], cdpr_ads::secure::PORT)),
+    };
+    if let Some(w) = EXPOSURE.warning(listen).filter(|_| secure_mode.is_none()) {
+        warn(&[w]);
+    }
+    let secure = match secure_mode {
+        None => None,
+        Some(mode) => Some(Arc::new(
+            SecureServer::new(
+                mode,
+                a.secure.secure_dir.as_deref(),
+                a.plc.request.ams_net_id,
+            )
+            .context("setting up Secure ADS (--secure)")?,
+        )),
+    };
+    Ok((listen, secure))
+}
+
+/// A symbol larger than one ADS reply could only be served in part: refused at start.
+fn refuse_oversized_symbols(robot: &Robot) -> Result<()> {
+    let table = server::SymbolTable::from_robot(robot)?;
+    let oversized: Vec<String> = table
+        .larger_than(wire::MAX_REPLY_LEN)
+        .map(|s| format!("{} ({} bytes)", s.name, s.size()))
+        .collect();
+    if !oversized.is_empty() {
+        bail!(
+            "{} ({} cables): {} exceed{} what one ADS read carries ({} bytes); the virtual PLC \
+             cannot serve {}. Use a robot with fewer cables.",
+            robot.name,
+            robot.cable_count(),
+            oversized.join(", "),
+            if oversized.len() == 1 { "s" } else { "" },
+            wire::MAX_REPLY_LEN,
+            if oversized.len() == 1 { "it" } else { "them" },
+        );
+    }
+    Ok(())
+}
+
+/// The virtual PLC started: its tasks running, ADS served on `listen` (a taken port said as
+/// such, with what to do).
+fn start(
+    a: &PlcArgs,
+    robot: &Robot,
+    trajectory: Trajectory,
+    listen: SocketAddr,
+    secure: Option<Arc<SecureServer>>,
+) -> Result<Runtime> {
+    let request = &a.plc.request;
+    let timing = Timing {
+        task: request.task,
+        nc: request.nc,
+        hold: request.hold,
+    };
+    let identity = DeviceIdentity {
+        net_id: request.ams_net_id,
+        port: request.ams_port,
+        ..server::default_identity()
+    };
+    let config = ServerConfig {
+        require_route: a.require_route,
+        secure,
+        ..ServerConfig::new(listen)
+    };
+    let options = RuntimeOptions {
+        allow_writes: a.allow_writes,
+        wait_for_client: a.wait_for_client,
+        normal_priority: a.no_realtime,
+    };
+    match Runtime::start_with(robot, trajectory, timing, identity, config, options) {
+        Ok(rt) => Ok(rt),
+        Err(PlcError::Io(e)) if e.kind() == std::io::ErrorKind::AddrInUse => bail!(
+            "cannot serve ADS on {listen}: the port is taken (a TwinCAT router, another `cdpr \
+             plc` or another server; `ss -ltnp 'sport = :{port}'` names it): stop it, or pass \
+             --listen {ip}:PORT (and `cdpr shadow --plc {ip}:PORT`)",
+            port = listen.port(),
+            ip = listen.ip()
+        ),
+        Err(e) => {
+            Err(anyhow::Error::new(e).context(format!("starting the virtual PLC on {listen}")))
+        }
+    }
+}
+
+/// The ADS UDP service's address, `None` when off, or the default address that was taken.
+type Udp = std::result::Result<Option<SocketAddr>, (SocketAddr, std::io::Error)>;
+
+/// The ADS UDP service (discovery, add route) started as asked: at --udp-listen (an error
+/// when it cannot be had), off, or at the ADS address's port 48899 when free.
+fn serve_udp(
+    a: &PlcArgs,
+    rt: &mut Runtime,
+    listen: SocketAddr,
+    secure: Option<&SecureServer>,
+) -> Result<Udp> {
+    let at = match a.udp_listen {
+        Some(UdpListen::Off) => return Ok(Ok(None)),
+        Some(UdpListen::At(at)) => at,
+        None => SocketAddr::new(listen.ip(), UDP_PORT),
+    };
+    let udp = rt
+        .serve_udp(UdpConfig {
+            user: a.plc.request.route_user.clone(),
+            password: a.plc.request.route_password.clone(),
+            fingerprint: secure.and_then(|s| s.fingerprint().map(str::to_string)),
+            ..UdpConfig::new(at)
+        })
+        .map(Some)
+        .map_err(|e| (at, e));
+    if let (Some(UdpListen::At(_)), Err((at, e))) = (a.udp_listen, &udp) {
+        bail!("the ADS UDP service cannot listen on --udp-listen {at}: {e}");
+    }
+    Ok(udp)
+}
+
+/// The notes after the banner: the certificate, the users and passwords clients need, the
+/// UDP service's absence.
+fn print_notes(a: &PlcArgs, secure: Option<&SecureServer>, udp: &Udp) {
+    if let Some(s) = secure {
         if let Some((path, created)) = &s.certificate {
             eprintln!(
                 "cdpr plc: certificate {path}{} SHA-256 fingerprint {}",
@@ -293,7 +347,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             );
         }
     }
-    match &udp {
+    match udp {
         Ok(Some(_)) => eprintln!(
             "cdpr plc: add-route user `{}`, password `{}` (--route-user, --route-password){}",
             a.plc.request.route_user,
@@ -319,9 +373,13 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                 .into(),
         ]);
     }
+}
+
+/// Serves until --duration has passed, Ctrl-C or SIGTERM (which end the run as --duration
+/// does: statistics printed, exit 0), with a status line and the routes as they are added;
+/// returns the routes printed.
+fn serve(a: &PlcArgs, rt: &Runtime, live: Option<&LiveView>, started: Instant) -> usize {
     let mut routes_seen = 0;
-    let started = Instant::now();
-    // Ctrl-C and SIGTERM end the run as --duration does: statistics printed, exit 0.
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     // Kept so that, should the handler not install, waiting forever still waits.
     let _keep = tx.clone();
@@ -332,7 +390,8 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
             "Ctrl-C and SIGTERM will end the PLC without statistics: {e}"
         )]);
     }
-    let end = duration.map(|d| started + d);
+    // In range by its parser (at most a year).
+    let end = a.duration.map(|d| started + Duration::from_secs_f64(d));
     let mut status = StatusLine::new();
     loop {
         let wait = end.map_or(Duration::from_millis(250), |e| {
@@ -346,7 +405,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         }
         if rt.routes.list().len() != routes_seen {
             status.clear();
-            routes_seen = print_routes(&rt, routes_seen);
+            routes_seen = print_routes(rt, routes_seen);
         }
         status.update(|| {
             let p = rt.plc.stats();
@@ -364,7 +423,7 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
                 } else {
                     ""
                 },
-                live.as_ref().map_or(String::new(), |v| format!(
+                live.map_or(String::new(), |v| format!(
                     ", {}",
                     foxglove::status(&v.stats())
                 ))
@@ -372,59 +431,53 @@ pub fn run(a: PlcArgs) -> Result<ExitCode> {
         });
     }
     status.clear();
-    let live = live.map(LiveView::stop);
-    print_routes(&rt, routes_seen);
-    let r = rt.finish(started.elapsed().as_secs_f64());
-    if a.json {
-        json(&r)?;
-    } else {
-        let opt = |v: Option<u32>| v.map_or("-".to_string(), |v| v.to_string());
-        let mut t = Table::new(&["statistic", "value"]);
-        for (name, value) in [
-            ("seconds", format!("{:.2}", r.seconds)),
-            ("PLC cycles", r.plc_cycles.to_string()),
-            (
-                "NC ticks (overruns)",
-                format!("{} ({})", r.nc_ticks, r.overruns),
+    routes_seen
+}
+
+/// The run's statistics as a table.
+fn print_report(r: &PlcReport) {
+    let opt = |v: Option<u32>| v.map_or("-".to_string(), |v| v.to_string());
+    let mut t = Table::new(&["statistic", "value"]);
+    for (name, value) in [
+        ("seconds", format!("{:.2}", r.seconds)),
+        ("PLC cycles", r.plc_cycles.to_string()),
+        (
+            "NC ticks (overruns)",
+            format!("{} ({})", r.nc_ticks, r.overruns),
+        ),
+        ("late PLC cycles", r.late_cycles.to_string()),
+        ("trajectory finished", r.finished.to_string()),
+        ("reaction samples", r.reaction_samples.to_string()),
+        (
+            "reaction p50 / p99 / max [PLC cycles]",
+            format!(
+                "{} / {} / {}",
+                opt(r.reaction_p50_cycles),
+                opt(r.reaction_p99_cycles),
+                opt(r.reaction_max_cycles)
             ),
-            ("late PLC cycles", r.late_cycles.to_string()),
-            ("trajectory finished", r.finished.to_string()),
-            ("reaction samples", r.reaction_samples.to_string()),
-            (
-                "reaction p50 / p99 / max [PLC cycles]",
-                format!(
-                    "{} / {} / {}",
-                    opt(r.reaction_p50_cycles),
-                    opt(r.reaction_p99_cycles),
-                    opt(r.reaction_max_cycles)
-                ),
+        ),
+        ("echoes ahead of the PLC", r.echoes_ahead.to_string()),
+        ("motion delay [PLC cycles]", opt(r.motion_delay_cycles)),
+        (
+            "connections / frames / rejected / evicted",
+            format!(
+                "{} / {} / {} / {}",
+                r.connections, r.frames, r.rejected_connections, r.evicted_connections
             ),
-            ("echoes ahead of the PLC", r.echoes_ahead.to_string()),
-            ("motion delay [PLC cycles]", opt(r.motion_delay_cycles)),
-            (
-                "connections / frames / rejected / evicted",
-                format!(
-                    "{} / {} / {} / {}",
-                    r.connections, r.frames, r.rejected_connections, r.evicted_connections
-                ),
-            ),
-            (
-                "routes added / connections without a route",
-                format!("{} / {}", r.routes.len(), r.no_route_connections),
-            ),
-            (
-                "notifications dropped (client not reading)",
-                r.dropped_notifications.to_string(),
-            ),
-        ] {
-            t.row(vec![name.to_string(), value]);
-        }
-        t.print();
-        if let Some(v) = &live {
-            foxglove::print_summary(v);
-        }
+        ),
+        (
+            "routes added / connections without a route",
+            format!("{} / {}", r.routes.len(), r.no_route_connections),
+        ),
+        (
+            "notifications dropped (client not reading)",
+            r.dropped_notifications.to_string(),
+        ),
+    ] {
+        t.row(vec![name.to_string(), value]);
     }
-    Ok(ExitCode::SUCCESS)
+    t.print();
 }
 
 /// Prints the routes added after the first `seen`; how many there are now.

@@ -18,7 +18,14 @@ use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Without --robot and --trajectory the demo plays: uvigo8 on seed 000's test, \
+    after_help = "Keys: Space pause/run, R reset, S one step, F next view, H help, Esc quit. \
+--help says more: the demo, live mode (and its link, Secure ADS and live view options), replay, \
+clips, examples.\n\n\
+Examples:\n  \
+cdpr view\n  \
+cdpr view --robot silva4 --trajectory pickplace --speed 0.5 --model elastic\n  \
+cdpr view --replay shadow.csv --compare sim.csv",
+    after_long_help = "Without --robot and --trajectory the demo plays: uvigo8 on seed 000's test, \
 then every other robot of the picker (the shipped ones, then ./robots/*.toml) on its own \
 paper's trajectory, round and round.\n\n\
 Keys: Space pause/run, R reset, S one step, F next view (frame, path, platform: --camera picks the first), H help, Esc quit. Mouse: left-drag \
@@ -97,6 +104,21 @@ pub struct ViewArgs {
     // Last: its help heading would carry over to the options after it.
     #[command(flatten)]
     pub foxglove: FoxgloveArgs,
+}
+
+/// `cdpr view -h`: live mode's link and Secure ADS options, and the live view's, only in
+/// `--help` (`cdpr shadow -h` lists them too).
+pub fn shorten(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| match a.get_help_heading() {
+        Some(h)
+            if h.starts_with("Controller link")
+                || h.starts_with("Secure ADS")
+                || h.starts_with("Live view") =>
+        {
+            a.hide_short_help(true)
+        }
+        _ => a,
+    })
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]

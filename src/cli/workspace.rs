@@ -5,8 +5,10 @@ use super::options::RequestArgs;
 use super::output::{json, progress_bar};
 use anyhow::Result;
 use cdpr_core::interference::Kind;
-use cdpr_core::robot::Mechanism;
-use cdpr_core::workspace::survey::{WorkspaceRequest, plot_target, workspace_report};
+use cdpr_core::robot::{Mechanism, Robot};
+use cdpr_core::workspace::survey::{
+    WorkspaceReport, WorkspaceRequest, plot_target, workspace_report,
+};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -88,130 +90,136 @@ pub fn run(a: WorkspaceArgs) -> Result<ExitCode> {
     if let Some(b) = progress {
         b.finish_and_clear();
     }
-    let (region, bounds, ws) = (r.region, r.bounds, robot.workspace);
-    let (box_check, reach) = (&r.workspace_box, &r.min_tension);
     if a.json {
         json(&r)?;
     } else {
-        println!(
-            "{}: tensions {} … {} N, {} grid {}³ over [{:.3}, {:.3}, {:.3}] … [{:.3}, {:.3}, {:.3}] m",
-            robot.name,
-            bounds.min,
-            bounds.max,
-            request
-                .orientation
-                .map(|d| format!(
-                    "all orientations within ±{d}° ({} samples),",
-                    r.orientations
-                ))
-                .unwrap_or_else(|| "zero rotation,".into()),
-            request.grid,
-            region.min.x,
-            region.min.y,
-            region.min.z,
-            region.max.x,
-            region.max.y,
-            region.max.z
-        );
-        println!(
-            "volume {:.4} ± {:.4} m³ ({} of {} cells feasible, cell {:.3} l)",
-            r.volume.volume,
-            r.volume.error,
-            r.volume.cells_feasible,
-            r.volume.cells_total,
-            r.volume.cell_volume * 1e3
-        );
-        if let Some(i) = &r.interference {
-            let kinds: Vec<String> = Kind::ALL
-                .iter()
-                .filter(|&&k| i.cells_by_kind.get(k) > 0)
-                .map(|&k| format!("{} {}", k.name(), i.cells_by_kind.get(k)))
-                .collect();
-            println!(
-                "interference at clearance {} mm: {} cells ({}), {} of them feasible and removed (volume before {:.4} m³)",
-                cdpr_core::text::short(i.clearance * 1e3),
-                i.cells_colliding,
-                if kinds.is_empty() {
-                    "none".to_string()
-                } else {
-                    kinds.join(", ")
-                },
-                i.cells_removed,
-                i.volume_before
-            );
-        }
-        let open: Vec<_> = r.touched_faces.iter().filter(|f| **f != "z_min").collect();
-        if !open.is_empty() {
-            println!(
-                "  feasible cells touch the region's faces {}: the workspace may extend beyond it",
-                open.iter()
-                    .map(|f| f.as_ref())
-                    .collect::<Vec<&str>>()
-                    .join(", ")
-            );
-        }
-        println!(
-            "[workspace] box [{:.3}, {:.3}, {:.3}] … [{:.3}, {:.3}, {:.3}] m: {} ({} of {} points infeasible; weakest point [{}] m with largest minimum tension {})",
-            ws.min.x,
-            ws.min.y,
-            ws.min.z,
-            ws.max.x,
-            ws.max.y,
-            ws.max.z,
-            if box_check.contained {
-                "contained"
-            } else {
-                "NOT contained"
-            },
-            box_check.infeasible_points,
-            box_check.points,
-            box_check
-                .weakest_point
-                .iter()
-                .map(|c| format!("{c:.3}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            box_check
-                .weakest_capacity
-                .map(|c| format!("{c:.2} N"))
-                .unwrap_or("none".into())
-        );
-        let axis = reach
-            .axis_intervals
-            .iter()
-            .map(|i| format!("{:.4} … {:.4} m", i.from_z, i.to_z))
-            .collect::<Vec<_>>();
-        println!(
-            "{} N minimum tension (zero rotation): on the vertical axis x = {:.3}, y = {:.3} reachable for z in {}",
-            request.min_tension,
-            reach.axis_xy[0],
-            reach.axis_xy[1],
-            if axis.is_empty() {
-                "nowhere".into()
-            } else {
-                axis.join(", ")
-            }
-        );
-        match reach.everywhere_above_z {
-            Some(z) if z <= ws.min.z + 1e-9 => println!("  it holds everywhere in the box"),
-            Some(z) => println!(
-                "  in the box it holds everywhere above z = {z:.4} m and stops being reachable below (lowest line: z = {:.4} m); at the box's bottom centre the largest minimum tension is {}",
-                reach.lowest_from_z.unwrap_or(z),
-                reach
-                    .capacity_at_box_bottom_center
-                    .map(|c| format!("{c:.2} N"))
-                    .unwrap_or("none".into())
-            ),
-            None => println!("  it is not reachable everywhere even at the box's top"),
-        }
-        for f in &r.plot {
-            println!("wrote {}", f.display());
-        }
-        println!("({:.1} s)", r.wall_s);
+        print_report(&robot, request, &r);
     }
-    Ok(if box_check.contained {
+    Ok(if r.workspace_box.contained {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
     })
+}
+
+/// The analysis as text: the volume, what interference removed, the box check and the
+/// minimum-tension heights, the plot files.
+fn print_report(robot: &Robot, request: &WorkspaceRequest, r: &WorkspaceReport) {
+    let (region, bounds, ws) = (r.region, r.bounds, robot.workspace);
+    let (box_check, reach) = (&r.workspace_box, &r.min_tension);
+    println!(
+        "{}: tensions {} … {} N, {} grid {}³ over [{:.3}, {:.3}, {:.3}] … [{:.3}, {:.3}, {:.3}] m",
+        robot.name,
+        bounds.min,
+        bounds.max,
+        request
+            .orientation
+            .map(|d| format!(
+                "all orientations within ±{d}° ({} samples),",
+                r.orientations
+            ))
+            .unwrap_or_else(|| "zero rotation,".into()),
+        request.grid,
+        region.min.x,
+        region.min.y,
+        region.min.z,
+        region.max.x,
+        region.max.y,
+        region.max.z
+    );
+    println!(
+        "volume {:.4} ± {:.4} m³ ({} of {} cells feasible, cell {:.3} l)",
+        r.volume.volume,
+        r.volume.error,
+        r.volume.cells_feasible,
+        r.volume.cells_total,
+        r.volume.cell_volume * 1e3
+    );
+    if let Some(i) = &r.interference {
+        let kinds: Vec<String> = Kind::ALL
+            .iter()
+            .filter(|&&k| i.cells_by_kind.get(k) > 0)
+            .map(|&k| format!("{} {}", k.name(), i.cells_by_kind.get(k)))
+            .collect();
+        println!(
+            "interference at clearance {} mm: {} cells ({}), {} of them feasible and removed (volume before {:.4} m³)",
+            cdpr_core::text::short(i.clearance * 1e3),
+            i.cells_colliding,
+            if kinds.is_empty() {
+                "none".to_string()
+            } else {
+                kinds.join(", ")
+            },
+            i.cells_removed,
+            i.volume_before
+        );
+    }
+    let open: Vec<_> = r.touched_faces.iter().filter(|f| **f != "z_min").collect();
+    if !open.is_empty() {
+        println!(
+            "  feasible cells touch the region's faces {}: the workspace may extend beyond it",
+            open.iter()
+                .map(|f| f.as_ref())
+                .collect::<Vec<&str>>()
+                .join(", ")
+        );
+    }
+    println!(
+        "[workspace] box [{:.3}, {:.3}, {:.3}] … [{:.3}, {:.3}, {:.3}] m: {} ({} of {} points infeasible; weakest point [{}] m with largest minimum tension {})",
+        ws.min.x,
+        ws.min.y,
+        ws.min.z,
+        ws.max.x,
+        ws.max.y,
+        ws.max.z,
+        if box_check.contained {
+            "contained"
+        } else {
+            "NOT contained"
+        },
+        box_check.infeasible_points,
+        box_check.points,
+        box_check
+            .weakest_point
+            .iter()
+            .map(|c| format!("{c:.3}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        box_check
+            .weakest_capacity
+            .map(|c| format!("{c:.2} N"))
+            .unwrap_or("none".into())
+    );
+    let axis = reach
+        .axis_intervals
+        .iter()
+        .map(|i| format!("{:.4} … {:.4} m", i.from_z, i.to_z))
+        .collect::<Vec<_>>();
+    println!(
+        "{} N minimum tension (zero rotation): on the vertical axis x = {:.3}, y = {:.3} reachable for z in {}",
+        request.min_tension,
+        reach.axis_xy[0],
+        reach.axis_xy[1],
+        if axis.is_empty() {
+            "nowhere".into()
+        } else {
+            axis.join(", ")
+        }
+    );
+    match reach.everywhere_above_z {
+        Some(z) if z <= ws.min.z + 1e-9 => println!("  it holds everywhere in the box"),
+        Some(z) => println!(
+            "  in the box it holds everywhere above z = {z:.4} m and stops being reachable below (lowest line: z = {:.4} m); at the box's bottom centre the largest minimum tension is {}",
+            reach.lowest_from_z.unwrap_or(z),
+            reach
+                .capacity_at_box_bottom_center
+                .map(|c| format!("{c:.2} N"))
+                .unwrap_or("none".into())
+        ),
+        None => println!("  it is not reachable everywhere even at the box's top"),
+    }
+    for f in &r.plot {
+        println!("wrote {}", f.display());
+    }
+    println!("({:.1} s)", r.wall_s);
 }

@@ -259,3 +259,25 @@ fn every_request_table_is_offered_by_its_commands_help() {
         check::<cdpr_ads::requests::LinkRequest>(&[&["view"]]);
     }
 }
+
+/// `-h` is the summary (each option's first clause, the link's and Secure ADS's options of
+/// live mode left to `--help`), `--help` the whole: `cdpr view -h` fits a couple of screens.
+#[test]
+fn short_help_is_a_summary_of_the_long_one() {
+    for path in command_paths() {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("-h");
+        let o = cdpr(&args);
+        assert!(o.status.success(), "cdpr {args:?}: {}", stderr(&o));
+        let short = stdout(&o).lines().count();
+        let long = help(&path).lines().count();
+        assert!(short <= long, "cdpr {args:?}: {short} lines, --help {long}");
+        if path == ["view"] {
+            assert!(
+                short <= 150 && long > 2 * short,
+                "cdpr view -h: {short} lines, --help {long}"
+            );
+            assert!(stdout(&o).contains("--help says more"));
+        }
+    }
+}

@@ -8,7 +8,14 @@ use std::path::{Path, PathBuf};
 
 /// The top-level modules, bottom layer first; modules of one layer do not use each other.
 const LAYERS: &[&[&str]] = &[
-    &["choice", "text", "toml_location", "plotting", "colors"],
+    &[
+        "choice",
+        "text",
+        "toml_location",
+        "plotting",
+        "colors",
+        "csv_input",
+    ],
     &["pose", "options"],
     &["legs"],
     &["robot"],

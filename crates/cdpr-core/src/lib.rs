@@ -23,6 +23,7 @@
 
 pub mod choice;
 pub mod colors;
+pub mod csv_input;
 pub mod export;
 pub mod identify;
 pub mod interference;

@@ -121,58 +121,12 @@ impl SecureClient {
         let watchdog = Watchdog::arm(&tcp, timeout.saturating_mul(3)).map_err(io)?;
         tcp.set_read_timeout(Some(timeout)).map_err(io)?;
         tcp.set_write_timeout(Some(timeout)).map_err(io)?;
-        // A bare context, not `SslConnector`: that one reads the system's CA store on every
-        // build (20 ms a connection here), and Secure ADS trusts a pin, its own CA or a key.
-        let mut b = SslContext::builder(SslMethod::tls_client()).map_err(SecureError::setup)?;
-        tls12(&mut b)?;
         let mut notes = Vec::new();
-        let mut own_cn = None;
-        let ca_path = match &self.mode {
-            ClientMode::SelfSigned { .. } => {
-                let (id, created) = self.own_self_signed()?;
-                if created {
-                    notes.push(format!(
-                        "created this machine's certificate {} (SHA-256 {})",
-                        id.source,
-                        fingerprint(&id.cert).map_err(SecureError::setup)?
-                    ));
-                }
-                use_identity(&mut b, &id)?;
-                own_cn = id.common_name();
-                // Checked by its pin after the handshake, not by a CA.
-                b.set_verify_callback(SslVerifyMode::PEER, |_, _| true);
-                None
-            }
-            ClientMode::SharedCa { cert, key, ca } => {
-                let id = Identity::load(cert, key)?;
-                use_identity(&mut b, &id)?;
-                own_cn = id.common_name();
-                trust_ca(&mut b, ca)?;
-                b.set_verify(SslVerifyMode::PEER);
-                Some(ca.clone())
-            }
-            ClientMode::Psk { identity, password } => {
-                psk_suites(&mut b)?;
-                let (id, key) = (identity.clone().into_bytes(), psk_key(identity, password));
-                b.set_psk_client_callback(move |_, _hint, id_out, key_out| {
-                    // The identity as a NUL-terminated C string; too long for OpenSSL's
-                    // buffer: no key (the handshake then fails with an alert).
-                    if id.len() >= id_out.len() || key.len() > key_out.len() {
-                        return Ok(0);
-                    }
-                    id_out[..id.len()].copy_from_slice(&id);
-                    id_out[id.len()] = 0;
-                    key_out[..key.len()].copy_from_slice(&key);
-                    Ok(key.len())
-                });
-                b.set_verify(SslVerifyMode::NONE);
-                None
-            }
-        };
+        let tls = self.tls_context(&mut notes)?;
         let psk = matches!(self.mode, ClientMode::Psk { .. });
         // No host name check (TwinCAT's certificates name the PLC as they like; the shared
         // CA, the pin or the key are the trust) and no SNI.
-        let ssl = Ssl::new(&b.build()).map_err(SecureError::setup)?;
+        let ssl = Ssl::new(&tls.context).map_err(SecureError::setup)?;
         let host = endpoint
             .rsplit_once(':')
             .map_or(endpoint, |(h, _)| h)
@@ -184,7 +138,7 @@ impl SecureClient {
                 advice: if watchdog.fired() {
                     watchdog.said()
                 } else {
-                    explain_handshake(&detail, verify.as_deref(), psk, ca_path.as_deref())
+                    explain_handshake(&detail, verify.as_deref(), psk, tls.ca.as_deref())
                 },
                 detail,
             }
@@ -195,109 +149,19 @@ impl SecureClient {
             .map(|c| fingerprint(&c))
             .transpose()
             .map_err(SecureError::setup)?;
-        if let Some(wanted) = &self.plc_common_name {
-            let presented = stream
-                .ssl()
-                .peer_certificate()
-                .and_then(|c| identity::common_name(&c))
-                .unwrap_or_default();
-            if !presented.eq_ignore_ascii_case(wanted) {
-                return Err(SecureError::Handshake {
-                    endpoint: endpoint.to_string(),
-                    detail: format!("the PLC's certificate names CN `{presented}`"),
-                    advice: format!(
-                        "--plc-cn asks for `{wanted}`: another machine holding a certificate of \
-                         the same CA answers at this address, or --plc-cn is not the PLC's \
-                         certificate's CN (`openssl x509 -noout -subject` on it shows it); \
-                         nothing was sent to it"
-                    ),
-                });
-            }
-        }
+        self.check_common_name(&stream, endpoint)?;
         let host_name = self
             .host_name
             .clone()
-            .or(own_cn)
+            .or(tls.own_cn)
             .unwrap_or_else(identity::host_name);
-        let (flags, credentials, mut pin) = match (&self.mode, &plc_fingerprint) {
+        let trust = match (&self.mode, &plc_fingerprint) {
             (ClientMode::SelfSigned { register }, Some(presented)) => {
-                let mut pins = Pins::load(&self.pins_path()?)?;
-                let said = |f: &Option<String>| {
-                    f.as_deref()
-                        .map(|a| identity::same_fingerprint(a, presented))
-                };
-                let (accepted, expected) = (
-                    said(&self.accept_fingerprint),
-                    said(&self.expected_fingerprint),
-                );
-                let first_use = match pins.check(endpoint, presented) {
-                    Pinned::Same => false,
-                    Pinned::Changed(_) if accepted == Some(true) => {
-                        pins.pin(endpoint, presented)?;
-                        notes.push(format!(
-                            "accepted the new certificate of {endpoint} (SHA-256 {presented})"
-                        ));
-                        false
-                    }
-                    Pinned::Changed(pinned) => {
-                        return Err(SecureError::FingerprintChanged {
-                            endpoint: endpoint.to_string(),
-                            pinned,
-                            presented: presented.clone(),
-                            pins: pins.path().to_path_buf(),
-                        });
-                    }
-                    // Told what to expect (--accept-fingerprint, else the PLC's UDP
-                    // announcement) and shown another: nothing is sent to it.
-                    Pinned::New if accepted.or(expected) == Some(false) => {
-                        return Err(SecureError::UnexpectedFingerprint {
-                            endpoint: endpoint.to_string(),
-                            expected: self
-                                .accept_fingerprint
-                                .clone()
-                                .or_else(|| self.expected_fingerprint.clone())
-                                .unwrap_or_default(),
-                            presented: presented.clone(),
-                        });
-                    }
-                    Pinned::New if register.is_none() => {
-                        return Err(SecureError::NotRegistered {
-                            endpoint: endpoint.to_string(),
-                            // The port only when it is not Secure ADS's own.
-                            host: if endpoint.ends_with(&format!(":{}", super::PORT)) {
-                                host.to_string()
-                            } else {
-                                endpoint.to_string()
-                            },
-                            presented: presented.clone(),
-                            pins: pins.path().to_path_buf(),
-                        });
-                    }
-                    Pinned::New => {
-                        if accepted.or(expected).is_none() {
-                            notes.push(format!(
-                                "trusted {endpoint}'s certificate on first use (SHA-256 \
-                                 {presented}): nothing to compare it with (no UDP announcement, \
-                                 no --accept-fingerprint); check it against the PLC's"
-                            ));
-                        }
-                        true
-                    }
-                };
-                // Credentials only where they are needed: a first connection, or a
-                // registration asked for (`cdpr route add`).
-                match register {
-                    Some(c) if first_use || self.always_register => (
-                        flag::ADD_REMOTE | flag::SELF_SIGNED | flag::IP_ADDR | flag::IGNORE_CN,
-                        Some(c.clone()),
-                        Some((pins, presented.clone())),
-                    ),
-                    _ => (flag::SELF_SIGNED, None, None),
-                }
+                self.trust_pinned(endpoint, host, presented, register.as_ref(), &mut notes)?
             }
-            _ => (0, None, None),
+            _ => Trust::default(),
         };
-        let request = ConnectInfo::request(flags, net_id, &host_name, credentials)
+        let request = ConnectInfo::request(trust.flags, net_id, &host_name, trust.credentials)
             .encode()
             .map_err(|e| SecureError::Protocol {
                 endpoint: endpoint.to_string(),
@@ -330,8 +194,8 @@ impl SecureClient {
                 error,
             });
         }
-        if let Some((pins, presented)) = pin.as_mut() {
-            pins.pin(endpoint, presented)?;
+        if let Some((mut pins, presented)) = trust.pin {
+            pins.pin(endpoint, &presented)?;
             notes.push(format!(
                 "route registered on {endpoint}; its certificate (SHA-256 {presented}) pinned in {}",
                 pins.path().display()
@@ -342,6 +206,180 @@ impl SecureClient {
             plc_net_id: answer.net_id,
             notes,
             plc_fingerprint,
+        })
+    }
+
+    /// The TLS 1.2 context of the mode: this machine's certificate (created on first use for
+    /// `ssc`, noted), the CA or the pre-shared key.
+    fn tls_context(&self, notes: &mut Vec<String>) -> Result<Tls, SecureError> {
+        // A bare context, not `SslConnector`: that one reads the system's CA store on every
+        // build (20 ms a connection here), and Secure ADS trusts a pin, its own CA or a key.
+        let mut b = SslContext::builder(SslMethod::tls_client()).map_err(SecureError::setup)?;
+        tls12(&mut b)?;
+        let (own_cn, ca) = match &self.mode {
+            ClientMode::SelfSigned { .. } => {
+                let (id, created) = self.own_self_signed()?;
+                if created {
+                    notes.push(format!(
+                        "created this machine's certificate {} (SHA-256 {})",
+                        id.source,
+                        fingerprint(&id.cert).map_err(SecureError::setup)?
+                    ));
+                }
+                use_identity(&mut b, &id)?;
+                // Checked by its pin after the handshake, not by a CA.
+                b.set_verify_callback(SslVerifyMode::PEER, |_, _| true);
+                (id.common_name(), None)
+            }
+            ClientMode::SharedCa { cert, key, ca } => {
+                let id = Identity::load(cert, key)?;
+                use_identity(&mut b, &id)?;
+                trust_ca(&mut b, ca)?;
+                b.set_verify(SslVerifyMode::PEER);
+                (id.common_name(), Some(ca.clone()))
+            }
+            ClientMode::Psk { identity, password } => {
+                psk_suites(&mut b)?;
+                let (id, key) = (identity.clone().into_bytes(), psk_key(identity, password));
+                b.set_psk_client_callback(move |_, _hint, id_out, key_out| {
+                    // The identity as a NUL-terminated C string; too long for OpenSSL's
+                    // buffer: no key (the handshake then fails with an alert).
+                    if id.len() >= id_out.len() || key.len() > key_out.len() {
+                        return Ok(0);
+                    }
+                    id_out[..id.len()].copy_from_slice(&id);
+                    id_out[id.len()] = 0;
+                    key_out[..key.len()].copy_from_slice(&key);
+                    Ok(key.len())
+                });
+                b.set_verify(SslVerifyMode::NONE);
+                (None, None)
+            }
+        };
+        Ok(Tls {
+            context: b.build(),
+            own_cn,
+            ca,
+        })
+    }
+
+    /// With `--plc-cn`: the PLC's certificate must carry that common name (any certificate of
+    /// the shared CA would do otherwise), checked before anything is sent.
+    fn check_common_name(
+        &self,
+        stream: &SslStream<TcpStream>,
+        endpoint: &str,
+    ) -> Result<(), SecureError> {
+        let Some(wanted) = &self.plc_common_name else {
+            return Ok(());
+        };
+        let presented = stream
+            .ssl()
+            .peer_certificate()
+            .and_then(|c| identity::common_name(&c))
+            .unwrap_or_default();
+        if presented.eq_ignore_ascii_case(wanted) {
+            return Ok(());
+        }
+        Err(SecureError::Handshake {
+            endpoint: endpoint.to_string(),
+            detail: format!("the PLC's certificate names CN `{presented}`"),
+            advice: format!(
+                "--plc-cn asks for `{wanted}`: another machine holding a certificate of \
+                 the same CA answers at this address, or --plc-cn is not the PLC's \
+                 certificate's CN (`openssl x509 -noout -subject` on it shows it); \
+                 nothing was sent to it"
+            ),
+        })
+    }
+
+    /// A self-signed PLC's certificate against its pin: the same, a renewal accepted, or a
+    /// first use (trusted, expected from the UDP announcement, or refused); and what the
+    /// TlsConnectInfo then carries (the flags, the credentials where a registration needs
+    /// them, the pin to write once the PLC accepts).
+    fn trust_pinned(
+        &self,
+        endpoint: &str,
+        host: &str,
+        presented: &str,
+        register: Option<&(String, String)>,
+        notes: &mut Vec<String>,
+    ) -> Result<Trust, SecureError> {
+        let mut pins = Pins::load(&self.pins_path()?)?;
+        let said = |f: &Option<String>| {
+            f.as_deref()
+                .map(|a| identity::same_fingerprint(a, presented))
+        };
+        let (accepted, expected) = (
+            said(&self.accept_fingerprint),
+            said(&self.expected_fingerprint),
+        );
+        let first_use = match pins.check(endpoint, presented) {
+            Pinned::Same => false,
+            Pinned::Changed(_) if accepted == Some(true) => {
+                pins.pin(endpoint, presented)?;
+                notes.push(format!(
+                    "accepted the new certificate of {endpoint} (SHA-256 {presented})"
+                ));
+                false
+            }
+            Pinned::Changed(pinned) => {
+                return Err(SecureError::FingerprintChanged {
+                    endpoint: endpoint.to_string(),
+                    pinned,
+                    presented: presented.to_string(),
+                    pins: pins.path().to_path_buf(),
+                });
+            }
+            // Told what to expect (--accept-fingerprint, else the PLC's UDP announcement) and
+            // shown another: nothing is sent to it.
+            Pinned::New if accepted.or(expected) == Some(false) => {
+                return Err(SecureError::UnexpectedFingerprint {
+                    endpoint: endpoint.to_string(),
+                    expected: self
+                        .accept_fingerprint
+                        .clone()
+                        .or_else(|| self.expected_fingerprint.clone())
+                        .unwrap_or_default(),
+                    presented: presented.to_string(),
+                });
+            }
+            Pinned::New if register.is_none() => {
+                return Err(SecureError::NotRegistered {
+                    endpoint: endpoint.to_string(),
+                    // The port only when it is not Secure ADS's own.
+                    host: if endpoint.ends_with(&format!(":{}", super::PORT)) {
+                        host.to_string()
+                    } else {
+                        endpoint.to_string()
+                    },
+                    presented: presented.to_string(),
+                    pins: pins.path().to_path_buf(),
+                });
+            }
+            Pinned::New => {
+                if accepted.or(expected).is_none() {
+                    notes.push(format!(
+                        "trusted {endpoint}'s certificate on first use (SHA-256 \
+                         {presented}): nothing to compare it with (no UDP announcement, \
+                         no --accept-fingerprint); check it against the PLC's"
+                    ));
+                }
+                true
+            }
+        };
+        // Credentials only where they are needed: a first connection, or a registration asked
+        // for (`cdpr route add`).
+        Ok(match register {
+            Some(c) if first_use || self.always_register => Trust {
+                flags: flag::ADD_REMOTE | flag::SELF_SIGNED | flag::IP_ADDR | flag::IGNORE_CN,
+                credentials: Some(c.clone()),
+                pin: Some((pins, presented.to_string())),
+            },
+            _ => Trust {
+                flags: flag::SELF_SIGNED,
+                ..Trust::default()
+            },
         })
     }
 }
@@ -435,4 +473,21 @@ impl Drop for Watchdog {
         // Disconnecting the channel ends the thread's wait.
         self.cancel.take();
     }
+}
+
+/// The TLS context of a connection, with this machine's certificate's common name (the host
+/// name the TlsConnectInfo sends by default) and the CA trusted (for the handshake's advice).
+struct Tls {
+    context: SslContext,
+    own_cn: Option<String>,
+    ca: Option<PathBuf>,
+}
+
+/// What the TlsConnectInfo carries after the pin check: its flags, the credentials of a
+/// registration, and the pin to write once the PLC accepts.
+#[derive(Default)]
+struct Trust {
+    flags: u16,
+    credentials: Option<(String, String)>,
+    pin: Option<(Pins, String)>,
 }

@@ -28,12 +28,12 @@
 //! the document says so in a comment.
 
 use super::ExportError;
+use super::xml::Xml;
 use crate::kinematics::{self, Pose};
 use crate::options::{Group, choice, choices, number};
 use crate::robot::{GRAVITY, Robot, Stiffness};
 use crate::statics;
 use nalgebra::{UnitQuaternion, Vector3};
-use std::fmt::Write as _;
 
 /// How far upstream of a pulley's swivel point its tendon starts, in wheel radii: the
 /// `_winch` site sits on the incoming cable, close enough that the straight line from it to
@@ -95,40 +95,6 @@ crate::request! {
              elastic model does");
 }
 
-/// `text` made safe inside a double-quoted XML attribute (and in element text).
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Control characters are not allowed in XML 1.0 (tab, newline excepted).
-            c if c.is_control() && c != '\t' && c != '\n' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// `text` as the body of an XML comment: no `--` inside, no `-` at the end, one line.
-fn comment_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        let ch = if ch.is_control() { ' ' } else { ch };
-        if ch == '-' && out.ends_with('-') {
-            out.push(' ');
-        }
-        out.push(ch);
-    }
-    if out.ends_with('-') {
-        out.push(' ');
-    }
-    out
-}
-
 /// A number as MJCF reads it: Rust's shortest representation that reads back exactly.
 fn num(x: f64) -> String {
     // -0 reads fine but looks odd in a file meant to be read.
@@ -182,131 +148,171 @@ pub fn mjcf(robot: &Robot, options: &MjcfOptions) -> Result<String, ExportError>
             max,
         });
     }
-    let home = kinematics::effective_pose(robot, &Pose::from_array(robot.home));
-    let lengths = kinematics::lengths(robot, &home);
-    let (rest, dist) =
-        statics::pretensioned_rest_lengths(robot, &home, robot.tension).map_err(|source| {
-            ExportError::HomeInfeasible {
+    let home = AtHome::of(robot)?;
+    let mut x = Xml::new();
+    header(&mut x, robot);
+    x.open("mujoco", &[("model", robot.name.clone())]);
+    settings(&mut x, options);
+    x.open("worldbody", &[]);
+    x.empty(
+        "light",
+        &[
+            ("name", "top".into()),
+            ("pos", "0 0 4".into()),
+            ("dir", "0 0 -1".into()),
+            ("directional", "true".into()),
+        ],
+    );
+    x.comment("frame anchors a_i (cable exit points), world frame, m: [cables] frame_anchors");
+    for (cable, name) in robot.cables.iter().zip(&home.names) {
+        site(
+            &mut x,
+            &format!("{name}_frame"),
+            &cable.frame_anchor,
+            "0.01",
+            "0.9 0.6 0.1 1",
+        );
+    }
+    pulleys(&mut x, robot, &home);
+    platform(&mut x, robot, &home);
+    x.close("worldbody");
+    tendons(&mut x, robot, &home);
+    actuators(&mut x, robot, &home);
+    x.close("mujoco");
+    Ok(x.finish())
+}
+
+/// The robot at its home pose, as the document writes it: the cables' IK lengths, their
+/// pre-tensioned rest lengths and tensions there, their geometry, names and lead-ins.
+struct AtHome {
+    pose: Pose,
+    lengths: Vec<f64>,
+    rest: Vec<f64>,
+    tensions: Vec<f64>,
+    names: Vec<String>,
+    geometry: Vec<kinematics::CableGeometry>,
+    /// The lead-in of each tendon before its pulley: from the `_winch` site to the swivel point.
+    lead_in: Vec<f64>,
+}
+
+impl AtHome {
+    fn of(robot: &Robot) -> Result<AtHome, ExportError> {
+        let pose = kinematics::effective_pose(robot, &Pose::from_array(robot.home));
+        let lengths = kinematics::lengths(robot, &pose);
+        let (rest, dist) = statics::pretensioned_rest_lengths(robot, &pose, robot.tension)
+            .map_err(|source| ExportError::HomeInfeasible {
                 name: robot.name.clone(),
-                home: home.to_array(),
+                home: pose.to_array(),
                 source,
+            })?;
+        for (k, c) in robot.cables.iter().enumerate() {
+            if !(rest[k].is_finite() && rest[k] > 0.0) {
+                return Err(ExportError::RestLength {
+                    cable: k + 1,
+                    name: c.name.clone(),
+                    rest: rest[k],
+                    length: lengths[k],
+                    tension: dist.tensions[k],
+                });
             }
-        })?;
-    for (k, c) in robot.cables.iter().enumerate() {
-        if !(rest[k].is_finite() && rest[k] > 0.0) {
-            return Err(ExportError::RestLength {
-                cable: k + 1,
-                name: c.name.clone(),
-                rest: rest[k],
-                length: lengths[k],
-                tension: dist.tensions[k],
-            });
         }
+        let rotation = pose.rotation();
+        let geometry = robot
+            .cables
+            .iter()
+            .map(|c| kinematics::CableGeometry::new(c, &pose.position, rotation.matrix()))
+            .collect();
+        let lead_in = robot
+            .cables
+            .iter()
+            .map(|c| c.pulley.map_or(0.0, |p| PULLEY_LEAD_IN * p.radius))
+            .collect();
+        Ok(AtHome {
+            pose,
+            lengths,
+            rest,
+            tensions: dist.tensions,
+            names: cable_names(robot),
+            geometry,
+            lead_in,
+        })
     }
-    let names = cable_names(robot);
-    let rotation = home.rotation();
-    let at_home: Vec<kinematics::CableGeometry> = robot
-        .cables
-        .iter()
-        .map(|c| kinematics::CableGeometry::new(c, &home.position, rotation.matrix()))
-        .collect();
-    // The lead-in of each tendon before its pulley: from the `_winch` site to the swivel point.
-    let lead_in: Vec<f64> = robot
-        .cables
-        .iter()
-        .map(|c| c.pulley.map_or(0.0, |p| PULLEY_LEAD_IN * p.radius))
-        .collect();
-    let p = &robot.platform;
-    let q = UnitQuaternion::from_rotation_matrix(&home.rotation());
-    let h = home.to_array();
+}
 
-    let mut x = String::new();
-    // Writing into a String cannot fail: the results of writeln! are ignored below.
-    let mut line = |indent: usize, text: &str| {
-        let _ = writeln!(x, "{:indent$}{text}", "", indent = indent * 2);
-    };
-    let c = |text: &str| format!("<!-- {} -->", comment_text(text));
+/// `<site name pos size rgba/>`.
+fn site(x: &mut Xml, name: &str, pos: &Vector3<f64>, size: &str, rgba: &str) {
+    x.empty(
+        "site",
+        &[
+            ("name", name.to_string()),
+            ("pos", vec3(pos)),
+            ("size", size.into()),
+            ("rgba", rgba.into()),
+        ],
+    );
+}
 
-    line(0, r#"<?xml version="1.0" encoding="utf-8"?>"#);
-    line(
-        0,
-        &c(&format!(
-            "{}: {}. Exported by cdpr {} (`cdpr export`) from {}. SI units: m, kg, s, N.",
-            robot.name,
-            robot.description,
-            env!("CARGO_PKG_VERSION"),
-            robot.path.as_ref().map_or_else(
-                || format!("robots/{}.toml", robot.name),
-                |p| p.display().to_string()
-            )
-        )),
+/// The comments before the document: what, from where, how to open it.
+fn header(x: &mut Xml, robot: &Robot) {
+    x.comment(&format!(
+        "{}: {}. Exported by cdpr {} (`cdpr export`) from {}. SI units: m, kg, s, N.",
+        robot.name,
+        robot.description,
+        env!("CARGO_PKG_VERSION"),
+        robot.path.as_ref().map_or_else(
+            || format!("robots/{}.toml", robot.name),
+            |p| p.display().to_string()
+        )
+    ));
+    x.comment(&format!("Source of the robot: {}", robot.source));
+    x.comment(
+        "Open it in MuJoCo's viewer: python -m mujoco.viewer (pip install mujoco). The cables are spatial tendons \
+        with one-sided springs: springlength=\"0 L0\" is a dead band, no spring force while \
+        the cable is shorter than its rest length L0 (a cable does not push).",
     );
-    line(0, &c(&format!("Source of the robot: {}", robot.source)));
-    line(
-        0,
-        &c(
-            "Open it in MuJoCo's viewer: python -m mujoco.viewer (pip install mujoco). The cables are spatial tendons \
-            with one-sided springs: springlength=\"0 L0\" is a dead band, no spring force while \
-            the cable is shorter than its rest length L0 (a cable does not push).",
-        ),
+}
+
+/// The compiler, the step, gravity, the integrator and the camera.
+fn settings(x: &mut Xml, options: &MjcfOptions) {
+    x.empty(
+        "compiler",
+        &[("angle", "radian".into()), ("autolimits", "true".into())],
     );
-    line(0, &format!(r#"<mujoco model="{}">"#, escape(&robot.name)));
-    line(1, r#"<compiler angle="radian" autolimits="true"/>"#);
-    line(
-        1,
-        &c(&format!(
-            "timestep: the export's time step (dt); gravity: cdpr's {GRAVITY} m/s² along −z; integrator {}: \
-             the tendon dampers implicit, as in cdpr's elastic model",
-            options.integrator.mjcf_name()
-        )),
+    x.comment(&format!(
+        "timestep: the export's time step (dt); gravity: cdpr's {GRAVITY} m/s² along −z; integrator {}: \
+         the tendon dampers implicit, as in cdpr's elastic model",
+        options.integrator.mjcf_name()
+    ));
+    x.empty(
+        "option",
+        &[
+            ("timestep", num(options.dt)),
+            ("gravity", format!("0 0 {}", num(-GRAVITY))),
+            ("integrator", options.integrator.mjcf_name().into()),
+        ],
     );
-    line(
-        1,
-        &format!(
-            r#"<option timestep="{}" gravity="0 0 {}" integrator="{}"/>"#,
-            num(options.dt),
-            num(-GRAVITY),
-            options.integrator.mjcf_name()
-        ),
+    x.open("visual", &[]);
+    x.empty(
+        "global",
+        &[("azimuth", "120".into()), ("elevation", "-25".into())],
     );
-    line(1, "<visual>");
-    line(2, r#"<global azimuth="120" elevation="-25"/>"#);
-    line(1, "</visual>");
-    line(1, "<worldbody>");
-    line(
-        2,
-        r#"<light name="top" pos="0 0 4" dir="0 0 -1" directional="true"/>"#,
-    );
-    line(
-        2,
-        &c("frame anchors a_i (cable exit points), world frame, m: [cables] frame_anchors"),
-    );
-    for (cable, name) in robot.cables.iter().zip(&names) {
-        line(
-            2,
-            &format!(
-                r#"<site name="{}_frame" pos="{}" size="0.01" rgba="0.9 0.6 0.1 1"/>"#,
-                escape(name),
-                vec3(&cable.frame_anchor)
-            ),
-        );
+    x.close("visual");
+}
+
+/// Each swivel pulley's wheel and its `_winch` and `_side` sites, at the home pose.
+fn pulleys(x: &mut Xml, robot: &Robot, home: &AtHome) {
+    if robot.cables.iter().any(|c| c.pulley.is_some()) {
+        x.comment(&format!(
+            "swivel pulleys ([cables] pulley_radius, pulley_axis): each wheel a cylinder \
+             turned to its swivel angle at home (MuJoCo cannot swivel it: away from home the \
+             cable wraps the fixed wheel helically), a _winch site {} r upstream of the swivel \
+             point on the incoming cable and a _side site outside the wheel at the middle of \
+             the wrapped arc. Not exported: capstan friction (pulley_friction) and the cable's \
+             mass (cable_mass_per_length)",
+            num(PULLEY_LEAD_IN)
+        ));
     }
-    let has_pulleys = robot.cables.iter().any(|c| c.pulley.is_some());
-    if has_pulleys {
-        line(
-            2,
-            &c(&format!(
-                "swivel pulleys ([cables] pulley_radius, pulley_axis): each wheel a cylinder \
-                 turned to its swivel angle at home (MuJoCo cannot swivel it: away from home the \
-                 cable wraps the fixed wheel helically), a _winch site {} r upstream of the swivel \
-                 point on the incoming cable and a _side site outside the wheel at the middle of \
-                 the wrapped arc. Not exported: capstan friction (pulley_friction) and the cable's \
-                 mass (cable_mass_per_length)",
-                num(PULLEY_LEAD_IN)
-            )),
-        );
-    }
-    for ((cable, name), g) in robot.cables.iter().zip(&names).zip(&at_home) {
+    for ((cable, name), g) in robot.cables.iter().zip(&home.names).zip(&home.geometry) {
         let (Some(pulley), Some(wheel)) = (&cable.pulley, &g.pulley) else {
             continue;
         };
@@ -314,223 +320,205 @@ pub fn mjcf(robot: &Robot, options: &MjcfOptions) -> Result<String, ExportError>
         let axle = z.cross(&wheel.radial);
         let middle = std::f64::consts::PI + 0.5 * wheel.wrap;
         let side = wheel.center + (wheel.radial * middle.cos() + z * middle.sin()) * (2.0 * r);
-        line(
-            2,
-            &c(&format!(
-                "{}: r {} m, axis [{}], swivel γ {} rad, wrap β {} rad at home, μ {} (not exported)",
-                cable.name,
-                num(r),
-                vec3(&z),
-                num(wheel.swivel),
-                num(wheel.wrap),
-                num(pulley.friction)
-            )),
+        x.comment(&format!(
+            "{}: r {} m, axis [{}], swivel γ {} rad, wrap β {} rad at home, μ {} (not exported)",
+            cable.name,
+            num(r),
+            vec3(&z),
+            num(wheel.swivel),
+            num(wheel.wrap),
+            num(pulley.friction)
+        ));
+        let winch = cable.frame_anchor + z * (PULLEY_LEAD_IN * r);
+        site(
+            x,
+            &format!("{name}_winch"),
+            &winch,
+            "0.005",
+            "0.9 0.6 0.1 1",
         );
-        line(
-            2,
-            &format!(
-                r#"<site name="{}_winch" pos="{}" size="0.005" rgba="0.9 0.6 0.1 1"/>"#,
-                escape(name),
-                vec3(&(cable.frame_anchor + z * (PULLEY_LEAD_IN * r)))
-            ),
+        x.empty(
+            "geom",
+            &[
+                ("name", format!("{name}_wheel")),
+                ("type", "cylinder".into()),
+                ("size", format!("{} {}", num(r), num(0.2 * r))),
+                ("pos", vec3(&wheel.center)),
+                ("zaxis", vec3(&axle)),
+                ("contype", "0".into()),
+                ("conaffinity", "0".into()),
+                ("mass", "0".into()),
+                ("rgba", "0.9 0.6 0.1 0.5".into()),
+            ],
         );
-        line(
-            2,
-            &format!(
-                r#"<geom name="{}_wheel" type="cylinder" size="{} {}" pos="{}" zaxis="{}" contype="0" conaffinity="0" mass="0" rgba="0.9 0.6 0.1 0.5"/>"#,
-                escape(name),
-                num(r),
-                num(0.2 * r),
-                vec3(&wheel.center),
-                vec3(&axle)
-            ),
-        );
-        line(
-            2,
-            &format!(
-                r#"<site name="{}_side" pos="{}" size="0.002" rgba="0.9 0.6 0.1 0.3"/>"#,
-                escape(name),
-                vec3(&side)
-            ),
-        );
-    }
-    line(
-        2,
-        &c(&format!(
-            "the platform at the robot's home pose: home = [{}] (x, y, z m; roll, pitch, yaw rad, \
-             R = Rz(yaw)·Ry(pitch)·Rx(roll), written as the quaternion w x y z){}",
-            h.map(num).join(", "),
-            if robot.dof == crate::robot::Dof::Three {
-                "; a 3-DOF robot: orientation held at zero"
-            } else {
-                ""
-            }
-        )),
-    );
-    line(
-        2,
-        &format!(
-            r#"<body name="platform" pos="{}" quat="{} {} {} {}">"#,
-            vec3(&home.position),
-            num(q.w),
-            num(q.i),
-            num(q.j),
-            num(q.k)
-        ),
-    );
-    line(3, r#"<freejoint name="platform"/>"#);
-    let i = &p.inertia;
-    line(
-        3,
-        &c(
-            "[platform] mass (kg), com (m, platform frame) and the inertia tensor about the com \
-             (kg·m², platform axes; fullinertia = Ixx Iyy Izz Ixy Ixz Iyz) as cdpr computed it \
-             from the robot file",
-        ),
-    );
-    line(
-        3,
-        &format!(
-            r#"<inertial pos="{}" mass="{}" fullinertia="{} {} {} {} {} {}"/>"#,
-            vec3(&p.com),
-            num(p.mass),
-            num(i[(0, 0)]),
-            num(i[(1, 1)]),
-            num(i[(2, 2)]),
-            num(i[(0, 1)]),
-            num(i[(0, 2)]),
-            num(i[(1, 2)])
-        ),
-    );
-    line(
-        3,
-        &c(
-            "the drawn box ([platform] size, box_center): no contacts, no mass (the inertial above \
-            is the platform's)",
-        ),
-    );
-    line(
-        3,
-        &format!(
-            r#"<geom name="platform" type="box" size="{}" pos="{}" contype="0" conaffinity="0" rgba="0.3 0.5 0.8 0.6"/>"#,
-            vec3(&(p.size * 0.5)),
-            vec3(&p.box_center)
-        ),
-    );
-    line(
-        3,
-        &c("platform anchors b_i, platform frame, m: [cables] platform_anchors"),
-    );
-    for (cable, name) in robot.cables.iter().zip(&names) {
-        line(
-            3,
-            &format!(
-                r#"<site name="{}_platform" pos="{}" size="0.008" rgba="0.9 0.2 0.2 1"/>"#,
-                escape(name),
-                vec3(&cable.platform_anchor)
-            ),
+        site(
+            x,
+            &format!("{name}_side"),
+            &side,
+            "0.002",
+            "0.9 0.6 0.1 0.3",
         );
     }
-    line(2, "</body>");
-    line(1, "</worldbody>");
+}
 
-    line(1, "<tendon>");
-    line(
-        2,
-        &c(&format!(
-            "one spatial tendon per cable, a_i → b_i. stiffness k (N/m), damping c (N·s/m): \
-             [cables] stiffness/ea and damping. springlength \"0 L0\": L0 = L − f*/k, L the IK \
-             length at home and f* the minimum-norm tension distribution there within [tension] \
-             [{}, {}] N (`cdpr equilibrium`, option pretensioned-at HOME): the model hangs at home. No \
-             range: the robot file gives no winch length limits.",
-            num(robot.tension.min),
-            num(robot.tension.max)
-        )),
+/// The platform: a free body at the home pose with the file's inertia, its drawn box and
+/// its anchor sites.
+fn platform(x: &mut Xml, robot: &Robot, home: &AtHome) {
+    let p = &robot.platform;
+    let q = UnitQuaternion::from_rotation_matrix(&home.pose.rotation());
+    x.comment(&format!(
+        "the platform at the robot's home pose: home = [{}] (x, y, z m; roll, pitch, yaw rad, \
+         R = Rz(yaw)·Ry(pitch)·Rx(roll), written as the quaternion w x y z){}",
+        home.pose.to_array().map(num).join(", "),
+        if robot.dof == crate::robot::Dof::Three {
+            "; a 3-DOF robot: orientation held at zero"
+        } else {
+            ""
+        }
+    ));
+    x.open(
+        "body",
+        &[
+            ("name", "platform".into()),
+            ("pos", vec3(&home.pose.position)),
+            (
+                "quat",
+                format!("{} {} {} {}", num(q.w), num(q.i), num(q.j), num(q.k)),
+            ),
+        ],
     );
-    for (k, (cable, name)) in robot.cables.iter().zip(&names).enumerate() {
-        let stiffness = cable.stiffness_at(rest[k]);
+    x.empty("freejoint", &[("name", "platform".into())]);
+    let i = &p.inertia;
+    x.comment(
+        "[platform] mass (kg), com (m, platform frame) and the inertia tensor about the com \
+         (kg·m², platform axes; fullinertia = Ixx Iyy Izz Ixy Ixz Iyz) as cdpr computed it \
+         from the robot file",
+    );
+    let inertia = [(0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)].map(|(r, c)| num(i[(r, c)]));
+    x.empty(
+        "inertial",
+        &[
+            ("pos", vec3(&p.com)),
+            ("mass", num(p.mass)),
+            ("fullinertia", inertia.join(" ")),
+        ],
+    );
+    x.comment(
+        "the drawn box ([platform] size, box_center): no contacts, no mass (the inertial above \
+        is the platform's)",
+    );
+    x.empty(
+        "geom",
+        &[
+            ("name", "platform".into()),
+            ("type", "box".into()),
+            ("size", vec3(&(p.size * 0.5))),
+            ("pos", vec3(&p.box_center)),
+            ("contype", "0".into()),
+            ("conaffinity", "0".into()),
+            ("rgba", "0.3 0.5 0.8 0.6".into()),
+        ],
+    );
+    x.comment("platform anchors b_i, platform frame, m: [cables] platform_anchors");
+    for (cable, name) in robot.cables.iter().zip(&home.names) {
+        let name = format!("{name}_platform");
+        site(x, &name, &cable.platform_anchor, "0.008", "0.9 0.2 0.2 1");
+    }
+    x.close("body");
+}
+
+/// One spatial tendon per cable, its spring resting at the pre-tensioned length.
+fn tendons(x: &mut Xml, robot: &Robot, home: &AtHome) {
+    x.open("tendon", &[]);
+    x.comment(&format!(
+        "one spatial tendon per cable, a_i → b_i. stiffness k (N/m), damping c (N·s/m): \
+         [cables] stiffness/ea and damping. springlength \"0 L0\": L0 = L − f*/k, L the IK \
+         length at home and f* the minimum-norm tension distribution there within [tension] \
+         [{}, {}] N (`cdpr equilibrium`, option pretensioned-at HOME): the model hangs at home. No \
+         range: the robot file gives no winch length limits.",
+        num(robot.tension.min),
+        num(robot.tension.max)
+    ));
+    for (k, (cable, name)) in robot.cables.iter().zip(&home.names).enumerate() {
+        let (rest, lead_in) = (home.rest[k], home.lead_in[k]);
+        let stiffness = cable.stiffness_at(rest);
         let how_k = match cable.stiffness {
             Stiffness::Constant(_) => String::new(),
             Stiffness::Ea(ea) => format!(
                 ", k = EA/L0 = {} N / {} m at the home rest length (MuJoCo's stiffness is constant)",
                 num(ea),
-                num(rest[k])
+                num(rest)
             ),
         };
         let how_lead = if cable.pulley.is_some() {
             format!(
                 "; over its pulley: MuJoCo's length = L + {} m from the _winch site, so the spring \
                  length is L0 + {} m",
-                num(lead_in[k]),
-                num(lead_in[k])
+                num(lead_in),
+                num(lead_in)
             )
         } else {
             String::new()
         };
-        line(
-            2,
-            &c(&format!(
-                "{}: L {} m, f* {} N, L0 {} m, k {} N/m, c {} N·s/m{how_k}{how_lead}",
-                cable.name,
-                num(lengths[k]),
-                num(dist.tensions[k]),
-                num(rest[k]),
-                num(stiffness),
-                num(cable.damping)
-            )),
-        );
-        line(
-            2,
-            &format!(
-                r#"<spatial name="{}" stiffness="{}" damping="{}" springlength="0 {}" width="0.003" rgba="0.2 0.2 0.2 1">"#,
-                escape(name),
-                num(stiffness),
-                num(cable.damping),
-                num(rest[k] + lead_in[k])
-            ),
+        x.comment(&format!(
+            "{}: L {} m, f* {} N, L0 {} m, k {} N/m, c {} N·s/m{how_k}{how_lead}",
+            cable.name,
+            num(home.lengths[k]),
+            num(home.tensions[k]),
+            num(rest),
+            num(stiffness),
+            num(cable.damping)
+        ));
+        x.open(
+            "spatial",
+            &[
+                ("name", name.clone()),
+                ("stiffness", num(stiffness)),
+                ("damping", num(cable.damping)),
+                ("springlength", format!("0 {}", num(rest + lead_in))),
+                ("width", "0.003".into()),
+                ("rgba", "0.2 0.2 0.2 1".into()),
+            ],
         );
         if cable.pulley.is_some() {
-            line(3, &format!(r#"<site site="{}_winch"/>"#, escape(name)));
-            line(
-                3,
-                &format!(
-                    r#"<geom geom="{}_wheel" sidesite="{}_side"/>"#,
-                    escape(name),
-                    escape(name)
-                ),
+            x.empty("site", &[("site", format!("{name}_winch"))]);
+            x.empty(
+                "geom",
+                &[
+                    ("geom", format!("{name}_wheel")),
+                    ("sidesite", format!("{name}_side")),
+                ],
             );
         } else {
-            line(3, &format!(r#"<site site="{}_frame"/>"#, escape(name)));
+            x.empty("site", &[("site", format!("{name}_frame"))]);
         }
-        line(3, &format!(r#"<site site="{}_platform"/>"#, escape(name)));
-        line(2, "</spatial>");
+        x.empty("site", &[("site", format!("{name}_platform"))]);
+        x.close("spatial");
     }
-    line(1, "</tendon>");
+    x.close("tendon");
+}
 
-    line(1, "<actuator>");
-    line(
-        2,
-        &c(
-            "the payout-rate term of each damper: cdpr's damper acts on the stretch rate \
-            d(L − L0)/dt, MuJoCo's tendon damping on dL/dt. To change the rest lengths over time \
-            (model.tendon_lengthspring[i] = [0, L0_i(t)]), set ctrl[i] = dL0_i/dt (m/s): gear c \
-            adds the force c·dL0/dt along the cable. Zero while the rest lengths are held.",
-        ),
+/// One motor per cable for the payout-rate term of its damper.
+fn actuators(x: &mut Xml, robot: &Robot, home: &AtHome) {
+    x.open("actuator", &[]);
+    x.comment(
+        "the payout-rate term of each damper: cdpr's damper acts on the stretch rate \
+        d(L − L0)/dt, MuJoCo's tendon damping on dL/dt. To change the rest lengths over time \
+        (model.tendon_lengthspring[i] = [0, L0_i(t)]), set ctrl[i] = dL0_i/dt (m/s): gear c \
+        adds the force c·dL0/dt along the cable. Zero while the rest lengths are held.",
     );
-    for (cable, name) in robot.cables.iter().zip(&names) {
-        line(
-            2,
-            &format!(
-                r#"<motor name="{}_payout_rate" tendon="{}" gear="{}" ctrllimited="false"/>"#,
-                escape(name),
-                escape(name),
-                num(cable.damping)
-            ),
+    for (cable, name) in robot.cables.iter().zip(&home.names) {
+        x.empty(
+            "motor",
+            &[
+                ("name", format!("{name}_payout_rate")),
+                ("tendon", name.clone()),
+                ("gear", num(cable.damping)),
+                ("ctrllimited", "false".into()),
+            ],
         );
     }
-    line(1, "</actuator>");
-    line(0, "</mujoco>");
-    Ok(x)
+    x.close("actuator");
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! their defaults; files written before that start with a `# cdpr …` line, still read.
 
 use super::{Sample, Trajectory, TrajectoryError};
+use crate::csv_input::BoundedLines;
 use crate::kinematics::Pose;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -62,16 +63,9 @@ fn csv_error(file: &str, line: u64, message: impl Into<String>) -> TrajectoryErr
 }
 
 fn from_csv_crate(file: &str, error: ::csv::Error) -> TrajectoryError {
-    let line = error.position().map(|p| p.line()).unwrap_or(0);
-    let message = match error.kind() {
-        ::csv::ErrorKind::UnequalLengths {
-            expected_len, len, ..
-        } => format!("this row has {len} fields but the header has {expected_len}"),
-        ::csv::ErrorKind::Utf8 { .. } => "not valid UTF-8 text".to_string(),
-        _ => error.to_string(),
-    };
+    let (line, message) = crate::csv_input::problem(&error);
     match error.kind() {
-        // The bounds of `Bounded`, not a failure of the file system.
+        // The bounds of `BoundedLines`, not a failure of the file system.
         ::csv::ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::InvalidData => {
             TrajectoryError::TooLarge {
                 file: file.to_string(),
@@ -86,65 +80,9 @@ fn from_csv_crate(file: &str, error: ::csv::Error) -> TrajectoryError {
     }
 }
 
-/// Longest line a trajectory CSV may have, bytes (a row of 1000 numbers is ~25 kB).
-pub const MAX_LINE_BYTES: u64 = 1 << 20;
+pub use crate::csv_input::MAX_LINE_BYTES;
 /// Largest trajectory CSV read, bytes.
 pub const MAX_FILE_BYTES: u64 = 4 << 30;
-
-/// A reader that fails (instead of growing a buffer without end) on a line longer than
-/// [`MAX_LINE_BYTES`] or an input longer than [`MAX_FILE_BYTES`]: `/dev/zero` or a binary
-/// file given as a CSV.
-struct Bounded<R> {
-    inner: R,
-    total: u64,
-    line: u64,
-    line_bytes: u64,
-}
-
-impl<R: Read> Read for Bounded<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        let chunk = &buf[..n];
-        // Lines that end inside one read are shorter than the read's buffer (kilobytes); only
-        // the line carried across reads can grow long.
-        let longest = match (
-            chunk.iter().position(|&b| b == b'\n'),
-            chunk.iter().rposition(|&b| b == b'\n'),
-        ) {
-            (Some(first), Some(last)) => {
-                let longest = self.line_bytes + first as u64;
-                self.line += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
-                self.line_bytes = (n - last - 1) as u64;
-                longest.max(self.line_bytes)
-            }
-            _ => {
-                self.line_bytes += n as u64;
-                self.line_bytes
-            }
-        };
-        if longest > MAX_LINE_BYTES {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!(
-                    "line {} is longer than {} MiB: not a CSV trajectory",
-                    self.line + 1,
-                    MAX_LINE_BYTES >> 20
-                ),
-            ));
-        }
-        self.total += n as u64;
-        if self.total > MAX_FILE_BYTES {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!(
-                    "larger than {} GiB: too large for a trajectory",
-                    MAX_FILE_BYTES >> 30
-                ),
-            ));
-        }
-        Ok(n)
-    }
-}
 
 /// Reads a trajectory from any reader; `file` names it in error messages. At most
 /// [`MAX_SAMPLES`](super::MAX_SAMPLES) data rows, lines of at most [`MAX_LINE_BYTES`].
@@ -153,12 +91,7 @@ pub fn from_reader<R: Read>(
     file: &str,
     options: &CsvOptions,
 ) -> Result<Trajectory, TrajectoryError> {
-    let reader = Bounded {
-        inner: reader,
-        total: 0,
-        line: 0,
-        line_bytes: 0,
-    };
+    let reader = BoundedLines::new(reader, 1, MAX_FILE_BYTES, "a CSV trajectory");
     let mut rdr = ::csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(::csv::Trim::All)
@@ -169,54 +102,9 @@ pub fn from_reader<R: Read>(
     // The header's line, after any comment lines: the reader now stands past its newline. (A
     // record's own position is where reading it began: before the comments it skipped.)
     let header_line = rdr.position().line().saturating_sub(1).max(1);
-    if header.is_empty() || header.iter().all(str::is_empty) {
-        return Err(csv_error(
-            file,
-            header_line,
-            "no header row: the first line must name the columns (t,x,y,z,…)",
-        ));
-    }
-    let find = |name: &str| -> Result<Option<usize>, TrajectoryError> {
-        let mut hits = header.iter().enumerate().filter(|(_, h)| *h == name);
-        let first = hits.next().map(|(k, _)| k);
-        if hits.next().is_some() {
-            return Err(csv_error(
-                file,
-                header_line,
-                format!("the column `{name}` appears more than once"),
-            ));
-        }
-        Ok(first)
-    };
-    let suffixed = |name: &str| format!("{name}{}", options.suffix);
-    let required = |name: String| -> Result<usize, TrajectoryError> {
-        find(&name)?.ok_or_else(|| {
-            csv_error(
-                file,
-                header_line,
-                format!(
-                    "missing column `{name}` (the header has: {})",
-                    header.iter().collect::<Vec<_>>().join(", ")
-                ),
-            )
-        })
-    };
-    let t_col = required("t".into())?;
-    let mut pose_cols = [None; 6];
-    let mut vel_cols = [None; 6];
-    let mut acc_cols = [None; 6];
-    for k in 0..6 {
-        pose_cols[k] = if k < 3 {
-            Some(required(suffixed(POSE_COLUMNS[k]))?)
-        } else {
-            find(&suffixed(POSE_COLUMNS[k]))?
-        };
-        vel_cols[k] = find(&suffixed(VELOCITY_COLUMNS[k]))?;
-        acc_cols[k] = find(&suffixed(ACCELERATION_COLUMNS[k]))?;
-    }
-    let segment_col = find("segment")?;
-    let column_name = |c: usize| header.get(c).unwrap_or("?").to_string();
-
+    let columns = Columns::find(&header, options, |message| {
+        csv_error(file, header_line, message)
+    })?;
     let mut samples: Vec<Sample> = Vec::new();
     let mut segment_names: Vec<String> = Vec::new();
     let mut record = ::csv::StringRecord::new();
@@ -238,65 +126,13 @@ pub fn from_reader<R: Read>(
                 ),
             ));
         }
-        let number = |c: usize| -> Result<f64, TrajectoryError> {
-            let text = record.get(c).unwrap_or("");
-            let name = column_name(c);
-            if text.is_empty() {
-                return Err(csv_error(file, line, format!("column `{name}` is empty")));
-            }
-            let value: f64 = text.parse().map_err(|_| {
-                csv_error(
-                    file,
-                    line,
-                    format!("column `{name}`: `{text}` is not a number"),
-                )
-            })?;
-            if !value.is_finite() {
-                return Err(csv_error(
-                    file,
-                    line,
-                    format!("column `{name}`: `{text}` is not a finite number"),
-                ));
-            }
-            Ok(value)
+        let row = Row {
+            record: &record,
+            header: &header,
+            error: |message: String| csv_error(file, line, message),
         };
-        let time = number(t_col)?;
-        if let Some(previous) = samples.last().map(|s| s.t)
-            && time <= previous
-        {
-            return Err(csv_error(
-                file,
-                line,
-                format!(
-                    "t = {time} s does not increase (the previous row has t = {previous} s); time must increase strictly"
-                ),
-            ));
-        }
-        let mut values = [[0.0; 6]; 3]; // pose, velocity, acceleration
-        for (k, cols) in [pose_cols, vel_cols, acc_cols].iter().enumerate() {
-            for c in 0..6 {
-                if let Some(col) = cols[c] {
-                    values[k][c] = number(col)?;
-                }
-            }
-        }
-        let segment = segment_col
-            .and_then(|c| record.get(c))
-            .filter(|s| !s.is_empty())
-            .map(|name| match segment_names.iter().position(|n| n == name) {
-                Some(k) => k,
-                None => {
-                    segment_names.push(name.to_string());
-                    segment_names.len() - 1
-                }
-            });
-        samples.push(Sample {
-            t: time,
-            pose: Pose::from_array(values[0]),
-            velocity: values[1],
-            acceleration: values[2],
-            segment,
-        });
+        let sample = columns.sample(&row, samples.last().map(|s| s.t), &mut segment_names)?;
+        samples.push(sample);
     }
     if samples.is_empty() {
         return Err(csv_error(
@@ -305,28 +141,169 @@ pub fn from_reader<R: Read>(
             "no data rows after the header: a trajectory needs at least one sample",
         ));
     }
-    if (0..6).any(|c| vel_cols[c].is_none() || acc_cols[c].is_none()) {
-        // Missing derivatives, one channel at a time (two extra numbers per sample).
-        let t: Vec<f64> = samples.iter().map(|s| s.t).collect();
-        for c in 0..6 {
-            if vel_cols[c].is_none() || acc_cols[c].is_none() {
-                let x: Vec<f64> = samples.iter().map(|s| s.pose.to_array()[c]).collect();
-                let (v, a) = differentiate(&t, &x);
-                for (k, s) in samples.iter_mut().enumerate() {
-                    if vel_cols[c].is_none() {
-                        s.velocity[c] = v[k];
-                    }
-                    if acc_cols[c].is_none() {
-                        s.acceleration[c] = a[k];
-                    }
-                }
-            }
-        }
-    }
+    columns.differentiate_missing(&mut samples);
     Ok(Trajectory {
         samples,
         segments: segment_names,
     })
+}
+
+/// Where a trajectory's columns are in its header: time, the pose (x, y, z required, the
+/// angles optional), velocities and accelerations when given, the segment.
+struct Columns {
+    t: usize,
+    pose: [Option<usize>; 6],
+    velocity: [Option<usize>; 6],
+    acceleration: [Option<usize>; 6],
+    segment: Option<usize>,
+}
+
+/// One data row being read, with what its errors need.
+struct Row<'a, E: Fn(String) -> TrajectoryError> {
+    record: &'a ::csv::StringRecord,
+    header: &'a ::csv::StringRecord,
+    /// An error at this row's line.
+    error: E,
+}
+
+impl<E: Fn(String) -> TrajectoryError> Row<'_, E> {
+    /// Column `c`'s number: present, a number, finite.
+    fn number(&self, c: usize) -> Result<f64, TrajectoryError> {
+        let text = self.record.get(c).unwrap_or("");
+        let name = self.header.get(c).unwrap_or("?");
+        if text.is_empty() {
+            return Err((self.error)(format!("column `{name}` is empty")));
+        }
+        let value: f64 = text
+            .parse()
+            .map_err(|_| (self.error)(format!("column `{name}`: `{text}` is not a number")))?;
+        if !value.is_finite() {
+            return Err((self.error)(format!(
+                "column `{name}`: `{text}` is not a finite number"
+            )));
+        }
+        Ok(value)
+    }
+}
+
+impl Columns {
+    /// The columns of `header` (pose columns with the options' suffix); `error` words a
+    /// problem of the header.
+    fn find(
+        header: &::csv::StringRecord,
+        options: &CsvOptions,
+        error: impl Fn(String) -> TrajectoryError,
+    ) -> Result<Columns, TrajectoryError> {
+        if header.is_empty() || header.iter().all(str::is_empty) {
+            return Err(error(
+                "no header row: the first line must name the columns (t,x,y,z,…)".into(),
+            ));
+        }
+        let find = |name: &str| -> Result<Option<usize>, TrajectoryError> {
+            let mut hits = header.iter().enumerate().filter(|(_, h)| *h == name);
+            let first = hits.next().map(|(k, _)| k);
+            if hits.next().is_some() {
+                return Err(error(format!("the column `{name}` appears more than once")));
+            }
+            Ok(first)
+        };
+        let suffixed = |name: &str| format!("{name}{}", options.suffix);
+        let required = |name: String| -> Result<usize, TrajectoryError> {
+            find(&name)?.ok_or_else(|| {
+                error(format!(
+                    "missing column `{name}` (the header has: {})",
+                    header.iter().collect::<Vec<_>>().join(", ")
+                ))
+            })
+        };
+        let mut columns = Columns {
+            t: required("t".into())?,
+            pose: [None; 6],
+            velocity: [None; 6],
+            acceleration: [None; 6],
+            segment: None,
+        };
+        for k in 0..6 {
+            columns.pose[k] = if k < 3 {
+                Some(required(suffixed(POSE_COLUMNS[k]))?)
+            } else {
+                find(&suffixed(POSE_COLUMNS[k]))?
+            };
+            columns.velocity[k] = find(&suffixed(VELOCITY_COLUMNS[k]))?;
+            columns.acceleration[k] = find(&suffixed(ACCELERATION_COLUMNS[k]))?;
+        }
+        columns.segment = find("segment")?;
+        Ok(columns)
+    }
+
+    /// The sample of a row: its time after `previous`, its pose and derivatives, its segment
+    /// (an index into `segment_names`, a new name appended).
+    fn sample<E: Fn(String) -> TrajectoryError>(
+        &self,
+        row: &Row<'_, E>,
+        previous: Option<f64>,
+        segment_names: &mut Vec<String>,
+    ) -> Result<Sample, TrajectoryError> {
+        let time = row.number(self.t)?;
+        if let Some(previous) = previous
+            && time <= previous
+        {
+            return Err((row.error)(format!(
+                "t = {time} s does not increase (the previous row has t = {previous} s); time must increase strictly"
+            )));
+        }
+        let mut values = [[0.0; 6]; 3]; // pose, velocity, acceleration
+        for (k, cols) in [self.pose, self.velocity, self.acceleration]
+            .iter()
+            .enumerate()
+        {
+            for c in 0..6 {
+                if let Some(col) = cols[c] {
+                    values[k][c] = row.number(col)?;
+                }
+            }
+        }
+        let segment = self
+            .segment
+            .and_then(|c| row.record.get(c))
+            .filter(|s| !s.is_empty())
+            .map(|name| match segment_names.iter().position(|n| n == name) {
+                Some(k) => k,
+                None => {
+                    segment_names.push(name.to_string());
+                    segment_names.len() - 1
+                }
+            });
+        Ok(Sample {
+            t: time,
+            pose: Pose::from_array(values[0]),
+            velocity: values[1],
+            acceleration: values[2],
+            segment,
+        })
+    }
+
+    /// The velocities and accelerations the file does not give, by finite differences, one
+    /// channel at a time (two extra numbers per sample).
+    fn differentiate_missing(&self, samples: &mut [Sample]) {
+        let missing = |c: usize| self.velocity[c].is_none() || self.acceleration[c].is_none();
+        if !(0..6).any(missing) {
+            return;
+        }
+        let t: Vec<f64> = samples.iter().map(|s| s.t).collect();
+        for c in (0..6).filter(|&c| missing(c)) {
+            let x: Vec<f64> = samples.iter().map(|s| s.pose.to_array()[c]).collect();
+            let (v, a) = differentiate(&t, &x);
+            for (k, s) in samples.iter_mut().enumerate() {
+                if self.velocity[c].is_none() {
+                    s.velocity[c] = v[k];
+                }
+                if self.acceleration[c].is_none() {
+                    s.acceleration[c] = a[k];
+                }
+            }
+        }
+    }
 }
 
 /// First and second time derivatives of a sampled channel: three-point formulas on the

@@ -188,208 +188,46 @@ pub fn workspace_report(
     plot: Option<&(PathBuf, String)>,
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<WorkspaceReport, WorkspaceError> {
-    if !(2..=400).contains(&request.grid) {
-        return Err(WorkspaceError::Grid(request.grid));
-    }
-    let region = request
-        .region_box()
-        .unwrap_or_else(|| default_region(robot));
-    let inside = |v: f64| v.is_finite() && v.abs() <= REGION_LIMIT_M;
-    if (0..3).any(|k| {
-        !(inside(region.min[k]) && inside(region.max[k]) && region.max[k] - region.min[k] >= 1e-3)
-    }) {
-        return Err(WorkspaceError::Region {
-            min: region.min.into(),
-            max: region.max.into(),
-        });
-    }
-    let bounds: TensionBounds = tension_bounds(robot, request.f_min, request.f_max)?;
-    if let Some(deg) = request.orientation
-        && !(deg.is_finite() && (0.0..90.0).contains(&deg))
-    {
-        return Err(WorkspaceError::Orientation(deg));
-    }
-    if request.orientation.is_some() && request.levels < 2 {
-        return Err(WorkspaceError::Levels(request.levels));
-    }
-    // The budget before any allocation: levels³ orientations at every cell.
-    let n_orient = match request.orientation {
-        Some(_) if robot.dof == crate::robot::Dof::Six => (request.levels as f64).powi(3),
-        _ => 1.0,
-    };
-    let cells = request.grid.pow(3);
-    let ws = robot.workspace;
-    let n_u = (2 * request.grid).clamp(24, 120);
-    let c = ws.center();
-    let planes = [
-        Plane::Xy(ws.min.z),
-        Plane::Xy(c.z),
-        Plane::Xy(ws.max.z),
-        Plane::Xz(c.y),
-    ];
-    let plot_cells: usize = if plot.is_some() {
-        planes
-            .iter()
-            .map(|&p| {
-                let (u, v) = slice_cells(&region, p, n_u);
-                u * v
-            })
-            .sum()
-    } else {
-        0
-    };
-    let checks = n_orient * (cells as f64 + 21.0 * plot_cells as f64);
-    if checks > MAX_POSE_CHECKS {
-        return Err(WorkspaceError::Budget {
-            options: match request.orientation {
-                Some(deg) => format!(
-                    "`grid` {} with `orientation` {deg} `levels` {}",
-                    request.grid, request.levels
-                ),
-                None => format!("`grid` {}", request.grid),
-            },
-            checks,
-            cells,
-            plot_cells,
-            orientations: n_orient as usize,
-            hint: format!(
-                "lower `grid`{}{}",
-                if request.orientation.is_some() {
-                    " or `levels`"
-                } else {
-                    ""
-                },
-                if plot_cells > 0 {
-                    " (or skip the plot)"
-                } else {
-                    ""
-                }
-            ),
-        });
-    }
+    let plan = Plan::of(robot, request, plot.is_some())?;
     let range = request.orientation.map(|deg| OrientationRange {
         max_angle: deg.to_radians(),
         levels: request.levels,
     });
     let orientations = OrientationRange::samples(range.as_ref(), robot.dof);
     let started = Instant::now();
-    let grid = Grid::cubic(region, request.grid);
-    // Progress over the whole job, each stage weighted by its pose checks (a capacity costs
-    // ~20 feasibility checks): the volume's cells, the box's 5³ points, the minimum-tension
-    // scans (5² columns and the axis, every 5 mm, then a bisection), the slices' cells, drawing.
-    const CAPACITY: f64 = 20.0;
-    let volume_work = cells as f64;
-    let box_work = 125.0 * (1.0 + CAPACITY);
-    let scan = |h: f64| (h / 0.005).clamp(1.0, 1e6) + 20.0;
-    let reach_work =
-        CAPACITY * (25.0 * scan(ws.max.z - ws.min.z) + scan(region.max.z - region.min.z));
-    let slice_work = (1.0 + CAPACITY) * plot_cells as f64;
-    let before = volume_work + box_work + reach_work + slice_work;
-    let drawing_work = 0.03 * before * (plot_cells > 0) as u8 as f64;
-    let total_work = before + drawing_work;
-    let stage = |done: f64, work: f64| {
-        move |f: f64| progress(((done + f.clamp(0.0, 1.0) * work) / total_work).min(0.999))
-    };
-    let mut set = feasible_set(
-        robot,
-        &grid,
-        bounds,
-        &orientations,
-        &stage(0.0, volume_work),
-    );
-    let interference = request.interference_clearance().map(|clearance| {
-        let [nx, ny, _] = grid.cells;
-        let job = |index: usize| {
-            let (i, j, k) = (index % nx, (index / nx) % ny, index / (nx * ny));
-            interference_at(robot, &grid.center(i, j, k), &orientations, clearance)
-        };
-        let cells = parallel_map(grid.len(), &job, &|_| {});
-        let volume_before = set.volume().volume;
-        let mut summary = InterferenceSummary {
-            clearance,
-            cells_colliding: 0,
-            cells_removed: 0,
-            cells_by_kind: Counts::default(),
-            volume_before,
-        };
-        for (index, c) in cells.iter().enumerate() {
-            if c.total() == 0 {
-                continue;
-            }
-            summary.cells_colliding += 1;
-            summary.cells_removed += usize::from(set.feasible[index]);
-            set.feasible[index] = false;
-            for kind in crate::interference::Kind::ALL {
-                summary.cells_by_kind.add(kind, c.get(kind));
-            }
-        }
-        summary
-    });
+    let grid = Grid::cubic(plan.region, request.grid);
+    let stage = |done: f64, work: f64| plan.stage(progress, done, work);
+    let (bounds, ws, w) = (plan.bounds, robot.workspace, &plan.work);
+    let mut set = feasible_set(robot, &grid, bounds, &orientations, &stage(0.0, w.volume));
+    let interference = request
+        .interference_clearance()
+        .map(|clearance| remove_interference(robot, &grid, &orientations, clearance, &mut set));
     let workspace_box = check_box(
         robot,
         &ws,
         bounds,
         &orientations,
         5,
-        &stage(volume_work, box_work),
+        &stage(w.volume, w.box_check),
     );
     let min_tension = min_tension_reach(
         robot,
         &ws,
-        [region.min.z, region.max.z],
+        [plan.region.min.z, plan.region.max.z],
         request.min_tension,
         bounds.max,
         5,
         0.005,
-        &stage(volume_work + box_work, reach_work),
+        &stage(w.volume + w.box_check, w.reach),
     );
-    let mut plot_files = Vec::new();
-    if let Some((dir, stem)) = plot {
-        std::fs::create_dir_all(dir).map_err(|source| WorkspaceError::PlotDir {
-            dir: dir.clone(),
-            source,
-        })?;
-        let mut done = volume_work + box_work + reach_work;
-        let mut slices = Vec::with_capacity(planes.len());
-        for &plane in &planes {
-            let (u, v) = slice_cells(&region, plane, n_u);
-            let work = (1.0 + CAPACITY) * (u * v) as f64;
-            let report = stage(done, work);
-            let mut slice =
-                slice_with_progress(robot, &region, plane, n_u, bounds, &orientations, &report);
-            if let Some(clearance) = request.interference_clearance() {
-                mark_interference(&mut slice, robot, &orientations, clearance);
-            }
-            slices.push(slice);
-            done += work;
-        }
-        let top = slices
-            .iter()
-            .flat_map(|s| s.capacity.iter().flatten())
-            .fold(bounds.min, |m, &c| m.max(c));
-        let title = format!(
-            "{}: wrench-feasible workspace ({} … {} N{})",
-            robot.name,
-            bounds.min,
-            bounds.max,
-            request
-                .orientation
-                .map(|d| format!(", ±{d}°"))
-                .unwrap_or_default()
-        );
-        let spec = plot::PlotSpec {
-            title: &title,
-            f_min: bounds.min,
-            f_top: top,
-            workspace: Some(ws),
-            clearance: request.interference_clearance(),
-        };
-        plot_files = plot::write_slices(dir, stem, &slices, &spec)?;
-    }
+    let plot_files = match plot {
+        Some((dir, stem)) => draw(robot, request, &plan, &orientations, dir, stem, progress)?,
+        None => Vec::new(),
+    };
     progress(1.0);
     Ok(WorkspaceReport {
         robot: robot.name.clone(),
-        region,
+        region: plan.region,
         grid: request.grid,
         bounds: Bounds {
             min: bounds.min,
@@ -405,6 +243,259 @@ pub fn workspace_report(
         plot: plot_files,
         wall_s: started.elapsed().as_secs_f64(),
     })
+}
+
+/// A request checked and sized before any work: its region and tension bounds, the slices it
+/// plots, and each stage's share of the whole job.
+struct Plan {
+    region: Aabb,
+    bounds: TensionBounds,
+    /// Cells along a slice's first axis.
+    n_u: usize,
+    planes: [Plane; 4],
+    work: Work,
+}
+
+/// Each stage's work, in pose checks (a capacity costs ~20 feasibility checks): the volume's
+/// cells, the box's 5³ points, the minimum-tension scans (5² columns and the axis, every 5 mm,
+/// then a bisection), the slices' cells, drawing.
+struct Work {
+    volume: f64,
+    box_check: f64,
+    reach: f64,
+    total: f64,
+}
+
+/// A capacity's cost in feasibility checks.
+const CAPACITY: f64 = 20.0;
+
+impl Plan {
+    fn of(
+        robot: &Robot,
+        request: &WorkspaceRequest,
+        plotted: bool,
+    ) -> Result<Plan, WorkspaceError> {
+        if !(2..=400).contains(&request.grid) {
+            return Err(WorkspaceError::Grid(request.grid));
+        }
+        let region = request
+            .region_box()
+            .unwrap_or_else(|| default_region(robot));
+        let inside = |v: f64| v.is_finite() && v.abs() <= REGION_LIMIT_M;
+        if (0..3).any(|k| {
+            !(inside(region.min[k])
+                && inside(region.max[k])
+                && region.max[k] - region.min[k] >= 1e-3)
+        }) {
+            return Err(WorkspaceError::Region {
+                min: region.min.into(),
+                max: region.max.into(),
+            });
+        }
+        let bounds: TensionBounds = tension_bounds(robot, request.f_min, request.f_max)?;
+        if let Some(deg) = request.orientation
+            && !(deg.is_finite() && (0.0..90.0).contains(&deg))
+        {
+            return Err(WorkspaceError::Orientation(deg));
+        }
+        if request.orientation.is_some() && request.levels < 2 {
+            return Err(WorkspaceError::Levels(request.levels));
+        }
+        // The budget before any allocation: levels³ orientations at every cell.
+        let n_orient = match request.orientation {
+            Some(_) if robot.dof == crate::robot::Dof::Six => (request.levels as f64).powi(3),
+            _ => 1.0,
+        };
+        let cells = request.grid.pow(3);
+        let ws = robot.workspace;
+        let n_u = (2 * request.grid).clamp(24, 120);
+        let c = ws.center();
+        let planes = [
+            Plane::Xy(ws.min.z),
+            Plane::Xy(c.z),
+            Plane::Xy(ws.max.z),
+            Plane::Xz(c.y),
+        ];
+        let plot_cells: usize = if plotted {
+            planes
+                .iter()
+                .map(|&p| {
+                    let (u, v) = slice_cells(&region, p, n_u);
+                    u * v
+                })
+                .sum()
+        } else {
+            0
+        };
+        let checks = n_orient * (cells as f64 + 21.0 * plot_cells as f64);
+        if checks > MAX_POSE_CHECKS {
+            return Err(budget_error(request, checks, cells, plot_cells, n_orient));
+        }
+        let scan = |h: f64| (h / 0.005).clamp(1.0, 1e6) + 20.0;
+        let volume = cells as f64;
+        let box_check = 125.0 * (1.0 + CAPACITY);
+        let reach =
+            CAPACITY * (25.0 * scan(ws.max.z - ws.min.z) + scan(region.max.z - region.min.z));
+        let slices = (1.0 + CAPACITY) * plot_cells as f64;
+        let before = volume + box_check + reach + slices;
+        let drawing = 0.03 * before * (plot_cells > 0) as u8 as f64;
+        Ok(Plan {
+            region,
+            bounds,
+            n_u,
+            planes,
+            work: Work {
+                volume,
+                box_check,
+                reach,
+                total: before + drawing,
+            },
+        })
+    }
+
+    /// `progress` of a stage that starts after `done` and does `work`, as a fraction of the
+    /// whole job (below 1 until the job is done).
+    fn stage<'a>(
+        &'a self,
+        progress: &'a (dyn Fn(f64) + Sync),
+        done: f64,
+        work: f64,
+    ) -> impl Fn(f64) + Sync + 'a {
+        let total = self.work.total;
+        move |f: f64| progress(((done + f.clamp(0.0, 1.0) * work) / total).min(0.999))
+    }
+}
+
+/// A request over the budget, naming the options to lower.
+fn budget_error(
+    request: &WorkspaceRequest,
+    checks: f64,
+    cells: usize,
+    plot_cells: usize,
+    n_orient: f64,
+) -> WorkspaceError {
+    WorkspaceError::Budget {
+        options: match request.orientation {
+            Some(deg) => format!(
+                "`grid` {} with `orientation` {deg} `levels` {}",
+                request.grid, request.levels
+            ),
+            None => format!("`grid` {}", request.grid),
+        },
+        checks,
+        cells,
+        plot_cells,
+        orientations: n_orient as usize,
+        hint: format!(
+            "lower `grid`{}{}",
+            if request.orientation.is_some() {
+                " or `levels`"
+            } else {
+                ""
+            },
+            if plot_cells > 0 {
+                " (or skip the plot)"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
+/// Removes from `set` the cells where something interferes at `clearance` (at any of the
+/// orientations), and says what it removed.
+fn remove_interference(
+    robot: &Robot,
+    grid: &Grid,
+    orientations: &[nalgebra::Vector3<f64>],
+    clearance: f64,
+    set: &mut super::FeasibleSet,
+) -> InterferenceSummary {
+    let [nx, ny, _] = grid.cells;
+    let job = |index: usize| {
+        let (i, j, k) = (index % nx, (index / nx) % ny, index / (nx * ny));
+        interference_at(robot, &grid.center(i, j, k), orientations, clearance)
+    };
+    let cells = parallel_map(grid.len(), &job, &|_| {});
+    let mut summary = InterferenceSummary {
+        clearance,
+        cells_colliding: 0,
+        cells_removed: 0,
+        cells_by_kind: Counts::default(),
+        volume_before: set.volume().volume,
+    };
+    for (index, c) in cells.iter().enumerate() {
+        if c.total() == 0 {
+            continue;
+        }
+        summary.cells_colliding += 1;
+        summary.cells_removed += usize::from(set.feasible[index]);
+        set.feasible[index] = false;
+        for kind in crate::interference::Kind::ALL {
+            summary.cells_by_kind.add(kind, c.get(kind));
+        }
+    }
+    summary
+}
+
+/// The plotted slices, computed and drawn into `dir/stem.{png,svg}`.
+fn draw(
+    robot: &Robot,
+    request: &WorkspaceRequest,
+    plan: &Plan,
+    orientations: &[nalgebra::Vector3<f64>],
+    dir: &Path,
+    stem: &str,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<Vec<PathBuf>, WorkspaceError> {
+    std::fs::create_dir_all(dir).map_err(|source| WorkspaceError::PlotDir {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    let (region, bounds, w) = (&plan.region, plan.bounds, &plan.work);
+    let mut done = w.volume + w.box_check + w.reach;
+    let mut slices = Vec::with_capacity(plan.planes.len());
+    for &plane in &plan.planes {
+        let (u, v) = slice_cells(region, plane, plan.n_u);
+        let work = (1.0 + CAPACITY) * (u * v) as f64;
+        let report = plan.stage(progress, done, work);
+        let mut slice = slice_with_progress(
+            robot,
+            region,
+            plane,
+            plan.n_u,
+            bounds,
+            orientations,
+            &report,
+        );
+        if let Some(clearance) = request.interference_clearance() {
+            mark_interference(&mut slice, robot, orientations, clearance);
+        }
+        slices.push(slice);
+        done += work;
+    }
+    let top = slices
+        .iter()
+        .flat_map(|s| s.capacity.iter().flatten())
+        .fold(bounds.min, |m, &c| m.max(c));
+    let title = format!(
+        "{}: wrench-feasible workspace ({} … {} N{})",
+        robot.name,
+        bounds.min,
+        bounds.max,
+        request
+            .orientation
+            .map(|d| format!(", ±{d}°"))
+            .unwrap_or_default()
+    );
+    let spec = plot::PlotSpec {
+        title: &title,
+        f_min: bounds.min,
+        f_top: top,
+        workspace: Some(robot.workspace),
+        clearance: request.interference_clearance(),
+    };
+    Ok(plot::write_slices(dir, stem, &slices, &spec)?)
 }
 
 #[cfg(test)]

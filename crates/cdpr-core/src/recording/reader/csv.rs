@@ -4,6 +4,7 @@
 
 use super::scan::{Scan, tracking_error};
 use super::{BLOCK_ROWS, Backend, RunFile, RunRow};
+use crate::csv_input::BoundedLines;
 use crate::pose::Pose;
 use crate::recording::error::RecordingError;
 use crate::recording::sidecar;
@@ -164,34 +165,22 @@ impl RowParser<'_> {
 }
 
 fn csv_error(file: &str, e: csv::Error) -> RecordingError {
-    let line = e.position().map(|p| p.line()).unwrap_or(0);
+    let (line, message) = crate::csv_input::problem(&e);
     match e.into_kind() {
         csv::ErrorKind::Io(cause) => RecordingError::Io {
             file: file.to_string(),
             cause,
         },
-        csv::ErrorKind::Utf8 { .. } => RecordingError::Malformed {
+        _ => RecordingError::Malformed {
             file: file.to_string(),
             line,
-            message: "not valid UTF-8 text".into(),
-        },
-        csv::ErrorKind::UnequalLengths {
-            expected_len, len, ..
-        } => RecordingError::Malformed {
-            file: file.to_string(),
-            line,
-            message: format!("this row has {len} fields but the header has {expected_len}"),
-        },
-        other => RecordingError::Malformed {
-            file: file.to_string(),
-            line,
-            message: format!("{other:?}"),
+            message,
         },
     }
 }
 
 /// A CSV reader of `inner`, whose first line is line `line` of the file.
-fn csv_reader<R: Read>(inner: R, headers: bool, line: u64) -> csv::Reader<LineGuard<R>> {
+fn csv_reader<R: Read>(inner: R, headers: bool, line: u64) -> csv::Reader<BoundedLines<R>> {
     csv::ReaderBuilder::new()
         .has_headers(headers)
         // Files written before the sidecar start with a `# …` description.
@@ -199,49 +188,16 @@ fn csv_reader<R: Read>(inner: R, headers: bool, line: u64) -> csv::Reader<LineGu
         // Row lengths are checked by `RowParser`, whose message names the line.
         .flexible(true)
         .buffer_capacity(1 << 16)
-        .from_reader(LineGuard {
+        .from_reader(BoundedLines::new(
             inner,
             line,
-            line_bytes: 0,
-        })
+            MAX_FILE_BYTES,
+            "a run's CSV",
+        ))
 }
 
-/// Longest line read, bytes (a row of a shadow of 8 cables is under 1 kB).
-const MAX_LINE_BYTES: u64 = crate::trajectory::csv::MAX_LINE_BYTES;
-
-/// A reader that fails on a line longer than [`MAX_LINE_BYTES`] instead of letting the CSV
-/// reader grow one record without end: a binary file, or `/dev/zero`, named `.csv`.
-struct LineGuard<R> {
-    inner: R,
-    /// The line being read (1-based).
-    line: u64,
-    /// Its bytes read so far.
-    line_bytes: u64,
-}
-
-impl<R: Read> Read for LineGuard<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        for part in buf[..n].split_inclusive(|&b| b == b'\n') {
-            self.line_bytes += part.len() as u64;
-            if self.line_bytes > MAX_LINE_BYTES {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!(
-                        "line {} is longer than {} MiB: not a run's CSV",
-                        self.line,
-                        MAX_LINE_BYTES >> 20
-                    ),
-                ));
-            }
-            if part.ends_with(b"\n") {
-                self.line += 1;
-                self.line_bytes = 0;
-            }
-        }
-        Ok(n)
-    }
-}
+/// Largest run CSV read, bytes (a day of a 1 ms shadow of 8 cables is ~30 GB).
+const MAX_FILE_BYTES: u64 = 1 << 40;
 
 /// Where a block starts in the file.
 #[derive(Debug, Clone, Copy)]
