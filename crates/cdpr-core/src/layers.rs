@@ -445,3 +445,43 @@ fn the_checker_sees_paths_groups_and_circles() {
     graph.remove("b");
     assert_eq!(find_cycle(&graph), None);
 }
+
+/// ARCHITECTURE.md's layer table is this one: a row per layer, in order, naming exactly the
+/// layer's modules (the doc cannot drift from the code, and a new module needs its row).
+#[test]
+fn the_architecture_guide_shows_this_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ARCHITECTURE.md");
+    let text = std::fs::read_to_string(&path).expect("ARCHITECTURE.md is readable");
+    let rows: Vec<(String, Vec<String>)> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("| layer | modules |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let modules = cells[2]
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect();
+            (cells[1].to_string(), modules)
+        })
+        .collect();
+    let wanted: Vec<(String, Vec<String>)> = LAYERS
+        .iter()
+        .enumerate()
+        .map(|(k, layer)| {
+            (
+                (k + 1).to_string(),
+                layer.iter().map(|m| m.to_string()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        wanted,
+        "{}'s layer table (left) is not layers.rs's LAYERS (right)",
+        path.display()
+    );
+}

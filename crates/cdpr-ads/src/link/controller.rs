@@ -96,7 +96,11 @@ pub struct ShadowOutputs {
     pub interference: bool,
 }
 
-/// The shadow's view of a controller.
+/// The shadow's view of a controller: what its cycle reads and writes, in its own terms
+/// (samples, geometry, outputs), not the link's (symbol handles, sum commands, notifications).
+/// One implementation, [`ShadowLink`](super::shadow_link::ShadowLink), generic over the
+/// transport (ADS over TCP or TLS, in-process); the trait keeps the shadow's cycle, reconnect
+/// and start-up logic (`crate::shadow`) from depending on how a link talks.
 pub trait Controller {
     /// Cables, as the controller's symbol sizes say.
     fn cable_count(&self) -> usize;
