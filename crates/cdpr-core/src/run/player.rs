@@ -33,6 +33,8 @@ pub struct Player {
     /// length command); empty otherwise.
     ik_lengths: Vec<f64>,
     uncompensated: u64,
+    /// Where the last step's sample was found in the trajectory.
+    cursor: usize,
 }
 
 impl Player {
@@ -87,6 +89,7 @@ impl Player {
             command,
             ik_lengths,
             uncompensated: 0,
+            cursor: 0,
         })
     }
 
@@ -95,7 +98,10 @@ impl Player {
     pub fn command_next_step(&mut self) -> Result<(), SimError> {
         let robot = self.sim.robot();
         let t = self.t0 + (self.step + 1) as f64 * self.options.config.dt;
-        let sample = self.trajectory.sample_at(t).unwrap_or(self.first);
+        let sample = self
+            .trajectory
+            .sample_from(t, &mut self.cursor)
+            .unwrap_or(self.first);
         let sample = Sample {
             pose: kinematics::effective_pose(robot, &sample.pose),
             ..sample

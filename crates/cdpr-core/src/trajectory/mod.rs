@@ -236,6 +236,13 @@ impl Trajectory {
     /// constant (with zero velocity and acceleration) outside them. The segment is the one of
     /// the sample at or before `t`.
     pub fn sample_at(&self, t: f64) -> Option<Sample> {
+        self.sample_from(t, &mut 0)
+    }
+
+    /// [`Trajectory::sample_at`] for times that mostly increase (a run's steps): the interval
+    /// is looked for from `cursor` on (one or two samples on), and `cursor` is left there for
+    /// the next call; an earlier time is found by bisection. The same sample as `sample_at`.
+    pub fn sample_from(&self, t: f64, cursor: &mut usize) -> Option<Sample> {
         let first = self.samples.first()?;
         let last = self.samples.last()?;
         if t <= first.t {
@@ -254,8 +261,18 @@ impl Trajectory {
                 ..*last
             });
         }
-        // First sample with time > t; the one before it is at or before t.
-        let k = self.samples.partition_point(|s| s.t <= t);
+        // The first sample with time > t (there is one: t < last.t), after one at or before t
+        // (t > first.t): a walk from the cursor when it stands at or before t, else bisection.
+        let n = self.samples.len();
+        let mut k = (*cursor).clamp(1, n - 1);
+        if self.samples[k - 1].t <= t {
+            while self.samples[k].t <= t {
+                k += 1;
+            }
+        } else {
+            k = self.samples.partition_point(|s| s.t <= t);
+        }
+        *cursor = k;
         let (a, b) = (&self.samples[k - 1], &self.samples[k]);
         let u = (t - a.t) / (b.t - a.t);
         let lerp6 = |x: &[f64; 6], y: &[f64; 6]| {
@@ -308,6 +325,32 @@ mod tests {
                 .starts_with("/dev/zero: line 1 is longer than 1 MiB"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn sample_from_a_cursor_is_sample_at() {
+        let samples: Vec<Sample> = (0..50)
+            .map(|k| {
+                let t = 0.1 * k as f64 + 0.01 * (k % 3) as f64;
+                Sample {
+                    t,
+                    pose: Pose::from_array([t.sin(), t * t, 1.0, 0.0, 0.1 * t, 0.0]),
+                    velocity: [t; 6],
+                    acceleration: [-t; 6],
+                    segment: None,
+                }
+            })
+            .collect();
+        let traj = Trajectory {
+            samples,
+            segments: Vec::new(),
+        };
+        let mut cursor = 0;
+        // Forward in small and large steps, back, onto samples, beyond both ends.
+        let times = [-1.0, 0.0, 0.003, 0.05, 0.1, 0.1005, 0.37, 2.0, 1.0, 1.0, 4.93, 4.9, 9.0, 0.2];
+        for t in times {
+            assert_eq!(traj.sample_from(t, &mut cursor), traj.sample_at(t), "t = {t}");
+        }
     }
 
     #[test]
