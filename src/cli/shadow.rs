@@ -7,14 +7,13 @@ use super::output::{StatusLine, Table, json};
 use super::plc::YEAR_S;
 use super::secure::SecureArgs;
 use anyhow::{Context, Result};
-use cdpr_ads::link::{AdsSource, ExchangeChoice};
 use cdpr_ads::live_view::{self, LiveView, ShadowFeed};
 use cdpr_ads::requests::{Cycle, LinkRequest};
 use cdpr_ads::shadow::{
     self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
     StartReport, Summary,
 };
-use cdpr_ads::wire::{AmsAddr, AmsNetId};
+use cdpr_ads::wire::AmsNetId;
 use cdpr_core::run::{CommandSource, RunRequest};
 use clap::Args;
 use std::path::PathBuf;
@@ -94,19 +93,6 @@ pub struct LinkArgs {
     /// PlotJuggler).
     #[arg(long, value_name = "FILE", requires = "plc")]
     pub record: Option<PathBuf>,
-    /// AMS source address: `auto` (the local IPv4 + .1.1, port 58913: what the PLC's route
-    /// must name), `request` (ask the router on the other end for one), or NETID:PORT.
-    #[arg(long, default_value = "auto", value_parser = parse_source, value_name = "auto|request|NETID:PORT")]
-    pub source: AdsSource,
-    /// How each cycle's reads and writes travel: `notify` (the inputs by device notification
-    /// every PLC cycle, with the PLC's time stamp: no cycle missed; geometry and writes
-    /// polled), `sum-handle` (sum commands 0xF083/0xF081 by handle), `sum-address`
-    /// (0xF080/0xF081 by the symbols' index group and offset: what pyads' test server serves),
-    /// `single` (one request per symbol: TwinCAT 2 before 2.11 R2 B2018); `auto` tries `notify`
-    /// and then takes the first of the others the PLC serves, once per connection; `poll` is
-    /// `auto` without notifications.
-    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(ExchangeChoice), value_name = "auto|poll|notify|sum-handle|sum-address|single")]
-    pub exchange: ExchangeChoice,
     /// Run the shadow's cycles at normal priority. By default their thread asks for
     /// real-time scheduling (SCHED_FIFO on Linux, where root, CAP_SYS_NICE or `ulimit -r`
     /// allow it; else normal priority, and the statistics say why): on a busy machine a normal
@@ -139,22 +125,6 @@ pub struct LinkArgs {
 }
 
 const SECURE_HEADING: &str = "Secure ADS (TLS 1.2 on TCP 8016; TwinCAT 3.1.4024 and later)";
-
-fn parse_source(text: &str) -> Result<AdsSource, String> {
-    match text.trim() {
-        "auto" => Ok(AdsSource::Auto),
-        "request" => Ok(AdsSource::Request),
-        other => {
-            let (id, port) = other
-                .rsplit_once(':')
-                .ok_or_else(|| format!("`{other}` is not auto, request or NETID:PORT"))?;
-            let port: u16 = port
-                .parse()
-                .map_err(|_| format!("`{port}` is not an AMS port"))?;
-            Ok(AdsSource::Fixed(AmsAddr::new(id.parse()?, port)))
-        }
-    }
-}
 
 /// What the shadow models: the robot file (or the template), the physics.
 impl LinkArgs {
@@ -210,9 +180,9 @@ impl LinkArgs {
             plc: plc.to_string(),
             ams_net_id: self.ams_net_id,
             ams_port: self.options.request.ams_port,
-            source: self.source,
+            source: self.options.request.source,
             timeout: self.options.request.timeout,
-            exchange: self.exchange,
+            exchange: self.options.request.exchange,
             robot,
             secure: self.secure_client(plc)?,
             config: ShadowConfig {
@@ -440,22 +410,4 @@ pub fn print_summary(s: &Summary, wall: f64, simulated: f64) {
         t.row(vec![name.to_string(), value]);
     }
     t.print();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sources_parse() {
-        assert_eq!(parse_source("auto"), Ok(AdsSource::Auto));
-        assert_eq!(
-            parse_source("192.168.1.50.1.1:32000"),
-            Ok(AdsSource::Fixed(AmsAddr::new(
-                AmsNetId([192, 168, 1, 50, 1, 1]),
-                32000
-            )))
-        );
-        assert!(parse_source("1.2.3:5").is_err());
-    }
 }

@@ -73,12 +73,8 @@ pub struct FitArgs {
     #[arg(long, value_delimiter = ',', value_name = "CSV|NAME")]
     pub reference: Vec<String>,
     /// Identification signals run one DOF at a time when no --reference is given.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "steps,chirp",
-        value_name = "NAMES"
-    )]
+    #[arg(long, value_delimiter = ',', value_name = "NAMES",
+          default_value = session::DEFAULT_SIGNALS)]
     pub signals: Vec<String>,
     /// Trajectories to validate on after fitting (CSV or names, as --reference).
     #[arg(long, value_delimiter = ',', value_name = "CSV|NAME")]

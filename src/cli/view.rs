@@ -282,9 +282,10 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
         ),
         (
             "ADS exchange".to_string(),
-            opened
-                .exchange
-                .map_or_else(|| a.link.exchange.to_string(), |e| e.to_string()),
+            opened.exchange.map_or_else(
+                || a.link.options.request.exchange.to_string(),
+                |e| e.to_string(),
+            ),
         ),
         (
             "writes".to_string(),

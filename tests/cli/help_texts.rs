@@ -205,7 +205,11 @@ fn every_request_table_is_offered_by_its_commands_help() {
                 let at = flat
                     .find(&format!("{flag} "))
                     .unwrap_or_else(|| panic!("cdpr {path:?} --help lacks {flag}"));
-                let entry = &flat[at..(at + 600).min(flat.len())];
+                let end = (at + 1500).min(flat.len());
+                let end = (end..=flat.len())
+                    .find(|&e| flat.is_char_boundary(e))
+                    .unwrap_or(flat.len());
+                let entry = &flat[at..end];
                 let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
                 let first: String = spec.help.chars().skip(1).take(30).collect();
                 assert!(

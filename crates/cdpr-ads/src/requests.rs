@@ -5,8 +5,9 @@
 //! made from these tables. Times are seconds, given on the command line with their unit
 //! (`10ms`, `2s`).
 
+use crate::link::{AdsSource, ExchangeChoice};
 use crate::server::udp::{DEFAULT_PASSWORD, DEFAULT_USER};
-use crate::wire::AmsNetId;
+use crate::wire::{AmsAddr, AmsNetId};
 use cdpr_core::options::{
     Group, Kind, OptionError, OptionSpec, OptionValue, Problem, Value, number, whole,
 };
@@ -33,6 +34,61 @@ impl OptionValue for AmsNetId {
         Value::Text(self.to_string())
     }
 }
+
+/// The AMS source address: `auto`, `request` or NETID:PORT.
+impl std::str::FromStr for AdsSource {
+    type Err = String;
+    fn from_str(text: &str) -> Result<AdsSource, String> {
+        match text.trim() {
+            "auto" => Ok(AdsSource::Auto),
+            "request" => Ok(AdsSource::Request),
+            other => {
+                let (id, port) = other
+                    .rsplit_once(':')
+                    .ok_or_else(|| format!("`{other}` is not auto, request or NETID:PORT"))?;
+                let port: u16 = port
+                    .parse()
+                    .map_err(|_| format!("`{port}` is not an AMS port"))?;
+                Ok(AdsSource::Fixed(AmsAddr::new(id.parse()?, port)))
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for AdsSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AdsSource::Auto => f.write_str("auto"),
+            AdsSource::Request => f.write_str("request"),
+            AdsSource::Fixed(addr) => write!(f, "{}:{}", addr.net_id, addr.port),
+        }
+    }
+}
+
+/// A value written as its text: parsed with `FromStr`, shown with `Display`.
+macro_rules! text_value {
+    ($($ty:ty: $expected:literal),+) => {$(
+        impl OptionValue for $ty {
+            fn from_value(spec: &'static OptionSpec, value: Value) -> Result<Self, OptionError> {
+                let text = String::from_value(spec, value)?;
+                text.parse().map_err(|why: String| {
+                    spec.error(Problem::WrongType {
+                        expected: $expected,
+                        given: why,
+                    })
+                })
+            }
+            fn to_value(&self) -> Value {
+                Value::Text(self.to_string())
+            }
+        }
+    )+};
+}
+
+text_value!(
+    AdsSource: "auto, request or NETID:PORT",
+    ExchangeChoice: "auto, poll, notify, sum-handle, sum-address or single"
+);
 
 const fn time(min: f64, max: f64, help: &'static str) -> OptionSpec {
     number(Group::Command, "s", min, max, "TIME", help)
@@ -160,6 +216,22 @@ cdpr_core::request! {
     /// The ADS timeout (connect, read, write).
     timeout: Duration = Duration::from_millis(500),
         time(1e-2, 60.0, "ADS timeout (connect, read, write): a dead PLC is noticed within it");
+    /// The AMS source address.
+    source: AdsSource = AdsSource::Auto,
+        OptionSpec::new(Group::Command, Kind::Name, "auto|request|NETID:PORT",
+            "AMS source address: `auto` (the local IPv4 + .1.1, port 58913: what the PLC's route \
+             must name), `request` (ask the router on the other end for one), or NETID:PORT");
+    /// How each cycle's reads and writes travel.
+    exchange: ExchangeChoice = ExchangeChoice::Auto,
+        OptionSpec::new(Group::Command, Kind::Name,
+            "auto|poll|notify|sum-handle|sum-address|single",
+            "how each cycle's reads and writes travel: `notify` (the inputs by device \
+             notification every PLC cycle, with the PLC's time stamp: no cycle missed; geometry \
+             and writes polled), `sum-handle` (sum commands 0xF083/0xF081 by handle), \
+             `sum-address` (0xF080/0xF081 by the symbols' index group and offset: what pyads' \
+             test server serves), `single` (one request per symbol: TwinCAT 2 before 2.11 R2 \
+             B2018); `auto` tries `notify` and then takes the first of the others the PLC \
+             serves, once per connection; `poll` is `auto` without notifications");
 }
 
 cdpr_core::request! {
@@ -220,6 +292,20 @@ mod tests {
         assert_eq!(link.cycle, Cycle::Free(Duration::from_micros(250)));
         assert!(link.set("cycle", Value::Text("2s".into())).is_err());
         assert!(link.set("ams_port", Value::Whole(70000)).is_err());
+        link.set("source", Value::Text("192.168.1.50.1.1:32000".into()))
+            .expect("NETID:PORT");
+        assert_eq!(
+            link.source,
+            AdsSource::Fixed(AmsAddr::new(AmsNetId([192, 168, 1, 50, 1, 1]), 32000))
+        );
+        assert_eq!(
+            link.get("source"),
+            Some(Value::Text("192.168.1.50.1.1:32000".into()))
+        );
+        assert!(link.set("source", Value::Text("1.2.3:5".into())).is_err());
+        link.set("exchange", Value::Text("sum-handle".into()))
+            .expect("an exchange");
+        assert!(link.set("exchange", Value::Text("smoke".into())).is_err());
         let mut plc = PlcRequest::default();
         assert!(plc.set("ams_net_id", Value::Text("1.2.3".into())).is_err());
         plc.set("ams_net_id", Value::Text("10.0.0.1.1.1".into()))

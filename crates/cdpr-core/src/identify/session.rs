@@ -16,6 +16,10 @@ use std::path::{Path, PathBuf};
 
 crate::choice_value!(FitMethod);
 
+/// The identification signals a fit runs when it is given no references, written as the
+/// `signals` option takes them: seed 004's steps and chirp, one DOF at a time.
+pub const DEFAULT_SIGNALS: &str = "steps,chirp";
+
 crate::request! {
     /// How `cdpr surrogate fit` fits, beyond its references.
     #[derive(Debug, Clone, Copy, PartialEq)]

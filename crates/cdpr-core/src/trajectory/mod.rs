@@ -347,9 +347,15 @@ mod tests {
         };
         let mut cursor = 0;
         // Forward in small and large steps, back, onto samples, beyond both ends.
-        let times = [-1.0, 0.0, 0.003, 0.05, 0.1, 0.1005, 0.37, 2.0, 1.0, 1.0, 4.93, 4.9, 9.0, 0.2];
+        let times = [
+            -1.0, 0.0, 0.003, 0.05, 0.1, 0.1005, 0.37, 2.0, 1.0, 1.0, 4.93, 4.9, 9.0, 0.2,
+        ];
         for t in times {
-            assert_eq!(traj.sample_from(t, &mut cursor), traj.sample_at(t), "t = {t}");
+            assert_eq!(
+                traj.sample_from(t, &mut cursor),
+                traj.sample_at(t),
+                "t = {t}"
+            );
         }
     }
 
