@@ -345,3 +345,22 @@ pub fn keyboard(
 pub fn background() -> ClearColor {
     ClearColor(colors::BACKGROUND)
 }
+
+/// The camera: spawned at start, moved by the keys, reframed on a new robot, fitted beside
+/// the panel, and kept from taking the mouse while the panel has it.
+pub struct CameraPlugin;
+
+impl Plugin for CameraPlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(background())
+            .add_systems(Startup, spawn_cameras)
+            .add_systems(Update, keyboard.in_set(crate::ViewerSet::Input))
+            .add_systems(Update, reframe_on_new_robot.in_set(crate::ViewerSet::Frame))
+            .add_systems(
+                PostUpdate,
+                (gate_camera_input, fit_viewport)
+                    .after(bevy_egui::EguiPostUpdateSet::ProcessOutput)
+                    .before(bevy_panorbit_camera::PanOrbitCameraSystemSet),
+            );
+    }
+}

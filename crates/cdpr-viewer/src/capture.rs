@@ -255,3 +255,20 @@ impl Summary {
         )
     }
 }
+
+/// Frames counted and timed, the screenshot taken and the exit at --frames, --max-frames or
+/// --duration, the first rendered frame marked.
+pub struct CapturePlugin;
+
+impl Plugin for CapturePlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(FrameStats::default())
+            .add_systems(Last, per_frame);
+        if let Some(render_app) = app.get_sub_app_mut(bevy::render::RenderApp) {
+            render_app.add_systems(
+                bevy::render::Render,
+                mark_first_render.in_set(bevy::render::RenderSystems::Cleanup),
+            );
+        }
+    }
+}

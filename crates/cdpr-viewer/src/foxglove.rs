@@ -54,3 +54,13 @@ fn offer(feed: Res<FoxgloveFeed>, playback: Res<Playback>, mut sent: Local<Optio
         *sent = Some(r);
     }
 }
+
+/// The live view (Foxglove, Lichtblick): the playback's state offered to the server each
+/// frame, when one was started.
+pub struct LiveViewPlugin(pub Option<LiveSender>);
+
+impl Plugin for LiveViewPlugin {
+    fn build(&self, app: &mut App) {
+        add(app, self.0.clone());
+    }
+}

@@ -163,3 +163,21 @@ pub fn status_text(mut contexts: EguiContexts, view: Res<InterferenceView>) -> R
         });
     Ok(())
 }
+
+/// Interference at the shown pose: checked each frame, the parts coloured, the obstacles
+/// drawn, the status said under the panel.
+pub struct InterferencePlugin;
+
+impl Plugin for InterferencePlugin {
+    fn build(&self, app: &mut App) {
+        app.add_systems(Update, check_and_color.in_set(crate::ViewerSet::Check))
+            .add_systems(
+                Update,
+                draw_obstacles.in_set(crate::ViewerSet::DrawObstacles),
+            )
+            .add_systems(
+                bevy_egui::EguiPrimaryContextPass,
+                status_text.after(crate::panel::panel),
+            );
+    }
+}

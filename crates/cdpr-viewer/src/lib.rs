@@ -43,12 +43,12 @@ pub use scenario::{DemoEntry, Scenario};
 use bevy::app::AppExit;
 use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
-use bevy::render::{Render, RenderApp, RenderPlugin, RenderSystems};
+use bevy::render::RenderPlugin;
 use bevy::time::TimeUpdateStrategy;
 use bevy::window::PresentMode;
 use bevy::winit::WinitSettings;
-use bevy_egui::{EguiGlobalSettings, EguiPlugin, EguiPostUpdateSet, EguiPrimaryContextPass};
-use bevy_panorbit_camera::{PanOrbitCameraPlugin, PanOrbitCameraSystemSet};
+use bevy_egui::{EguiGlobalSettings, EguiPlugin};
+use bevy_panorbit_camera::PanOrbitCameraPlugin;
 use cdpr_core::run::LoadError;
 use cdpr_core::sim::SimError;
 use std::path::PathBuf;
@@ -257,6 +257,25 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
+/// The order of a frame's work in `Update`, once the playback has stepped: input, the robot
+/// respawned on a change, the camera reframed, the scene synced, interference checked, the
+/// gizmos drawn (cables, then obstacles), the overlays. Each feature's plugin puts its systems
+/// in these sets.
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum ViewerSet {
+    Input,
+    Spawn,
+    Frame,
+    Sync,
+    Check,
+    Draw,
+    DrawObstacles,
+    Overlay,
+}
+
+/// The viewer's app: Bevy's plugins and one plugin per feature (playback, camera, scene,
+/// interference, overlays, panel, capture, live view, video), with the resources the options
+/// set.
 fn build_app(
     options: &ViewerOptions,
     playback: Playback,
@@ -312,15 +331,11 @@ fn build_app(
     })
     // Update every frame even without focus (Xvfb has no window manager to give it).
     .insert_resource(WinitSettings::continuous())
-    .insert_resource(camera::background())
     .insert_resource(GlobalAmbientLight {
         brightness: 350.0,
         ..default()
     })
     .insert_resource(playback)
-    .insert_resource(scene::SpawnedFor::default())
-    .insert_resource(scene::DisplayOptions::default())
-    .insert_resource(scene::TensionScale(1.0))
     .insert_resource(panel::PanelState {
         fixed_frame_s: fixed_frame.map(|f| f.as_secs_f64()),
         hidden: !options.panel,
@@ -330,7 +345,6 @@ fn build_app(
     .insert_resource(overlay::ShowHelp(recorder.is_none()))
     .insert_resource(camera::SmoothCamera(fixed_frame.is_none()))
     .insert_resource(options.camera)
-    .insert_resource(capture::FrameStats::default())
     .insert_resource(capture::CapturePlan {
         screenshot: options.screenshot.clone(),
         frames: options.frames,
@@ -338,45 +352,36 @@ fn build_app(
         duration: options.duration,
         started: options.started,
     })
-    .add_message::<scene::RobotChanged>()
     .insert_resource(interference::InterferenceView::with_clearance(
         options.clearance,
     ))
-    .insert_gizmo_config(scene::TrailGizmos, scene::trail_gizmo_config())
-    .add_plugins(PlaybackPlugin)
-    .add_systems(Startup, (camera::spawn_cameras, overlay::spawn_overlays))
-    .add_systems(
+    .configure_sets(
         Update,
         (
-            camera::keyboard,
-            scene::respawn_robot,
-            camera::reframe_on_new_robot,
-            scene::sync_scene,
-            interference::check_and_color,
-            scene::draw_gizmos,
-            scene::draw_cable_curves,
-            interference::draw_obstacles,
-            overlay::update_legend,
+            ViewerSet::Input,
+            ViewerSet::Spawn,
+            ViewerSet::Frame,
+            ViewerSet::Sync,
+            ViewerSet::Check,
+            ViewerSet::Draw,
+            ViewerSet::DrawObstacles,
+            ViewerSet::Overlay,
         )
             .chain()
             .after(playback::PlaybackSet),
     )
-    .add_systems(
-        EguiPrimaryContextPass,
-        (panel::panel, interference::status_text).chain(),
-    )
-    .add_systems(
-        PostUpdate,
-        (camera::gate_camera_input, camera::fit_viewport)
-            .after(EguiPostUpdateSet::ProcessOutput)
-            .before(PanOrbitCameraSystemSet),
-    )
-    .add_systems(Last, capture::per_frame);
-    app.configure_sets(Update, playback::PlaybackSet.before(camera::keyboard));
-    foxglove::add(&mut app, options.live_view.clone());
+    .add_plugins((
+        PlaybackPlugin,
+        camera::CameraPlugin,
+        scene::ScenePlugin,
+        interference::InterferencePlugin,
+        overlay::OverlayPlugin,
+        panel::PanelPlugin,
+        capture::CapturePlugin,
+        foxglove::LiveViewPlugin(options.live_view.clone()),
+    ));
     if let Some(recorder) = recorder {
-        app.insert_resource(recorder)
-            .add_systems(Update, video::video_frame.in_set(playback::PlaybackSet));
+        app.add_plugins(video::VideoPlugin::new(recorder));
     }
     match fixed_frame {
         Some(frame) => {
@@ -396,12 +401,6 @@ fn build_app(
                 schedule.set_executor(SingleThreadedExecutor::new());
             });
         }
-    }
-    if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
-        render_app.add_systems(
-            Render,
-            capture::mark_first_render.in_set(RenderSystems::Cleanup),
-        );
     }
     app
 }

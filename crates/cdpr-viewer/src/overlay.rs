@@ -233,3 +233,13 @@ pub fn update_legend(
         }
     }
 }
+
+/// The overlays: the key help, the ghost box's label, the tension legend.
+pub struct OverlayPlugin;
+
+impl Plugin for OverlayPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_systems(Startup, spawn_overlays)
+            .add_systems(Update, update_legend.in_set(crate::ViewerSet::Overlay));
+    }
+}

@@ -725,6 +725,15 @@ pub(crate) fn time_axis(
     }
 }
 
+/// The side panel (robot, trajectory, model, the replay's controls).
+pub struct PanelPlugin;
+
+impl Plugin for PanelPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_systems(bevy_egui::EguiPrimaryContextPass, panel);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

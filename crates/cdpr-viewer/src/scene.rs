@@ -429,3 +429,25 @@ pub fn draw_gizmos(
     let tcp = pose_transform(&playback.state().pose);
     gizmos.axes(tcp, 4.0 * sizes.tcp_radius.max(0.01 * sizes.diagonal));
 }
+
+/// The 3D scene: the robot's entities respawned on a change and synced to the playback each
+/// frame, its gizmos (trails, cables coloured by tension) drawn.
+pub struct ScenePlugin;
+
+impl Plugin for ScenePlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(SpawnedFor::default())
+            .insert_resource(DisplayOptions::default())
+            .insert_resource(TensionScale(1.0))
+            .add_message::<RobotChanged>()
+            .insert_gizmo_config(TrailGizmos, trail_gizmo_config())
+            .add_systems(Update, respawn_robot.in_set(crate::ViewerSet::Spawn))
+            .add_systems(Update, sync_scene.in_set(crate::ViewerSet::Sync))
+            .add_systems(
+                Update,
+                (draw_gizmos, draw_cable_curves)
+                    .chain()
+                    .in_set(crate::ViewerSet::Draw),
+            );
+    }
+}

@@ -364,6 +364,26 @@ fn frame_captured(
     recorder.progress();
 }
 
+/// A clip: each frame captured into the recorder, on the playback's fixed clock.
+pub struct VideoPlugin(std::sync::Mutex<Option<VideoRecorder>>);
+
+impl VideoPlugin {
+    pub fn new(recorder: VideoRecorder) -> VideoPlugin {
+        VideoPlugin(std::sync::Mutex::new(Some(recorder)))
+    }
+}
+
+impl Plugin for VideoPlugin {
+    fn build(&self, app: &mut App) {
+        // Built once: the recorder moves into the app.
+        let recorder = self.0.lock().ok().and_then(|mut r| r.take());
+        if let Some(recorder) = recorder {
+            app.insert_resource(recorder)
+                .add_systems(Update, video_frame.in_set(crate::playback::PlaybackSet));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
