@@ -248,8 +248,29 @@ fn live_section(ui: &mut egui::Ui, playback: &mut Playback) {
 }
 
 fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut PanelState) {
-    let mut wanted: Option<Scenario> = None;
     let current = playback.scenario.clone();
+    demo_checkbox(ui, playback, state);
+    let mut wanted: Option<Scenario> = None;
+    egui::Grid::new("scenario_grid")
+        .num_columns(2)
+        .show(ui, |ui| {
+            // The last change of a frame wins, in the rows' order.
+            let played = played_rows(ui, &current, state, playback);
+            wanted = physics_rows(ui, &current).or(played);
+        });
+    if let Some(scenario) = run_buttons(ui, playback, &current) {
+        wanted = Some(scenario);
+    }
+    if let Some(scenario) = wanted {
+        playback.stop_demo();
+        if let Err(e) = playback.load(scenario) {
+            playback.error = Some(e.to_string());
+        }
+    }
+}
+
+/// The demo's checkbox: on, the robots' playlist; off, the current robot stays.
+fn demo_checkbox(ui: &mut egui::Ui, playback: &mut Playback, state: &PanelState) {
     let mut demo = playback.demo.is_some();
     if ui
         .checkbox(&mut demo, "demo: cycle through the robots")
@@ -264,101 +285,120 @@ fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut Pane
             playback.stop_demo();
         }
     }
-    egui::Grid::new("scenario_grid")
-        .num_columns(2)
-        .show(ui, |ui| {
-            ui.label("robot");
-            let mut robot = current.robot().to_string();
-            egui::ComboBox::from_id_salt("robot")
-                .width(180.0)
-                .selected_text(&robot)
-                .show_ui(ui, |ui| {
-                    for name in &state.robots {
-                        ui.selectable_value(&mut robot, name.clone(), name);
-                    }
-                });
-            if robot != current.robot() {
-                wanted = Some(current.with_robot(&robot));
-            }
-            ui.end_row();
+}
 
-            ui.label("trajectory");
-            let mut trajectory = current.trajectory().to_string();
-            egui::ComboBox::from_id_salt("trajectory")
-                .width(180.0)
-                .selected_text(&trajectory)
-                .show_ui(ui, |ui| {
-                    for (name, what) in BUILTINS {
-                        ui.selectable_value(&mut trajectory, name.to_string(), *name)
-                            .on_hover_text(*what);
-                    }
-                });
-            if trajectory != current.trajectory() {
-                wanted = Some(current.with(|r| r.trajectory = Some(trajectory)));
-            }
-            ui.end_row();
-
-            ui.label("CSV");
-            ui.horizontal(|ui| {
-                ui.add(
-                    egui::TextEdit::singleline(&mut state.csv_path)
-                        .hint_text("path/to/trajectory.csv")
-                        .desired_width(130.0),
-                );
-                if ui.button("load").clicked() && !state.csv_path.trim().is_empty() {
-                    let csv = state.csv_path.trim().to_string();
-                    wanted = Some(current.with(|r| r.trajectory = Some(csv)));
-                }
-            });
-            ui.end_row();
-
-            ui.label("speed [m/s]");
-            let speed = state.speed_edit.get_or_insert(current.request().speed);
-            let r = ui.add(egui::Slider::new(speed, 0.02..=1.0).logarithmic(true));
-            // Rebuilding the trajectory restarts the run: only once the slider is let go.
-            if !r.dragged() {
-                let speed = *speed;
-                state.speed_edit = None;
-                if speed != current.request().speed {
-                    wanted = Some(current.with(|r| r.speed = speed));
-                }
-            }
-            ui.end_row();
-
-            ui.label("time scale");
-            ui.add(
-                egui::Slider::new(&mut playback.time_scale, 0.05..=4.0)
-                    .logarithmic(true)
-                    .suffix("×"),
-            );
-            ui.end_row();
-
-            ui.label("model");
-            let asked = current.request();
-            let mut model = asked.model;
-            combo(ui, "model", &mut model, &model_choices());
-            ui.end_row();
-            ui.label("winches");
-            let mut control = asked.control_mode(CommandSource::Trajectory);
-            combo(ui, "winches", &mut control, &winches());
-            ui.end_row();
-            let mut compensate = asked.compensate;
-            ui.label("");
-            ui.checkbox(&mut compensate, "compensate pre-stretch f*/k");
-            ui.end_row();
-            let before = (
-                asked.model,
-                asked.control_mode(CommandSource::Trajectory),
-                asked.compensate,
-            );
-            if (model, control, compensate) != before {
-                wanted = Some(current.with(|r| {
-                    r.model = model;
-                    r.control = Some(control);
-                    r.compensate = compensate;
-                }));
+/// What is played: robot, trajectory (built-in or CSV), speed, and the time scale; the
+/// scenario a change asks for.
+fn played_rows(
+    ui: &mut egui::Ui,
+    current: &Scenario,
+    state: &mut PanelState,
+    playback: &mut Playback,
+) -> Option<Scenario> {
+    let mut wanted = None;
+    ui.label("robot");
+    let mut robot = current.robot().to_string();
+    egui::ComboBox::from_id_salt("robot")
+        .width(180.0)
+        .selected_text(&robot)
+        .show_ui(ui, |ui| {
+            for name in &state.robots {
+                ui.selectable_value(&mut robot, name.clone(), name);
             }
         });
+    if robot != current.robot() {
+        wanted = Some(current.with_robot(&robot));
+    }
+    ui.end_row();
+
+    ui.label("trajectory");
+    let mut trajectory = current.trajectory().to_string();
+    egui::ComboBox::from_id_salt("trajectory")
+        .width(180.0)
+        .selected_text(&trajectory)
+        .show_ui(ui, |ui| {
+            for (name, what) in BUILTINS {
+                ui.selectable_value(&mut trajectory, name.to_string(), *name)
+                    .on_hover_text(*what);
+            }
+        });
+    if trajectory != current.trajectory() {
+        wanted = Some(current.with(|r| r.trajectory = Some(trajectory)));
+    }
+    ui.end_row();
+
+    ui.label("CSV");
+    ui.horizontal(|ui| {
+        ui.add(
+            egui::TextEdit::singleline(&mut state.csv_path)
+                .hint_text("path/to/trajectory.csv")
+                .desired_width(130.0),
+        );
+        if ui.button("load").clicked() && !state.csv_path.trim().is_empty() {
+            let csv = state.csv_path.trim().to_string();
+            wanted = Some(current.with(|r| r.trajectory = Some(csv)));
+        }
+    });
+    ui.end_row();
+
+    ui.label("speed [m/s]");
+    let speed = state.speed_edit.get_or_insert(current.request().speed);
+    let r = ui.add(egui::Slider::new(speed, 0.02..=1.0).logarithmic(true));
+    // Rebuilding the trajectory restarts the run: only once the slider is let go.
+    if !r.dragged() {
+        let speed = *speed;
+        state.speed_edit = None;
+        if speed != current.request().speed {
+            wanted = Some(current.with(|r| r.speed = speed));
+        }
+    }
+    ui.end_row();
+
+    ui.label("time scale");
+    ui.add(
+        egui::Slider::new(&mut playback.time_scale, 0.05..=4.0)
+            .logarithmic(true)
+            .suffix("×"),
+    );
+    ui.end_row();
+
+    wanted
+}
+
+/// The physics: model, winch mode, compensation; the scenario a change asks for.
+fn physics_rows(ui: &mut egui::Ui, current: &Scenario) -> Option<Scenario> {
+    let mut wanted = None;
+    ui.label("model");
+    let asked = current.request();
+    let mut model = asked.model;
+    combo(ui, "model", &mut model, &model_choices());
+    ui.end_row();
+    ui.label("winches");
+    let mut control = asked.control_mode(CommandSource::Trajectory);
+    combo(ui, "winches", &mut control, &winches());
+    ui.end_row();
+    let mut compensate = asked.compensate;
+    ui.label("");
+    ui.checkbox(&mut compensate, "compensate pre-stretch f*/k");
+    ui.end_row();
+    let before = (
+        asked.model,
+        asked.control_mode(CommandSource::Trajectory),
+        asked.compensate,
+    );
+    if (model, control, compensate) != before {
+        wanted = Some(current.with(|r| {
+            r.model = model;
+            r.control = Some(control);
+            r.compensate = compensate;
+        }));
+    }
+    wanted
+}
+
+/// Play/pause, one step, reset (the scenario it asks for) and loop.
+fn run_buttons(ui: &mut egui::Ui, playback: &mut Playback, current: &Scenario) -> Option<Scenario> {
+    let mut wanted = None;
     ui.horizontal(|ui| {
         let label = if playback.paused {
             "▶ play"
@@ -380,12 +420,7 @@ fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut Pane
         }
         ui.checkbox(&mut playback.looping, "loop");
     });
-    if let Some(scenario) = wanted {
-        playback.stop_demo();
-        if let Err(e) = playback.load(scenario) {
-            playback.error = Some(e.to_string());
-        }
-    }
+    wanted
 }
 
 /// A picker over `items` (value, name, what it means: shown on hover).

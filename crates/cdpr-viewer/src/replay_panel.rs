@@ -5,8 +5,9 @@
 
 use super::panel::{CABLE_COLORS, row, time_axis};
 use super::playback::Playback;
+use super::replay::Replay;
 use bevy_egui::egui;
-use cdpr_core::recording::reader::{Event, Overview};
+use cdpr_core::recording::reader::{Event, Events, Overview};
 
 /// Replay speeds the slider offers, × the record's own clock.
 pub const SPEEDS: std::ops::RangeInclusive<f64> = 0.1..=10.0;
@@ -25,6 +26,28 @@ pub fn replay_section(ui: &mut egui::Ui, playback: &mut Playback) {
     let Some(replay) = playback.replay_source() else {
         return;
     };
+    replay_header(ui, replay);
+    let (start, end) = (replay.start(), replay.end());
+    let t = replay.time();
+    let events = replay.main.file().events().clone();
+    let (seek, step) = transport(ui, playback, start, end, t);
+    let goto = jumps(ui, &events);
+    let result = match (seek, goto, step) {
+        (Some(t), _, _) => playback.seek_replay(t),
+        (None, Some(row), _) => playback.show_replay_row(row),
+        (None, None, 0) => Ok(()),
+        (None, None, by) => {
+            playback.paused = true;
+            playback.step_replay(by)
+        }
+    };
+    if let Err(e) = result {
+        playback.error = Some(e.to_string());
+    }
+}
+
+/// The record's name, description, whether it ended early, its robot, row and ghost.
+fn replay_header(ui: &mut egui::Ui, replay: &Replay) {
     let file = replay.main.file();
     ui.strong(format!("replay: {}", replay.main.name()));
     if let Some(description) = file.description() {
@@ -64,16 +87,19 @@ pub fn replay_section(ui: &mut egui::Ui, playback: &mut Playback) {
             row(ui, "compared", format!("{} (ghost)", compare.name()));
         }
     });
-    let (start, end) = (replay.start(), replay.end());
-    let mut t = replay.time();
-    let events = file.events().clone();
+}
+
+/// The time slider, the play buttons and the speed: a time to seek to, or samples to step.
+fn transport(
+    ui: &mut egui::Ui,
+    playback: &mut Playback,
+    start: f64,
+    end: f64,
+    mut t: f64,
+) -> (Option<f64>, isize) {
     let at_end = t >= end;
     let mut seek: Option<f64> = None;
     let mut step: isize = 0;
-    let mut goto: Option<usize> = None;
-    // The time slider spans the panel; the width is set for it alone (set on the panel's
-    // `Ui`, the speed row after it would ask for more than the panel has, and a resizable
-    // panel takes its content's width: it would widen every frame).
     let width = ui.available_width();
     ui.scope(|ui| {
         ui.spacing_mut().slider_width = (width - 90.0).max(80.0);
@@ -120,6 +146,12 @@ pub fn replay_section(ui: &mut egui::Ui, playback: &mut Playback) {
                 .suffix("×"),
         );
     });
+    (seek, step)
+}
+
+/// The buttons that jump to the run's events: the row to show.
+fn jumps(ui: &mut egui::Ui, events: &Events) -> Option<usize> {
+    let mut goto: Option<usize> = None;
     ui.label("jump to");
     ui.horizontal_wrapped(|ui| {
         let mut jump = |ui: &mut egui::Ui, event: Option<Event>, label: &str, what: &str| {
@@ -153,18 +185,7 @@ pub fn replay_section(ui: &mut egui::Ui, playback: &mut Playback) {
         jump(ui, events.first_slack, "first slack", "a slack cable");
         jump(ui, events.first_gap, "first gap", "a gap in the record");
     });
-    let result = match (seek, goto, step) {
-        (Some(t), _, _) => playback.seek_replay(t),
-        (None, Some(row), _) => playback.show_replay_row(row),
-        (None, None, 0) => Ok(()),
-        (None, None, by) => {
-            playback.paused = true;
-            playback.step_replay(by)
-        }
-    };
-    if let Err(e) = result {
-        playback.error = Some(e.to_string());
-    }
+    goto
 }
 
 /// The whole run's tensions and tracking error, with the slider's time as a cursor.
