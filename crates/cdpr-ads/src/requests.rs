@@ -107,7 +107,7 @@ const fn ams_port() -> OptionSpec {
 cdpr_core::request! {
     /// `cdpr plc`'s identity and timing.
     #[derive(Debug, Clone, PartialEq)]
-    pub struct PlcRequest for "plc", table PLC_OPTIONS;
+    pub struct PlcRequest, table PLC_OPTIONS;
     /// The AMS NetId the PLC answers as.
     ams_net_id: AmsNetId = AmsNetId([127, 0, 0, 1, 1, 1]),
         OptionSpec::new(Group::Command, Kind::Name, "NETID", "AMS NetId the PLC answers as");
@@ -192,7 +192,7 @@ impl OptionValue for Cycle {
 cdpr_core::request! {
     /// How the shadow talks to the controller (`cdpr shadow`, `cdpr view --plc`).
     #[derive(Debug, Clone, PartialEq)]
-    pub struct LinkRequest for "shadow, view", table LINK_OPTIONS;
+    pub struct LinkRequest, table LINK_OPTIONS;
     /// The AMS port of the PLC runtime.
     ams_port: u16 = PLC_RUNTIME_PORT, ams_port();
     /// Free-running at least every period, or in lockstep with the PLC's cycle counter.
@@ -237,7 +237,7 @@ cdpr_core::request! {
 cdpr_core::request! {
     /// `cdpr discover`'s wait.
     #[derive(Debug, Clone, PartialEq)]
-    pub struct DiscoverRequest for "discover", table DISCOVER_OPTIONS;
+    pub struct DiscoverRequest, table DISCOVER_OPTIONS;
     /// How long to wait for answers.
     timeout: Duration = Duration::from_secs(2),
         time(1e-2, 60.0, "how long to wait for answers (a broadcast collects all answers until then)");
@@ -246,7 +246,7 @@ cdpr_core::request! {
 cdpr_core::request! {
     /// `cdpr route add`'s user and wait.
     #[derive(Debug, Clone, PartialEq)]
-    pub struct RouteAddRequest for "route add", table ROUTE_OPTIONS;
+    pub struct RouteAddRequest, table ROUTE_OPTIONS;
     /// The PLC's user name.
     user: String = DEFAULT_USER.to_string(),
         OptionSpec::new(Group::Command, Kind::Name, "USER",

@@ -514,8 +514,6 @@ impl OptionValue for PathBuf {
 /// (command-line flags, Python keywords, a sweep's TOML keys) is derived from the table and
 /// checks a value the same way. Declared with [`crate::request!`].
 pub trait Request: Default + Clone + 'static {
-    /// The command (or commands) it is the request of, for messages and the help tests.
-    const COMMAND: &'static str;
     /// Its options, in the order the faces list them.
     const OPTIONS: &'static [OptionSpec];
     /// Sets the option `name` to `value`, checked against its spec.
@@ -549,14 +547,14 @@ pub fn spec_named(table: &'static [OptionSpec], name: &str) -> &'static OptionSp
 /// request! {
 ///     /// What `cdpr workspace` computes.
 ///     #[derive(Debug, Clone, PartialEq)]
-///     pub struct WorkspaceRequest for "workspace", table WORKSPACE_OPTIONS;
+///     pub struct WorkspaceRequest, table WORKSPACE_OPTIONS;
 ///     /// Cells per axis.
 ///     grid: usize = 30, whole(Group::Command, 2, 400, "cells per axis");
 /// }
 /// ```
 #[macro_export]
 macro_rules! request {
-    ($(#[$meta:meta])* pub struct $name:ident for $command:literal, table $table:ident;
+    ($(#[$meta:meta])* pub struct $name:ident, table $table:ident;
      $( $(#[doc = $doc:literal])* $field:ident : $ty:ty = $default:expr, $spec:expr; )+) => {
         $(#[$meta])*
         pub struct $name {
@@ -609,7 +607,6 @@ macro_rules! request {
         }
 
         impl $crate::options::Request for $name {
-            const COMMAND: &'static str = $command;
             const OPTIONS: &'static [$crate::options::OptionSpec] = $table;
             fn set(
                 &mut self,

@@ -53,7 +53,7 @@ impl OptionValue for WindowSize {
 cdpr_core::request! {
     /// What `cdpr view` shows and how, beyond the run.
     #[derive(Debug, Clone, PartialEq)]
-    pub struct ViewRequest for "view", table OPTIONS;
+    pub struct ViewRequest, table OPTIONS;
     /// What the camera frames at the start.
     camera: CameraView = CameraView::Path,
         choice(Group::Command, choices::<CameraView>, "VIEW",

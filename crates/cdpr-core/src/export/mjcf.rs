@@ -83,7 +83,7 @@ crate::choice_value!(MjcfIntegrator);
 crate::request! {
     /// What the export does not read from the robot file (`cdpr export`'s options).
     #[derive(Debug, Clone, Copy, PartialEq)]
-    pub struct MjcfOptions for "export", table OPTIONS;
+    pub struct MjcfOptions, table OPTIONS;
     /// `<option timestep>`, s, within [`MJCF_DT_RANGE`].
     dt: f64 = 0.001,
         number(Group::Command, "s", MJCF_DT_RANGE.0, MJCF_DT_RANGE.1, "S",

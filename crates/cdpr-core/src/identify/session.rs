@@ -23,7 +23,7 @@ pub const DEFAULT_SIGNALS: &str = "steps,chirp";
 crate::request! {
     /// How `cdpr surrogate fit` fits, beyond its references.
     #[derive(Debug, Clone, Copy, PartialEq)]
-    pub struct FitRequest for "surrogate fit", table OPTIONS;
+    pub struct FitRequest, table OPTIONS;
     /// The fit method.
     method: FitMethod = FitMethod::NelderMead,
         choice(Group::Command, choices::<FitMethod>, "METHOD",

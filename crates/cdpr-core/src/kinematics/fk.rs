@@ -28,7 +28,7 @@ crate::choice_value!(FkMethod);
 crate::request! {
     /// How `cdpr fk` (and Python's `Robot.fk`) solves, beyond the lengths and the guess.
     #[derive(Debug, Clone, Copy, PartialEq)]
-    pub struct FkRequest for "fk", table OPTIONS;
+    pub struct FkRequest, table OPTIONS;
     /// The solver.
     method: FkMethod = FkMethod::Lm,
         choice(Group::Command, choices::<FkMethod>, "METHOD",

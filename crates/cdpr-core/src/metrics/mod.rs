@@ -24,7 +24,7 @@ crate::request! {
     /// What `cdpr compare` (and `report`, Python's `cdpr.compare`) is asked: which columns of
     /// the files, and how the lag is treated.
     #[derive(Debug, Clone, PartialEq)]
-    pub struct CompareRequest for "compare, report", table OPTIONS;
+    pub struct CompareRequest, table OPTIONS;
     /// The suffix of the reference's pose columns (`_cmd`: x_cmd, y_cmd, …).
     reference_suffix: String = String::new(),
         OptionSpec::new(Group::Command, Kind::Name, "SUFFIX",

@@ -50,7 +50,7 @@ crate::request! {
     /// What `cdpr preflight` (and Python's `cdpr.preflight`) is asked, beyond the run's robot
     /// and trajectory: how finely to check, and against what.
     #[derive(Debug, Clone, PartialEq)]
-    pub struct PreflightRequest for "preflight", table OPTIONS;
+    pub struct PreflightRequest, table OPTIONS;
     /// The largest position change between checked samples, m.
     step: f64 = 1e-3,
         number(Group::Command, "m", 1e-5, 1.0, "M",

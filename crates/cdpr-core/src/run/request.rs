@@ -33,7 +33,7 @@ crate::request! {
     /// [`RunRequest::set`], which checks each value against its spec, and the core resolves
     /// it ([`RunRequest::resolve`]). Its serde form has the options' names.
     #[derive(Debug, Clone, PartialEq, Serialize)]
-    pub struct RunRequest for "simulate, view, preflight, plc, shadow, sweep", table OPTIONS;
+    pub struct RunRequest, table OPTIONS;
     /// A robot file, or the name of a shipped robot.
     robot: Option<String> = None,
         OptionSpec::new(RobotGroup, Kind::Name, "ROBOT",

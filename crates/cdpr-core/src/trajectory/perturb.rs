@@ -29,7 +29,7 @@ pub const PERTURBED: &str = "Perturbed copy (a synthetic follower)";
 crate::request! {
     /// A perturbed copy as `cdpr trajectory` is asked for one (every option unset: no copy).
     #[derive(Debug, Clone, PartialEq)]
-    pub struct PerturbRequest for "trajectory", table OPTIONS;
+    pub struct PerturbRequest, table OPTIONS;
     /// Pure delay, s.
     delay: Option<f64> = None,
         number(Group::Command, "s", 0.0, 3600.0, "S", "perturb: delay the copy by this many seconds")

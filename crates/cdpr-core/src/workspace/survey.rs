@@ -31,7 +31,7 @@ crate::request! {
     /// What `cdpr workspace` (and Python's `Robot.workspace`) computes. `None` fields take
     /// the robot file's values.
     #[derive(Debug, Clone, PartialEq)]
-    pub struct WorkspaceRequest for "workspace", table OPTIONS;
+    pub struct WorkspaceRequest, table OPTIONS;
     /// Cells per axis of the volume grid.
     grid: usize = 30,
         whole(Group::Command, 2, 400, "cells per axis of the volume grid (N³ QPs)");
@@ -67,11 +67,15 @@ crate::request! {
 
 impl WorkspaceRequest {
     /// The region asked for, as a box (None: the robot's frame box).
+    /// None also for a region of another count than 6 (refused by [`workspace_report`]).
     pub fn region_box(&self) -> Option<Aabb> {
-        self.region.as_ref().map(|v| Aabb {
-            min: nalgebra::Vector3::new(v[0], v[1], v[2]),
-            max: nalgebra::Vector3::new(v[3], v[4], v[5]),
-        })
+        match self.region.as_deref()? {
+            &[x0, y0, z0, x1, y1, z1] => Some(Aabb {
+                min: nalgebra::Vector3::new(x0, y0, z0),
+                max: nalgebra::Vector3::new(x1, y1, z1),
+            }),
+            _ => None,
+        }
     }
 
     /// The interference check's clearance, when it is asked for.
@@ -124,6 +128,8 @@ pub enum WorkspaceError {
         "`region`: each min must be at least 1 mm below its max, every coordinate within ±{REGION_LIMIT_M} m, got {min:?} … {max:?}"
     )]
     Region { min: [f64; 3], max: [f64; 3] },
+    #[error("`region` needs 6 numbers (xmin,ymin,zmin,xmax,ymax,zmax), got {0}")]
+    RegionCount(usize),
     #[error("`orientation` must be an angle in [0, 90) degrees, got {0}")]
     Orientation(f64),
     #[error("`levels` must be at least 2 (−θ and θ), got {0}")]
@@ -277,6 +283,11 @@ impl Plan {
     ) -> Result<Plan, WorkspaceError> {
         if !(2..=400).contains(&request.grid) {
             return Err(WorkspaceError::Grid(request.grid));
+        }
+        if let Some(v) = &request.region
+            && v.len() != 6
+        {
+            return Err(WorkspaceError::RegionCount(v.len()));
         }
         let region = request
             .region_box()
@@ -543,6 +554,11 @@ mod tests {
             ..WorkspaceRequest::default()
         });
         assert!(message.contains("`region`"), "{message}");
+        let message = run(WorkspaceRequest {
+            region: Some(vec![0.0, 0.0, 0.0, 1.0, 1.0]),
+            ..WorkspaceRequest::default()
+        });
+        assert!(message.contains("`region` needs 6 numbers"), "{message}");
         // A region too far out to compute or draw (plotters' ticks never end on it).
         for max in [1e300, f64::INFINITY, 2e4] {
             let far = vec![0.0, 0.0, 0.0, max, 1.0, 1.0];
