@@ -44,7 +44,6 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     if !robot.is_cable_robot() {
         return super::legs::check(&robot);
     }
-    let p = &robot.platform;
     super::args::print_ok(&robot);
     if let Some(w) = robot.orientation_warning() {
         eprintln!("warning: {w}");
@@ -52,6 +51,37 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
     if !robot.source.is_empty() {
         println!("source: {}", robot.source);
     }
+    print_robot_summary(&robot);
+    let home = statics::home_report(&robot);
+    print_cable_table(&robot, &home);
+    if robot.cables.iter().any(|c| c.pulley.is_some()) {
+        print_pulley_table(&robot);
+    }
+    if !robot.obstacles.is_empty() {
+        let names: Vec<String> = robot
+            .obstacles
+            .iter()
+            .map(|o| format!("{} ({})", o.name, o.shape.kind()))
+            .collect();
+        println!("obstacles: {}", names.join(", "));
+    }
+    let home_pose = format!(
+        "x,y,z {} m, roll,pitch,yaw {} rad",
+        list(&robot.home[..3], 4),
+        list(&robot.home[3..], 4)
+    );
+    if let Some(tensions) = &home.tensions {
+        println!("home pose {home_pose}: tensions {} N", list(tensions, 3));
+    } else {
+        println!("warning: the tension distribution is infeasible at the home pose {home_pose}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `check`'s summary lines: cable count and DOF, platform, inertia, tension and winch limits,
+/// workspace.
+fn print_robot_summary(robot: &Robot) {
+    let p = &robot.platform;
     println!(
         "{} cables, {} DOF; platform {} kg, COM ({}) m, box {} m",
         robot.cable_count(),
@@ -83,7 +113,10 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         "workspace x∈[{}, {}] y∈[{}, {}] z∈[{}, {}] m",
         lo.x, hi.x, lo.y, hi.y, lo.z, hi.z
     );
-    let home = statics::home_report(&robot);
+}
+
+/// `check`'s cable table: anchors, stiffness, damping and length at the home pose.
+fn print_cable_table(robot: &Robot, home: &statics::HomeReport) {
     let mut t = Table::new(&[
         "cable",
         "frame anchor a [m]",
@@ -107,57 +140,41 @@ pub fn check(a: CheckArgs) -> Result<ExitCode> {
         ]);
     }
     t.print();
-    if robot.cables.iter().any(|c| c.pulley.is_some()) {
-        let mut t = Table::new(&[
-            "cable",
-            "pulley radius [m]",
-            "swivel axis",
-            "friction μ",
-            "max wrap [rad]",
-            "cable mass [kg/m]",
-        ]);
-        for c in &robot.cables {
-            let mass = num(c.mass_per_length, 4);
-            t.row(match &c.pulley {
-                Some(p) => vec![
-                    c.name.clone(),
-                    num(p.radius, 4),
-                    list(p.axis.as_slice(), 4),
-                    num(p.friction, 3),
-                    num(p.max_wrap, 4),
-                    mass,
-                ],
-                None => vec![
-                    c.name.clone(),
-                    "(point exit)".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    mass,
-                ],
-            });
-        }
-        t.print();
+}
+
+/// `check`'s pulley table, for a robot with swivel pulleys: per cable its wheel (or a point
+/// exit) and the cable's mass per length.
+fn print_pulley_table(robot: &Robot) {
+    let mut t = Table::new(&[
+        "cable",
+        "pulley radius [m]",
+        "swivel axis",
+        "friction μ",
+        "max wrap [rad]",
+        "cable mass [kg/m]",
+    ]);
+    for c in &robot.cables {
+        let mass = num(c.mass_per_length, 4);
+        t.row(match &c.pulley {
+            Some(p) => vec![
+                c.name.clone(),
+                num(p.radius, 4),
+                list(p.axis.as_slice(), 4),
+                num(p.friction, 3),
+                num(p.max_wrap, 4),
+                mass,
+            ],
+            None => vec![
+                c.name.clone(),
+                "(point exit)".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                mass,
+            ],
+        });
     }
-    if !robot.obstacles.is_empty() {
-        let names: Vec<String> = robot
-            .obstacles
-            .iter()
-            .map(|o| format!("{} ({})", o.name, o.shape.kind()))
-            .collect();
-        println!("obstacles: {}", names.join(", "));
-    }
-    let home_pose = format!(
-        "x,y,z {} m, roll,pitch,yaw {} rad",
-        list(&robot.home[..3], 4),
-        list(&robot.home[3..], 4)
-    );
-    if let Some(tensions) = &home.tensions {
-        println!("home pose {home_pose}: tensions {} N", list(tensions, 3));
-    } else {
-        println!("warning: the tension distribution is infeasible at the home pose {home_pose}");
-    }
-    Ok(ExitCode::SUCCESS)
+    t.print();
 }
 
 // ---------------------------------------------------------------------------------- ik

@@ -6,11 +6,11 @@ use super::output::progress_bar;
 use super::output::{Table, json};
 use anyhow::{Context, Result, bail};
 use cdpr_core::choice::Choice;
-use cdpr_core::identify::reference::{self, ReferenceRun};
+use cdpr_core::identify::reference::{self, DofReport, ReferenceRun};
 use cdpr_core::identify::session::{self, FitReport, PhysicsSetup, Validation};
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::ModelKind;
-use cdpr_core::surrogate::{DOF_NAMES, Reachability, Surrogate};
+use cdpr_core::surrogate::{DOF_NAMES, FitOptions, Reachability, Surrogate, SurrogateParams};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -143,44 +143,15 @@ fn load_reference(robot: &Robot, spec: &str, setup: &PhysicsSetup) -> Result<Ref
     Ok(run?)
 }
 
+/// `surrogate fit`: the reference runs, the fit, the parameter file, then the validation and
+/// the report.
 fn fit(a: FitArgs) -> Result<ExitCode> {
     let robot = a.robot.load()?;
     let dofs = session::parse_dofs(&robot, &a.dofs)?;
     let setup = a.physics.setup();
     let rest = session::rest_pose(&robot);
     let runs: Vec<ReferenceRun> = if a.reference.is_empty() {
-        let kinds = session::parse_signals(&a.signals)?;
-        let total = kinds.len() * dofs.len();
-        if !a.json {
-            eprintln!(
-                "running {total} identification runs ({} on {}, {} model) …",
-                a.signals.join(", "),
-                dofs.iter()
-                    .map(|&d| DOF_NAMES[d])
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                setup
-                    .model(&robot)
-                    .map_or_else(|_| "?".to_string(), |m| m.name().to_string())
-            );
-        }
-        let bar = progress_bar("identification runs");
-        let mut progress = |done: usize, total: usize| match &bar {
-            Some(b) => b.set_position((1000 * done / total.max(1)) as u64),
-            None if !a.json => eprintln!("  identification run {done}/{total} done"),
-            None => {}
-        };
-        let runs = reference::identification_runs(
-            &robot,
-            &kinds,
-            &dofs,
-            &setup.run_options(&robot)?,
-            &mut progress,
-        );
-        if let Some(b) = &bar {
-            b.finish_and_clear();
-        }
-        runs.context("identification runs")?
+        identification_references(&a, &robot, &dofs, &setup)?
     } else {
         a.reference
             .iter()
@@ -196,25 +167,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
     let reach = setup.reachability(&robot);
     let reach_dyn = reach.as_deref().map(|r| r as &dyn Reachability);
     let started = std::time::Instant::now();
-    let bar = progress_bar(&format!("fitting {} DOF(s)", dofs.len()));
-    let mut tick = |fraction: f64| {
-        if let Some(b) = &bar {
-            b.set_position((fraction * 1000.0) as u64);
-        }
-    };
-    let fitted = reference::fit_all_with_progress(
-        &robot.name,
-        &rest,
-        &runs,
-        &dofs,
-        &options,
-        reach_dyn,
-        &mut tick,
-    );
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    let (mut params, dof_reports) = fitted.context("fitting the surrogate")?;
+    let (mut params, dof_reports) = fit_dofs(&robot, &rest, &runs, &dofs, &options, reach_dyn)?;
     let fit_s = started.elapsed().as_secs_f64();
     let run_names: Vec<String> = runs.iter().map(|r| r.name.clone()).collect();
     let mut warnings: Vec<String> = session::unfitted_warning(&dofs, &dof_reports, &run_names)
@@ -228,23 +181,7 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
         .write(&a.out)
         .with_context(|| format!("writing {}", a.out.display()))?;
 
-    // Validation on trajectories the fit did not see.
-    let surrogate = Surrogate::new(&params, params.dt);
-    let mut validation = Vec::new();
-    for spec in &a.validate {
-        let run = load_reference(&robot, spec, &setup)?;
-        if (run.dt - params.dt).abs() > 1e-9 {
-            bail!(
-                "validation run `{spec}` has period {} s, the fit {} s",
-                run.dt,
-                params.dt
-            );
-        }
-        validation.push(Validation {
-            reference: spec.clone(),
-            scores: reference::validate(&surrogate, &run, reach_dyn),
-        });
-    }
+    let validation = validate_fit(&robot, &params, &a.validate, &setup, reach_dyn)?;
     let report = FitReport {
         params: a.out.clone(),
         fit_s,
@@ -255,37 +192,140 @@ fn fit(a: FitArgs) -> Result<ExitCode> {
     if a.json {
         json(&report)?;
     } else {
-        println!(
-            "fitted {} DOF(s) of {} on {} reference run(s) in {:.1} s ({} method)",
-            report.dofs.len(),
-            robot.name,
+        print_fit_report(
+            &report,
+            &robot.name,
             runs.len(),
-            report.fit_s,
-            a.fit.request.method.name()
+            a.fit.request.method.name(),
         );
-        let mut t = Table::new(&["dof", "delay ms", "f_n Hz", "ζ", "K", "NRMSE (fit)", "runs"]);
-        for r in &report.dofs {
-            let q = r.fit.params;
-            t.row(vec![
-                r.dof.into(),
-                format!("{:.0}", q.delay_s * 1e3),
-                format!("{:.3}", q.natural_frequency_hz),
-                format!("{:.3}", q.damping),
-                format!("{:.3}", q.gain),
-                format!("{:.4}", r.fit.nrmse),
-                r.references.len().to_string(),
-            ]);
-        }
-        t.print();
-        if !report.validation.is_empty() {
-            println!(
-                "\nNRMSE on trajectories not used for the fit (surrogate / demand taken as response):"
-            );
-            print_scores(&report.validation);
-        }
         println!("wrote {}", a.out.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the identification signals through the physics core, one DOF at a time, announcing
+/// them first and showing progress (a bar, else a line per run unless `--json`).
+fn identification_references(
+    a: &FitArgs,
+    robot: &Robot,
+    dofs: &[usize],
+    setup: &PhysicsSetup,
+) -> Result<Vec<ReferenceRun>> {
+    let kinds = session::parse_signals(&a.signals)?;
+    let total = kinds.len() * dofs.len();
+    if !a.json {
+        eprintln!(
+            "running {total} identification runs ({} on {}, {} model) …",
+            a.signals.join(", "),
+            dofs.iter()
+                .map(|&d| DOF_NAMES[d])
+                .collect::<Vec<_>>()
+                .join(" "),
+            setup
+                .model(robot)
+                .map_or_else(|_| "?".to_string(), |m| m.name().to_string())
+        );
+    }
+    let bar = progress_bar("identification runs");
+    let mut progress = |done: usize, total: usize| match &bar {
+        Some(b) => b.set_position((1000 * done / total.max(1)) as u64),
+        None if !a.json => eprintln!("  identification run {done}/{total} done"),
+        None => {}
+    };
+    let runs = reference::identification_runs(
+        robot,
+        &kinds,
+        dofs,
+        &setup.run_options(robot)?,
+        &mut progress,
+    );
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    runs.context("identification runs")
+}
+
+/// Fits the DOFs to the reference runs behind a progress bar.
+fn fit_dofs(
+    robot: &Robot,
+    rest: &[f64; 6],
+    runs: &[ReferenceRun],
+    dofs: &[usize],
+    options: &FitOptions,
+    reach: Option<&dyn Reachability>,
+) -> Result<(SurrogateParams, Vec<DofReport>)> {
+    let bar = progress_bar(&format!("fitting {} DOF(s)", dofs.len()));
+    let mut tick = |fraction: f64| {
+        if let Some(b) = &bar {
+            b.set_position((fraction * 1000.0) as u64);
+        }
+    };
+    let fitted =
+        reference::fit_all_with_progress(&robot.name, rest, runs, dofs, options, reach, &mut tick);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    fitted.context("fitting the surrogate")
+}
+
+/// Scores the fitted surrogate on trajectories the fit did not see; each must share the fit's
+/// sampling period, since the filters are discretised for it.
+fn validate_fit(
+    robot: &Robot,
+    params: &SurrogateParams,
+    specs: &[String],
+    setup: &PhysicsSetup,
+    reach: Option<&dyn Reachability>,
+) -> Result<Vec<Validation>> {
+    let surrogate = Surrogate::new(params, params.dt);
+    let mut validation = Vec::new();
+    for spec in specs {
+        let run = load_reference(robot, spec, setup)?;
+        if (run.dt - params.dt).abs() > 1e-9 {
+            bail!(
+                "validation run `{spec}` has period {} s, the fit {} s",
+                run.dt,
+                params.dt
+            );
+        }
+        validation.push(Validation {
+            reference: spec.clone(),
+            scores: reference::validate(&surrogate, &run, reach),
+        });
+    }
+    Ok(validation)
+}
+
+/// The fit's summary line, its per-DOF parameter table and the validation scores.
+fn print_fit_report(report: &FitReport, robot: &str, runs: usize, method: &str) {
+    println!(
+        "fitted {} DOF(s) of {} on {} reference run(s) in {:.1} s ({} method)",
+        report.dofs.len(),
+        robot,
+        runs,
+        report.fit_s,
+        method
+    );
+    let mut t = Table::new(&["dof", "delay ms", "f_n Hz", "ζ", "K", "NRMSE (fit)", "runs"]);
+    for r in &report.dofs {
+        let q = r.fit.params;
+        t.row(vec![
+            r.dof.into(),
+            format!("{:.0}", q.delay_s * 1e3),
+            format!("{:.3}", q.natural_frequency_hz),
+            format!("{:.3}", q.damping),
+            format!("{:.3}", q.gain),
+            format!("{:.4}", r.fit.nrmse),
+            r.references.len().to_string(),
+        ]);
+    }
+    t.print();
+    if !report.validation.is_empty() {
+        println!(
+            "\nNRMSE on trajectories not used for the fit (surrogate / demand taken as response):"
+        );
+        print_scores(&report.validation);
+    }
 }
 
 fn print_scores(validation: &[Validation]) {

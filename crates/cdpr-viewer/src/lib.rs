@@ -287,7 +287,37 @@ fn build_app(
         Some(r) => Some(r.frame_duration()),
         None => options.screenshot.is_some().then_some(SCREENSHOT_FRAME),
     };
-    let (title, ghost) = match (playback.live_feed(), playback.replay_source()) {
+    let (title, ghost) = title_and_ghost(&playback);
+    let mut app = App::new();
+    add_bevy_plugins(&mut app, options, title);
+    insert_viewer_resources(
+        &mut app,
+        options,
+        playback,
+        ghost,
+        fixed_frame,
+        recorder.is_none(),
+    );
+    add_feature_plugins(&mut app, options);
+    if let Some(recorder) = recorder {
+        app.add_plugins(video::VideoPlugin::new(recorder));
+    }
+    match fixed_frame {
+        Some(frame) => {
+            app.insert_resource(TimeUpdateStrategy::ManualDuration(frame));
+        }
+        None => lift_frame_clamp(&mut app),
+    }
+    if options.executor == Executor::Single {
+        run_single_threaded(&mut app);
+    }
+    app
+}
+
+/// The window's title and the legend's line for the ghost box, both naming what is shown: a
+/// live shadow, a replay or a run.
+fn title_and_ghost(playback: &Playback) -> (String, String) {
+    match (playback.live_feed(), playback.replay_source()) {
         (Some(feed), _) => (
             format!("cdpr — live shadow of {}", feed.info.address),
             "controller's commanded pose (ghost box)".to_string(),
@@ -300,8 +330,11 @@ fn build_app(
             format!("cdpr — {}", playback.robot().name),
             "commanded pose (ghost box)".to_string(),
         ),
-    };
-    let mut app = App::new();
+    }
+}
+
+/// Bevy's own plugins (window, renderer, egui, the orbit camera) and the settings they read.
+fn add_bevy_plugins(app: &mut App, options: &ViewerOptions, title: String) {
     app.add_plugins(
         DefaultPlugins
             .set(WindowPlugin {
@@ -334,28 +367,45 @@ fn build_app(
     .insert_resource(GlobalAmbientLight {
         brightness: 350.0,
         ..default()
-    })
-    .insert_resource(playback)
-    .insert_resource(panel::PanelState {
-        fixed_frame_s: fixed_frame.map(|f| f.as_secs_f64()),
-        hidden: !options.panel,
-        ..panel::PanelState::new(scenario::robot_choices(&options.robots_dir))
-    })
-    .insert_resource(overlay::GhostText(ghost))
-    .insert_resource(overlay::ShowHelp(recorder.is_none()))
-    .insert_resource(camera::SmoothCamera(fixed_frame.is_none()))
-    .insert_resource(options.camera)
-    .insert_resource(capture::CapturePlan {
-        screenshot: options.screenshot.clone(),
-        frames: options.frames,
-        max_frames: options.max_frames,
-        duration: options.duration,
-        started: options.started,
-    })
-    .insert_resource(interference::InterferenceView::with_clearance(
-        options.clearance,
-    ))
-    .configure_sets(
+    });
+}
+
+/// The resources the options set: the playback, the panel, the overlays' texts, the camera,
+/// the capture plan and the interference clearance. The help shows at start unless a clip is
+/// recorded (`show_help`); the camera eases only on the wall clock.
+fn insert_viewer_resources(
+    app: &mut App,
+    options: &ViewerOptions,
+    playback: Playback,
+    ghost: String,
+    fixed_frame: Option<Duration>,
+    show_help: bool,
+) {
+    app.insert_resource(playback)
+        .insert_resource(panel::PanelState {
+            fixed_frame_s: fixed_frame.map(|f| f.as_secs_f64()),
+            hidden: !options.panel,
+            ..panel::PanelState::new(scenario::robot_choices(&options.robots_dir))
+        })
+        .insert_resource(overlay::GhostText(ghost))
+        .insert_resource(overlay::ShowHelp(show_help))
+        .insert_resource(camera::SmoothCamera(fixed_frame.is_none()))
+        .insert_resource(options.camera)
+        .insert_resource(capture::CapturePlan {
+            screenshot: options.screenshot.clone(),
+            frames: options.frames,
+            max_frames: options.max_frames,
+            duration: options.duration,
+            started: options.started,
+        })
+        .insert_resource(interference::InterferenceView::with_clearance(
+            options.clearance,
+        ));
+}
+
+/// The frame's [`ViewerSet`]s in order after the playback's, and one plugin per feature.
+fn add_feature_plugins(app: &mut App, options: &ViewerOptions) {
+    app.configure_sets(
         Update,
         (
             ViewerSet::Input,
@@ -380,29 +430,21 @@ fn build_app(
         capture::CapturePlugin,
         foxglove::LiveViewPlugin(options.live_view.clone()),
     ));
-    if let Some(recorder) = recorder {
-        app.add_plugins(video::VideoPlugin::new(recorder));
+}
+
+/// Runs every main schedule on one thread ([`Executor::Single`]).
+fn run_single_threaded(app: &mut App) {
+    for label in [
+        First.intern(),
+        PreUpdate.intern(),
+        Update.intern(),
+        PostUpdate.intern(),
+        Last.intern(),
+    ] {
+        app.edit_schedule(label, |schedule| {
+            schedule.set_executor(SingleThreadedExecutor::new());
+        });
     }
-    match fixed_frame {
-        Some(frame) => {
-            app.insert_resource(TimeUpdateStrategy::ManualDuration(frame));
-        }
-        None => lift_frame_clamp(&mut app),
-    }
-    if options.executor == Executor::Single {
-        for label in [
-            First.intern(),
-            PreUpdate.intern(),
-            Update.intern(),
-            PostUpdate.intern(),
-            Last.intern(),
-        ] {
-            app.edit_schedule(label, |schedule| {
-                schedule.set_executor(SingleThreadedExecutor::new());
-            });
-        }
-    }
-    app
 }
 
 /// An app with the viewer's stepping and no window or renderer: `MinimalPlugins`, the

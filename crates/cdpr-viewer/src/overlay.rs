@@ -63,16 +63,30 @@ pub fn spawn_overlays(
     playback: Res<Playback>,
     show_help: Res<ShowHelp>,
 ) {
-    let help = if playback.is_live() {
+    spawn_help(&mut commands, help_text(&playback), show_help.0);
+    let compare = playback
+        .replay_source()
+        .and_then(|r| r.compare.as_ref())
+        .map(|compare| format!("compared run: {} (box, cables)", compare.name()));
+    spawn_legend(&mut commands, &ghost.0, compare.as_deref());
+}
+
+/// The keyboard help for the playback's mode: a run, a live view or a replay.
+fn help_text(playback: &Playback) -> &'static str {
+    if playback.is_live() {
         HELP_LIVE
     } else if playback.is_replay() {
         HELP_REPLAY
     } else {
         HELP
-    };
+    }
+}
+
+/// The keyboard help, top right, hidden unless `visible`.
+fn spawn_help(commands: &mut Commands, help: &'static str, visible: bool) {
     commands.spawn((
         HelpOverlay,
-        if show_help.0 {
+        if visible {
             Visibility::Inherited
         } else {
             Visibility::Hidden
@@ -89,12 +103,11 @@ pub fn spawn_overlays(
         },
         BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.62)),
     ));
-    let stops: Vec<ColorStop> = (0..=10)
-        .map(|k| {
-            let [r, g, b] = scale_color(k as f64 / 10.0);
-            Color::srgb(r, g, b).into()
-        })
-        .collect();
+}
+
+/// The legend, bottom right: the tension scale, then a line per kind of thing drawn (slack
+/// cables, the two trails, the ghost and, in a replay with a compared run, that run).
+fn spawn_legend(commands: &mut Commands, ghost: &str, compare: Option<&str>) {
     commands
         .spawn((
             Node {
@@ -109,80 +122,97 @@ pub fn spawn_overlays(
             BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.62)),
         ))
         .with_children(|legend| {
-            // As wide as the bar: a long title wraps upwards instead of widening the legend.
-            legend.spawn((
-                LegendTitle,
-                Text::new("Cable tension [N]"),
-                font(14.0),
-                Node {
-                    width: px(LEGEND_WIDTH),
-                    ..default()
-                },
-            ));
-            legend.spawn((
-                Node {
-                    width: px(LEGEND_WIDTH),
-                    height: px(16),
-                    ..default()
-                },
-                BackgroundGradient::from(LinearGradient::to_right(stops)),
-            ));
-            legend
-                .spawn(Node {
-                    width: px(LEGEND_WIDTH),
-                    justify_content: JustifyContent::SpaceBetween,
-                    ..default()
-                })
-                .with_children(|row| {
-                    row.spawn((Text::new("0"), font(13.0)));
-                    row.spawn((LegendLabel(0.5), Text::new("…"), font(13.0)));
-                    row.spawn((LegendLabel(1.0), Text::new("…"), font(13.0)));
-                });
-            let swatch =
-                |legend: &mut ChildSpawnerCommands, color: Color, height: f32, text: &str| {
-                    legend
-                        .spawn(Node {
-                            align_items: AlignItems::Center,
-                            column_gap: px(8),
-                            ..default()
-                        })
-                        .with_children(|row| {
-                            row.spawn((
-                                Node {
-                                    width: px(28),
-                                    height: px(height),
-                                    ..default()
-                                },
-                                BackgroundColor(color),
-                            ));
-                            row.spawn((Text::new(text), font(13.0)));
-                        });
-                };
-            swatch(legend, colors::SLACK_COLOR, 2.0, "slack cable (thin, grey)");
-            swatch(legend, colors::COMMANDED_TRAIL, 3.0, "commanded TCP path");
-            swatch(legend, colors::ACTUAL_TRAIL, 3.0, "actual TCP path");
-            legend
-                .spawn(Node {
-                    align_items: AlignItems::Center,
-                    column_gap: px(8),
-                    ..default()
-                })
-                .with_children(|row| {
-                    row.spawn((
-                        Node {
-                            width: px(26),
-                            height: px(12),
-                            border: UiRect::all(px(1)),
-                            ..default()
-                        },
-                        BorderColor::all(colors::GHOST_COLOR),
-                    ));
-                    row.spawn((GhostLabel, Text::new(ghost.0.clone()), font(13.0)));
-                });
-            if let Some(compare) = playback.replay_source().and_then(|r| r.compare.as_ref()) {
-                let text = format!("compared run: {} (box, cables)", compare.name());
-                swatch(legend, colors::COMPARE_COLOR, 3.0, &text);
+            spawn_tension_scale(legend);
+            spawn_swatch(legend, colors::SLACK_COLOR, 2.0, "slack cable (thin, grey)");
+            spawn_swatch(legend, colors::COMMANDED_TRAIL, 3.0, "commanded TCP path");
+            spawn_swatch(legend, colors::ACTUAL_TRAIL, 3.0, "actual TCP path");
+            spawn_ghost_line(legend, ghost);
+            if let Some(text) = compare {
+                spawn_swatch(legend, colors::COMPARE_COLOR, 3.0, text);
             }
+        });
+}
+
+/// The legend's title, the colour bar and its labels at 0, ½ and 1 of the bound (the latter
+/// two filled in as the bound is known).
+fn spawn_tension_scale(legend: &mut ChildSpawnerCommands) {
+    let stops: Vec<ColorStop> = (0..=10)
+        .map(|k| {
+            let [r, g, b] = scale_color(k as f64 / 10.0);
+            Color::srgb(r, g, b).into()
+        })
+        .collect();
+    // As wide as the bar: a long title wraps upwards instead of widening the legend.
+    legend.spawn((
+        LegendTitle,
+        Text::new("Cable tension [N]"),
+        font(14.0),
+        Node {
+            width: px(LEGEND_WIDTH),
+            ..default()
+        },
+    ));
+    legend.spawn((
+        Node {
+            width: px(LEGEND_WIDTH),
+            height: px(16),
+            ..default()
+        },
+        BackgroundGradient::from(LinearGradient::to_right(stops)),
+    ));
+    legend
+        .spawn(Node {
+            width: px(LEGEND_WIDTH),
+            justify_content: JustifyContent::SpaceBetween,
+            ..default()
+        })
+        .with_children(|row| {
+            row.spawn((Text::new("0"), font(13.0)));
+            row.spawn((LegendLabel(0.5), Text::new("…"), font(13.0)));
+            row.spawn((LegendLabel(1.0), Text::new("…"), font(13.0)));
+        });
+}
+
+/// A legend line: a bar of `color`, `height` px thick, and its text.
+fn spawn_swatch(legend: &mut ChildSpawnerCommands, color: Color, height: f32, text: &str) {
+    legend
+        .spawn(Node {
+            align_items: AlignItems::Center,
+            column_gap: px(8),
+            ..default()
+        })
+        .with_children(|row| {
+            row.spawn((
+                Node {
+                    width: px(28),
+                    height: px(height),
+                    ..default()
+                },
+                BackgroundColor(color),
+            ));
+            row.spawn((Text::new(text), font(13.0)));
+        });
+}
+
+/// The ghost's legend line: an outlined box, as the ghost is drawn, and whose pose it is.
+fn spawn_ghost_line(legend: &mut ChildSpawnerCommands, ghost: &str) {
+    legend
+        .spawn(Node {
+            align_items: AlignItems::Center,
+            column_gap: px(8),
+            ..default()
+        })
+        .with_children(|row| {
+            row.spawn((
+                Node {
+                    width: px(26),
+                    height: px(12),
+                    border: UiRect::all(px(1)),
+                    ..default()
+                },
+                BorderColor::all(colors::GHOST_COLOR),
+            ));
+            row.spawn((GhostLabel, Text::new(ghost.to_string()), font(13.0)));
         });
 }
 

@@ -15,7 +15,7 @@ use foxglove::messages::{
     Color, CubePrimitive, FrameTransform, LinePrimitive, Point3, Quaternion, SceneEntity,
     SceneUpdate, SpherePrimitive, Timestamp, Vector3, line_primitive,
 };
-use nalgebra::{UnitQuaternion, Vector3 as V3};
+use nalgebra::{Isometry3, UnitQuaternion, Vector3 as V3};
 
 /// The 3D scene ([`SceneUpdate`]): frame, pulleys, platform, cables coloured by tension.
 pub const SCENE_TOPIC: &str = "/scene";
@@ -307,7 +307,6 @@ pub fn scene_update(
     t: f64,
 ) -> SceneUpdate {
     let sizes = colors::SceneSizes::of(robot.frame.size().norm(), robot.platform.size.min());
-    let diagonal = sizes.diagonal;
     let stamp = Some(timestamp(t));
     let entity = |id: &str| SceneEntity {
         timestamp: stamp,
@@ -315,8 +314,44 @@ pub fn scene_update(
         id: id.into(),
         ..SceneEntity::default()
     };
+    let world_from_platform = pose.world_from_platform();
+    let rotation = pose.rotation();
+    let geometry: Vec<CableGeometry> = robot
+        .cables
+        .iter()
+        .map(|c| CableGeometry::new(c, &pose.position, rotation.matrix()))
+        .collect();
 
     let mut frame = entity(FRAME_ENTITY);
+    frame.lines.push(frame_edges(robot, sizes.diagonal));
+    frame.spheres = pulley_spheres(robot, sizes.pulley_radius);
+    frame
+        .lines
+        .extend(wheel_circles(robot, &geometry, sizes.diagonal));
+    let mut platform = entity(PLATFORM_ENTITY);
+    platform
+        .cubes
+        .push(platform_cube(robot, pose, &world_from_platform));
+    let mut cables = entity(CABLES_ENTITY);
+    if robot.is_cable_robot() {
+        cables.lines = cable_lines(
+            robot,
+            &world_from_platform,
+            &geometry,
+            tensions,
+            tension_bound,
+            sizes.cable_radius,
+        );
+    }
+
+    SceneUpdate {
+        deletions: Vec::new(),
+        entities: vec![frame, platform, cables],
+    }
+}
+
+/// The frame box's 12 edges as one line list, for a frame of diagonal `diagonal` (m).
+fn frame_edges(robot: &Robot, diagonal: f64) -> LinePrimitive {
     let (lo, hi) = (robot.frame.min, robot.frame.max);
     let corner = |k: usize| {
         V3::new(
@@ -334,16 +369,22 @@ pub fn scene_update(
             }
         }
     }
-    frame.lines.push(LinePrimitive {
+    LinePrimitive {
         r#type: line_primitive::Type::LineList as i32,
         thickness: FRAME_THICKNESS * diagonal,
         points: edges,
         color: Some(color(colors::FRAME_RGB)),
         ..LinePrimitive::default()
-    });
-    let pulley = 2.0 * sizes.pulley_radius;
-    for cable in &robot.cables {
-        frame.spheres.push(SpherePrimitive {
+    }
+}
+
+/// A sphere of radius `pulley_radius` (m) per pulley, i.e. per frame anchor.
+fn pulley_spheres(robot: &Robot, pulley_radius: f64) -> Vec<SpherePrimitive> {
+    let pulley = 2.0 * pulley_radius;
+    robot
+        .cables
+        .iter()
+        .map(|cable| SpherePrimitive {
             pose: Some(foxglove::messages::Pose {
                 position: Some(vector(&cable.frame_anchor)),
                 orientation: Some(Quaternion {
@@ -357,23 +398,19 @@ pub fn scene_update(
                 z: pulley,
             }),
             color: Some(color(colors::PULLEY_RGB)),
-        });
-    }
+        })
+        .collect()
+}
 
-    let world_from_platform = pose.world_from_platform();
-    let rotation = pose.rotation();
-    let geometry: Vec<CableGeometry> = robot
-        .cables
-        .iter()
-        .map(|c| CableGeometry::new(c, &pose.position, rotation.matrix()))
-        .collect();
-    // Swivel pulleys: each wheel as a circle in its plane at this pose (it swivels with the
-    // platform), in the pulley colour.
-    for (cable, g) in robot.cables.iter().zip(&geometry) {
+/// Swivel pulleys: each wheel as a closed circle in its plane at this pose (it swivels with the
+/// platform), in the pulley colour.
+fn wheel_circles(robot: &Robot, geometry: &[CableGeometry], diagonal: f64) -> Vec<LinePrimitive> {
+    let mut wheels = Vec::new();
+    for (cable, g) in robot.cables.iter().zip(geometry) {
         let (Some(p), Some(wheel)) = (&cable.pulley, &g.pulley) else {
             continue;
         };
-        frame.lines.push(LinePrimitive {
+        wheels.push(LinePrimitive {
             r#type: line_primitive::Type::LineStrip as i32,
             thickness: 0.5 * FRAME_THICKNESS * diagonal,
             points: (0..=WHEEL_SEGMENTS)
@@ -388,8 +425,16 @@ pub fn scene_update(
             ..LinePrimitive::default()
         });
     }
-    let mut platform = entity(PLATFORM_ENTITY);
-    platform.cubes.push(CubePrimitive {
+    wheels
+}
+
+/// The platform box as a cube at the pose.
+fn platform_cube(
+    robot: &Robot,
+    pose: &Pose,
+    world_from_platform: &Isometry3<f64>,
+) -> CubePrimitive {
+    CubePrimitive {
         pose: Some(foxglove::messages::Pose {
             position: Some(vector(
                 &(world_from_platform * nalgebra::Point3::from(robot.platform.box_center)).coords,
@@ -398,30 +443,35 @@ pub fn scene_update(
         }),
         size: Some(vector(&robot.platform.size)),
         color: Some(color(colors::PLATFORM_RGB)),
-    });
-
-    let mut cables = entity(CABLES_ENTITY);
-    if robot.is_cable_robot() {
-        for (i, (cable, g)) in robot.cables.iter().zip(&geometry).enumerate() {
-            let end = world_from_platform * nalgebra::Point3::from(cable.platform_anchor);
-            let tension = tensions.get(i).copied().unwrap_or(f64::NAN);
-            // The free segment: from the exit point (the frame anchor, or where the cable
-            // leaves its pulley) to the platform anchor.
-            let start = g.pulley.map_or(cable.frame_anchor, |p| p.tangent);
-            cables.lines.push(LinePrimitive {
-                r#type: line_primitive::Type::LineStrip as i32,
-                thickness: 2.0 * sizes.cable_radius,
-                points: vec![point(&start), point(&end.coords)],
-                color: Some(color(cable_color(tension, tension_bound))),
-                ..LinePrimitive::default()
-            });
-        }
     }
+}
 
-    SceneUpdate {
-        deletions: Vec::new(),
-        entities: vec![frame, platform, cables],
+/// Per cable its free segment as a line in the colour of its tension (NaN when `tensions` is
+/// short of it).
+fn cable_lines(
+    robot: &Robot,
+    world_from_platform: &Isometry3<f64>,
+    geometry: &[CableGeometry],
+    tensions: &[f64],
+    tension_bound: f64,
+    cable_radius: f64,
+) -> Vec<LinePrimitive> {
+    let mut lines = Vec::with_capacity(robot.cables.len());
+    for (i, (cable, g)) in robot.cables.iter().zip(geometry).enumerate() {
+        let end = world_from_platform * nalgebra::Point3::from(cable.platform_anchor);
+        let tension = tensions.get(i).copied().unwrap_or(f64::NAN);
+        // The free segment: from the exit point (the frame anchor, or where the cable leaves
+        // its pulley) to the platform anchor.
+        let start = g.pulley.map_or(cable.frame_anchor, |p| p.tangent);
+        lines.push(LinePrimitive {
+            r#type: line_primitive::Type::LineStrip as i32,
+            thickness: 2.0 * cable_radius,
+            points: vec![point(&start), point(&end.coords)],
+            color: Some(color(cable_color(tension, tension_bound))),
+            ..LinePrimitive::default()
+        });
     }
+    lines
 }
 
 #[cfg(test)]

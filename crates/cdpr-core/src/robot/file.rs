@@ -10,7 +10,7 @@ use super::fields::{
     Ctx, aabb, build_platform, build_winch, finite, per_cable, plc_section, refuse_sections,
     span_of, vec3, within,
 };
-use super::raw::{RawCables, RawRobot};
+use super::raw::{RawBox, RawCables, RawRobot, RawTension};
 use super::{Aabb, Cable, Dof, Robot, Stiffness, TensionBounds};
 use crate::text::Plain;
 use toml::Spanned;
@@ -22,22 +22,10 @@ pub fn parse_robot(text: &str, file: &str) -> Result<Robot, RobotFileError> {
     build(&ctx, raw)
 }
 
+/// A cable robot from the file's sections, each checked and then checked against the others;
+/// a robot with legs is handed to [`super::mechanism`].
 fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
-    let kind = match &raw.kind {
-        None => "cdpr",
-        Some(k) => match k.get_ref().as_str() {
-            "cdpr" => "cdpr",
-            "linear_delta" => "linear_delta",
-            "rssu2" => "rssu2",
-            other => {
-                return Err(ctx.err(
-                    span_of(k),
-                    "kind",
-                    format!("unknown robot kind `{other}`: use cdpr, linear_delta or rssu2"),
-                ));
-            }
-        },
-    };
+    let kind = robot_kind(ctx, raw.kind.as_ref())?;
     if kind != "cdpr" {
         return super::mechanism::build_legs(ctx, kind, raw);
     }
@@ -51,75 +39,19 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
         ],
         "a cable robot's drive limits go in [winch]; set `kind` for a robot with legs",
     )?;
-    let Some(raw_dof) = &raw.dof else {
-        return Err(ctx.err(None, "dof", "missing field `dof` (3 or 6)"));
-    };
-    let dof = match *raw_dof.get_ref() {
-        3 => Dof::Three,
-        6 => Dof::Six,
-        other => {
-            return Err(ctx.err(
-                span_of(raw_dof),
-                "dof",
-                format!("must be 3 (translation only) or 6 (full pose), got {other}"),
-            ));
-        }
-    };
+    let dof = cable_dof(ctx, raw.dof.as_ref())?;
     let missing = |section: &str| ctx.missing(section, "a cable robot needs it");
     let raw_cables = raw.cables.as_ref().ok_or_else(|| missing("cables"))?;
     let raw_tension = raw.tension.as_ref().ok_or_else(|| missing("tension"))?;
     let raw_winch = raw.winch.as_ref().ok_or_else(|| missing("winch"))?;
     let raw_workspace = raw.workspace.as_ref().ok_or_else(|| missing("workspace"))?;
 
-    // --- platform
     let platform = build_platform(ctx, &raw.platform)?;
-
-    // --- cables
     let cables = build_cables(ctx, raw_cables, dof)?;
-
-    // --- tension bounds
-    let tension_range = (0.0, max_for("N"));
-    let tmin = finite(ctx, &raw_tension.min, "tension.min")?;
-    if tmin < 0.0 {
-        return Err(ctx.err(
-            span_of(&raw_tension.min),
-            "tension.min",
-            format!("cables cannot push: must be ≥ 0 N, got {tmin}"),
-        ));
-    }
-    let tmin = within(ctx, &raw_tension.min, "tension.min", tension_range, "N")?;
-    let tmax = within(ctx, &raw_tension.max, "tension.max", tension_range, "N")?;
-    if tmax <= tmin {
-        return Err(ctx.err(
-            span_of(&raw_tension.max),
-            "tension.max",
-            format!("must exceed tension.min ({tmin} N), got {tmax} N"),
-        ));
-    }
-
-    // --- winch
+    let tension = build_tension(ctx, raw_tension)?;
     let winch = build_winch(ctx, raw_winch, "winch")?;
-    // --- boxes and home
     let workspace = aabb(ctx, raw_workspace, "workspace")?;
-    let frame = match &raw.frame {
-        Some(f) => {
-            let frame = aabb(ctx, f, "frame")?;
-            anchors_in_frame(ctx, raw_cables, &cables, &frame)?;
-            frame
-        }
-        None => {
-            let mut min = cables[0].frame_anchor;
-            let mut max = min;
-            for c in &cables {
-                min = min.inf(&c.frame_anchor);
-                max = max.sup(&c.frame_anchor);
-            }
-            Aabb {
-                min: min.inf(&workspace.min),
-                max: max.sup(&workspace.max),
-            }
-        }
-    };
+    let frame = frame_box(ctx, raw.frame.as_ref(), raw_cables, &cables, &workspace)?;
     let home = match &raw.home {
         Some(h) => home_pose(ctx, h)?,
         None => {
@@ -141,10 +73,7 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
         dof,
         cables,
         platform,
-        tension: TensionBounds {
-            min: tmin,
-            max: tmax,
-        },
+        tension,
         winch,
         workspace,
         frame,
@@ -155,6 +84,97 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
     cables_have_length(ctx, raw_cables, raw.home.as_ref(), &robot)?;
     super::obstacles::anchors_outside(ctx, &raw_obstacles, &robot)?;
     Ok(robot)
+}
+
+/// `kind`: which robot the file describes, a cable robot when it is absent.
+fn robot_kind(ctx: &Ctx, kind: Option<&Spanned<String>>) -> Result<&'static str, RobotFileError> {
+    Ok(match kind {
+        None => "cdpr",
+        Some(k) => match k.get_ref().as_str() {
+            "cdpr" => "cdpr",
+            "linear_delta" => "linear_delta",
+            "rssu2" => "rssu2",
+            other => {
+                return Err(ctx.err(
+                    span_of(k),
+                    "kind",
+                    format!("unknown robot kind `{other}`: use cdpr, linear_delta or rssu2"),
+                ));
+            }
+        },
+    })
+}
+
+/// `dof`: a cable robot's degrees of freedom, 3 or 6; it has no default.
+fn cable_dof(ctx: &Ctx, dof: Option<&Spanned<i64>>) -> Result<Dof, RobotFileError> {
+    let Some(raw_dof) = dof else {
+        return Err(ctx.err(None, "dof", "missing field `dof` (3 or 6)"));
+    };
+    match *raw_dof.get_ref() {
+        3 => Ok(Dof::Three),
+        6 => Ok(Dof::Six),
+        other => Err(ctx.err(
+            span_of(raw_dof),
+            "dof",
+            format!("must be 3 (translation only) or 6 (full pose), got {other}"),
+        )),
+    }
+}
+
+/// `[tension]`: 0 ≤ min < max, N (cables cannot push).
+fn build_tension(ctx: &Ctx, raw: &RawTension) -> Result<TensionBounds, RobotFileError> {
+    let tension_range = (0.0, max_for("N"));
+    let tmin = finite(ctx, &raw.min, "tension.min")?;
+    if tmin < 0.0 {
+        return Err(ctx.err(
+            span_of(&raw.min),
+            "tension.min",
+            format!("cables cannot push: must be ≥ 0 N, got {tmin}"),
+        ));
+    }
+    let tmin = within(ctx, &raw.min, "tension.min", tension_range, "N")?;
+    let tmax = within(ctx, &raw.max, "tension.max", tension_range, "N")?;
+    if tmax <= tmin {
+        return Err(ctx.err(
+            span_of(&raw.max),
+            "tension.max",
+            format!("must exceed tension.min ({tmin} N), got {tmax} N"),
+        ));
+    }
+    Ok(TensionBounds {
+        min: tmin,
+        max: tmax,
+    })
+}
+
+/// `[frame]`, which must hold every frame anchor; without it, the box around the frame anchors
+/// and the workspace.
+fn frame_box(
+    ctx: &Ctx,
+    raw: Option<&RawBox>,
+    raw_cables: &RawCables,
+    cables: &[Cable],
+    workspace: &Aabb,
+) -> Result<Aabb, RobotFileError> {
+    match raw {
+        Some(f) => {
+            let frame = aabb(ctx, f, "frame")?;
+            anchors_in_frame(ctx, raw_cables, cables, &frame)?;
+            Ok(frame)
+        }
+        None => {
+            let mut min = cables[0].frame_anchor;
+            let mut max = min;
+            for c in cables {
+                min = min.inf(&c.frame_anchor);
+                max = max.sup(&c.frame_anchor);
+            }
+            Ok(Aabb {
+                min: min.inf(&workspace.min),
+                max: max.sup(&workspace.max),
+            })
+        }
+    }
 }
 
 /// `home`: x, y, z (m, within ±[`MAX_COORDINATE`]) and optionally roll, pitch, yaw (rad,
@@ -283,10 +303,60 @@ fn cables_have_length(
     Ok(())
 }
 
+/// `[cables]`: per cable its anchors, stiffness, damping and pulley, with the counts agreeing
+/// and no two cables the same.
 fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, RobotFileError> {
     let frame = raw.frame_anchors.get_ref();
     let platform = raw.platform_anchors.get_ref();
-    let count = frame.len();
+    let count = cable_count(ctx, raw, dof)?;
+    let names = cable_names(ctx, raw, count)?;
+    let stiffness = cable_stiffness(ctx, raw, count, &names)?;
+    let damping = per_cable(ctx, &raw.damping, "cables.damping", count, max_for("N·s/m"))?;
+    if let Some((k, v)) = damping.iter().enumerate().find(|(_, v)| **v < 0.0) {
+        return Err(ctx.err(
+            span_of(&raw.damping),
+            "cables.damping",
+            format!("cable {} ({}) must be ≥ 0 N·s/m, got {v}", k + 1, names[k]),
+        ));
+    }
+
+    let (pulleys, densities) = super::pulleys::build(ctx, raw, &names)?;
+    let mut cables = Vec::with_capacity(count);
+    let mut twins = super::twins::Twins::with_capacity(count);
+    for k in 0..count {
+        let a = vec3(ctx, &frame[k], &format!("cables.frame_anchors[{k}]"))?;
+        let b = vec3(ctx, &platform[k], &format!("cables.platform_anchors[{k}]"))?;
+        if let Some(j) = twins.add(a, b) {
+            return Err(ctx.err(
+                span_of(&platform[k]),
+                &format!("cables.platform_anchors[{k}]"),
+                format!(
+                    "cable {} ({}) coincides with cable {} ({}): same frame and platform anchors",
+                    k + 1,
+                    names[k],
+                    j + 1,
+                    names[j]
+                ),
+            ));
+        }
+        cables.push(Cable {
+            name: names[k].clone(),
+            frame_anchor: a,
+            platform_anchor: b,
+            stiffness: stiffness[k],
+            damping: damping[k],
+            pulley: pulleys[k],
+            mass_per_length: densities[k],
+        });
+    }
+    Ok(cables)
+}
+
+/// The number of cables: as many platform anchors as frame anchors, and at least one cable
+/// per degree of freedom.
+fn cable_count(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<usize, RobotFileError> {
+    let platform = raw.platform_anchors.get_ref();
+    let count = raw.frame_anchors.get_ref().len();
     if platform.len() != count {
         return Err(ctx.err(
             span_of(&raw.platform_anchors),
@@ -304,7 +374,12 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
             ),
         ));
     }
-    let names = match &raw.names {
+    Ok(count)
+}
+
+/// `cables.names`, one per cable; `cable1`, `cable2`, … when absent.
+fn cable_names(ctx: &Ctx, raw: &RawCables, count: usize) -> Result<Vec<String>, RobotFileError> {
+    match &raw.names {
         Some(n) => {
             if n.get_ref().len() != count {
                 return Err(ctx.err(
@@ -316,10 +391,19 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
                     ),
                 ));
             }
-            n.get_ref().clone()
+            Ok(n.get_ref().clone())
         }
-        None => (1..=count).map(|k| format!("cable{k}")).collect(),
-    };
+        None => Ok((1..=count).map(|k| format!("cable{k}")).collect()),
+    }
+}
+
+/// Each cable's stiffness, from exactly one of `stiffness` (N/m) and `ea` (N), positive.
+fn cable_stiffness(
+    ctx: &Ctx,
+    raw: &RawCables,
+    count: usize,
+    names: &[String],
+) -> Result<Vec<Stiffness>, RobotFileError> {
     let max_stiffness = max_for("N/m");
     let stiffness: Vec<Stiffness> = match (&raw.stiffness, &raw.ea) {
         (Some(_), Some(ea)) => {
@@ -366,43 +450,5 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
             ));
         }
     }
-    let damping = per_cable(ctx, &raw.damping, "cables.damping", count, max_for("N·s/m"))?;
-    if let Some((k, v)) = damping.iter().enumerate().find(|(_, v)| **v < 0.0) {
-        return Err(ctx.err(
-            span_of(&raw.damping),
-            "cables.damping",
-            format!("cable {} ({}) must be ≥ 0 N·s/m, got {v}", k + 1, names[k]),
-        ));
-    }
-
-    let (pulleys, densities) = super::pulleys::build(ctx, raw, &names)?;
-    let mut cables = Vec::with_capacity(count);
-    let mut twins = super::twins::Twins::with_capacity(count);
-    for k in 0..count {
-        let a = vec3(ctx, &frame[k], &format!("cables.frame_anchors[{k}]"))?;
-        let b = vec3(ctx, &platform[k], &format!("cables.platform_anchors[{k}]"))?;
-        if let Some(j) = twins.add(a, b) {
-            return Err(ctx.err(
-                span_of(&platform[k]),
-                &format!("cables.platform_anchors[{k}]"),
-                format!(
-                    "cable {} ({}) coincides with cable {} ({}): same frame and platform anchors",
-                    k + 1,
-                    names[k],
-                    j + 1,
-                    names[j]
-                ),
-            ));
-        }
-        cables.push(Cable {
-            name: names[k].clone(),
-            frame_anchor: a,
-            platform_anchor: b,
-            stiffness: stiffness[k],
-            damping: damping[k],
-            pulley: pulleys[k],
-            mass_per_length: densities[k],
-        });
-    }
-    Ok(cables)
+    Ok(stiffness)
 }

@@ -91,67 +91,59 @@ impl Shape {
     }
 }
 
+/// The `[[obstacles]]` entries, each with a unique name, a known shape, only that shape's keys
+/// and valid values for them.
 pub(super) fn build(ctx: &Ctx, raw: &[RawObstacle]) -> Result<Vec<Obstacle>, RobotFileError> {
     let mut out: Vec<Obstacle> = Vec::with_capacity(raw.len());
     for (k, o) in raw.iter().enumerate() {
-        let field = |key: &str| format!("obstacles[{k}].{key}");
-        let name = o.name.get_ref().trim().to_string();
-        if name.is_empty() {
-            return Err(ctx.err(span_of(&o.name), &field("name"), "must not be empty"));
-        }
-        if let Some(j) = out.iter().position(|p| p.name == name) {
-            return Err(ctx.err(
-                span_of(&o.name),
-                &field("name"),
-                format!("`{name}` is already the name of obstacle {}", j + 1),
-            ));
-        }
-        let need =
-            |v: &Option<Spanned<Vec<f64>>>, key: &str| -> Result<Vector3<f64>, RobotFileError> {
-                match v {
-                    Some(s) => vec3(ctx, s, &field(key)),
-                    None => Err(ctx.err(
-                        span_of(&o.shape),
-                        &field(key),
-                        format!("missing: a {} needs `{key}`", o.shape.get_ref()),
-                    )),
-                }
-            };
-        let length = |v: &Option<Spanned<f64>>, key: &str| -> Result<f64, RobotFileError> {
-            let Some(s) = v else {
-                return Err(ctx.err(
-                    span_of(&o.shape),
-                    &field(key),
-                    format!("missing: a {} needs `{key}` (m)", o.shape.get_ref()),
-                ));
-            };
-            let x = finite(ctx, s, &field(key))?;
-            if x <= 0.0 || x > MAX_COORDINATE {
-                return Err(ctx.err(
-                    span_of(s),
-                    &field(key),
-                    format!("must be in (0, {MAX_COORDINATE}] m, got {}", Plain(x)),
-                ));
-            }
-            Ok(x)
-        };
-        let unit =
-            |v: &Option<Spanned<Vec<f64>>>, key: &str| -> Result<Vector3<f64>, RobotFileError> {
-                let a = need(v, key)?;
-                let norm = a.norm();
-                let span = v.as_ref().and_then(span_of);
-                if norm == 0.0 {
-                    return Err(ctx.err(span, &field(key), "has zero length: give a unit vector"));
-                }
-                if (norm - 1.0).abs() > UNIT_AXIS_TOLERANCE {
-                    return Err(ctx.err(
-                        span,
-                        &field(key),
-                        format!("must be a unit vector, its length is {}", Plain(norm)),
-                    ));
-                }
-                Ok(a)
-            };
+        let name = obstacle_name(ctx, k, o, &out)?;
+        let fields = ObstacleFields { ctx, k, o };
+        fields.refuse_foreign_keys()?;
+        let shape = fields.shape()?;
+        out.push(Obstacle { name, shape });
+    }
+    Ok(out)
+}
+
+/// Obstacle k's trimmed name, refused when empty or already taken by an earlier one.
+fn obstacle_name(
+    ctx: &Ctx,
+    k: usize,
+    o: &RawObstacle,
+    earlier: &[Obstacle],
+) -> Result<String, RobotFileError> {
+    let field = format!("obstacles[{k}].name");
+    let name = o.name.get_ref().trim().to_string();
+    if name.is_empty() {
+        return Err(ctx.err(span_of(&o.name), &field, "must not be empty"));
+    }
+    if let Some(j) = earlier.iter().position(|p| p.name == name) {
+        return Err(ctx.err(
+            span_of(&o.name),
+            &field,
+            format!("`{name}` is already the name of obstacle {}", j + 1),
+        ));
+    }
+    Ok(name)
+}
+
+/// One `[[obstacles]]` entry being read, for errors that name its keys (`obstacles[k].key`).
+struct ObstacleFields<'a> {
+    ctx: &'a Ctx<'a>,
+    k: usize,
+    o: &'a RawObstacle,
+}
+
+impl ObstacleFields<'_> {
+    /// The error path of one of the obstacle's keys.
+    fn field(&self, key: &str) -> String {
+        format!("obstacles[{}].{key}", self.k)
+    }
+
+    /// Refuses an unknown shape, and any key its shape does not take (a sphere's `axis`, say):
+    /// such a key would otherwise be ignored without a word.
+    fn refuse_foreign_keys(&self) -> Result<(), RobotFileError> {
+        let (ctx, o) = (self.ctx, self.o);
         let allowed: &[&str] = match o.shape.get_ref().as_str() {
             "box" => &["min", "max"],
             "cylinder" => &["center", "axis", "radius", "height"],
@@ -160,7 +152,7 @@ pub(super) fn build(ctx: &Ctx, raw: &[RawObstacle]) -> Result<Vec<Obstacle>, Rob
             other => {
                 return Err(ctx.err(
                     span_of(&o.shape),
-                    &field("shape"),
+                    &self.field("shape"),
                     format!("unknown shape `{other}`: use box, cylinder, sphere or plane"),
                 ));
             }
@@ -181,7 +173,7 @@ pub(super) fn build(ctx: &Ctx, raw: &[RawObstacle]) -> Result<Vec<Obstacle>, Rob
         {
             return Err(ctx.err(
                 span.clone(),
-                &field(key),
+                &self.field(key),
                 format!(
                     "a {} has no `{key}`: it takes {}",
                     o.shape.get_ref(),
@@ -189,13 +181,19 @@ pub(super) fn build(ctx: &Ctx, raw: &[RawObstacle]) -> Result<Vec<Obstacle>, Rob
                 ),
             ));
         }
-        let shape = match o.shape.get_ref().as_str() {
+        Ok(())
+    }
+
+    /// The solid, from the keys of its (already checked) shape.
+    fn shape(&self) -> Result<Shape, RobotFileError> {
+        let o = self.o;
+        Ok(match o.shape.get_ref().as_str() {
             "box" => {
-                let (min, max) = (need(&o.min, "min")?, need(&o.max, "max")?);
+                let (min, max) = (self.need(&o.min, "min")?, self.need(&o.max, "max")?);
                 if let Some(i) = (0..3).find(|&i| max[i] <= min[i]) {
-                    return Err(ctx.err(
+                    return Err(self.ctx.err(
                         o.max.as_ref().and_then(span_of),
-                        &field("max"),
+                        &self.field("max"),
                         format!(
                             "must exceed `min` in every axis; {} is {} ≤ {}",
                             ["x", "y", "z"][i],
@@ -207,23 +205,84 @@ pub(super) fn build(ctx: &Ctx, raw: &[RawObstacle]) -> Result<Vec<Obstacle>, Rob
                 Shape::Box { min, max }
             }
             "cylinder" => Shape::Cylinder {
-                base: need(&o.center, "center")?,
-                axis: unit(&o.axis, "axis")?,
-                radius: length(&o.radius, "radius")?,
-                height: length(&o.height, "height")?,
+                base: self.need(&o.center, "center")?,
+                axis: self.unit(&o.axis, "axis")?,
+                radius: self.length(&o.radius, "radius")?,
+                height: self.length(&o.height, "height")?,
             },
             "sphere" => Shape::Sphere {
-                center: need(&o.center, "center")?,
-                radius: length(&o.radius, "radius")?,
+                center: self.need(&o.center, "center")?,
+                radius: self.length(&o.radius, "radius")?,
             },
             _ => Shape::Plane {
-                point: need(&o.point, "point")?,
-                normal: unit(&o.normal, "normal")?,
+                point: self.need(&o.point, "point")?,
+                normal: self.unit(&o.normal, "normal")?,
             },
-        };
-        out.push(Obstacle { name, shape });
+        })
     }
-    Ok(out)
+
+    /// A point or vector the shape needs.
+    fn need(
+        &self,
+        v: &Option<Spanned<Vec<f64>>>,
+        key: &str,
+    ) -> Result<Vector3<f64>, RobotFileError> {
+        match v {
+            Some(s) => vec3(self.ctx, s, &self.field(key)),
+            None => Err(self.ctx.err(
+                span_of(&self.o.shape),
+                &self.field(key),
+                format!("missing: a {} needs `{key}`", self.o.shape.get_ref()),
+            )),
+        }
+    }
+
+    /// A length the shape needs, in (0, MAX_COORDINATE] m.
+    fn length(&self, v: &Option<Spanned<f64>>, key: &str) -> Result<f64, RobotFileError> {
+        let ctx = self.ctx;
+        let Some(s) = v else {
+            return Err(ctx.err(
+                span_of(&self.o.shape),
+                &self.field(key),
+                format!("missing: a {} needs `{key}` (m)", self.o.shape.get_ref()),
+            ));
+        };
+        let x = finite(ctx, s, &self.field(key))?;
+        if x <= 0.0 || x > MAX_COORDINATE {
+            return Err(ctx.err(
+                span_of(s),
+                &self.field(key),
+                format!("must be in (0, {MAX_COORDINATE}] m, got {}", Plain(x)),
+            ));
+        }
+        Ok(x)
+    }
+
+    /// A direction the shape needs, which must be given as a unit vector.
+    fn unit(
+        &self,
+        v: &Option<Spanned<Vec<f64>>>,
+        key: &str,
+    ) -> Result<Vector3<f64>, RobotFileError> {
+        let a = self.need(v, key)?;
+        let norm = a.norm();
+        let span = v.as_ref().and_then(span_of);
+        if norm == 0.0 {
+            return Err(self.ctx.err(
+                span,
+                &self.field(key),
+                "has zero length: give a unit vector",
+            ));
+        }
+        if (norm - 1.0).abs() > UNIT_AXIS_TOLERANCE {
+            return Err(self.ctx.err(
+                span,
+                &self.field(key),
+                format!("must be a unit vector, its length is {}", Plain(norm)),
+            ));
+        }
+        Ok(a)
+    }
 }
 
 /// No frame anchor, and no platform anchor at the home pose, lies inside an obstacle.

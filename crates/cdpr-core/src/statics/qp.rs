@@ -87,22 +87,8 @@ pub fn min_norm_qp(
     if (0..n).any(|i| lo[i] > hi[i]) {
         return Err(QpInfeasible);
     }
-    // Fast path: when the minimum-norm solution of the equalities alone, x = Aᵀ(AAᵀ)⁻¹b,
-    // already lies within the bounds it is the optimum (no bound active). This is the usual
-    // case along a trajectory and costs one small Cholesky instead of the active-set steps.
-    if let Some(nu) = (a * a.transpose()).cholesky().map(|c| c.solve(b)) {
-        let x = a.transpose() * &nu;
-        let slack = 1e-12 * (1.0 + x.amax());
-        let inside = (0..n).all(|i| x[i] >= lo[i] - slack && x[i] <= hi[i] + slack);
-        if inside && (a * &x - b).amax() <= 1e-9 * (1.0 + b.amax()) {
-            return Ok(QpSolution {
-                x,
-                eq_multipliers: nu,
-                lower_multipliers: DVector::zeros(n),
-                upper_multipliers: DVector::zeros(n),
-                iterations: 0,
-            });
-        }
+    if let Some(sol) = equality_only_solution(a, b, lo, hi) {
+        return Ok(sol);
     }
     let mut prob = Problem {
         a,
@@ -114,114 +100,195 @@ pub fn min_norm_qp(
     let scale = 1.0 + b.amax() + lo.amax().max(hi.amax()).min(1e12);
     let tol = 1e-11 * scale;
 
-    let mut x = DVector::<f64>::zeros(n);
-    let mut active: Vec<usize> = Vec::with_capacity(n);
-    let mut u: Vec<f64> = Vec::with_capacity(n);
-    let mut eq_done = vec![false; r];
-    let mut np = DVector::<f64>::zeros(n);
-    let mut iterations = 0usize;
-    let max_iterations = 20 * (r + 2 * n) + 100;
+    let mut state = ActiveSet::new(r, n);
+    while let Some(p) = next_constraint(&mut prob, &state, tol) {
+        add_constraint(&prob, &mut state, p, tol)?;
+    }
+    Ok(state.into_solution(&prob))
+}
 
-    loop {
-        // Step 1: the next constraint to add — equalities first, then the worst violated bound.
-        let p = match (0..r).find(|&k| !eq_done[k]) {
-            Some(k) => {
-                prob.sign[k] = 1.0;
-                if prob.slack(k, &x) > 0.0 {
-                    prob.sign[k] = -1.0;
-                }
-                k
-            }
-            None => {
-                let mut worst = None;
-                let mut worst_slack = -tol;
-                for k in r..r + 2 * n {
-                    if active.contains(&k) {
-                        continue;
-                    }
-                    let s = prob.slack(k, &x);
-                    if s < worst_slack {
-                        worst_slack = s;
-                        worst = Some(k);
-                    }
-                }
-                match worst {
-                    Some(k) => k,
-                    None => break,
-                }
-            }
+/// The minimum-norm solution of the equalities alone, x = Aᵀ(AAᵀ)⁻¹b, when it already lies
+/// within the bounds: it is then the optimum (no bound active). This is the usual case along a
+/// trajectory and costs one small Cholesky instead of the active-set steps.
+fn equality_only_solution(
+    a: &DMatrix<f64>,
+    b: &DVector<f64>,
+    lo: &DVector<f64>,
+    hi: &DVector<f64>,
+) -> Option<QpSolution> {
+    let n = a.ncols();
+    let nu = (a * a.transpose()).cholesky().map(|c| c.solve(b))?;
+    let x = a.transpose() * &nu;
+    let slack = 1e-12 * (1.0 + x.amax());
+    let inside = (0..n).all(|i| x[i] >= lo[i] - slack && x[i] <= hi[i] + slack);
+    if inside && (a * &x - b).amax() <= 1e-9 * (1.0 + b.amax()) {
+        return Some(QpSolution {
+            x,
+            eq_multipliers: nu,
+            lower_multipliers: DVector::zeros(n),
+            upper_multipliers: DVector::zeros(n),
+            iterations: 0,
+        });
+    }
+    None
+}
+
+/// The dual method's working state: the iterate, the active constraints with their
+/// multipliers, and which equalities have been dealt with.
+struct ActiveSet {
+    x: DVector<f64>,
+    active: Vec<usize>,
+    /// Multiplier of each active constraint, in the order of `active`.
+    u: Vec<f64>,
+    eq_done: Vec<bool>,
+    /// Normal of the constraint being added, kept to reuse its allocation.
+    np: DVector<f64>,
+    iterations: usize,
+    /// Bound on active-set changes; exceeding it means cycling on degenerate input.
+    max_iterations: usize,
+}
+
+impl ActiveSet {
+    /// The unconstrained minimum x = 0 with nothing active.
+    fn new(r: usize, n: usize) -> Self {
+        ActiveSet {
+            x: DVector::zeros(n),
+            active: Vec::with_capacity(n),
+            u: Vec::with_capacity(n),
+            eq_done: vec![false; r],
+            np: DVector::zeros(n),
+            iterations: 0,
+            max_iterations: 20 * (r + 2 * n) + 100,
+        }
+    }
+
+    /// The final iterate with its multipliers sorted into equality, lower and upper ones.
+    fn into_solution(self, prob: &Problem) -> QpSolution {
+        let (r, n) = (prob.rows(), prob.n());
+        let mut sol = QpSolution {
+            x: self.x,
+            eq_multipliers: DVector::zeros(r),
+            lower_multipliers: DVector::zeros(n),
+            upper_multipliers: DVector::zeros(n),
+            iterations: self.iterations,
         };
-        prob.normal_into(p, &mut np);
-        let mut u_plus = 0.0;
+        for (&k, &uk) in self.active.iter().zip(&self.u) {
+            if k < r {
+                sol.eq_multipliers[k] = prob.sign[k] * uk;
+            } else if k < r + n {
+                sol.lower_multipliers[k - r] = uk;
+            } else {
+                sol.upper_multipliers[k - r - n] = uk;
+            }
+        }
+        sol
+    }
+}
 
-        // Step 2: move towards satisfying p, dropping blocking bounds.
-        loop {
-            iterations += 1;
-            if iterations > max_iterations {
-                return Err(QpInfeasible); // cycling: only reachable on degenerate input
+/// Step 1: the next constraint to add — equalities first, oriented so that each is approached
+/// from its violated side, then the worst violated bound; `None` once everything holds.
+fn next_constraint(prob: &mut Problem, state: &ActiveSet, tol: f64) -> Option<usize> {
+    match (0..prob.rows()).find(|&k| !state.eq_done[k]) {
+        Some(k) => {
+            prob.sign[k] = 1.0;
+            if prob.slack(k, &state.x) > 0.0 {
+                prob.sign[k] = -1.0;
             }
-            let (z, rvec) = project(&prob, &active, &np);
-            let mut t1 = f64::INFINITY;
-            let mut drop = None;
-            for (j, &k) in active.iter().enumerate() {
-                if k >= r && rvec[j] > 1e-14 {
-                    let t = u[j] / rvec[j];
-                    if t < t1 {
-                        t1 = t;
-                        drop = Some(j);
-                    }
-                }
-            }
-            let zz = z.norm_squared();
-            let sp = prob.slack(p, &x);
-            let t2 = if zz > 1e-24 { -sp / zz } else { f64::INFINITY };
-            if !t2.is_finite() && p < r && sp.abs() <= tol {
-                // A redundant equality (rows of A dependent) that already holds.
-                eq_done[p] = true;
-                break;
-            }
-            let t = t1.min(t2);
-            if !t.is_finite() {
-                return Err(QpInfeasible);
-            }
-            for (uj, rj) in u.iter_mut().zip(rvec.iter()) {
-                *uj -= t * rj;
-            }
-            u_plus += t;
-            if t2.is_finite() {
-                x.axpy(t, &z, 1.0);
-            }
-            if t2 <= t1 {
-                active.push(p);
-                u.push(u_plus);
-                if p < r {
-                    eq_done[p] = true;
-                }
-                break;
-            }
-            let j = drop.expect("t1 finite implies a blocking constraint");
-            active.remove(j);
-            u.remove(j);
+            Some(k)
+        }
+        None => most_violated_bound(prob, state, tol),
+    }
+}
+
+/// The inactive bound with the most negative slack below −tol, if any.
+fn most_violated_bound(prob: &Problem, state: &ActiveSet, tol: f64) -> Option<usize> {
+    let (r, n) = (prob.rows(), prob.n());
+    let mut worst = None;
+    let mut worst_slack = -tol;
+    for k in r..r + 2 * n {
+        if state.active.contains(&k) {
+            continue;
+        }
+        let s = prob.slack(k, &state.x);
+        if s < worst_slack {
+            worst_slack = s;
+            worst = Some(k);
         }
     }
+    worst
+}
 
-    let mut sol = QpSolution {
-        x,
-        eq_multipliers: DVector::zeros(r),
-        lower_multipliers: DVector::zeros(n),
-        upper_multipliers: DVector::zeros(n),
-        iterations,
-    };
-    for (&k, &uk) in active.iter().zip(&u) {
-        if k < r {
-            sol.eq_multipliers[k] = prob.sign[k] * uk;
-        } else if k < r + n {
-            sol.lower_multipliers[k - r] = uk;
-        } else {
-            sol.upper_multipliers[k - r - n] = uk;
+/// Step 2: moves towards satisfying constraint p, dropping the bounds that block the step,
+/// until p joins the active set (or, for a redundant equality that already holds, is set aside).
+fn add_constraint(
+    prob: &Problem,
+    state: &mut ActiveSet,
+    p: usize,
+    tol: f64,
+) -> Result<(), QpInfeasible> {
+    let r = prob.rows();
+    prob.normal_into(p, &mut state.np);
+    let mut u_plus = 0.0;
+    loop {
+        state.iterations += 1;
+        if state.iterations > state.max_iterations {
+            return Err(QpInfeasible); // cycling: only reachable on degenerate input
+        }
+        let (z, rvec) = project(prob, &state.active, &state.np);
+        let (t1, drop) = blocking_step(r, &state.active, &state.u, &rvec);
+        let zz = z.norm_squared();
+        let sp = prob.slack(p, &state.x);
+        let t2 = if zz > 1e-24 { -sp / zz } else { f64::INFINITY };
+        if !t2.is_finite() && p < r && sp.abs() <= tol {
+            // A redundant equality (rows of A dependent) that already holds.
+            state.eq_done[p] = true;
+            return Ok(());
+        }
+        let t = t1.min(t2);
+        if !t.is_finite() {
+            return Err(QpInfeasible);
+        }
+        for (uj, rj) in state.u.iter_mut().zip(rvec.iter()) {
+            *uj -= t * rj;
+        }
+        u_plus += t;
+        if t2.is_finite() {
+            state.x.axpy(t, &z, 1.0);
+        }
+        if t2 <= t1 {
+            state.active.push(p);
+            state.u.push(u_plus);
+            if p < r {
+                state.eq_done[p] = true;
+            }
+            return Ok(());
+        }
+        let j = drop.expect("t1 finite implies a blocking constraint");
+        state.active.remove(j);
+        state.u.remove(j);
+    }
+}
+
+/// The largest dual step t1 before an active bound's multiplier reaches zero, and the index in
+/// the active set of that bound. Equalities never block: their multipliers have no sign.
+fn blocking_step(
+    r: usize,
+    active: &[usize],
+    u: &[f64],
+    rvec: &DVector<f64>,
+) -> (f64, Option<usize>) {
+    let mut t1 = f64::INFINITY;
+    let mut drop = None;
+    for (j, &k) in active.iter().enumerate() {
+        if k >= r && rvec[j] > 1e-14 {
+            let t = u[j] / rvec[j];
+            if t < t1 {
+                t1 = t;
+                drop = Some(j);
+            }
         }
     }
-    Ok(sol)
+    (t1, drop)
 }
 
 /// Projection of n⁺ onto the complement of the active normals N: z = (I − N N⁺) n⁺, and the

@@ -80,137 +80,154 @@ struct LegHandles {
 pub(crate) fn legs_of(robot: &Robot, pose: &Pose) -> Result<Vec<LegSpec>, SimError> {
     let actuator_mass = robot.winch.mass;
     match &robot.mechanism {
-        Mechanism::LinearDelta { delta, .. } => {
-            let p = pose.position;
-            let d = delta
-                .actuators(&p)
-                .ok_or_else(|| SimError::Start(format!("the linear delta cannot reach {p:?}")))?;
-            let arm_mass = 0.05;
-            let arm_inertia = arm_mass * delta.arm_length * delta.arm_length / 12.0;
-            let mut legs = Vec::with_capacity(6);
-            for i in 0..3 {
-                let rail = delta.rail_direction(i);
-                let carriage = delta.rail_origin(i) + rail * d[i];
-                for side in [1.0, -1.0] {
-                    let offset =
-                        crate::legs::LinearDelta::pair_axis(i) * (0.5 * delta.arm_spacing * side);
-                    let c = carriage + offset;
-                    let q = p + delta.platform_anchor(i) + offset;
-                    legs.push(LegSpec {
-                        name: format!("rail{}{}", i + 1, if side > 0.0 { "a" } else { "b" }),
-                        base: delta.rail_origin(i) + offset,
-                        links: vec![
-                            LinkSpec {
-                                joint: JointType::Prismatic(rail),
-                                at: delta.rail_origin(i) + offset,
-                                body: c,
-                                // The two arms of a pair share one carriage: half each.
-                                mass: 0.5 * actuator_mass,
-                                inertia: 1e-4,
-                                actuator: Some((i, d[i])),
-                                limits: Some(delta.stroke),
-                            },
-                            LinkSpec {
-                                joint: JointType::Spherical,
-                                at: c,
-                                body: (c + q) * 0.5,
-                                mass: arm_mass,
-                                inertia: arm_inertia,
-                                actuator: None,
-                                limits: None,
-                            },
-                        ],
-                        closure: Closure::Spherical {
-                            at: q,
-                            anchor: delta.platform_anchor(i) + offset,
-                        },
-                    });
-                }
-            }
-            Ok(legs)
-        }
-        Mechanism::Rssu2(r) => {
-            let (roll, pitch) = (pose.rpy.x, pose.rpy.y);
-            let theta = r.inverse(roll, pitch).map_err(|v| {
-                SimError::Start(format!(
-                    "the 2-RSSU cannot reach roll {roll}, pitch {pitch}: {v:?}"
-                ))
-            })?;
-            let rot = crate::legs::Rssu2::rotation(roll, pitch);
-            let crank_mass = 0.5;
-            let mut legs = Vec::with_capacity(3);
-            for i in 0..2 {
-                let m = r.pivot(i);
-                let c = r.crank_end(i, theta[i]);
-                let p = rot * r.attachment(i);
-                legs.push(LegSpec {
-                    name: format!("crank{}", i + 1),
-                    base: m,
-                    links: vec![
-                        LinkSpec {
-                            // θ lifts crank i's end: a turn about −x on the left, +x on the right.
-                            joint: JointType::Revolute(Vector3::new(
-                                if i == 0 { -1.0 } else { 1.0 },
-                                0.0,
-                                0.0,
-                            )),
-                            at: m,
-                            body: (m + c) * 0.5,
-                            mass: crank_mass,
-                            // The drive's reflected inertia sits on the crank axis.
-                            inertia: actuator_mass,
-                            actuator: Some((i, theta[i])),
-                            limits: Some(r.crank_limits),
-                        },
-                        LinkSpec {
-                            joint: JointType::Spherical,
-                            at: c,
-                            body: (c + p) * 0.5,
-                            mass: 0.3,
-                            inertia: 0.3 * r.rod * r.rod / 12.0,
-                            actuator: None,
-                            limits: None,
-                        },
-                    ],
-                    closure: Closure::Spherical {
-                        at: p,
-                        anchor: r.attachment(i),
-                    },
-                });
-            }
-            // The universal joint at the origin: pitch about the base's y, then roll about the
-            // platform's x (R = Ry(pitch)·Rx(roll)).
-            let o = Vector3::zeros();
+        Mechanism::LinearDelta { delta, .. } => linear_delta_legs(delta, actuator_mass, pose),
+        Mechanism::Rssu2(r) => rssu2_legs(r, actuator_mass, pose),
+        Mechanism::Cables => Err(SimError::Start("a cable robot has no rigid legs".into())),
+    }
+}
+
+/// The six legs of a linear delta: per rail a pair of arms, each a prismatic carriage joint
+/// then a spherical joint, closed by a spherical joint on the platform.
+fn linear_delta_legs(
+    delta: &crate::legs::LinearDelta,
+    actuator_mass: f64,
+    pose: &Pose,
+) -> Result<Vec<LegSpec>, SimError> {
+    let p = pose.position;
+    let d = delta
+        .actuators(&p)
+        .ok_or_else(|| SimError::Start(format!("the linear delta cannot reach {p:?}")))?;
+    let arm_mass = 0.05;
+    let arm_inertia = arm_mass * delta.arm_length * delta.arm_length / 12.0;
+    let mut legs = Vec::with_capacity(6);
+    for i in 0..3 {
+        let rail = delta.rail_direction(i);
+        let carriage = delta.rail_origin(i) + rail * d[i];
+        for side in [1.0, -1.0] {
+            let offset = crate::legs::LinearDelta::pair_axis(i) * (0.5 * delta.arm_spacing * side);
+            let c = carriage + offset;
+            let q = p + delta.platform_anchor(i) + offset;
             legs.push(LegSpec {
-                name: "universal".into(),
-                base: o,
+                name: format!("rail{}{}", i + 1, if side > 0.0 { "a" } else { "b" }),
+                base: delta.rail_origin(i) + offset,
                 links: vec![
                     LinkSpec {
-                        joint: JointType::Revolute(Vector3::y()),
-                        at: o,
-                        body: o,
-                        mass: 0.5,
-                        inertia: 1e-3,
-                        actuator: None,
-                        limits: None,
+                        joint: JointType::Prismatic(rail),
+                        at: delta.rail_origin(i) + offset,
+                        body: c,
+                        // The two arms of a pair share one carriage: half each.
+                        mass: 0.5 * actuator_mass,
+                        inertia: 1e-4,
+                        actuator: Some((i, d[i])),
+                        limits: Some(delta.stroke),
                     },
                     LinkSpec {
-                        joint: JointType::Revolute(
-                            crate::legs::Rssu2::rotation(0.0, pitch) * Vector3::x(),
-                        ),
-                        at: o,
-                        body: o,
-                        mass: 0.5,
-                        inertia: 1e-3,
+                        joint: JointType::Spherical,
+                        at: c,
+                        body: (c + q) * 0.5,
+                        mass: arm_mass,
+                        inertia: arm_inertia,
                         actuator: None,
                         limits: None,
                     },
                 ],
-                closure: Closure::Fixed { at: o },
+                closure: Closure::Spherical {
+                    at: q,
+                    anchor: delta.platform_anchor(i) + offset,
+                },
             });
-            Ok(legs)
         }
-        Mechanism::Cables => Err(SimError::Start("a cable robot has no rigid legs".into())),
+    }
+    Ok(legs)
+}
+
+/// The three legs of a 2-RSSU: two cranks (revolute drive, spherical rod, spherical on the
+/// platform) and the universal joint the platform turns about.
+fn rssu2_legs(
+    r: &crate::legs::Rssu2,
+    actuator_mass: f64,
+    pose: &Pose,
+) -> Result<Vec<LegSpec>, SimError> {
+    let (roll, pitch) = (pose.rpy.x, pose.rpy.y);
+    let theta = r.inverse(roll, pitch).map_err(|v| {
+        SimError::Start(format!(
+            "the 2-RSSU cannot reach roll {roll}, pitch {pitch}: {v:?}"
+        ))
+    })?;
+    let rot = crate::legs::Rssu2::rotation(roll, pitch);
+    let crank_mass = 0.5;
+    let mut legs = Vec::with_capacity(3);
+    for i in 0..2 {
+        let m = r.pivot(i);
+        let c = r.crank_end(i, theta[i]);
+        let p = rot * r.attachment(i);
+        legs.push(LegSpec {
+            name: format!("crank{}", i + 1),
+            base: m,
+            links: vec![
+                LinkSpec {
+                    // θ lifts crank i's end: a turn about −x on the left, +x on the right.
+                    joint: JointType::Revolute(Vector3::new(
+                        if i == 0 { -1.0 } else { 1.0 },
+                        0.0,
+                        0.0,
+                    )),
+                    at: m,
+                    body: (m + c) * 0.5,
+                    mass: crank_mass,
+                    // The drive's reflected inertia sits on the crank axis.
+                    inertia: actuator_mass,
+                    actuator: Some((i, theta[i])),
+                    limits: Some(r.crank_limits),
+                },
+                LinkSpec {
+                    joint: JointType::Spherical,
+                    at: c,
+                    body: (c + p) * 0.5,
+                    mass: 0.3,
+                    inertia: 0.3 * r.rod * r.rod / 12.0,
+                    actuator: None,
+                    limits: None,
+                },
+            ],
+            closure: Closure::Spherical {
+                at: p,
+                anchor: r.attachment(i),
+            },
+        });
+    }
+    legs.push(universal_joint_leg(pitch));
+    Ok(legs)
+}
+
+/// The 2-RSSU's universal joint at the origin: pitch about the base's y, then roll about the
+/// platform's x (R = Ry(pitch)·Rx(roll)), welded to the platform.
+fn universal_joint_leg(pitch: f64) -> LegSpec {
+    let o = Vector3::zeros();
+    LegSpec {
+        name: "universal".into(),
+        base: o,
+        links: vec![
+            LinkSpec {
+                joint: JointType::Revolute(Vector3::y()),
+                at: o,
+                body: o,
+                mass: 0.5,
+                inertia: 1e-3,
+                actuator: None,
+                limits: None,
+            },
+            LinkSpec {
+                joint: JointType::Revolute(crate::legs::Rssu2::rotation(0.0, pitch) * Vector3::x()),
+                at: o,
+                body: o,
+                mass: 0.5,
+                inertia: 1e-3,
+                actuator: None,
+                limits: None,
+            },
+        ],
+        closure: Closure::Fixed { at: o },
     }
 }
 
@@ -258,121 +275,25 @@ impl LegModel {
         }
     }
 
+    /// The world with the platform at `pose` and every leg of the mechanism closed on it.
     pub fn new(robot: &Robot, pose: &Pose, config: &SimConfig) -> Result<LegModel, SimError> {
         let specs = legs_of(robot, pose)?;
         let mut scene = PlatformWorld::new(robot, pose, config)?;
         let platform = scene.platform;
         let iso = pose.world_from_platform();
         let platform_pose = Pose3::from_parts(v3(&iso.translation.vector), quat(&iso.rotation));
+        // `ideal` sets the joint velocities: the actuated joints are then driven kinematically.
+        let kinematic = config.control == crate::sim::ControlMode::Ideal;
         let world = &mut scene.world;
 
         let mut legs = Vec::with_capacity(specs.len());
         let mut actuators = 0;
         for spec in &specs {
-            let root = world
-                .bodies
-                .insert(RigidBodyBuilder::fixed().pose(Pose3::from_translation(v3(&spec.base))));
-            let mut parent = root;
-            let mut parent_at = spec.base;
-            let mut actuated = Vec::new();
-            let mut joints = Vec::new();
-            for link in &spec.links {
-                let body = world.bodies.insert(
-                    RigidBodyBuilder::dynamic()
-                        .pose(Pose3::from_translation(v3(&link.body)))
-                        .additional_mass_properties(MassProperties::new(
-                            Vector::ZERO,
-                            link.mass as f32,
-                            Vector::splat(link.inertia as f32),
-                        ))
-                        .can_sleep(false),
-                );
-                // Joint frames on both bodies at the joint centre, X along the joint axis; the
-                // link bodies are not rotated, so only the translation differs.
-                let axis = match link.joint {
-                    JointType::Revolute(u) | JointType::Prismatic(u) => v3(&u).normalize(),
-                    JointType::Spherical => Vector::X,
-                };
-                let frame_rot = Rotation::from_rotation_arc(Vector::X, axis);
-                let frame1 = Pose3::from_parts(v3(&(link.at - parent_at)), frame_rot);
-                let frame2 = Pose3::from_parts(v3(&(link.at - link.body)), frame_rot);
-                let (locked, spatial_axis, coord_axis) = match link.joint {
-                    JointType::Revolute(_) => {
-                        (JointAxesMask::LOCKED_REVOLUTE_AXES, 3, JointAxis::AngX)
-                    }
-                    JointType::Prismatic(_) => {
-                        (JointAxesMask::LOCKED_PRISMATIC_AXES, 0, JointAxis::LinX)
-                    }
-                    JointType::Spherical => {
-                        (JointAxesMask::LOCKED_SPHERICAL_AXES, 3, JointAxis::AngX)
-                    }
-                };
-                let mut builder = GenericJointBuilder::new(locked)
-                    .local_frame1(frame1)
-                    .local_frame2(frame2);
-                // Rapier's joint-limit constraint cannot act on a kinematic joint (its solve
-                // assumes the joint is in the mass matrix): in `ideal` mode the command is
-                // clamped to the limits instead (`Sim::set_command`).
-                let kinematic = config.control == crate::sim::ControlMode::Ideal;
-                if let (false, Some(limits), Some((_, start))) =
-                    (kinematic, link.limits, link.actuator)
-                {
-                    builder = builder.limits(
-                        coord_axis,
-                        [(limits[0] - start) as f32, (limits[1] - start) as f32],
-                    );
-                }
-                let handle = world
-                    .multibody_joints
-                    .insert(parent, body, builder.build(), true)
-                    .ok_or_else(|| {
-                        SimError::Start(format!("leg {}: cannot insert a joint", spec.name))
-                    })?;
-                if let Some((multibody, _)) = world.multibody_joints.get_mut(handle) {
-                    multibody.damping_mut().fill(0.0);
-                }
-                if let Some((index, start)) = link.actuator {
-                    actuated.push((handle, index, start, spatial_axis));
-                    actuators = actuators.max(index + 1);
-                }
-                // A prismatic joint's centre slides with its carriage: the leg is drawn from
-                // its base straight to the next joint instead.
-                if !matches!(link.joint, JointType::Prismatic(_)) {
-                    joints.push((body, v3(&(link.at - link.body))));
-                }
-                parent = body;
-                parent_at = link.body;
+            let leg = insert_leg(world, spec, platform, &platform_pose, kinematic)?;
+            for &(_, index, _, _) in &leg.actuated {
+                actuators = actuators.max(index + 1);
             }
-            let closure = match spec.closure {
-                Closure::Spherical { at, anchor } => world.impulse_joints.insert(
-                    parent,
-                    platform,
-                    SphericalJointBuilder::new()
-                        .local_anchor1(v3(&(at - parent_at)))
-                        .local_anchor2(v3(&anchor)),
-                    true,
-                ),
-                Closure::Fixed { at } => {
-                    let world_frame = Pose3::from_translation(v3(&at));
-                    let frame1 = Pose3::from_translation(v3(&(at - parent_at)));
-                    let frame2 = platform_pose.inverse() * world_frame;
-                    world.impulse_joints.insert(
-                        parent,
-                        platform,
-                        FixedJointBuilder::new()
-                            .local_frame1(frame1)
-                            .local_frame2(frame2),
-                        true,
-                    )
-                }
-            };
-            legs.push(LegHandles {
-                actuated,
-                closure,
-                last: parent,
-                base: spec.base,
-                joints,
-            });
+            legs.push(leg);
         }
         Ok(LegModel {
             scene,
@@ -432,6 +353,136 @@ impl LegModel {
                 points
             })
             .collect()
+    }
+}
+
+/// Inserts one leg into the world: a fixed root at its base, a multibody link per joint, and
+/// the impulse joint closing the loop on the platform.
+fn insert_leg(
+    world: &mut PhysicsWorld,
+    spec: &LegSpec,
+    platform: RigidBodyHandle,
+    platform_pose: &Pose3,
+    kinematic: bool,
+) -> Result<LegHandles, SimError> {
+    let root = world
+        .bodies
+        .insert(RigidBodyBuilder::fixed().pose(Pose3::from_translation(v3(&spec.base))));
+    let mut parent = root;
+    let mut parent_at = spec.base;
+    let mut actuated = Vec::new();
+    let mut joints = Vec::new();
+    for link in &spec.links {
+        let body = world.bodies.insert(
+            RigidBodyBuilder::dynamic()
+                .pose(Pose3::from_translation(v3(&link.body)))
+                .additional_mass_properties(MassProperties::new(
+                    Vector::ZERO,
+                    link.mass as f32,
+                    Vector::splat(link.inertia as f32),
+                ))
+                .can_sleep(false),
+        );
+        let (joint, spatial_axis) = link_joint(link, parent_at, kinematic);
+        let handle = world
+            .multibody_joints
+            .insert(parent, body, joint, true)
+            .ok_or_else(|| SimError::Start(format!("leg {}: cannot insert a joint", spec.name)))?;
+        if let Some((multibody, _)) = world.multibody_joints.get_mut(handle) {
+            multibody.damping_mut().fill(0.0);
+        }
+        if let Some((index, start)) = link.actuator {
+            actuated.push((handle, index, start, spatial_axis));
+        }
+        // A prismatic joint's centre slides with its carriage: the leg is drawn from its base
+        // straight to the next joint instead.
+        if !matches!(link.joint, JointType::Prismatic(_)) {
+            joints.push((body, v3(&(link.at - link.body))));
+        }
+        parent = body;
+        parent_at = link.body;
+    }
+    let closure = close_leg(
+        world,
+        &spec.closure,
+        parent,
+        parent_at,
+        platform,
+        platform_pose,
+    );
+    Ok(LegHandles {
+        actuated,
+        closure,
+        last: parent,
+        base: spec.base,
+        joints,
+    })
+}
+
+/// The multibody joint from the previous link (centre of mass at `parent_at`) to `link`, with
+/// the actuator limits unless the joint is driven kinematically, and the spatial axis its
+/// coordinate is read on.
+fn link_joint(link: &LinkSpec, parent_at: Vector3<f64>, kinematic: bool) -> (GenericJoint, usize) {
+    // Joint frames on both bodies at the joint centre, X along the joint axis; the link bodies
+    // are not rotated, so only the translation differs.
+    let axis = match link.joint {
+        JointType::Revolute(u) | JointType::Prismatic(u) => v3(&u).normalize(),
+        JointType::Spherical => Vector::X,
+    };
+    let frame_rot = Rotation::from_rotation_arc(Vector::X, axis);
+    let frame1 = Pose3::from_parts(v3(&(link.at - parent_at)), frame_rot);
+    let frame2 = Pose3::from_parts(v3(&(link.at - link.body)), frame_rot);
+    let (locked, spatial_axis, coord_axis) = match link.joint {
+        JointType::Revolute(_) => (JointAxesMask::LOCKED_REVOLUTE_AXES, 3, JointAxis::AngX),
+        JointType::Prismatic(_) => (JointAxesMask::LOCKED_PRISMATIC_AXES, 0, JointAxis::LinX),
+        JointType::Spherical => (JointAxesMask::LOCKED_SPHERICAL_AXES, 3, JointAxis::AngX),
+    };
+    let mut builder = GenericJointBuilder::new(locked)
+        .local_frame1(frame1)
+        .local_frame2(frame2);
+    // Rapier's joint-limit constraint cannot act on a kinematic joint (its solve assumes the
+    // joint is in the mass matrix): in `ideal` mode the command is clamped to the limits
+    // instead (`Sim::set_command`).
+    if let (false, Some(limits), Some((_, start))) = (kinematic, link.limits, link.actuator) {
+        builder = builder.limits(
+            coord_axis,
+            [(limits[0] - start) as f32, (limits[1] - start) as f32],
+        );
+    }
+    (builder.build(), spatial_axis)
+}
+
+/// The impulse joint closing a leg's last link (centre of mass at `parent_at`) on the platform.
+fn close_leg(
+    world: &mut PhysicsWorld,
+    closure: &Closure,
+    parent: RigidBodyHandle,
+    parent_at: Vector3<f64>,
+    platform: RigidBodyHandle,
+    platform_pose: &Pose3,
+) -> ImpulseJointHandle {
+    match *closure {
+        Closure::Spherical { at, anchor } => world.impulse_joints.insert(
+            parent,
+            platform,
+            SphericalJointBuilder::new()
+                .local_anchor1(v3(&(at - parent_at)))
+                .local_anchor2(v3(&anchor)),
+            true,
+        ),
+        Closure::Fixed { at } => {
+            let world_frame = Pose3::from_translation(v3(&at));
+            let frame1 = Pose3::from_translation(v3(&(at - parent_at)));
+            let frame2 = platform_pose.inverse() * world_frame;
+            world.impulse_joints.insert(
+                parent,
+                platform,
+                FixedJointBuilder::new()
+                    .local_frame1(frame1)
+                    .local_frame2(frame2),
+                true,
+            )
+        }
     }
 }
 
