@@ -694,7 +694,16 @@ fn every_typed_option_survives_hostile_values() {
             }
         }
     }
+    // An option (its flag and stated range) that many commands take refuses a value outside
+    // its range by the same parser on each (the one spec in core): one command refuses it.
+    let mut refused = std::collections::HashSet::new();
+    let before = cases.len();
+    cases.retain(|(opt, value, _)| {
+        !must_refuse(opt, value)
+            || refused.insert((opt.long.clone(), opt.range.clone(), value.clone()))
+    });
     let n = cases.len();
+    eprintln!("{before} cases, {n} after one refusal per option and value");
     let start = Instant::now();
     let failures = sweep(cases, threads());
     eprintln!(
