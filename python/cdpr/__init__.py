@@ -310,17 +310,29 @@ def _rows(columns: List[str], rows: List[list]):
 def sweep(
     spec: Union[SweepSpec, PathLike],
     out: Optional[PathLike] = None,
-    jobs: int = 0,
-    shard: Optional[Sequence[int]] = None,
-    resume: bool = True,
+    jobs: Optional[int] = None,
+    shard: Union[Sequence[int], str, None] = None,
+    resume: Optional[bool] = None,
+    *,
+    record_dir: Optional[PathLike] = None,
+    force: bool = False,
 ):
-    """Runs a sweep as ``cdpr sweep SPEC --out OUT`` does: on ``jobs`` threads (0: every
-    core), only shard ``(i, n)`` if given, appending to ``out`` (resumed: runs already there
-    are skipped). Returns the rows done by this call, by index — a DataFrame with pandas,
+    """Runs a sweep as ``cdpr sweep SPEC --out OUT`` does, with its options
+    (``cdpr.options("sweep")``): on ``jobs`` threads (None or 0: every core), only shard
+    ``(i, n)`` (or ``"i/n"``) if given, each run's steps recorded in ``record_dir`` when given,
+    appending to ``out`` (resumed: runs already there are skipped, unless ``force``; ``resume=False``
+    is ``force=True``). Returns the rows done by this call, by index — a DataFrame with pandas,
     else a list of dicts; ``sweep.last_summary`` holds the counts and runs per second."""
     s = sweep_spec(spec)
+    if shard is not None and not isinstance(shard, str):
+        shard = tuple(shard)
     rows, summary = s.execute(
-        None if out is None else os.fspath(out), jobs, None if shard is None else tuple(shard), resume
+        None if out is None else os.fspath(out),
+        jobs,
+        shard,
+        resume,
+        record_dir=None if record_dir is None else os.fspath(record_dir),
+        force=force,
     )
     sweep.last_summary = summary
     return _rows(s.columns(), rows)

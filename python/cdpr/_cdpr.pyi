@@ -150,7 +150,7 @@ def simulate(
 
 def options(command: Optional[str] = None) -> List[Dict[str, Any]]:
     """An options table: name, group, kind, unit, min, max, choices, default, help; the run
-    options', or those of "workspace", "preflight", "compare" or "fk"."""
+    options', or those of "workspace", "preflight", "compare", "fk" or "sweep"."""
 
 def models() -> List[Dict[str, Any]]:
     """The models' table: name, help, controls, legs, needs_surrogate, swept."""
@@ -198,8 +198,13 @@ class SweepSpec:
     def execute(
         self,
         out: Optional[Union[str, PathLike[str]]] = None,
-        jobs: int = 0,
-        shard: Optional[Tuple[int, int]] = None,
-        resume: bool = True,
+        jobs: Optional[int] = None,
+        shard: Union[Tuple[int, int], str, None] = None,
+        resume: Optional[bool] = None,
+        *,
+        record_dir: Optional[Union[str, PathLike[str]]] = None,
+        force: bool = False,
     ) -> Tuple[List[List[Any]], Dict[str, Any]]:
-        """(rows done now, summary) of the sweep on `jobs` threads."""
+        """(rows done now, summary) of the sweep with `cdpr sweep`'s options (`options("sweep")`):
+        `jobs` threads (None or 0: every core), shard (i, n) or "i/n", `record_dir` for each
+        run's MCAP, `force` (or `resume=False`) to overwrite `out`."""

@@ -205,6 +205,12 @@ def test_every_request_table_is_each_functions_keywords():
             if isinstance(o["default"], str) and o["kind"] not in ("choice", "name"):
                 default = None  # a default in words ("the robot file's")
             assert stubbed[name] == default, (function, name, stubbed[name], o["default"])
+    # A sweep's execute takes the sweep's table (less the command line's listing), `out` and
+    # `resume` (the other spelling of `force`) besides.
+    f = functions["SweepSpec.execute"]
+    taken = {a.arg for a in f.args.args + f.args.kwonlyargs} - {"self", "out", "resume"}
+    table = {o["name"] for o in cdpr.options("sweep")} - {"dry_run"}
+    assert taken == table, taken ^ table
     # The wrapper's keywords carry the table's defaults too.
     import inspect
 

@@ -60,6 +60,24 @@ def test_shards_and_resume_from_python(tmp_path):
     assert sorted(int(r["index"]) for r in rows_of_csv(out)) == list(range(12))
 
 
+def test_the_sweeps_options_from_python_are_the_command_lines(tmp_path):
+    """A shard as text, a recording per run and an overwrite, each checked by core's table."""
+    out = tmp_path / "runs.csv"
+    first = records(cdpr.sweep(SPEC, out=out, shard="1/4", record_dir=tmp_path / "mcap"))
+    assert sorted(r["index"] for r in first) == [1, 5, 9]
+    assert sorted(p.name for p in (tmp_path / "mcap").iterdir()) == [
+        "run-000001.mcap", "run-000005.mcap", "run-000009.mcap"]
+    again = records(cdpr.sweep(SPEC, out=out, shard=(1, 4), force=True))
+    assert sorted(r["index"] for r in again) == [1, 5, 9]  # overwritten, not resumed
+    assert sorted(int(r["index"]) for r in rows_of_csv(out)) == [1, 5, 9]
+    with pytest.raises(ValueError, match="shard: .*I must be from 0 to N − 1 = 3, got 4"):
+        cdpr.sweep(SPEC, shard=(4, 4))
+    with pytest.raises(ValueError, match="jobs: must be a whole number from 1 to 1024"):
+        cdpr.sweep(SPEC, jobs=5000)
+    names = {o["name"] for o in cdpr.options("sweep")}
+    assert names == {"jobs", "shard", "record_dir", "force", "dry_run"}
+
+
 def test_one_run_is_a_dict_and_bad_indices_are_refused():
     row = cdpr.sweep_run(SPEC, 3)
     assert row["index"] == 3 and row["status"] == "ok" and row["rms_3d"] > 0

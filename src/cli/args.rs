@@ -42,39 +42,6 @@ fn number_vec(text: &str) -> Result<Vec<f64>, String> {
         .collect()
 }
 
-/// A clap value parser for a finite number in `[min, max]`, `unit` named in the message
-/// (`--dt 1e-9` → "must be between 1e-5 and 0.05 s, got 1e-9"). Every number a run's size or
-/// time depends on goes through one of these, so that no value makes the run abort, panic or
-/// run unbounded.
-pub fn within(
-    min: f64,
-    max: f64,
-    unit: &'static str,
-) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
-    move |text: &str| {
-        let value: f64 = text
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{text}` is not a number"))?;
-        if value.is_finite() && (min..=max).contains(&value) {
-            Ok(value)
-        } else {
-            Err(format!(
-                "must be between {} and {}{}, got {text}",
-                short(min),
-                short(max),
-                if unit.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {unit}")
-                }
-            ))
-        }
-    }
-}
-
-pub use cdpr_core::text::short;
-
 /// Wraps `error` in "`what` `name`" context, or just "`what`" when its message already names
 /// `name` (a file or a robot): every name and cause is printed once ("loading robot:
 /// no robot file `x.toml` …", not "loading robot `x.toml`: no robot file `x.toml` …").
@@ -197,7 +164,7 @@ impl AngleArg {
 /// Prints the warnings of a report on stderr.
 pub fn warn(warnings: &[String]) {
     for w in warnings {
-        eprintln!("warning: {}", super::options::flags(w));
+        eprintln!("warning: {w}");
     }
 }
 
@@ -230,26 +197,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bounded_numbers_name_their_range_and_unit() {
-        let dt = within(1e-5, 0.05, "s");
-        assert_eq!(dt("0.001"), Ok(0.001));
-        assert_eq!(dt("1e-5"), Ok(1e-5));
-        assert_eq!(
-            dt("1e-9").unwrap_err(),
-            "must be between 1e-5 and 0.05 s, got 1e-9"
-        );
-        assert!(dt("inf").unwrap_err().contains("got inf"));
-        assert!(dt("nan").unwrap_err().contains("got nan"));
-        assert_eq!(dt("x").unwrap_err(), "`x` is not a number");
-    }
-
-    #[test]
     fn pose_list_names_the_bad_item() {
         assert_eq!(pose_list("0,0.1,2").unwrap().0, vec![0.0, 0.1, 2.0]);
         assert!(pose_list("0,x,2").unwrap_err().contains("item 2 `x`"));
         assert!(pose_list("0,1").unwrap_err().contains("got 2"));
         assert!(pose_list("0,1,nan").unwrap_err().contains("not a finite"));
-        // Issue 15: out-of-range poses are refused with the coordinate and its range.
+        // Out-of-range poses are refused with the coordinate and its range.
         let e = pose_list("1e300,0,1").unwrap_err();
         assert!(
             e.contains("x must be between -1000 and 1000 m, got 1e300"),

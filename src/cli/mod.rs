@@ -165,6 +165,8 @@ fn quiet_on_broken_pipe() {
 
 pub fn main() -> ExitCode {
     let started = std::time::Instant::now();
+    // Core's messages name options (`dt`); here they are this command line's flags (`--dt`).
+    cdpr_core::options::spell_names_with(options::flag_spelling);
     quiet_on_broken_pipe();
     let cli = match parse() {
         Ok(cli) => cli,
@@ -182,17 +184,7 @@ pub fn main() -> ExitCode {
     match run(command, started) {
         Ok(code) => code,
         Err(error) => {
-            // Core names options as its table does (`dt`): here they are flags (`--dt`). A
-            // robot file's message names the file's keys (`kp` of `[winch]`), never flags.
-            let text = format!("{error:#}");
-            let in_a_file = error
-                .chain()
-                .any(|e| e.is::<cdpr_core::robot::RobotFileError>());
-            if in_a_file {
-                eprintln!("error: {text}");
-            } else {
-                eprintln!("error: {}", options::flags(&text));
-            }
+            eprintln!("error: {error:#}");
             ExitCode::from(1)
         }
     }

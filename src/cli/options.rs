@@ -1,8 +1,9 @@
 //! Core's run options ([`cdpr_core::run::OPTIONS`]) as command-line flags: a command names
 //! the options it takes ([`Selection`]) and flattens [`RunArgs`]; each flag's name, help,
 //! range, unit and default come from the table, and the values parsed make a
-//! [`RunRequest`]. Core's messages name options as written in the table (`dt`, `f_min`);
-//! [`flags`] turns those names into this command line's spelling (`--dt`, `--f-min`).
+//! [`RunRequest`]. Core's messages name options by their table's name
+//! ([`cdpr_core::options::Name`]); [`flag_spelling`] spells them as this command line's flags
+//! (`--dt`, `--no-lag`).
 
 use cdpr_core::options::{DefaultValue, Group, Kind, OptionSpec, Request, Value};
 use cdpr_core::run::{OPTIONS, RunRequest};
@@ -153,6 +154,9 @@ fn arg<R: Request>(spec: &'static OptionSpec, required: bool) -> Arg {
     if let Some(other) = spec.requires {
         a = a.requires(other);
     }
+    if let Some(alias) = spec.alias {
+        a = a.alias(alias);
+    }
     match spec.kind {
         Kind::Flag => a.action(ArgAction::SetTrue),
         Kind::Choice(names) => {
@@ -203,10 +207,7 @@ fn fill<R: Request>(
         };
         if let Some(v) = value {
             request.set(spec.name, v).map_err(|e| {
-                clap::Error::raw(
-                    clap::error::ErrorKind::ValueValidation,
-                    format!("--{}: {e}\n", spec.cli_flag()),
-                )
+                clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{e}\n"))
             })?;
             given.push(spec.name);
         }
@@ -284,17 +285,6 @@ pub fn number_of(
     move |text: &str| match spec.parse(text) {
         Ok(Value::Number(x)) => Ok(x),
         Ok(other) => Err(format!("expected a number, got {other:?}")),
-        Err(p) => Err(p.to_string()),
-    }
-}
-
-/// A clap value parser for a command's own whole-number option, checked against its spec.
-pub fn whole_of(
-    spec: &'static OptionSpec,
-) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
-    move |text: &str| match spec.parse(text) {
-        Ok(Value::Whole(n)) => usize::try_from(n).map_err(|e| e.to_string()),
-        Ok(other) => Err(format!("expected a whole number, got {other:?}")),
         Err(p) => Err(p.to_string()),
     }
 }
@@ -408,65 +398,23 @@ pub const TABLES: &[(&str, &[OptionSpec])] = &[
     ("surrogate fit", cdpr_core::identify::session::OPTIONS),
     ("plc", cdpr_ads::requests::PLC_OPTIONS),
     ("shadow", cdpr_ads::requests::LINK_OPTIONS),
+    ("plc, shadow", cdpr_ads::requests::RUN_FOR_OPTIONS),
     ("discover", cdpr_ads::requests::DISCOVER_OPTIONS),
     ("route add", cdpr_ads::requests::ROUTE_OPTIONS),
+    ("sweep", cdpr_core::sweep::OPTIONS),
     #[cfg(feature = "viewer")]
     ("view", cdpr_viewer::request::OPTIONS),
 ];
 
-/// The commands' inputs core's messages name that are data, not options of a table (poses,
-/// forces, the references of a fit): their flags are their names.
-const INPUTS: &[&str] = &[
-    "guess",
-    "force",
-    "dofs",
-    "signals",
-    "reference",
-    "lengths",
-    "pose",
-];
-
-/// The command line's flag of the option or input core calls `name`.
-fn flag_of(name: &str) -> Option<String> {
-    TABLES
+/// An option or input core's messages name (`dt`, `remove_lag`, `guess`), as this command line
+/// spells it: its table's flag (`--dt`, `--no-lag`), else the name as a flag (`--guess`).
+pub fn flag_spelling(name: &str) -> String {
+    let flag = TABLES
         .iter()
         .flat_map(|(_, table)| table.iter())
         .find(|s| s.name == name)
-        .map(|s| s.cli_flag())
-        .or_else(|| INPUTS.contains(&name).then(|| name.replace('_', "-")))
-}
-
-/// A bad value of an option of core's (or the ADS layer's), as this command line says it:
-/// `--task: expected … --nc …`.
-pub fn option_error(e: cdpr_core::options::OptionError) -> anyhow::Error {
-    anyhow::anyhow!(flags(&format!("`{}`: {}", e.option, e.problem)))
-}
-
-/// Core's message with every option it names in backticks (`dt`) spelled as this command
-/// line's flag (`--dt`).
-pub fn flags(message: &str) -> String {
-    let mut out = String::with_capacity(message.len() + 8);
-    let mut rest = message;
-    while let Some(open) = rest.find('`') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        match after.find('`') {
-            Some(close) => {
-                let name = &after[..close];
-                match flag_of(name) {
-                    Some(f) => out.push_str(&format!("--{f}")),
-                    None => out.push_str(&format!("`{name}`")),
-                }
-                rest = &after[close + 1..];
-            }
-            None => {
-                out.push_str(&rest[open..]);
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+        .map_or_else(|| name.replace('_', "-"), |s| s.cli_flag());
+    format!("--{flag}")
 }
 
 #[cfg(test)]
@@ -523,12 +471,24 @@ mod tests {
     }
 
     #[test]
-    fn core_messages_get_the_command_lines_flags() {
+    fn core_messages_name_options_by_this_command_lines_flags() {
+        cdpr_core::options::spell_names_with(flag_spelling);
+        use cdpr_core::options::Name;
         assert_eq!(
-            flags("give a `guess` closer; `remove_lag`, `link_mass` and `chain`"),
+            format!(
+                "give a {} closer; {}, {} and `chain`",
+                Name("guess"),
+                Name("remove_lag"),
+                Name("link_mass")
+            ),
             "give a --guess closer; --no-lag, --link-mass and `chain`"
         );
-        assert_eq!(flags("no backticks"), "no backticks");
-        assert_eq!(flags("an `odd one"), "an `odd one");
+        let e = cdpr_core::run::RunRequest::default()
+            .set("dt", cdpr_core::options::Value::Number(0.5))
+            .expect_err("out of range");
+        assert_eq!(
+            e.to_string(),
+            "--dt: must be between 1e-5 and 0.01 s, got 0.5"
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! `cdpr plc`: the virtual PLC, a TwinCAT stand-in serving ADS on loopback.
 
-use super::args::{RobotArg, warn, within};
+use super::args::{RobotArg, warn};
 use super::foxglove::{self, FoxgloveArgs};
 use super::options::{Played, RequestArgs, RunArgs};
 use super::output::{StatusLine, Table, json};
@@ -8,7 +8,7 @@ use super::secure::SecureArgs;
 use anyhow::{Context, Result, bail};
 use cdpr_ads::exposure::Exposure;
 use cdpr_ads::live_view::{self, LiveView};
-use cdpr_ads::requests::PlcRequest;
+use cdpr_ads::requests::{PlcRequest, RunForRequest};
 use cdpr_ads::secure::SecureServer;
 use cdpr_ads::server::PlcReport;
 use cdpr_ads::server::virtual_plc::PlcError;
@@ -42,10 +42,8 @@ pub struct PlcArgs {
     /// robot's home pose).
     #[command(flatten)]
     pub run: RunArgs<Played>,
-    /// Stop after this many seconds (up to a year) and print statistics (default: run until
-    /// Ctrl-C or SIGTERM, which print the same statistics).
-    #[arg(long, value_name = "S", value_parser = within(0.0, YEAR_S, "s"))]
-    pub duration: Option<f64>,
+    #[command(flatten)]
+    pub run_for: RequestArgs<RunForRequest>,
     /// Where to answer the ADS UDP service (discovery, add route: `cdpr discover`, `cdpr
     /// route add`, TwinCAT's Add Route dialog, pyads), ADDR:PORT or `off`. Default: the
     /// --listen address, port 48899. When the port is taken (a TwinCAT router, another `cdpr
@@ -113,17 +111,12 @@ fn parse_udp_listen(text: &str) -> Result<UdpListen, String> {
         .map_err(|_| format!("`{text}` is not ADDR:PORT (e.g. 127.0.0.1:48899) or `off`"))
 }
 
-pub use cdpr_ads::requests::YEAR_S;
-
 pub fn run(a: PlcArgs) -> Result<ExitCode> {
     let (robot, trajectory) = played(&a)?;
     let played = trajectory.duration();
     let (listen, secure) = endpoint(&a)?;
     // The runtime refuses these too; here the message names the options.
-    a.plc
-        .request
-        .check()
-        .map_err(super::options::option_error)?;
+    a.plc.request.check()?;
     refuse_oversized_symbols(&robot)?;
     let mut rt = start(&a, &robot, trajectory, listen, secure.clone())?;
     let udp = serve_udp(&a, &mut rt, listen, secure.as_deref())?;
@@ -391,7 +384,11 @@ fn serve(a: &PlcArgs, rt: &Runtime, live: Option<&LiveView>, started: Instant) -
         )]);
     }
     // In range by its parser (at most a year).
-    let end = a.duration.map(|d| started + Duration::from_secs_f64(d));
+    let end = a
+        .run_for
+        .request
+        .duration
+        .map(|d| started + Duration::from_secs_f64(d));
     let mut status = StatusLine::new();
     loop {
         let wait = end.map_or(Duration::from_millis(250), |e| {

@@ -1,14 +1,12 @@
 //! `cdpr shadow`: the live shadow of a TwinCAT controller (or `cdpr plc`) over ADS.
 
-use super::args::within;
 use super::foxglove::{self, FoxgloveArgs};
 use super::options::{RequestArgs, RunArgs, Shadow};
 use super::output::{StatusLine, Table, json};
-use super::plc::YEAR_S;
 use super::secure::SecureArgs;
 use anyhow::{Context, Result};
 use cdpr_ads::live_view::{self, LiveView, ShadowFeed};
-use cdpr_ads::requests::{Cycle, LinkRequest};
+use cdpr_ads::requests::{Cycle, LinkRequest, RunForRequest};
 use cdpr_ads::shadow::{
     self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
     StartReport, Summary,
@@ -59,9 +57,8 @@ pub struct ShadowArgs {
     /// in 3D); the flag lets scripts say so.
     #[arg(long)]
     pub headless: bool,
-    /// Stop after this many seconds, up to a year (default: until Ctrl-C).
-    #[arg(long, value_name = "S", value_parser = within(0.0, YEAR_S, "s"))]
-    pub duration: Option<f64>,
+    #[command(flatten)]
+    pub run_for: RequestArgs<RunForRequest>,
     /// Print the statistics at exit as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -200,7 +197,7 @@ impl LinkArgs {
 
 pub fn run(a: ShadowArgs) -> Result<ExitCode> {
     // In range by its parser (at most a year).
-    let duration = a.duration.map(Duration::from_secs_f64);
+    let duration = a.run_for.request.duration.map(Duration::from_secs_f64);
     // A record of a type cdpr does not write is refused before the PLC is asked.
     if let Some(path) = &a.link.record {
         cdpr_core::recording::RecordFormat::of(path)?;

@@ -1,10 +1,11 @@
 //! `sweep`: a spec's runs in parallel, one CSV row each, resumable and shardable. The logic
 //! is in `cdpr_core::sweep`; this is the command line around it.
 
+use super::options::RequestArgs;
 use super::output::progress_bar;
 use anyhow::{Context, Result, bail};
 use cdpr_core::run::request;
-use cdpr_core::sweep::{self, ExecuteOptions, Spec};
+use cdpr_core::sweep::{self, Spec, SweepRequest, SweepRun};
 use clap::Args;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -65,56 +66,20 @@ pub struct SweepArgs {
         required_unless_present = "dry_run"
     )]
     pub out: Option<PathBuf>,
-    #[arg(long, short = 'j', value_name = "N", value_parser = super::options::whole_of(&sweep::JOBS),
-          help = super::options::help_of(&sweep::JOBS))]
-    pub jobs: Option<usize>,
-    /// Only the runs whose index is I modulo N (0 ≤ I < N ≤ 10000): N processes, each with its
-    /// own I (and its own --out), do the sweep between them.
-    #[arg(long, value_name = "I/N", value_parser = shard)]
-    pub shard: Option<(u64, u64)>,
-    /// Also record every run's steps in its own MCAP file in DIR (created if missing),
-    /// `run-NNNNNN.mcap` by the run's index: pose, scene and the numbers of `simulate --out`,
-    /// for Foxglove, Lichtblick, PlotJuggler or `cdpr view --replay`.
-    #[arg(long, value_name = "DIR")]
-    pub record_dir: Option<PathBuf>,
-    /// Overwrite --out instead of resuming it.
-    #[arg(long, alias = "no-resume")]
-    pub force: bool,
-    /// List the runs (of the shard) and exit.
-    #[arg(long)]
-    pub dry_run: bool,
-}
-
-/// Parses `I/N` with 0 ≤ I < N ≤ 10000.
-fn shard(text: &str) -> Result<(u64, u64), String> {
-    let (i, n) = text
-        .split_once('/')
-        .ok_or_else(|| format!("expected I/N (e.g. 0/4), got {text}"))?;
-    let number = |s: &str, what: &str| {
-        s.trim()
-            .parse::<u64>()
-            .map_err(|_| format!("{what} `{s}` is not a whole number (expected I/N, e.g. 0/4)"))
-    };
-    let (i, n) = (number(i, "I")?, number(n, "N")?);
-    if !(1..=10_000).contains(&n) {
-        return Err(format!("N must be from 1 to 10000, got {n}"));
-    }
-    if i >= n {
-        return Err(format!("I must be from 0 to N − 1 = {}, got {i}", n - 1));
-    }
-    Ok((i, n))
+    #[command(flatten)]
+    pub sweep: RequestArgs<SweepRequest>,
 }
 
 pub fn run(a: SweepArgs) -> Result<ExitCode> {
     let spec = Spec::from_file(&a.spec).context("reading the sweep spec")?;
     super::args::warn(&spec.warnings);
-    let in_shard = |index: u64| a.shard.is_none_or(|(i, n)| index % n == i);
-    if a.dry_run {
+    let request = &a.sweep.request;
+    if request.dry_run {
         let columns = spec.columns();
         let p = spec.parameters.len();
         println!("{}", columns[..5 + p].join(","));
         for plan in spec.runs()? {
-            if !in_shard(plan.index) {
+            if !request.selects(plan.index) {
                 continue;
             }
             let mut fields = vec![
@@ -132,59 +97,37 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     let Some(out) = &a.out else {
         bail!("--out CSV is needed (or --dry-run)");
     };
-    let (mut output, resumed) = sweep::csv::open_for(out, &spec, a.shard, !a.force)?;
-    if resumed.dropped_partial {
+    let sweep = SweepRun::open(&spec, request, Some(out))?;
+    if sweep.dropped_partial {
         eprintln!(
             "note: {}: a partial last row (a run being written when the sweep stopped) was cut off",
             out.display()
         );
     }
-    let options = ExecuteOptions {
-        shard: a.shard,
-        jobs: a.jobs.unwrap_or(0),
-        resume_skip: resumed.done,
-        record_dir: a.record_dir.clone(),
-    };
-    if let Some(dir) = &options.record_dir {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("creating the record directory {}", dir.display()))?;
-    }
-    let todo = (0..spec.count()?)
-        .filter(|&k| in_shard(k) && !options.resume_skip.contains(&k))
-        .count();
     let bar = progress_bar("sweep {pos}/{len} runs, {msg}");
     if let Some(b) = &bar {
-        b.set_length(todo as u64);
+        b.set_length(sweep.todo);
         b.set_message("0 failed");
     }
-    let mut write_error = None;
     let mut failed = 0u64;
-    let summary = sweep::execute(&spec, &options, |row| {
+    let summary = sweep.run(|row| {
         if let Some(b) = &bar {
             b.inc(1);
             failed += u64::from(!row.ok);
             b.set_message(format!("{failed} failed"));
         }
-        match output.write(&row) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                write_error = Some(e);
-                ControlFlow::Break(())
-            }
-        }
+        ControlFlow::Continue(())
     });
     if let Some(b) = bar {
         b.finish_and_clear();
-    }
-    if let Some(e) = write_error {
-        return Err(anyhow::Error::new(e).context("writing the sweep's rows"));
     }
     let s = summary?;
     println!(
         "{} runs{}: {} done ({} failed), {} skipped (already in {}), {:.2} s wall, {:.2} runs/s",
         s.selected,
-        a.shard
-            .map(|(i, n)| format!(" in shard {i}/{n} of {}", s.total))
+        request
+            .shard
+            .map(|shard| format!(" in shard {shard} of {}", s.total))
             .unwrap_or_default(),
         s.done,
         s.failed,

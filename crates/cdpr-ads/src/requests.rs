@@ -9,12 +9,9 @@ use crate::link::{AdsSource, ExchangeChoice};
 use crate::server::udp::{DEFAULT_PASSWORD, DEFAULT_USER};
 use crate::wire::{AmsAddr, AmsNetId};
 use cdpr_core::options::{
-    Group, Kind, OptionError, OptionSpec, OptionValue, Problem, Value, number, whole,
+    Group, Kind, Name, OptionError, OptionSpec, OptionValue, Problem, Value, YEAR_S, number, whole,
 };
 use std::time::Duration;
-
-/// A year, s: the longest run or wait any option takes.
-pub const YEAR_S: f64 = 3.2e7;
 
 /// TwinCAT 3's first PLC runtime.
 pub const PLC_RUNTIME_PORT: u16 = 851;
@@ -65,30 +62,7 @@ impl std::fmt::Display for AdsSource {
     }
 }
 
-/// A value written as its text: parsed with `FromStr`, shown with `Display`.
-macro_rules! text_value {
-    ($($ty:ty: $expected:literal),+) => {$(
-        impl OptionValue for $ty {
-            fn from_value(spec: &'static OptionSpec, value: Value) -> Result<Self, OptionError> {
-                let text = String::from_value(spec, value)?;
-                text.parse().map_err(|why: String| {
-                    spec.error(Problem::WrongType {
-                        expected: $expected,
-                        given: why,
-                    })
-                })
-            }
-            fn to_value(&self) -> Value {
-                Value::Text(self.to_string())
-            }
-        }
-    )+};
-}
-
-text_value!(
-    AdsSource: "auto, request or NETID:PORT",
-    ExchangeChoice: "auto, poll, notify, sum-handle, sum-address or single"
-);
+cdpr_core::text_value!(AdsSource, ExchangeChoice);
 
 const fn time(min: f64, max: f64, help: &'static str) -> OptionSpec {
     number(Group::Command, "s", min, max, "TIME", help)
@@ -139,9 +113,10 @@ impl PlcRequest {
         if nc == 0 || self.task < self.nc || !self.task.as_nanos().is_multiple_of(nc) {
             return Err(OptionError {
                 option: "task",
-                problem: Problem::WrongType {
-                    expected: "a whole multiple (≥ 1) of the NC task's period `nc`",
-                    given: format!("{:?} with `nc` {:?}", self.task, self.nc),
+                problem: Problem::Against {
+                    rule: "a whole multiple (≥ 1) of the NC task's period",
+                    other: "nc",
+                    given: format!("{:?} with {} {:?}", self.task, Name("nc"), self.nc),
                 },
             });
         }
@@ -235,6 +210,18 @@ cdpr_core::request! {
 }
 
 cdpr_core::request! {
+    /// How long a PLC or a shadow runs (`cdpr plc`, `cdpr shadow`).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct RunForRequest, table RUN_FOR_OPTIONS;
+    /// Stop after this many seconds (None: until Ctrl-C or SIGTERM).
+    duration: Option<f64> = None,
+        number(Group::Command, "s", 0.0, YEAR_S, "S",
+            "stop after this many seconds and print the statistics (Ctrl-C or SIGTERM end the \
+             run the same way)")
+            .default_text("until Ctrl-C or SIGTERM");
+}
+
+cdpr_core::request! {
     /// `cdpr discover`'s wait.
     #[derive(Debug, Clone, PartialEq)]
     pub struct DiscoverRequest, table DISCOVER_OPTIONS;
@@ -278,7 +265,8 @@ mod tests {
         .expect("set");
         let e = r.check().expect_err("20 ms is not a multiple of 3 ms");
         assert!(
-            e.to_string().starts_with("task: expected a whole multiple"),
+            e.to_string()
+                .starts_with("`task`: must be a whole multiple"),
             "{e}"
         );
         assert!(task.parse("20s").is_err(), "beyond 10 s");

@@ -9,6 +9,36 @@
 
 use crate::choice::{Choice, UnknownChoice};
 use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// A year, s: the longest run, wait or clock any option takes.
+pub const YEAR_S: f64 = 3.2e7;
+
+/// How the face showing a message spells an option's name (the command line `--grid`, Python
+/// `grid=`); set once by the face when it starts, before core makes or shows a message.
+static SPELLING: OnceLock<fn(&str) -> String> = OnceLock::new();
+
+/// Makes every [`Name`] in a message show as `spelling` spells it. The first face to call this
+/// keeps it: one process shows one face.
+pub fn spell_names_with(spelling: fn(&str) -> String) {
+    // A second call (a face's tests calling it again) sets nothing and need not say so.
+    let _ = SPELLING.set(spelling);
+}
+
+/// An option or data input (`grid`, `guess`) named in one of core's messages. The message holds
+/// the name, not its spelling: it shows as the face spells it ([`spell_names_with`]), `` `grid` ``
+/// where no face has said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Name(pub &'static str);
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match SPELLING.get() {
+            Some(spell) => f.write_str(&spell(self.0)),
+            None => write!(f, "`{}`", self.0),
+        }
+    }
+}
 
 /// Which part of a run an option belongs to; a face offers the groups it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +108,8 @@ pub struct OptionSpec {
     pub heading: Option<&'static str>,
     /// The option it only makes sense with (a clip's `fps` with `video`).
     pub requires: Option<&'static str>,
+    /// Another spelling the command line keeps taking (`--no-resume` for `--force`).
+    pub alias: Option<&'static str>,
 }
 
 /// The default value of a command's own option.
@@ -108,6 +140,14 @@ impl OptionSpec {
             default: DefaultValue::None,
             heading: None,
             requires: None,
+            alias: None,
+        }
+    }
+    /// Another spelling the command line keeps taking.
+    pub const fn alias(self, alias: &'static str) -> Self {
+        OptionSpec {
+            alias: Some(alias),
+            ..self
         }
     }
     /// The placeholder in the command line's help.
@@ -319,6 +359,16 @@ pub enum Problem {
     },
     #[error("is required: {0}")]
     Missing(&'static str),
+    /// A text its type's parser refused, in the parser's words (which name the text).
+    #[error("{0}")]
+    Unreadable(String),
+    /// A value that breaks a rule held against another option (`task` against `nc`).
+    #[error("must be {rule} {}, got {given}", Name(other))]
+    Against {
+        rule: &'static str,
+        other: &'static str,
+        given: String,
+    },
     #[error("needs {count} numbers{}, every one within ±{}, got {given}", unit_suffix(unit).replace(' ', " in "), short(*limit))]
     NotNumbers {
         given: String,
@@ -330,7 +380,7 @@ pub enum Problem {
 
 /// A bad value of a named option, or an unknown option.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{option}: {problem}")]
+#[error("{}: {problem}", Name(option))]
 pub struct OptionError {
     /// The option's name in [`OPTIONS`] (or the unknown name given).
     pub option: &'static str,
@@ -339,10 +389,22 @@ pub struct OptionError {
 
 /// An option name that is not in [`OPTIONS`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("unknown option `{given}`{}", did_you_mean(*nearest))]
+#[error("unknown option `{given}`{}", nearest.map_or_else(String::new, |n| format!(" (did you mean {}?)", Name(n))))]
 pub struct UnknownOption {
     pub given: String,
     pub nearest: Option<&'static str>,
+}
+
+impl UnknownOption {
+    /// The message about a key of a file (a sweep spec): the nearest key as the file spells it,
+    /// not as the face showing the message spells an option.
+    pub fn as_file_key(&self) -> String {
+        format!(
+            "unknown option `{}`{}",
+            self.given,
+            did_you_mean(self.nearest)
+        )
+    }
 }
 
 /// A request's field, read from and turned into a [`Value`].
@@ -498,6 +560,27 @@ impl<T: OptionValue> OptionValue for Option<T> {
             Some(v) => v.to_value(),
         }
     }
+}
+
+/// [`OptionValue`] for types written as their text: parsed with `FromStr`, whose error (a
+/// `String` naming the text and what it should be) is the problem; shown with `Display`.
+#[macro_export]
+macro_rules! text_value {
+    ($($ty:ty),+ $(,)?) => {$(
+        impl $crate::options::OptionValue for $ty {
+            fn from_value(
+                spec: &'static $crate::options::OptionSpec,
+                value: $crate::options::Value,
+            ) -> Result<Self, $crate::options::OptionError> {
+                let text = <String as $crate::options::OptionValue>::from_value(spec, value)?;
+                text.parse()
+                    .map_err(|why: String| spec.error($crate::options::Problem::Unreadable(why)))
+            }
+            fn to_value(&self) -> $crate::options::Value {
+                $crate::options::Value::Text(self.to_string())
+            }
+        }
+    )+};
 }
 
 impl OptionValue for PathBuf {
@@ -821,11 +904,6 @@ pub fn checked_number(spec: &'static OptionSpec, value: f64) -> Result<f64, Opti
     f64::from_value(spec, Value::Number(value))
 }
 
-/// The whole number an option of `spec` gives: `value` checked against the spec's range.
-pub fn checked_whole(spec: &'static OptionSpec, value: i64) -> Result<usize, OptionError> {
-    usize::from_value(spec, Value::Whole(value))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -858,7 +936,7 @@ mod tests {
             f64::from_value(&DT, Value::Number(0.5))
                 .unwrap_err()
                 .to_string(),
-            "dt: must be between 1e-5 and 0.01 s, got 0.5"
+            "`dt`: must be between 1e-5 and 0.01 s, got 0.5"
         );
     }
 

@@ -32,9 +32,15 @@ pub fn cdpr_err(what: Option<&str>, error: &(dyn std::error::Error + 'static)) -
     CdprError::new_err(chain(what, error))
 }
 
-/// A bad value of a named argument: `ValueError("dt: must be between …")`.
+/// An option core's messages name, as Python spells it: the keyword argument `grid=`.
+pub fn keyword(name: &str) -> String {
+    format!("{name}=")
+}
+
+/// A bad value of a named argument: `ValueError("dt: must be between …")`, the keyword
+/// leading its problem.
 pub fn value_err(e: OptionError) -> PyErr {
-    PyValueError::new_err(e.to_string())
+    PyValueError::new_err(format!("{}: {}", e.option, e.problem))
 }
 
 /// A value from Python: None, a bool, an int, a float, a str or an `os.PathLike`.
@@ -153,11 +159,6 @@ pub fn names_in(groups: &[options::Group]) -> Vec<&'static str> {
 /// `value` checked against a command option's spec in core.
 pub fn number(spec: &'static OptionSpec, value: f64) -> PyResult<f64> {
     options::checked_number(spec, value).map_err(value_err)
-}
-
-/// `value` checked against a command option's whole-number spec in core.
-pub fn whole(spec: &'static OptionSpec, value: i64) -> PyResult<usize> {
-    options::checked_whole(spec, value).map_err(value_err)
 }
 
 /// A pose from 3 (position) or 6 numbers, by core's rule ([`Pose::from_user`]).

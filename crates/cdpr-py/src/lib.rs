@@ -29,6 +29,7 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _cdpr(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    cdpr_core::options::spell_names_with(convert::keyword);
     m.add("CdprError", m.py().get_type::<convert::CdprError>())?;
     m.add_class::<robot::Robot>()?;
     m.add_class::<sim::Sim>()?;

@@ -90,8 +90,9 @@ pub fn option_table<'py>(py: Python<'py>, command: Option<&str>) -> PyResult<Bou
         Some("preflight") => table::<PreflightRequest>(py),
         Some("compare") => table::<CompareRequest>(py),
         Some("fk") => table::<FkRequest>(py),
+        Some("sweep") => table::<cdpr_core::sweep::SweepRequest>(py),
         Some(other) => Err(PyValueError::new_err(format!(
-            "no options table `{other}`: simulate, workspace, preflight, compare or fk"
+            "no options table `{other}`: simulate, workspace, preflight, compare, fk or sweep"
         ))),
     }
 }

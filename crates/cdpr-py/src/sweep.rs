@@ -1,6 +1,7 @@
 //! `cdpr.SweepSpec`: `cdpr sweep`'s specs, run by run or on a thread pool.
 
-use crate::convert::{cdpr_err, warn, whole};
+use crate::convert::{cdpr_err, value_err, warn};
+use cdpr_core::options::{SetError, Value};
 use cdpr_core::sweep;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -75,54 +76,30 @@ impl SweepSpec {
         row(py, &r)
     }
 
-    /// Runs the sweep on `jobs` threads (0: every core), only shard `(i, n)` if given, the
-    /// rows appended to `out` (a CSV, resumed unless `resume` is false) when given; returns
-    /// (the rows done now, the summary).
-    #[pyo3(signature = (out = None, jobs = 0, shard = None, resume = true))]
+    /// Runs the sweep (`cdpr sweep`'s options, core's table): on `jobs` threads (0 or None:
+    /// every core), only shard `(i, n)` (or "i/n") if given, each run recorded in `record_dir`
+    /// when given, the rows appended to `out` (a CSV, resumed unless `force`, or `resume`
+    /// False) when given; returns (the rows done now, the summary).
+    #[pyo3(signature = (out = None, jobs = None, shard = None, resume = None, *, record_dir = None, force = false))]
+    #[allow(clippy::too_many_arguments)]
     fn execute<'py>(
         &self,
         py: Python<'py>,
         out: Option<PathBuf>,
-        jobs: i64,
-        shard: Option<(u64, u64)>,
-        resume: bool,
+        jobs: Option<i64>,
+        shard: Option<Bound<'py, PyAny>>,
+        resume: Option<bool>,
+        record_dir: Option<PathBuf>,
+        force: bool,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
-        // 0: one run per core (as `cdpr sweep` without --jobs); else within `jobs`' range.
-        let jobs = if jobs == 0 {
-            0
-        } else {
-            whole(&sweep::JOBS, jobs)?
-        };
+        let request = sweep_request(jobs, shard, record_dir, force || resume == Some(false))?;
         let spec = &self.inner;
         let outcome = py.detach(|| -> Result<_, sweep::SweepError> {
-            let (mut output, resumed) = match &out {
-                Some(path) => {
-                    let (o, r) = sweep::csv::open_for(path, spec, shard, resume)?;
-                    (Some(o), r)
-                }
-                None => (None, sweep::csv::Resumed::default()),
-            };
-            let options = sweep::ExecuteOptions {
-                shard,
-                jobs,
-                resume_skip: resumed.done,
-                record_dir: None,
-            };
             let mut rows = Vec::new();
-            let mut failure = None;
-            let summary = sweep::execute(spec, &options, |r| {
-                if let Some(o) = &mut output
-                    && let Err(e) = o.write(&r)
-                {
-                    failure = Some(e);
-                    return ControlFlow::Break(());
-                }
+            let summary = sweep::SweepRun::open(spec, &request, out.as_deref())?.run(|r| {
                 rows.push(r);
                 ControlFlow::Continue(())
             })?;
-            if let Some(e) = failure {
-                return Err(e);
-            }
             rows.sort_by_key(|r| r.index);
             Ok((rows, summary))
         });
@@ -141,4 +118,36 @@ impl SweepSpec {
         d.set_item("runs_per_s", summary.runs_per_s())?;
         Ok((list, d))
     }
+}
+
+/// The sweep's request from `execute`'s arguments, each checked by its row of core's table:
+/// `jobs` 0 is every core (as None), a shard `(i, n)` is "i/n".
+fn sweep_request(
+    jobs: Option<i64>,
+    shard: Option<Bound<'_, PyAny>>,
+    record_dir: Option<PathBuf>,
+    force: bool,
+) -> PyResult<sweep::SweepRequest> {
+    let mut request = sweep::SweepRequest::default();
+    let mut set = |name: &str, value: Value| {
+        request.set(name, value).map_err(|e| match e {
+            SetError::Value(e) => value_err(e),
+            SetError::Unknown(e) => PyValueError::new_err(e.to_string()),
+        })
+    };
+    if let Some(n) = jobs.filter(|&n| n != 0) {
+        set("jobs", Value::Whole(n))?;
+    }
+    if let Some(shard) = shard {
+        let text = match shard.extract::<(i64, i64)>() {
+            Ok((i, n)) => format!("{i}/{n}"),
+            Err(_) => shard.extract::<String>()?,
+        };
+        set("shard", Value::Text(text))?;
+    }
+    if let Some(dir) = record_dir {
+        set("record_dir", Value::Text(dir.display().to_string()))?;
+    }
+    set("force", Value::Flag(force))?;
+    Ok(request)
 }

@@ -5,14 +5,11 @@
 use crate::camera::CameraView;
 use crate::video::{DEFAULT_FPS, MAX_FPS};
 use cdpr_core::options::{
-    Group, Kind, OptionError, OptionSpec, OptionValue, Problem, Value, choice, choices, number,
-    whole,
+    Group, Kind, OptionError, OptionSpec, OptionValue, Problem, Value, YEAR_S, choice, choices,
+    number, whole,
 };
 
 cdpr_core::choice_value!(CameraView);
-
-/// A year, s: the longest clock any option takes.
-const YEAR_S: f64 = 3.2e7;
 
 /// The clips' heading in the help.
 pub const CLIPS: &str = "Replay and clips";

@@ -3,7 +3,7 @@
 //! prints (its `--json`).
 
 use super::reference::{DofReport, DofScore, ReferenceRun, SurrogateError};
-use crate::options::{Group, choice, choices, flag, number};
+use crate::options::{Group, Name, choice, choices, flag, number};
 use crate::robot::{Dof, Robot};
 use crate::run::request::CommandSource;
 use crate::run::{RunOptions, RunRequest};
@@ -59,7 +59,8 @@ impl PhysicsSetup {
     pub fn model(&self, robot: &Robot) -> Result<ModelKind, SurrogateError> {
         match self.model {
             Some(model) if model.entry().needs_surrogate => Err(SurrogateError::Setup(format!(
-                "`model`: reference runs come from the physics core ({}), not `{model}`",
+                "{}: reference runs come from the physics core ({}), not `{model}`",
+                Name("model"),
                 crate::choice::or_list(
                     &crate::sim::MODELS
                         .iter()
@@ -128,7 +129,8 @@ pub fn parse_dofs(robot: &Robot, names: &[String]) -> Result<Vec<usize>, Surroga
         .map(|n| {
             dof_index(n.trim()).ok_or_else(|| {
                 SurrogateError::Setup(format!(
-                    "`dofs`: `{n}` is not a DOF (x, y, z, roll, pitch, yaw)"
+                    "{}: `{n}` is not a DOF (x, y, z, roll, pitch, yaw)",
+                    Name("dofs")
                 ))
             })
         })
@@ -142,7 +144,8 @@ pub fn parse_signals(names: &[String]) -> Result<Vec<SignalKind>, SurrogateError
         .map(|s| {
             SignalKind::from_name(s.trim()).ok_or_else(|| {
                 SurrogateError::Setup(format!(
-                    "`signals`: unknown signal `{s}` (steps, chirp, dsine, dsquare, sines)"
+                    "{}: unknown signal `{s}` (steps, chirp, dsine, dsquare, sines)",
+                    Name("signals")
                 ))
             })
         })
@@ -173,10 +176,11 @@ pub fn fit_options(
     options.max_delay_s = max_delay_s;
     if fit_gain {
         if method == FitMethod::Grid {
-            return Err(SurrogateError::Setup(
-                "`fit_gain` needs `method` nelder-mead (seed 004's grid fixes the gain at 1)"
-                    .into(),
-            ));
+            return Err(SurrogateError::Setup(format!(
+                "{} needs {} nelder-mead (seed 004's grid fixes the gain at 1)",
+                Name("fit_gain"),
+                Name("method")
+            )));
         }
         options.fit_gain = true;
     }
@@ -223,8 +227,11 @@ pub fn bound_warnings(reports: &[DofReport], options: &FitOptions, dt: f64) -> V
         }
         if options.max_delay_s > 0.0 && q.delay_s >= options.max_delay_s - dt {
             out.push(format!(
-                "{}: delay = {} s sits on `max_delay` {} s; the best fit may lie beyond it",
-                r.dof, q.delay_s, options.max_delay_s
+                "{}: delay = {} s sits on {} {} s; the best fit may lie beyond it",
+                r.dof,
+                q.delay_s,
+                Name("max_delay"),
+                options.max_delay_s
             ));
         }
     }

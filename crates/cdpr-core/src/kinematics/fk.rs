@@ -83,7 +83,8 @@ pub enum FkError {
         value: f64,
     },
     #[error(
-        "forward kinematics did not converge in {iterations} iterations (residual {residual:.3e} m); give a `guess` closer to the pose"
+        "forward kinematics did not converge in {iterations} iterations (residual {residual:.3e} m); give a {} closer to the pose",
+        crate::options::Name("guess")
     )]
     NotConverged { iterations: usize, residual: f64 },
     #[error(

@@ -67,7 +67,10 @@ pub enum MetricsError {
         actual_start: f64,
         actual_end: f64,
     },
-    #[error("max_lag_s = {0}: the lag search bound must be a non-negative number of seconds")]
+    #[error(
+        "{name} {0}: the lag search bound must be a non-negative number of seconds",
+        name = crate::options::Name("max_lag")
+    )]
     MaxLag(f64),
     #[error(
         "only {0} reference samples fall inside the actual trajectory's time span (after removing the lag); at least 2 are needed"

@@ -298,7 +298,10 @@ impl RunDigest {
         let (model, control) = self.config;
         let mut warnings = Vec::new();
         if self.compensate && control == ControlMode::Tension {
-            warnings.push("`compensate` has no effect in tension mode".to_string());
+            warnings.push(format!(
+                "{} has no effect in tension mode",
+                crate::options::Name("compensate")
+            ));
         }
         if summary.uncompensated_steps > 0 {
             warnings.push(format!(

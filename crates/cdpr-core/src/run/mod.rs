@@ -26,6 +26,7 @@ pub use record::{CsvRecorder, Record, RecordBuf, RecordLayout, csv_columns, writ
 pub use request::{CommandSource, OPTIONS, RunRequest};
 
 use crate::kinematics::Pose;
+use crate::options::Name;
 use crate::robot::Robot;
 use crate::sim::{SimConfig, SimError};
 use crate::trajectory::{Sample, Trajectory};
@@ -62,13 +63,18 @@ impl RunOptions {
 pub enum RunError {
     #[error(transparent)]
     Sim(#[from] SimError),
-    #[error("settle: must be a non-negative number of seconds, got {0}")]
+    #[error(
+        "{name}: must be a non-negative number of seconds, got {0}",
+        name = Name("settle")
+    )]
     BadSettle(f64),
-    #[error("dt: must be a positive number of seconds, got {0}")]
+    #[error("{name}: must be a positive number of seconds, got {0}", name = Name("dt"))]
     BadStep(f64),
     /// A run longer than [`MAX_STEPS`] steps.
     #[error(
-        "{steps:.1e} steps (trajectory {duration} s + settle {settle} s, every {dt} s); at most {max:.1e}: change `dt`, `settle` or the trajectory",
+        "{steps:.1e} steps (trajectory {duration} s + settle {settle} s, every {dt} s); at most {max:.1e}: change {}, {} or the trajectory",
+        Name("dt"),
+        Name("settle"),
         max = MAX_STEPS as f64
     )]
     TooManySteps {

@@ -246,17 +246,17 @@ mod tests {
         let e = r.set("dt", Value::Number(0.5)).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "dt: must be between 1e-5 and 0.01 s, got 0.5"
+            "`dt`: must be between 1e-5 and 0.01 s, got 0.5"
         );
         let e = r.set("substeps", Value::Whole(0)).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "substeps: must be a whole number from 1 to 100, got 0"
+            "`substeps`: must be a whole number from 1 to 100, got 0"
         );
         let e = r.set("model", Value::Text("rigid".into())).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "model: `rigid` is not one of chain, elastic or surrogate"
+            "`model`: `rigid` is not one of chain, elastic or surrogate"
         );
         r.set("model", Value::Text("Elastic".into()))
             .expect("case-blind");
@@ -267,7 +267,7 @@ mod tests {
             "unknown option `speeed` (did you mean `speed`?)"
         );
         let e = r.set("compensate", Value::Number(1.0)).unwrap_err();
-        assert_eq!(e.to_string(), "compensate: expected true or false, got 1");
+        assert_eq!(e.to_string(), "`compensate`: expected true or false, got 1");
         r.set("accel", Value::Unset)
             .expect("back to the built-in's own");
         assert_eq!(r.accel, None);

@@ -53,14 +53,19 @@ pub enum StaticsError {
     #[error("no equilibrium: {reason}")]
     NoEquilibrium { reason: String },
     #[error(
-        "equilibrium search did not converge in {iterations} iterations (force residual {residual:.3e} N); try a `guess`"
+        "equilibrium search did not converge in {iterations} iterations (force residual {residual:.3e} N); try a {}",
+        crate::options::Name("guess")
     )]
     NotConverged { iterations: usize, residual: f64 },
     #[error(
         "the tension distribution is infeasible at this pose within [{min}, {max}] N (largest reachable minimum tension: {best})"
     )]
     Infeasible { min: f64, max: f64, best: String },
-    #[error("tension bounds must satisfy 0 ≤ `f_min` < `f_max`, got [{min}, {max}] N")]
+    #[error(
+        "tension bounds must satisfy 0 ≤ {} < {}, got [{min}, {max}] N",
+        crate::options::Name("f_min"),
+        crate::options::Name("f_max")
+    )]
     BadBounds { min: f64, max: f64 },
 }
 

@@ -8,6 +8,7 @@
 
 use super::plan::Row;
 use super::{Spec, SweepError};
+use crate::options::Name;
 use crate::recording::sidecar::{self, Sidecar};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
@@ -84,7 +85,8 @@ pub fn open(
                 file,
                 message: format!(
                     "was written by a different spec (its columns: {found}; this spec's: \
-                     {header}): write to another file, or start it over (`force`)"
+                     {header}): write to another file, or start it over ({})",
+                    Name("force")
                 ),
             });
         } else {
@@ -127,7 +129,8 @@ fn done_indices(complete: &[u8], width: usize, file: &str) -> Result<HashSet<u64
         let bad = |message: String| SweepError::Output {
             file: file.to_string(),
             message: format!(
-                "line {line}: {message}: not a row of this sweep (fix or remove it, or `force` to start over)"
+                "line {line}: {message}: not a row of this sweep (fix or remove it, or {} to start over)",
+                Name("force")
             ),
         };
         let record = record.map_err(|e| bad(e.to_string()))?;

@@ -116,7 +116,7 @@ impl Locator<'_> {
 fn problem_of(e: SetError) -> String {
     match e {
         SetError::Value(e) => e.problem.to_string(),
-        SetError::Unknown(e) => e.to_string(),
+        SetError::Unknown(e) => e.as_file_key(),
     }
 }
 
@@ -170,7 +170,7 @@ pub(super) fn run_options(loc: &Locator) -> Result<(RunRequest, Vec<String>), Sw
                     key,
                     SWEEP_KEYS.iter().copied().chain(run_option_keys()),
                 )
-                .to_string(),
+                .as_file_key(),
                 e => problem_of(e),
             };
             loc.at(span.clone(), key, message)

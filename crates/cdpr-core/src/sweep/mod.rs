@@ -10,8 +10,9 @@
 //!   result does not depend on the number of threads, the shard or a resume;
 //! - [`Spec::columns`]: the columns of a row; [`run_one`]: one run → one [`Row`] (a failed
 //!   run is a row with status `error`, never a panic or an abort of the sweep);
-//! - [`execute`]: the selected runs (a shard, minus those already done) on a pool of threads,
-//!   rows handed to the caller's thread as they finish;
+//! - [`SweepRun`]: a [`SweepRequest`] (threads, shard, recordings, resume) run to its CSV,
+//!   what every face calls; [`execute`]: the selected runs (a shard, minus those already
+//!   done) on a pool of threads, rows handed to the caller's thread as they finish;
 //! - [`csv`]: the output file, resumable (a header check, the done indices, appending with a
 //!   flush per row, a partial last line dropped).
 //!
@@ -51,6 +52,7 @@ mod exec;
 mod locate;
 pub mod parameters;
 mod plan;
+mod request;
 mod spec;
 
 pub use exec::{ExecuteOptions, Summary, execute};
@@ -60,14 +62,8 @@ pub use plan::{
     Cell, METRIC_COLUMNS, Row, RunPlan, SplitMix64, record_path, run_one, run_one_recorded,
     run_seed,
 };
+pub use request::{MAX_SHARDS, OPTIONS, Shard, SweepRequest, SweepRun};
 pub use spec::{MAX_RUNS, Mode, Spec};
-
-/// `jobs`: runs at a time.
-pub static JOBS: crate::options::OptionSpec = crate::options::OptionSpec {
-    name: "jobs",
-    ..crate::options::whole(crate::options::Group::Command, 1, 1024, "runs at a time")
-        .default_text("one per core")
-};
 
 /// Why a sweep cannot start or go on (a failed run is not one: it is a row).
 #[derive(Debug, thiserror::Error)]

@@ -121,7 +121,7 @@ pub(super) fn parse_parameters(
         return Err(loc.at(
             value.span(),
             &format!("parameters.{name}"),
-            unknown.to_string(),
+            unknown.as_file_key(),
         ));
     }
     let mut out = Vec::new();

@@ -3,7 +3,7 @@
 //! in roll and pitch (seed 004's Table 1); serialisable structs (the `--json`).
 
 use crate::legs::coverage::{self, Coverage};
-use crate::options::{DefaultValue, Group, OptionSpec, number};
+use crate::options::{DefaultValue, Group, Name, OptionSpec, number};
 use crate::robot::{Mechanism, Robot};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -16,11 +16,14 @@ pub enum LegsWorkspaceError {
         expected: &'static str,
     },
     #[error(
-        "`step` {step} m: the cloud spacing must be positive and at most the cylinder's radius ({radius} m)"
+        "{} {step} m: the cloud spacing must be positive and at most the cylinder's radius ({radius} m)",
+        Name("step")
     )]
     Step { step: f64, radius: f64 },
     #[error(
-        "`step` {step} m: the cloud over the cylinder (radius {radius} m, height {height} m) would hold {points:.1e} points; at most {MAX_CLOUD_POINTS:.0e} — raise `step`"
+        "{} {step} m: the cloud over the cylinder (radius {radius} m, height {height} m) would hold {points:.1e} points; at most {MAX_CLOUD_POINTS:.0e} — raise {}",
+        Name("step"),
+        Name("step")
     )]
     Budget {
         step: f64,

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::interference::Counts;
 use crate::interference::{CLEARANCE, DEFAULT_CLEARANCE};
-use crate::options::{Group, Kind, OptionSpec, flag, number, whole};
+use crate::options::{Group, Kind, Name, OptionSpec, flag, number, whole};
 use crate::robot::{Aabb, Robot, TensionBounds};
 use crate::statics::solutions::{F_MAX, F_MIN};
 use crate::statics::{StaticsError, tension_bounds};
@@ -122,17 +122,21 @@ pub struct InterferenceSummary {
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    #[error("`grid` must be between 2 and 400 cells per axis, got {0}")]
+    #[error("{name} must be between 2 and 400 cells per axis, got {0}", name = Name("grid"))]
     Grid(usize),
     #[error(
-        "`region`: each min must be at least 1 mm below its max, every coordinate within ±{REGION_LIMIT_M} m, got {min:?} … {max:?}"
+        "{}: each min must be at least 1 mm below its max, every coordinate within ±{REGION_LIMIT_M} m, got {min:?} … {max:?}",
+        Name("region")
     )]
     Region { min: [f64; 3], max: [f64; 3] },
-    #[error("`region` needs 6 numbers (xmin,ymin,zmin,xmax,ymax,zmax), got {0}")]
+    #[error(
+        "{name} needs 6 numbers (xmin,ymin,zmin,xmax,ymax,zmax), got {0}",
+        name = Name("region")
+    )]
     RegionCount(usize),
-    #[error("`orientation` must be an angle in [0, 90) degrees, got {0}")]
+    #[error("{name} must be an angle in [0, 90) degrees, got {0}", name = Name("orientation"))]
     Orientation(f64),
-    #[error("`levels` must be at least 2 (−θ and θ), got {0}")]
+    #[error("{name} must be at least 2 (−θ and θ), got {0}", name = Name("levels"))]
     Levels(usize),
     #[error(
         "{options}: {checks:.1e} pose checks ({cells} grid cells and {plot_cells} plot cells × {orientations} orientations); at most {MAX_POSE_CHECKS:.0e} — {hint}"
@@ -388,21 +392,26 @@ fn budget_error(
     WorkspaceError::Budget {
         options: match request.orientation {
             Some(deg) => format!(
-                "`grid` {} with `orientation` {deg} `levels` {}",
-                request.grid, request.levels
+                "{} {} with {} {deg} {} {}",
+                Name("grid"),
+                request.grid,
+                Name("orientation"),
+                Name("levels"),
+                request.levels
             ),
-            None => format!("`grid` {}", request.grid),
+            None => format!("{} {}", Name("grid"), request.grid),
         },
         checks,
         cells,
         plot_cells,
         orientations: n_orient as usize,
         hint: format!(
-            "lower `grid`{}{}",
+            "lower {}{}{}",
+            Name("grid"),
             if request.orientation.is_some() {
-                " or `levels`"
+                format!(" or {}", Name("levels"))
             } else {
-                ""
+                String::new()
             },
             if plot_cells > 0 {
                 " (or skip the plot)"

@@ -214,7 +214,11 @@ fn errors_name_what_is_wrong() {
         ..CompareOptions::default()
     };
     let e = metrics::compare(&reference, &reference, &options).unwrap_err();
-    assert!(e.to_string().starts_with("max_lag_s = -1"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("`max_lag` -1: the lag search bound"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -202,15 +202,17 @@ pub(crate) fn build(robot: &Robot, config: &SimConfig, pose: &Pose) -> Result<Bu
     }
     if config.cable_nodes > 0 && config.model != ModelKind::ELASTIC {
         return Err(SimError::Start(format!(
-            "cable nodes (cable_nodes = {}) are a discretisation of the elastic model, not of \
-             the {} model",
-            config.cable_nodes, entry.name
+            "cable nodes ({} {}) are a discretisation of the elastic model, not of the {} model",
+            crate::options::Name("cable_nodes"),
+            config.cable_nodes,
+            entry.name
         )));
     }
     if entry.needs_surrogate && config.surrogate.is_none() {
         return Err(SimError::Start(format!(
-            "the {} model needs its parameters (`surrogate`: a file written by `cdpr surrogate fit`)",
-            entry.name
+            "the {} model needs its parameters ({}: a file written by `cdpr surrogate fit`)",
+            entry.name,
+            crate::options::Name("surrogate")
         )));
     }
     (entry.build)(robot, config, pose)
