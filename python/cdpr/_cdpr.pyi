@@ -60,10 +60,9 @@ class Robot:
         self,
         lengths: Sequence[float],
         guess: Optional[Pose] = None,
-        degrees: bool = False,
-        *,
         method: str = "lm",
         max_residual: float = 0.001,
+        degrees: bool = False,
     ) -> Dict[str, Any]:
         """`cdpr fk --json`: pose, residual, iterations ("lm" or seed 003's "sphere")."""
     def tensions(

@@ -195,11 +195,16 @@ def test_every_request_table_is_each_functions_keywords():
     for function, (command, not_python) in cases.items():
         table = {o["name"]: o for o in cdpr.options(command) if o["name"] not in not_python}
         f = functions[function]
-        stubbed = {
+        # Keyword-only arguments are the table's; a function may take options positionally
+        # too (`fk(lengths, guess, method, max_residual)`), with the table's defaults.
+        positional = list(zip(f.args.args[len(f.args.args) - len(f.args.defaults):], f.args.defaults))
+        taken = {
             a.arg: ast.literal_eval(d) if d is not None else None
-            for a, d in zip(f.args.kwonlyargs, f.args.kw_defaults)
+            for a, d in positional + list(zip(f.args.kwonlyargs, f.args.kw_defaults))
         }
-        assert set(stubbed) == set(table), (function, set(stubbed) ^ set(table))
+        kwonly = {a.arg for a in f.args.kwonlyargs}
+        assert kwonly <= set(table) <= set(taken), (function, kwonly, set(table), set(taken))
+        stubbed = {name: taken[name] for name in table}
         for name, o in table.items():
             default = o["default"] if o["kind"] != "choice" or o["default"] else None
             if isinstance(o["default"], str) and o["kind"] not in ("choice", "name"):
@@ -222,7 +227,12 @@ def test_every_request_table_is_each_functions_keywords():
         robot.workspace(grid=1)
     with pytest.raises(TypeError, match="did you mean 'grid'"):
         robot.workspace(gird=6)
+    lengths = list(robot.ik(list(robot.home))["lengths"])
     with pytest.raises(ValueError, match="max_residual"):
-        robot.fk(list(robot.ik(list(robot.home))["lengths"]), max_residual=0.0)
+        robot.fk(lengths, max_residual=0.0)
+    # The options positionally, in the order fk always took them, as by keyword.
+    assert robot.fk(lengths, None, "sphere", 1e-3) == robot.fk(lengths, method="sphere")
+    with pytest.raises(ValueError, match="method: `plum` is not one of"):
+        robot.fk(lengths, None, "plum")
     with pytest.raises(ValueError, match="max_lag"):
         cdpr.compare("x.csv", "y.csv", max_lag=-1.0)

@@ -32,9 +32,25 @@ pub fn lookup_rule() -> String {
     )
 }
 
+/// Whether the command line `args` asks for a help (`-h`, `--help`, a short-flag cluster with
+/// `h`, `help`), the only output that shows the lists [`with_catalogue`] adds.
+pub fn help_asked(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    args.into_iter().any(|a| {
+        let a = a.to_string_lossy();
+        a == "--help"
+            || a == "help"
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('h'))
+    })
+}
+
 /// The shipped robots, one per line: name, kind and the file's description; after the rule
-/// that finds robots by name.
+/// that finds robots by name. Loaded once per process (every command taking a robot lists them).
 pub fn robots_help() -> String {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(robots_text).clone()
+}
+
+fn robots_text() -> String {
     let mut text = format!(
         "Robots: {}
 Shipped robots:",
@@ -250,4 +266,20 @@ pub fn completions(a: CompletionsArgs, mut cmd: Command) -> Result<ExitCode> {
     };
     generate(shell, &mut cmd, "cdpr", &mut std::io::stdout());
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::help_asked;
+
+    #[test]
+    fn only_a_help_loads_the_lists() {
+        let asks = |args: &[&str]| help_asked(args.iter().map(|a| a.into()));
+        assert!(asks(&["simulate", "-h"]));
+        assert!(asks(&["simulate", "--help"]));
+        assert!(asks(&["help", "simulate"]));
+        assert!(asks(&["simulate", "-qh"]));
+        assert!(!asks(&["simulate", "-r", "uvigo8", "--dt=-1e-3"]));
+        assert!(!asks(&["shadow", "--headless", "--plc-period", "1ms"]));
+    }
 }

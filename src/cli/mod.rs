@@ -197,7 +197,13 @@ fn parse() -> Result<Cli, clap::Error> {
     let cmd = Cli::command();
     #[cfg(feature = "viewer")]
     let cmd = cmd.mut_subcommand("view", view::shorten);
-    let matches = catalogue::with_catalogue(cmd).try_get_matches()?;
+    // The lists load every shipped robot: only a help shows them.
+    let cmd = if catalogue::help_asked(std::env::args_os().skip(1)) {
+        catalogue::with_catalogue(cmd)
+    } else {
+        cmd
+    };
+    let matches = cmd.try_get_matches()?;
     Cli::from_arg_matches(&matches)
 }
 

@@ -114,12 +114,18 @@ pub fn request_of<R: Request>(
             // None: the option's default.
             continue;
         }
-        request.set(&name, value).map_err(|e| match e {
-            SetError::Value(e) => value_err(e),
-            SetError::Unknown(e) => PyTypeError::new_err(e.to_string()),
-        })?;
+        set_option(&mut request, &name, value)?;
     }
     Ok(request)
+}
+
+/// Sets option `name` of `request` to `value`, checked by its row of the table: a bad value is
+/// a `ValueError` naming the keyword, an unknown name a `TypeError`.
+pub fn set_option<R: Request>(request: &mut R, name: &str, value: Value) -> PyResult<()> {
+    request.set(name, value).map_err(|e| match e {
+        SetError::Value(e) => value_err(e),
+        SetError::Unknown(e) => PyTypeError::new_err(e.to_string()),
+    })
 }
 
 /// The keyword arguments that are options of `R`'s table, and the others.

@@ -1,7 +1,9 @@
 //! `cdpr.Robot`: a robot and what the commands compute for it (`cdpr ik`, `fk`, `tensions`,
 //! `equilibrium`, `workspace`), each the same core call and the same `--json` object.
 
-use crate::convert::{CdprError, array, cdpr_err, names_of, number, pose_of, request_of, to_py};
+use crate::convert::{
+    CdprError, array, cdpr_err, names_of, number, pose_of, request_of, set_option, to_py,
+};
 use cdpr_core::kinematics::{self, AngleUnit, FkOptions, FkRequest};
 use cdpr_core::options::Value;
 use cdpr_core::robot::{Cable, Robot as CoreRobot, TensionBounds};
@@ -203,22 +205,30 @@ impl Robot {
     }
 
     /// Forward kinematics from cable lengths (m): `cdpr fk --json`'s object (pose, residual,
-    /// iterations). `method` "lm" (Levenberg–Marquardt) or "sphere" (seed 003, 3-DOF).
-    /// `options`: `method` and `max_residual` (`cdpr.options("fk")`).
-    #[pyo3(signature = (lengths, guess = None, degrees = false, **options))]
+    /// iterations). `method` "lm" (Levenberg–Marquardt) or "sphere" (seed 003, 3-DOF) and
+    /// `max_residual` are `cdpr fk`'s options (`cdpr.options("fk")`; None: the table's default).
+    #[pyo3(signature = (lengths, guess = None, method = None, max_residual = None, degrees = false))]
     fn fk<'py>(
         &self,
         py: Python<'py>,
         lengths: Vec<f64>,
         guess: Option<Vec<f64>>,
+        method: Option<String>,
+        max_residual: Option<f64>,
         degrees: bool,
-        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let robot = self.cable_robot("fk")?;
+        let mut request = FkRequest::default();
+        if let Some(m) = method {
+            set_option(&mut request, "method", Value::Text(m))?;
+        }
+        if let Some(r) = max_residual {
+            set_option(&mut request, "max_residual", Value::Number(r))?;
+        }
         let FkRequest {
             method,
             max_residual,
-        } = request_of("fk", options, &names_of::<FkRequest>())?;
+        } = request;
         check_lengths("lengths", &lengths, robot)?;
         let options = FkOptions {
             guess: guess.map(|g| pose_of("guess", &g, degrees)).transpose()?,

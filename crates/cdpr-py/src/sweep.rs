@@ -1,7 +1,7 @@
 //! `cdpr.SweepSpec`: `cdpr sweep`'s specs, run by run or on a thread pool.
 
-use crate::convert::{cdpr_err, value_err, warn};
-use cdpr_core::options::{SetError, Value};
+use crate::convert::{cdpr_err, set_option, warn};
+use cdpr_core::options::Value;
 use cdpr_core::sweep;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -129,12 +129,7 @@ fn sweep_request(
     force: bool,
 ) -> PyResult<sweep::SweepRequest> {
     let mut request = sweep::SweepRequest::default();
-    let mut set = |name: &str, value: Value| {
-        request.set(name, value).map_err(|e| match e {
-            SetError::Value(e) => value_err(e),
-            SetError::Unknown(e) => PyValueError::new_err(e.to_string()),
-        })
-    };
+    let mut set = |name: &str, value: Value| set_option(&mut request, name, value);
     if let Some(n) = jobs.filter(|&n| n != 0) {
         set("jobs", Value::Whole(n))?;
     }
