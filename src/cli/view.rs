@@ -182,6 +182,7 @@ pub fn view(a: ViewArgs, started: Instant) -> Result<ExitCode> {
         panel: !a.no_panel,
         clearance: a.link.options.request.clearance,
         camera: v.camera,
+        msaa: v.msaa,
         ..ViewerOptions::default()
     };
     // Serves until the window closes (dropped when this returns).

@@ -13,6 +13,7 @@ use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::light::CascadeShadowConfigBuilder;
 use bevy::prelude::*;
 use bevy::render::render_resource::BlendState;
+use bevy::render::renderer::RenderAdapterInfo;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{PrimaryEguiContext, egui, input::EguiWantsInput};
 use bevy_panorbit_camera::PanOrbitCamera;
@@ -71,6 +72,35 @@ pub fn path_framing(robot: &Robot, path: impl IntoIterator<Item = Vector3<f64>>)
     let distance = PATH_MARGIN * radius / (0.5 * FOV).sin();
     let (_, whole) = framing(robot);
     (to_bevy(&region.center()), distance.min(whole))
+}
+
+/// Whether the 3D view is drawn with 4× multisampling.
+#[derive(Resource, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Antialiasing {
+    /// On a GPU; not on a software renderer (Mesa's lavapipe on a laptop without a GPU driver,
+    /// a CI machine), which spends nearly half of a 1280×720 frame on it (745 → 373–440 ms).
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+cdpr_core::named_choice!(Antialiasing, "antialiasing", {
+    Auto => "auto", "4× multisampling on a GPU, none on a software renderer (lavapipe)";
+    On => "on", "4× multisampling on every renderer (the guide's pictures)";
+    Off => "off", "no multisampling";
+});
+
+impl Antialiasing {
+    /// The camera's multisampling on `adapter`.
+    fn msaa(self, adapter: Option<&RenderAdapterInfo>) -> Msaa {
+        let software = adapter.is_some_and(|a| a.device_type == wgpu_types::DeviceType::Cpu);
+        match self {
+            Antialiasing::On => Msaa::Sample4,
+            Antialiasing::Auto if !software => Msaa::Sample4,
+            Antialiasing::Auto | Antialiasing::Off => Msaa::Off,
+        }
+    }
 }
 
 /// What the camera frames at the start, on a new robot and after `F` cycles to it.
@@ -149,7 +179,10 @@ pub fn spawn_cameras(
     playback: Res<Playback>,
     smooth: Res<SmoothCamera>,
     view: Res<CameraView>,
+    antialiasing: Res<Antialiasing>,
+    adapter: Option<Res<RenderAdapterInfo>>,
 ) {
+    let msaa = antialiasing.msaa(adapter.as_deref());
     let (focus, radius) = view_framing(*view, &playback);
     let mut orbit = PanOrbitCamera {
         focus,
@@ -164,7 +197,7 @@ pub fn spawn_cameras(
         orbit.zoom_smoothness = 0.0;
     }
     // No tone mapping: the unlit cables then show exactly the legend's colours.
-    commands.spawn((SceneCamera, orbit, Msaa::Sample4, Tonemapping::None));
+    commands.spawn((SceneCamera, orbit, msaa, Tonemapping::None));
     commands.spawn((
         PrimaryEguiContext,
         Camera2d,
@@ -362,5 +395,18 @@ impl Plugin for CameraPlugin {
                     .after(bevy_egui::EguiPostUpdateSet::ProcessOutput)
                     .before(bevy_panorbit_camera::PanOrbitCameraSystemSet),
             );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multisampling_is_as_asked_and_on_where_the_renderer_is_not_known_to_be_software() {
+        assert_eq!(Antialiasing::On.msaa(None), Msaa::Sample4);
+        assert_eq!(Antialiasing::Off.msaa(None), Msaa::Off);
+        assert_eq!(Antialiasing::Auto.msaa(None), Msaa::Sample4);
+        assert_eq!(Antialiasing::default(), Antialiasing::Auto);
     }
 }

@@ -131,6 +131,8 @@ pub struct ViewerOptions {
     pub clearance: f64,
     /// `--camera`: what the camera frames ([`camera::CameraView`]).
     pub camera: camera::CameraView,
+    /// `--msaa`: whether the 3D view is multisampled ([`camera::Antialiasing`]).
+    pub msaa: camera::Antialiasing,
 }
 
 impl Default for ViewerOptions {
@@ -153,6 +155,7 @@ impl Default for ViewerOptions {
             live_view: None,
             clearance: cdpr_core::interference::DEFAULT_CLEARANCE,
             camera: camera::CameraView::default(),
+            msaa: camera::Antialiasing::default(),
         }
     }
 }
@@ -391,6 +394,7 @@ fn insert_viewer_resources(
         .insert_resource(overlay::ShowHelp(show_help))
         .insert_resource(camera::SmoothCamera(fixed_frame.is_none()))
         .insert_resource(options.camera)
+        .insert_resource(options.msaa)
         .insert_resource(capture::CapturePlan {
             screenshot: options.screenshot.clone(),
             frames: options.frames,

@@ -2,7 +2,7 @@
 //! camera, the clock, the window, the screenshot and the clip. The command line's flags are
 //! made from this table; the run itself is core's [`cdpr_core::run::RunRequest`].
 
-use crate::camera::CameraView;
+use crate::camera::{Antialiasing, CameraView};
 use crate::video::{DEFAULT_FPS, MAX_FPS};
 use cdpr_core::options::{
     Group, Kind, OptionError, OptionSpec, OptionValue, Problem, Value, YEAR_S, choice, choices,
@@ -10,6 +10,7 @@ use cdpr_core::options::{
 };
 
 cdpr_core::choice_value!(CameraView);
+cdpr_core::choice_value!(Antialiasing);
 
 /// The clips' heading in the help.
 pub const CLIPS: &str = "Replay and clips";
@@ -55,6 +56,11 @@ cdpr_core::request! {
     camera: CameraView = CameraView::Path,
         choice(Group::Command, choices::<CameraView>, "VIEW",
             "what the camera frames at the start (F cycles frame → path → platform)");
+    /// Multisampling of the 3D view.
+    msaa: Antialiasing = Antialiasing::Auto,
+        choice(Group::Command, choices::<Antialiasing>, "auto|on|off",
+            "4× multisampling of the 3D view: `auto` leaves it out on a software renderer \
+             (lavapipe), which spends nearly half a frame on it");
     /// Simulated seconds per wall-clock second.
     time_scale: f64 = 1.0,
         number(Group::Command, "", 1e-3, 100.0, "X", "simulated seconds per wall-clock second");
