@@ -272,12 +272,10 @@ fn whole_loop(python: &Path, choice: ExchangeChoice, expect: Exchange) {
     written.sort();
     assert_eq!(written, allow_listed(&robot));
     let counts: Vec<u64> = writes.values().map(|n| n.as_u64().expect("n")).collect();
-    // A cycle's write in flight when the PLC went away is lost with the connection: one per
-    // gap at most.
     for &n in &counts {
         assert!(
-            n + sum.gaps >= sum.cycles,
-            "{n} writes < {} cycles less {} gaps",
+            n >= fewest_writes(&sum),
+            "{n} writes for {} cycles, {} gaps",
             sum.cycles,
             sum.gaps
         );
@@ -408,7 +406,17 @@ fn without_the_reaction_symbol(python: &Path) {
     assert_eq!((sum.reconnects, sum.gaps, sum.reaction_samples), (0, 0, 0));
     assert!(sum.cycles > 10);
     let echo = stats["writes"]["GVL_Shadow.nShadowCycle"].as_u64();
-    assert!(echo >= Some(sum.cycles), "{stats}");
+    assert!(echo >= Some(fewest_writes(&sum)), "{stats}");
+}
+
+/// The fewest writes a run of the shadow makes. Every cycle writes but two kinds: one whose
+/// write was in flight when the PLC went away (lost with the connection, one per gap), and one
+/// that took no physics step and answers a PLC counter it already answered (the shadow's write
+/// stage skips it: nothing new to say), which a busy machine makes now and then — at most 1 %
+/// of the cycles here.
+fn fewest_writes(sum: &Summary) -> u64 {
+    sum.cycles
+        .saturating_sub(sum.gaps + sum.cycles.div_ceil(100))
 }
 
 // ------------------------------------------------------------------------------ measured
