@@ -40,6 +40,25 @@ impl Ctx<'_> {
         }
     }
 
+    /// A per-cable list of `field` (`what`: "values", "names", …) holds one item per cable.
+    pub(super) fn one_per_cable<T>(
+        &self,
+        list: &Spanned<T>,
+        given: usize,
+        field: &str,
+        what: &str,
+        count: usize,
+    ) -> Result<(), RobotFileError> {
+        if given == count {
+            return Ok(());
+        }
+        Err(self.err(
+            span_of(list),
+            field,
+            format!("gives {given} {what} but the file has {count} cables"),
+        ))
+    }
+
     /// A section the robot needs and the file lacks.
     pub(super) fn missing(&self, section: &str, why: impl Into<String>) -> RobotFileError {
         RobotFileError::MissingSection {
@@ -225,16 +244,7 @@ pub(super) fn per_cable(
     let values = match s.get_ref() {
         ScalarOrList::Scalar(v) => vec![*v; count],
         ScalarOrList::List(list) => {
-            if list.len() != count {
-                return Err(ctx.err(
-                    span_of(s),
-                    field,
-                    format!(
-                        "gives {} values but the file has {count} cables",
-                        list.len()
-                    ),
-                ));
-            }
+            ctx.one_per_cable(s, list.len(), field, "values", count)?;
             list.clone()
         }
     };

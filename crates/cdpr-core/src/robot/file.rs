@@ -381,16 +381,7 @@ fn cable_count(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<usize, RobotFileE
 fn cable_names(ctx: &Ctx, raw: &RawCables, count: usize) -> Result<Vec<String>, RobotFileError> {
     match &raw.names {
         Some(n) => {
-            if n.get_ref().len() != count {
-                return Err(ctx.err(
-                    span_of(n),
-                    "cables.names",
-                    format!(
-                        "gives {} names but the file has {count} cables",
-                        n.get_ref().len()
-                    ),
-                ));
-            }
+            ctx.one_per_cable(n, n.get_ref().len(), "cables.names", "names", count)?;
             Ok(n.get_ref().clone())
         }
         None => Ok((1..=count).map(|k| format!("cable{k}")).collect()),

@@ -193,16 +193,13 @@ fn axes(
     names: &[String],
 ) -> Result<Vec<nalgebra::Vector3<f64>>, RobotFileError> {
     let count = names.len();
-    if list.get_ref().len() != count {
-        return Err(ctx.err(
-            span_of(list),
-            "cables.pulley_axis",
-            format!(
-                "gives {} axes but the file has {count} cables",
-                list.get_ref().len()
-            ),
-        ));
-    }
+    ctx.one_per_cable(
+        list,
+        list.get_ref().len(),
+        "cables.pulley_axis",
+        "axes",
+        count,
+    )?;
     let mut axes = Vec::with_capacity(count);
     for (k, s) in list.get_ref().iter().enumerate() {
         let field = format!("cables.pulley_axis[{k}]");
