@@ -1,4 +1,5 @@
-//! IK, FK (warm start), tension distribution and the interference check on uvigo8; and a robot file of 2000 cables
+//! IK, FK (warm start), tension distribution, the largest-minimum-tension LP and the
+//! interference check on uvigo8; and a robot file of 2000 cables
 //! parsed, validated and its home statics answered (the figure that was once a "< 5 s"
 //! assertion in `robot::tests`); the pre-flight of a one-minute trajectory.
 //! Run: cargo bench --no-default-features --bench foundation
@@ -61,6 +62,29 @@ fn benches(c: &mut Criterion) {
     c.bench_function("qp_clarabel_uvigo8", |b| {
         b.iter(|| {
             statics::min_norm_qp_clarabel(black_box(&w), &target, &lo, &hi).expect("feasible")
+        })
+    });
+    // The largest-minimum-tension LP of pre-flight and the workspace, at the next sample of a
+    // path (1 mm on, the same optimal basis): proved from the last basis, against clarabel's
+    // interior point alone.
+    let next = kinematics::inverse(&robot, &Pose::new(0.051, -0.03, 0.18, 0.01, -0.02, 0.03));
+    let (w_next, target_next) = (next.wrench_matrix(), -statics::gravity_rows(&robot, &next));
+    let f_max = robot.tension.max;
+    c.bench_function("lp_largest_min_tension_next_sample_uvigo8", |b| {
+        let mut flip = false;
+        b.iter(|| {
+            flip = !flip;
+            let (w, target) = if flip {
+                (&w, &target)
+            } else {
+                (&w_next, &target_next)
+            };
+            statics::largest_min_tension(black_box(w), target, f_max).expect("feasible")
+        })
+    });
+    c.bench_function("lp_clarabel_uvigo8", |b| {
+        b.iter(|| {
+            statics::largest_min_tension_clarabel(black_box(&w), &target, f_max).expect("feasible")
         })
     });
 }

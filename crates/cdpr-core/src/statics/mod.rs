@@ -6,6 +6,7 @@
 pub mod catenary;
 mod equilibrium;
 pub mod heavy;
+mod lp_basis;
 mod qp;
 pub mod solutions;
 
@@ -269,17 +270,66 @@ fn quiet_solver(
     DefaultSolver::new(p, q, a, b, cones, settings).ok()
 }
 
-/// LP: max t s.t. W f = wrench, f_i ≥ t, 0 ≤ f_i ≤ f_max (clarabel). Returns t and f;
-/// None when no non-negative tensions up to f_max produce the wrench.
+/// LP: max t s.t. W f = wrench, f_i ≥ t, 0 ≤ f_i ≤ f_max. Returns t and f; None when no
+/// non-negative tensions up to f_max produce the wrench.
+///
+/// Up to [`ACTIVE_SET_MAX_CABLES`] cables the answer is the optimal vertex, proved by its KKT
+/// conditions: this thread's last optimal basis when it still holds, else the basis clarabel's
+/// interior-point optimum names (see `lp_basis`); clarabel's own answer only where no basis
+/// proves it (degenerate vertices). Among equally optimal tensions the vertex found first is
+/// kept.
 pub fn largest_min_tension(
     w: &DMatrix<f64>,
     wrench: &DVector<f64>,
     f_max: f64,
 ) -> Option<(f64, Vec<f64>)> {
-    let (r, m) = (w.nrows(), w.ncols());
-    if m > ACTIVE_SET_MAX_CABLES {
-        return largest_min_tension_sparse(w, wrench, f_max);
+    if w.ncols() > ACTIVE_SET_MAX_CABLES {
+        return largest_min_tension_sparse(w, wrench, f_max).map(|(t, f, _)| (t, f));
     }
+    if let Some(verdict) = lp_basis::try_last(w, wrench, f_max) {
+        return verdict.into_tensions();
+    }
+    match largest_min_tension_interior(w, wrench, f_max, Pushing::Allowed) {
+        Ok((.., z)) => {
+            if let Some(verdict) = lp_basis::adopt(w, wrench, f_max, &z) {
+                return verdict.into_tensions();
+            }
+        }
+        // Even pushing cables cannot hold the load, so pulling ones cannot either.
+        Err(Some(SolverStatus::PrimalInfeasible)) => return None,
+        Err(_) => {}
+    }
+    largest_min_tension_clarabel(w, wrench, f_max)
+}
+
+/// The LP of [`largest_min_tension`] solved by clarabel's interior-point method alone (no
+/// basis): an independent second solver for tests and benchmarks.
+pub fn largest_min_tension_clarabel(
+    w: &DMatrix<f64>,
+    wrench: &DVector<f64>,
+    f_max: f64,
+) -> Option<(f64, Vec<f64>)> {
+    largest_min_tension_interior(w, wrench, f_max, Pushing::Refused)
+        .ok()
+        .map(|(t, f, _)| (t, f))
+}
+
+/// Whether the LP keeps f ≥ 0 (see `lp_basis` for the LP without it).
+#[derive(Clone, Copy, PartialEq)]
+enum Pushing {
+    Refused,
+    Allowed,
+}
+
+/// clarabel on the dense LP: t, f and the rows' multipliers (per cable: t − f_i ≤ 0,
+/// f_i ≤ f_max, and −f_i ≤ 0 unless pushing is allowed).
+fn largest_min_tension_interior(
+    w: &DMatrix<f64>,
+    wrench: &DVector<f64>,
+    f_max: f64,
+    pushing: Pushing,
+) -> Result<(f64, Vec<f64>, Vec<f64>), Option<SolverStatus>> {
+    let (r, m) = (w.nrows(), w.ncols());
     // Variables (f_1..f_m, t); constraints A x + s = b.
     let mut rows: Vec<Vec<f64>> = Vec::with_capacity(r + 3 * m);
     let mut b = Vec::with_capacity(r + 3 * m);
@@ -299,30 +349,39 @@ pub fn largest_min_tension(
         row[i] = 1.0; // f_i ≤ f_max
         rows.push(row);
         b.push(f_max);
-        let mut row = vec![0.0; m + 1];
-        row[i] = -1.0; // f_i ≥ 0: cables cannot push
-        rows.push(row);
-        b.push(0.0);
+        if pushing == Pushing::Refused {
+            let mut row = vec![0.0; m + 1];
+            row[i] = -1.0; // f_i ≥ 0: cables cannot push
+            rows.push(row);
+            b.push(0.0);
+        }
     }
     let a = CscMatrix::from(&rows);
     maximise_t(&a, &b, r, m)
 }
 
 /// Solves the largest-minimum-tension LP over x = (f_1..f_m, t): maximise t subject to
-/// A x + s = b with the first `r` rows equalities (the wrench) and the 3m others s ≥ 0.
-fn maximise_t(a: &CscMatrix<f64>, b: &[f64], r: usize, m: usize) -> Option<(f64, Vec<f64>)> {
+/// A x + s = b with the first `r` rows equalities (the wrench) and the others s ≥ 0.
+/// Returns t, f and the rows' multipliers, or clarabel's status when it did not solve (None:
+/// it could not start).
+fn maximise_t(
+    a: &CscMatrix<f64>,
+    b: &[f64],
+    r: usize,
+    m: usize,
+) -> Result<(f64, Vec<f64>, Vec<f64>), Option<SolverStatus>> {
     let p = CscMatrix::zeros((m + 1, m + 1));
     let mut q = vec![0.0; m + 1];
     q[m] = -1.0;
-    let cones = [ZeroConeT(r), NonnegativeConeT(3 * m)];
-    let mut solver = quiet_solver(&p, &q, a, b, &cones)?;
+    let cones = [ZeroConeT(r), NonnegativeConeT(a.m - r)];
+    let mut solver = quiet_solver(&p, &q, a, b, &cones).ok_or(None)?;
     solver.solve();
     match solver.solution.status {
         SolverStatus::Solved | SolverStatus::AlmostSolved => {
             let x = &solver.solution.x;
-            Some((x[m], x[..m].to_vec()))
+            Ok((x[m], x[..m].to_vec(), solver.solution.z.clone()))
         }
-        _ => None,
+        status => Err(Some(status)),
     }
 }
 
@@ -331,7 +390,7 @@ fn largest_min_tension_sparse(
     w: &DMatrix<f64>,
     wrench: &DVector<f64>,
     f_max: f64,
-) -> Option<(f64, Vec<f64>)> {
+) -> Option<(f64, Vec<f64>, Vec<f64>)> {
     let (r, m) = (w.nrows(), w.ncols());
     // Per cable j (rows r + 3j ..): t − f_j ≤ 0, f_j ≤ f_max, −f_j ≤ 0; the column of t
     // holds a 1 in the first row of every block.
@@ -346,7 +405,7 @@ fn largest_min_tension_sparse(
     for _ in 0..m {
         b.extend([0.0, f_max, 0.0]);
     }
-    maximise_t(&a, &b, r, m)
+    maximise_t(&a, &b, r, m).ok()
 }
 
 /// min ‖W f − wrench‖² with 0 ≤ f ≤ f_max (clarabel): the best a robot can do when it cannot

@@ -486,3 +486,104 @@ fn the_inertial_wrench_is_the_rate_of_change_of_momentum() {
         assert!((rows[k] - want[k]).abs() < 1e-12, "{}", rows[k]);
     }
 }
+
+/// Checks a largest-minimum-tension answer against clarabel's interior point and the LP's
+/// constraints: the same t (to clarabel's tolerance), W f = wrench, t ≤ f ≤ f_max.
+fn assert_largest_min_tension(w: &DMatrix<f64>, wrench: &DVector<f64>, f_max: f64, at: &str) {
+    let ours = largest_min_tension(w, wrench, f_max);
+    let reference = largest_min_tension_clarabel(w, wrench, f_max);
+    match (&ours, &reference) {
+        (Some((t, f)), Some((t_ref, _))) => {
+            let scale = 1.0 + t_ref.abs();
+            assert!(
+                (t - t_ref).abs() < 1e-6 * scale,
+                "{at}: t {t} against {t_ref}"
+            );
+            let residual = (w * DVector::from_column_slice(f) - wrench).amax();
+            assert!(
+                residual < 1e-8 * (1.0 + f_max),
+                "{at}: W f − wrench {residual}"
+            );
+            let lowest = f.iter().copied().fold(f64::INFINITY, f64::min);
+            assert!(
+                (lowest - t).abs() < 1e-9 * scale,
+                "{at}: min f {lowest}, t {t}"
+            );
+            assert!(
+                f.iter().all(|x| *x <= f_max + 1e-9 * (1.0 + f_max)),
+                "{at}: {f:?}"
+            );
+        }
+        (None, None) => {}
+        _ => panic!("{at}: ours {ours:?}, clarabel's {reference:?}"),
+    }
+}
+
+#[test]
+fn largest_min_tension_is_clarabels_along_a_path_in_and_out_of_the_workspace() {
+    // A line from below the workspace box's corner to beyond the frame's opposite corner, with
+    // a slow roll: the optimal basis changes along it, and outside the frame nothing holds.
+    for name in ["uvigo8", "caroca", "silva4", "keops"] {
+        let robot = robot(name);
+        let (lo, hi) = (robot.frame.min, robot.frame.max);
+        let steps = 400;
+        for k in 0..=steps {
+            let s = k as f64 / steps as f64;
+            let p = lo + (hi - lo) * (1.3 * s - 0.15);
+            let pose =
+                kinematics::effective_pose(&robot, &Pose::new(p.x, p.y, p.z, 0.1 * s, 0.0, 0.0));
+            let ik = kinematics::inverse(&robot, &pose);
+            let target = -gravity_rows(&robot, &ik);
+            assert_largest_min_tension(
+                &ik.wrench_matrix(),
+                &target,
+                robot.tension.max,
+                &format!("{name} at s = {s}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn largest_min_tension_by_hand() {
+    // f1 + f2 + f3 = 3.3: all three equal, t = 1.1; then 3.6 from the same basis: 1.2.
+    let w = DMatrix::from_row_slice(1, 3, &[1.0, 1.0, 1.0]);
+    for (sum, t) in [(3.3, 1.1), (3.6, 1.2)] {
+        let (got, f) =
+            largest_min_tension(&w, &DVector::from_element(1, sum), 10.0).expect("feasible");
+        assert_relative_eq!(got, t, epsilon = 1e-12);
+        assert_relative_eq!(
+            DVector::from_vec(f),
+            DVector::from_element(3, t),
+            epsilon = 1e-12
+        );
+    }
+    // f1 + f2 + f3 = 3 and f3 = 2: f1 = f2 = 0.5 at the minimum; f3 = 2.5: 0.25.
+    let w = DMatrix::from_row_slice(2, 3, &[1.0, 1.0, 1.0, 0.0, 0.0, 1.0]);
+    for (f3, t) in [(2.0, 0.5), (2.5, 0.25)] {
+        let wrench = DVector::from_column_slice(&[3.0, f3]);
+        let (got, f) = largest_min_tension(&w, &wrench, 10.0).expect("feasible");
+        assert_relative_eq!(got, t, epsilon = 1e-12);
+        assert_relative_eq!(
+            DVector::from_vec(f),
+            DVector::from_column_slice(&[t, t, f3]),
+            epsilon = 1e-12
+        );
+    }
+    // f3 = 2.5 beyond f_max = 2: nothing holds it.
+    let wrench = DVector::from_column_slice(&[3.0, 2.5]);
+    assert_eq!(largest_min_tension(&w, &wrench, 2.0), None);
+    // f1 − f2 = 5 with f1 ≤ 3 needs f2 = −2: a cable would push.
+    let w = DMatrix::from_row_slice(1, 2, &[1.0, -1.0]);
+    let wrench = DVector::from_element(1, 5.0);
+    assert_eq!(largest_min_tension(&w, &wrench, 3.0), None);
+    assert_eq!(largest_min_tension_clarabel(&w, &wrench, 3.0), None);
+    // f1 − f2 = 1 with f ≤ 3: f = (3, 2), t = 2, with f1 at f_max.
+    let (t, f) = largest_min_tension(&w, &DVector::from_element(1, 1.0), 3.0).expect("feasible");
+    assert_relative_eq!(t, 2.0, epsilon = 1e-12);
+    assert_relative_eq!(
+        DVector::from_vec(f),
+        DVector::from_column_slice(&[3.0, 2.0]),
+        epsilon = 1e-12
+    );
+}

@@ -427,13 +427,22 @@ pub fn check_box(
     };
     let results = parallel_map(n * n * n, &job, progress);
     let infeasible = results.iter().filter(|(ok, _)| !ok).count();
+    // The first point in scan order among the weakest: a symmetric robot's corners tie up to
+    // rounding, and the report names the same one whatever the rounding.
+    let key = |c: &Option<f64>| c.unwrap_or(f64::NEG_INFINITY);
+    let lowest = results
+        .iter()
+        .map(|(_, cap)| key(cap))
+        .fold(f64::INFINITY, f64::min);
+    let tie = if lowest.is_finite() {
+        1e-9 * (1.0 + lowest.abs())
+    } else {
+        0.0
+    };
     let (weakest, cap) = results
         .iter()
         .enumerate()
-        .min_by(|a, b| {
-            let key = |c: &Option<f64>| c.unwrap_or(f64::NEG_INFINITY);
-            key(&a.1.1).total_cmp(&key(&b.1.1))
-        })
+        .find(|(_, (_, cap))| key(cap) <= lowest + tie)
         .map(|(index, (_, cap))| (point(index), *cap))
         .unwrap_or((region.min, None));
     BoxCheck {

@@ -276,8 +276,12 @@ struct Work {
     total: f64,
 }
 
-/// A capacity's cost in feasibility checks.
-const CAPACITY: f64 = 20.0;
+/// A capacity's cost in feasibility checks (its LP is mostly proved from the last basis, see
+/// `statics::largest_min_tension`).
+const CAPACITY: f64 = 1.0;
+
+/// The drawing's cost in feasibility checks.
+const DRAWING: f64 = 10_000.0;
 
 impl Plan {
     fn of(
@@ -353,7 +357,8 @@ impl Plan {
             CAPACITY * (25.0 * scan(ws.max.z - ws.min.z) + scan(region.max.z - region.min.z));
         let slices = (1.0 + CAPACITY) * plot_cells as f64;
         let before = volume + box_check + reach + slices;
-        let drawing = 0.03 * before * (plot_cells > 0) as u8 as f64;
+        // Drawing the PNG and the SVG costs about as much as 10 000 checks, whatever the grid.
+        let drawing = (DRAWING + 0.03 * before) * (plot_cells > 0) as u8 as f64;
         Ok(Plan {
             region,
             bounds,
@@ -586,7 +591,7 @@ mod tests {
         let reports = std::sync::Mutex::new(Vec::new());
         let started = Instant::now();
         let request = WorkspaceRequest {
-            grid: 6,
+            grid: 24,
             ..WorkspaceRequest::default()
         };
         let plot = (dir.clone(), "ws".to_string());
