@@ -197,7 +197,11 @@ impl Basis {
             return None;
         }
         let dual_tolerance = 1e-9 * (1.0 + multipliers.amax());
-        if multipliers.rows(r, n - r).iter().any(|&y| y < -dual_tolerance) {
+        if multipliers
+            .rows(r, n - r)
+            .iter()
+            .any(|&y| y < -dual_tolerance)
+        {
             return None;
         }
         if t < -tolerance {
