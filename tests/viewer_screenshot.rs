@@ -361,9 +361,9 @@ fn interference_turns_the_cables_the_warning_colour_at_the_given_clearance() {
 
 fn physics_follows_the_clock_while_software_rendering_is_slow() {
     let dir = scratch("viewer-realtime");
-    // seed 000 on uvigo8 with the chain model (the heaviest step) for 8 s of wall time.
+    // seed 000 on uvigo8 with the chain model (the heaviest step) for 4 s of wall time.
     let out = under_xvfb(
-        &["view", "--robot", "uvigo8", "--duration", "8", "--stats"],
+        &["view", "--robot", "uvigo8", "--duration", "4", "--stats"],
         &dir,
     );
     let err = stderr(&out);

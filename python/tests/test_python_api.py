@@ -98,7 +98,7 @@ def test_long_runs_release_the_gil():
     counter = threading.Thread(target=count)
     counter.start()
     running.set()
-    cdpr.simulate("uvigo8", "seed000", speed=0.1, model="chain")
+    cdpr.simulate("uvigo8", "seed000", speed=0.4, model="chain")
     running.clear()
     done.set()
     counter.join()

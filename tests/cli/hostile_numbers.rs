@@ -39,7 +39,7 @@ const HOSTILE: &[&str] = common::HOSTILE_VALUES;
 /// A value the parser accepted may legitimately start a long job (a PLC serving for an hour,
 /// a run settling for an hour: the core's budgets bound those); such runs are stopped after
 /// this long and count as passed if nothing went wrong before.
-const ACCEPTED_DEADLINE: Duration = Duration::from_secs(5);
+const ACCEPTED_DEADLINE: Duration = Duration::from_secs(3);
 
 /// One finished (or killed) run.
 type Run = common::Bounded;
@@ -198,7 +198,7 @@ fn base(path: &[String], files: &Files) -> Option<Vec<String>> {
             "--listen",
             "127.0.0.1:0",
             "--duration",
-            "0.2",
+            "0.05",
         ]),
         // Nothing listens on port 1: the connection is refused (exit 1) once the numbers
         // have passed.
