@@ -4,7 +4,7 @@
 //! shortcuts of the help overlay.
 
 use super::colors;
-use super::overlay::HelpOverlay;
+use super::overlay::ShowHelp;
 use super::panel::PanelState;
 use super::playback::Playback;
 use super::scene::{RobotChanged, to_bevy};
@@ -172,7 +172,7 @@ fn default_framing(playback: &Playback) -> (Vec3, f32) {
 }
 
 /// Two cameras, as bevy_egui's side-panel example has them: the 3D camera draws into the part
-/// of the window right of the panel, and a camera that draws nothing but egui (and the bevy_ui
+/// of the window right of the panel, and a camera that draws nothing but egui (the panel and the
 /// overlays) covers the whole window on top.
 pub fn spawn_cameras(
     mut commands: Commands,
@@ -322,7 +322,7 @@ pub fn keyboard(
     keys: Res<ButtonInput<KeyCode>>,
     wants: Res<EguiWantsInput>,
     mut playback: ResMut<Playback>,
-    mut help: Query<&mut Visibility, With<HelpOverlay>>,
+    mut help: ResMut<ShowHelp>,
     mut cameras: Query<&mut PanOrbitCamera>,
     mut exit: MessageWriter<AppExit>,
     mut view: ResMut<CameraView>,
@@ -355,12 +355,7 @@ pub fn keyboard(
         }
     }
     if keys.just_pressed(KeyCode::KeyH) || keys.just_pressed(KeyCode::F1) {
-        for mut visibility in &mut help {
-            *visibility = match *visibility {
-                Visibility::Hidden => Visibility::Inherited,
-                _ => Visibility::Hidden,
-            };
-        }
+        help.0 = !help.0;
     }
     if keys.just_pressed(KeyCode::KeyF) {
         *view = view.next();

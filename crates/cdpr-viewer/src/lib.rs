@@ -262,8 +262,8 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// The order of a frame's work in `Update`, once the playback has stepped: input, the robot
 /// respawned on a change, the camera reframed, the scene synced, interference checked, the
-/// gizmos drawn (cables, then obstacles), the overlays. Each feature's plugin puts its systems
-/// in these sets.
+/// gizmos drawn (cables, then obstacles). Each feature's plugin puts its systems in these sets
+/// (the overlays and the panel are egui's, drawn in its pass).
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum ViewerSet {
     Input,
@@ -273,7 +273,6 @@ pub(crate) enum ViewerSet {
     Check,
     Draw,
     DrawObstacles,
-    Overlay,
 }
 
 /// The viewer's app: Bevy's plugins and one plugin per feature (playback, camera, scene,
@@ -419,7 +418,6 @@ fn add_feature_plugins(app: &mut App, options: &ViewerOptions) {
             ViewerSet::Check,
             ViewerSet::Draw,
             ViewerSet::DrawObstacles,
-            ViewerSet::Overlay,
         )
             .chain()
             .after(playback::PlaybackSet),

@@ -1,22 +1,12 @@
-//! Text over the 3D view (bevy_ui): the keyboard help (top right) and the legend of the tension
-//! colour scale, the slack cables, the trails and the ghost (bottom right).
+//! Text over the 3D view, drawn by egui as the panel is: the keyboard help (top right) and the
+//! legend of the tension colour scale, the slack cables, the trails and the ghost (bottom
+//! right). egui rather than bevy_ui, so that the build carries one text and layout stack.
 
-use super::colors::{self, scale_color};
+use super::colors::{self, scale_color, to_color32};
 use super::playback::Playback;
 use super::scene::TensionScale;
 use bevy::prelude::*;
-
-#[derive(Component)]
-pub struct HelpOverlay;
-/// Labels of the scale at ½ and 1 of its bound.
-#[derive(Component)]
-pub struct LegendLabel(pub f64);
-/// The ghost's line in the legend (it says whose commanded pose it is).
-#[derive(Component)]
-pub struct GhostLabel;
-/// The legend's title: cable tension, or leg force for a robot with legs.
-#[derive(Component)]
-pub struct LegendTitle;
+use bevy_egui::{EguiContexts, egui};
 
 pub const HELP: &str = "Space  pause / run\n\
 R      reset the run\n\
@@ -47,29 +37,18 @@ Esc    quit\n\
 Mouse  left-drag orbit, right-drag pan,\n       wheel zoom";
 
 const LEGEND_WIDTH: f32 = 230.0;
+/// The colour bar's pieces: the scale's colour at each piece's middle, both ends exact.
+const BAR_PIECES: usize = 46;
+const MARGIN: f32 = 10.0;
 
-fn font(size: f32) -> TextFont {
-    TextFont {
-        font_size: FontSize::Px(size),
-        ..default()
-    }
-}
+/// Whether the keyboard help shows (at start: not in a clip, nobody is at the keyboard; then
+/// H or F1 toggles it).
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct ShowHelp(pub bool);
 
-/// `ghost` names whose commanded pose the ghost is ("commanded pose" or "controller's
-/// commanded pose").
-pub fn spawn_overlays(
-    mut commands: Commands,
-    ghost: Res<GhostText>,
-    playback: Res<Playback>,
-    show_help: Res<ShowHelp>,
-) {
-    spawn_help(&mut commands, help_text(&playback), show_help.0);
-    let compare = playback
-        .replay_source()
-        .and_then(|r| r.compare.as_ref())
-        .map(|compare| format!("compared run: {} (box, cables)", compare.name()));
-    spawn_legend(&mut commands, &ghost.0, compare.as_deref());
-}
+/// The legend's line for the ghost box.
+#[derive(Resource, Debug, Clone)]
+pub struct GhostText(pub String);
 
 /// The keyboard help for the playback's mode: a run, a live view or a replay.
 fn help_text(playback: &Playback) -> &'static str {
@@ -82,155 +61,67 @@ fn help_text(playback: &Playback) -> &'static str {
     }
 }
 
-/// The keyboard help, top right, hidden unless `visible`.
-fn spawn_help(commands: &mut Commands, help: &'static str, visible: bool) {
-    commands.spawn((
-        HelpOverlay,
-        if visible {
-            Visibility::Inherited
-        } else {
-            Visibility::Hidden
-        },
-        Text::new(help),
-        font(14.0),
-        TextColor(Color::WHITE),
-        Node {
-            position_type: PositionType::Absolute,
-            top: px(10),
-            right: px(10),
-            padding: UiRect::all(px(8)),
-            ..default()
-        },
-        BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.62)),
-    ));
+/// The overlays' dark, translucent backing.
+fn backing() -> egui::Frame {
+    egui::Frame::NONE
+        .fill(egui::Color32::from_black_alpha(158))
+        .inner_margin(egui::Margin::same(8))
 }
 
-/// The legend, bottom right: the tension scale, then a line per kind of thing drawn (slack
-/// cables, the two trails, the ghost and, in a replay with a compared run, that run).
-fn spawn_legend(commands: &mut Commands, ghost: &str, compare: Option<&str>) {
-    commands
-        .spawn((
-            Node {
-                position_type: PositionType::Absolute,
-                bottom: px(10),
-                right: px(10),
-                flex_direction: FlexDirection::Column,
-                row_gap: px(4),
-                padding: UiRect::all(px(8)),
-                ..default()
-            },
-            BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.62)),
-        ))
-        .with_children(|legend| {
-            spawn_tension_scale(legend);
-            spawn_swatch(legend, colors::SLACK_COLOR, 2.0, "slack cable (thin, grey)");
-            spawn_swatch(legend, colors::COMMANDED_TRAIL, 3.0, "commanded TCP path");
-            spawn_swatch(legend, colors::ACTUAL_TRAIL, 3.0, "actual TCP path");
-            spawn_ghost_line(legend, ghost);
-            if let Some(text) = compare {
-                spawn_swatch(legend, colors::COMPARE_COLOR, 3.0, text);
-            }
-        });
+fn text(text: impl Into<String>, size: f32) -> egui::RichText {
+    egui::RichText::new(text)
+        .size(size)
+        .color(egui::Color32::WHITE)
 }
 
-/// The legend's title, the colour bar and its labels at 0, ½ and 1 of the bound (the latter
-/// two filled in as the bound is known).
-fn spawn_tension_scale(legend: &mut ChildSpawnerCommands) {
-    let stops: Vec<ColorStop> = (0..=10)
-        .map(|k| {
-            let [r, g, b] = scale_color(k as f64 / 10.0);
-            Color::srgb(r, g, b).into()
-        })
-        .collect();
-    // As wide as the bar: a long title wraps upwards instead of widening the legend.
-    legend.spawn((
-        LegendTitle,
-        Text::new("Cable tension [N]"),
-        font(14.0),
-        Node {
-            width: px(LEGEND_WIDTH),
-            ..default()
-        },
-    ));
-    legend.spawn((
-        Node {
-            width: px(LEGEND_WIDTH),
-            height: px(16),
-            ..default()
-        },
-        BackgroundGradient::from(LinearGradient::to_right(stops)),
-    ));
-    legend
-        .spawn(Node {
-            width: px(LEGEND_WIDTH),
-            justify_content: JustifyContent::SpaceBetween,
-            ..default()
-        })
-        .with_children(|row| {
-            row.spawn((Text::new("0"), font(13.0)));
-            row.spawn((LegendLabel(0.5), Text::new("…"), font(13.0)));
-            row.spawn((LegendLabel(1.0), Text::new("…"), font(13.0)));
-        });
-}
-
-/// A legend line: a bar of `color`, `height` px thick, and its text.
-fn spawn_swatch(legend: &mut ChildSpawnerCommands, color: Color, height: f32, text: &str) {
-    legend
-        .spawn(Node {
-            align_items: AlignItems::Center,
-            column_gap: px(8),
-            ..default()
-        })
-        .with_children(|row| {
-            row.spawn((
-                Node {
-                    width: px(28),
-                    height: px(height),
-                    ..default()
-                },
-                BackgroundColor(color),
-            ));
-            row.spawn((Text::new(text), font(13.0)));
-        });
-}
-
-/// The ghost's legend line: an outlined box, as the ghost is drawn, and whose pose it is.
-fn spawn_ghost_line(legend: &mut ChildSpawnerCommands, ghost: &str) {
-    legend
-        .spawn(Node {
-            align_items: AlignItems::Center,
-            column_gap: px(8),
-            ..default()
-        })
-        .with_children(|row| {
-            row.spawn((
-                Node {
-                    width: px(26),
-                    height: px(12),
-                    border: UiRect::all(px(1)),
-                    ..default()
-                },
-                BorderColor::all(colors::GHOST_COLOR),
-            ));
-            row.spawn((GhostLabel, Text::new(ghost.to_string()), font(13.0)));
-        });
-}
-
-/// Whether the keyboard help shows at start (not in a clip: nobody is at the keyboard).
-#[derive(Resource, Debug, Clone, Copy)]
-pub struct ShowHelp(pub bool);
-
-/// The legend's line for the ghost box.
-#[derive(Resource, Debug, Clone)]
-pub struct GhostText(pub String);
-
-/// Rewrites the scale's labels when its bound changes, and the title for the robot's kind.
-pub fn update_legend(
-    scale: Res<TensionScale>,
+/// The help (top right) and the legend (bottom right), each frame.
+pub fn overlays(
+    mut contexts: EguiContexts,
     playback: Res<Playback>,
-    mut labels: Query<(&LegendLabel, &mut Text), Without<LegendTitle>>,
-    mut titles: Query<&mut Text, (With<LegendTitle>, Without<LegendLabel>)>,
-) {
+    scale: Res<TensionScale>,
+    ghost: Res<GhostText>,
+    show_help: Res<ShowHelp>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    if show_help.0 {
+        egui::Area::new(egui::Id::new("cdpr_help"))
+            .anchor(egui::Align2::RIGHT_TOP, egui::vec2(-MARGIN, MARGIN))
+            .interactable(false)
+            .fade_in(false)
+            .show(ctx, |ui| {
+                backing().show(ui, |ui| {
+                    ui.label(text(help_text(&playback), 14.0).monospace());
+                });
+            });
+    }
+    let compare = playback
+        .replay_source()
+        .and_then(|r| r.compare.as_ref())
+        .map(|compare| format!("compared run: {} (box, cables)", compare.name()));
+    egui::Area::new(egui::Id::new("cdpr_legend"))
+        .anchor(egui::Align2::RIGHT_BOTTOM, egui::vec2(-MARGIN, -MARGIN))
+        .interactable(false)
+        .fade_in(false)
+        .show(ctx, |ui| {
+            backing().show(ui, |ui| {
+                ui.set_width(LEGEND_WIDTH);
+                ui.spacing_mut().item_spacing.y = 4.0;
+                tension_scale(ui, &playback, scale.0);
+                swatch(ui, colors::SLACK_COLOR, 2.0, "slack cable (thin, grey)");
+                swatch(ui, colors::COMMANDED_TRAIL, 3.0, "commanded TCP path");
+                swatch(ui, colors::ACTUAL_TRAIL, 3.0, "actual TCP path");
+                ghost_line(ui, &ghost.0);
+                if let Some(line) = &compare {
+                    swatch(ui, colors::COMPARE_COLOR, 3.0, line);
+                }
+            });
+        });
+    Ok(())
+}
+
+/// The legend's title (what is coloured, and on which scale), the colour bar and its labels at
+/// 0, ½ and 1 of the bound.
+fn tension_scale(ui: &mut egui::Ui, playback: &Playback, bound: f64) {
     let what = if playback.robot().is_cable_robot() {
         "Cable tension"
     } else {
@@ -246,30 +137,66 @@ pub fn update_legend(
     };
     let title = format!(
         "{what} [N]: scale 0 to {}, {rule}",
-        crate::colors::scale_label(scale.0)
+        colors::scale_label(bound)
     );
-    for mut text in &mut titles {
-        if text.0 != title {
-            text.0 = title.clone();
-        }
+    ui.label(text(title, 14.0));
+    let (bar, _) = ui.allocate_exact_size(egui::vec2(LEGEND_WIDTH, 16.0), egui::Sense::hover());
+    let piece = bar.width() / BAR_PIECES as f32;
+    for k in 0..BAR_PIECES {
+        let at = k as f64 / (BAR_PIECES - 1) as f64;
+        let [r, g, b] = scale_color(at);
+        let rect = egui::Rect::from_min_size(
+            bar.min + egui::vec2(k as f32 * piece, 0.0),
+            egui::vec2(piece + 0.5, bar.height()),
+        );
+        ui.painter()
+            .rect_filled(rect, 0.0, to_color32(Color::srgb(r, g, b)));
     }
-    if !scale.is_changed() {
-        return;
-    }
-    for (label, mut text) in &mut labels {
-        let wanted = crate::colors::scale_label(label.0 * scale.0);
-        if text.0 != wanted {
-            text.0 = wanted;
-        }
-    }
+    ui.horizontal(|ui| {
+        let label = |at: f64| text(colors::scale_label(at * bound), 13.0);
+        ui.label(label(0.0));
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            ui.label(label(1.0));
+            ui.add_space(ui.available_width() / 2.0 - 12.0);
+            ui.label(label(0.5));
+        });
+    });
 }
 
-/// The overlays: the key help, the ghost box's label, the tension legend.
+/// A legend line: a bar of `color`, `height` px thick, and its text.
+fn swatch(ui: &mut egui::Ui, color: Color, height: f32, line: &str) {
+    ui.horizontal(|ui| {
+        let (bar, _) = ui.allocate_exact_size(egui::vec2(28.0, 12.0), egui::Sense::hover());
+        let bar = egui::Rect::from_center_size(bar.center(), egui::vec2(28.0, height));
+        ui.painter().rect_filled(bar, 0.0, to_color32(color));
+        ui.label(text(line, 13.0));
+    });
+}
+
+/// The ghost's legend line: an outlined box, as the ghost is drawn, and whose pose it is.
+fn ghost_line(ui: &mut egui::Ui, ghost: &str) {
+    ui.horizontal(|ui| {
+        let (outline, _) = ui.allocate_exact_size(egui::vec2(28.0, 12.0), egui::Sense::hover());
+        let outline = egui::Rect::from_center_size(outline.center(), egui::vec2(26.0, 12.0));
+        ui.painter().rect_stroke(
+            outline,
+            0.0,
+            egui::Stroke::new(1.0, to_color32(colors::GHOST_COLOR)),
+            egui::StrokeKind::Inside,
+        );
+        ui.label(text(ghost, 13.0));
+    });
+}
+
+/// The overlays: the key help, the ghost box's label, the tension legend (after the panel, so
+/// that they stay above it).
 pub struct OverlayPlugin;
 
 impl Plugin for OverlayPlugin {
     fn build(&self, app: &mut App) {
-        app.add_systems(Startup, spawn_overlays)
-            .add_systems(Update, update_legend.in_set(crate::ViewerSet::Overlay));
+        app.add_systems(
+            bevy_egui::EguiPrimaryContextPass,
+            overlays.after(crate::panel::panel),
+        );
     }
 }
