@@ -68,6 +68,8 @@ mod secure_ads;
 mod secure_shadow;
 /// `cdpr shadow` against `cdpr plc`: two processes over loopback ADS.
 mod shadow;
+/// `cdpr shadow` under faults: a lost PLC, signals during blocked waits, stalled samples.
+mod shadow_faults;
 /// Why `cdpr shadow` cannot reach its PLC, told apart.
 mod shadow_unreachable_plc;
 /// `cdpr simulate`.

@@ -35,6 +35,9 @@ pub enum LinkState {
     Connected,
     /// The link is down since `since`; the shadow retries with back-off.
     Offline { since: Instant },
+    /// The link is up but no new sample has come since `since` (`stopped`: the PLC said it is
+    /// in STOP); the shadow holds.
+    Stalled { since: Instant, stopped: bool },
     /// The shadow stopped (duration over, stop requested, or `error`).
     Stopped { error: Option<String> },
 }
@@ -242,9 +245,10 @@ impl Publisher {
             self.summary = shadow.summary();
             self.last_summary = now;
         }
-        let link = match shadow.offline_since() {
-            None => LinkState::Connected,
-            Some(since) => LinkState::Offline { since },
+        let link = match (shadow.offline_since(), shadow.stalled_since()) {
+            (Some(since), _) => LinkState::Offline { since },
+            (None, Some((since, stopped))) => LinkState::Stalled { since, stopped },
+            (None, None) => LinkState::Connected,
         };
         let mut snapshot = lock(shared);
         snapshot.state.clone_from(state);

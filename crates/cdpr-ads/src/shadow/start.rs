@@ -95,7 +95,7 @@ impl<C: Controller> Shadow<C> {
         warn_inconsistent(&start);
         let now = Instant::now();
         let mut shadow = Shadow {
-            link: LinkState::up(controller.re_resolves()),
+            link: LinkState::up(controller.re_resolves(), now),
             controller,
             clock: Clock::new(config.timing, config.sim.dt, now, inputs.cycle),
             drive: Drive::new(&inputs.commanded_lengths),
