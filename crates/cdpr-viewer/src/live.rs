@@ -14,13 +14,12 @@
 //! [`SAMPLE_EVERY`] physics steps.
 
 use super::sampling::{SAMPLE_EVERY, TRAIL_SAMPLES};
-use cdpr_ads::link::Controller;
+use cdpr_ads::link::{Controller, Interrupt};
 use cdpr_ads::shadow::{self, CycleReport, CycleStatus, Shadow, ShadowError, Summary};
 use cdpr_core::kinematics::Pose;
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::SimState;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -97,7 +96,7 @@ impl LiveFeed {
 
 /// The CLI's end: stops the shadow thread and collects its outcome.
 pub struct LiveHandle {
-    stop: Arc<AtomicBool>,
+    stop: Interrupt,
     thread: Option<JoinHandle<LiveOutcome>>,
 }
 
@@ -114,14 +113,14 @@ impl LiveHandle {
     /// Asks the shadow to stop, waits for it (it flushes its record) and returns its outcome;
     /// `None` if the thread panicked.
     pub fn finish(mut self) -> Option<LiveOutcome> {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.raise();
         self.thread.take().and_then(|t| t.join().ok())
     }
 }
 
 impl Drop for LiveHandle {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.raise();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -137,11 +136,14 @@ fn lock(shared: &Mutex<Snapshot>) -> MutexGuard<'_, Snapshot> {
 }
 
 /// Starts `shadow` on a thread of its own (until `duration`, or until the handle stops it)
-/// and returns the viewer's feed and the handle.
+/// and returns the viewer's feed and the handle. `stop` is the link's interrupt (the
+/// [`ShadowSetup`](cdpr_ads::shadow::ShadowSetup)'s): the handle raises it, so that closing
+/// the window ends a request blocked on a silent PLC at once.
 pub fn spawn<C: Controller + Send + 'static>(
     mut shadow: Shadow<C>,
     info: LiveInfo,
     duration: Option<Duration>,
+    stop: Interrupt,
 ) -> std::io::Result<(LiveFeed, LiveHandle)> {
     let robot = shadow.robot().clone();
     let dt = shadow.config().sim.dt;
@@ -162,15 +164,14 @@ pub fn spawn<C: Controller + Send + 'static>(
         last_status: None,
     };
     let shared = Arc::new(Mutex::new(first.clone()));
-    let stop = Arc::new(AtomicBool::new(false));
     let thread = {
         let shared = Arc::clone(&shared);
-        let stop = Arc::clone(&stop);
+        let stop = stop.clone();
         std::thread::Builder::new()
             .name("cdpr-shadow".into())
             .spawn(move || {
                 let mut publisher = Publisher::new(&shadow);
-                let result = shadow::run_with(&mut shadow, duration, &stop, |s, report| {
+                let result = shadow::run_with(&mut shadow, duration, stop.flag(), |s, report| {
                     publisher.publish(s, report, &shared)
                 });
                 let summary = shadow.summary();
