@@ -13,6 +13,7 @@ mod options;
 mod output;
 mod plc;
 mod preflight;
+mod proxy;
 mod secure;
 mod shadow;
 mod sim;
@@ -50,7 +51,8 @@ use std::process::ExitCode;
     cdpr discover\n  \
     cdpr route add --plc 192.168.1.10 --password 1\n  \
     cdpr route add --plc 192.168.1.10 --secure ssc --password 1\n  \
-    cdpr shadow --plc 127.0.0.1 --ams-net-id 127.0.0.1.1.1 --robot uvigo8 --write --record run.csv")]
+    cdpr shadow --plc 127.0.0.1 --ams-net-id 127.0.0.1.1.1 --robot uvigo8 --write --record run.csv\n  \
+    cdpr proxy --listen 127.0.0.1:48900 --to 127.0.0.1 --delay 5ms --jitter 3ms")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -106,6 +108,9 @@ pub enum Command {
     /// Live shadow of a TwinCAT controller (or `cdpr plc`) over ADS: the model built from the
     /// controller's geometry, stepped with its commanded lengths, its state written back.
     Shadow(shadow::ShadowArgs),
+    /// A plant network rehearsed between a shadow and its PLC: plain AMS/TCP forwarded frame
+    /// by frame with delay, jitter and spikes, stalls, TCP resets or a black hole.
+    Proxy(proxy::ProxyArgs),
     /// Find TwinCAT systems (and `cdpr plc`) over the ADS UDP service (port 48899): their
     /// address, AMS NetId, host name and versions.
     Discover(net::DiscoverArgs),
@@ -252,6 +257,7 @@ fn run(command: Command, started: std::time::Instant) -> Result<ExitCode> {
         Command::Plc(a) => plc::run(a),
         Command::Preflight(a) => preflight::run(a),
         Command::Shadow(a) => shadow::run(a),
+        Command::Proxy(a) => proxy::run(a),
         Command::Discover(a) => net::discover(a),
         Command::Route(a) => net::route(a),
         Command::Surrogate(a) => surrogate::run(a),

@@ -46,6 +46,8 @@ mod plc;
 mod plots;
 /// `cdpr preflight`: violations found at the time computed independently; exit statuses.
 mod preflight;
+/// `cdpr proxy` between `cdpr shadow` and `cdpr plc`: a plant network's faults rehearsed.
+mod proxy;
 /// MCAP recordings checked by an independent reader (Python's `mcap`) against the CSV.
 mod recordings;
 /// `cdpr report`.
