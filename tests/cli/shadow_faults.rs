@@ -164,8 +164,12 @@ fn ctrl_c_ends_a_shadow_whose_samples_stalled_on_the_way_within_half_a_second() 
     let (mut plc, addr) = common::plc(&common::words(
         "--robot uvigo8 --listen 127.0.0.1:0 --trajectory seed000 --hold 20ms --duration 30",
     ));
-    let relay = cdpr_ads::fixtures::Relay::start(addr.parse().expect("addr"));
-    let relayed = relay.addr().to_string();
+    // Silent from 1.5 s after the shadow connects.
+    let relay = cdpr_ads::fixtures::blackhole_after(
+        addr.parse().expect("addr"),
+        Duration::from_millis(1500),
+    );
+    let relayed = relay.local_addr().to_string();
     let run = Proc::spawn(&[
         "shadow",
         "--plc",
@@ -180,9 +184,7 @@ fn ctrl_c_ends_a_shadow_whose_samples_stalled_on_the_way_within_half_a_second() 
         record.to_str().expect("utf-8"),
         "--json",
     ]);
-    std::thread::sleep(Duration::from_millis(1500));
-    relay.blackhole();
-    std::thread::sleep(Duration::from_millis(800));
+    std::thread::sleep(Duration::from_millis(2300));
     let sent = Instant::now();
     run.interrupt();
     let (ok, out, err) = run.finish();
@@ -203,6 +205,7 @@ fn ctrl_c_ends_a_shadow_whose_samples_stalled_on_the_way_within_half_a_second() 
         "1",
         "the stall closes the record"
     );
+    let _ = relay.stop();
     let _ = plc.child.kill();
     let _ = plc.child.wait();
 }
@@ -214,8 +217,11 @@ fn the_duration_ends_a_run_whose_request_is_blocked_on_time() {
     let (mut plc, addr) = common::plc(&common::words(
         "--robot uvigo8 --listen 127.0.0.1:0 --trajectory seed000 --hold 20ms --duration 30",
     ));
-    let relay = cdpr_ads::fixtures::Relay::start(addr.parse().expect("addr"));
-    let relayed = relay.addr().to_string();
+    let relay = cdpr_ads::fixtures::blackhole_after(
+        addr.parse().expect("addr"),
+        Duration::from_millis(1500),
+    );
+    let relayed = relay.local_addr().to_string();
     let started = Instant::now();
     let run = Proc::spawn(&[
         "shadow",
@@ -229,8 +235,6 @@ fn the_duration_ends_a_run_whose_request_is_blocked_on_time() {
         "3",
         "--json",
     ]);
-    std::thread::sleep(Duration::from_millis(1500));
-    relay.blackhole();
     let v = run.json();
     let took = started.elapsed();
     eprintln!("a 3 s run took {:.2} s of wall time", took.as_secs_f64());
@@ -238,6 +242,7 @@ fn the_duration_ends_a_run_whose_request_is_blocked_on_time() {
     let wall = v["wall_s"].as_f64().expect("wall_s");
     assert!((wall - 3.0).abs() < 0.5, "{wall} s");
     assert_eq!(v["stalls"].as_u64(), Some(1), "{v}");
+    let _ = relay.stop();
     let _ = plc.child.kill();
     let _ = plc.child.wait();
 }

@@ -331,62 +331,14 @@ pub fn openssl_signed(dir: &std::path::Path, ca: &str, name: &str, cn: &str) {
     );
 }
 
-/// A TCP relay on 127.0.0.1:<free port> to `to`, byte for byte, until [`Relay::blackhole`]:
-/// from then on it swallows everything both ways and keeps the connections open (a PLC whose
-/// host stopped answering without closing anything).
-pub struct Relay {
-    addr: std::net::SocketAddr,
-    silent: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Relay {
-    pub fn start(to: std::net::SocketAddr) -> Relay {
-        use std::io::{Read, Write};
-        use std::net::{TcpListener, TcpStream};
-        use std::sync::Arc;
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let silent = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&silent);
-        std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                let Ok(server) = TcpStream::connect(to) else {
-                    continue;
-                };
-                let _ = (client.set_nodelay(true), server.set_nodelay(true));
-                for (mut from, mut into) in [
-                    (
-                        client.try_clone().expect("clone"),
-                        server.try_clone().expect("clone"),
-                    ),
-                    (server, client),
-                ] {
-                    let flag = Arc::clone(&flag);
-                    std::thread::spawn(move || {
-                        let mut buf = [0u8; 16 * 1024];
-                        while let Ok(n) = from.read(&mut buf) {
-                            if n == 0 {
-                                break;
-                            }
-                            if !flag.load(Ordering::Relaxed) && into.write_all(&buf[..n]).is_err() {
-                                break;
-                            }
-                        }
-                    });
-                }
-            }
-        });
-        Relay { addr, silent }
-    }
-
-    pub fn addr(&self) -> std::net::SocketAddr {
-        self.addr
-    }
-
-    /// Swallows everything from now on, both ways; the connections stay open.
-    pub fn blackhole(&self) {
-        self.silent
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-    }
+/// `cdpr proxy` in-process on 127.0.0.1:<free port> to `to`, swallowing everything both ways
+/// from `after` the first connection on, its connections kept open (a PLC whose host stopped
+/// answering without closing anything).
+pub fn blackhole_after(to: std::net::SocketAddr, after: Duration) -> crate::proxy::Proxy {
+    let faults = crate::requests::ProxyRequest {
+        blackhole_after: Some(after),
+        ..Default::default()
+    };
+    let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    crate::proxy::Proxy::start(listen, to, faults).expect("the proxy starts")
 }

@@ -25,9 +25,10 @@ struct Stall {
 }
 
 /// The fewest seconds without a new sample that make a stall: well above a desktop's
-/// scheduling hiccup, and above the horizon past which the commands brake to a hold (50 ms),
-/// so that a stretch the curve through the samples bridges is never taken for one.
-pub const STALL_MIN: f64 = 0.1;
+/// scheduling hiccup and one frame held up on a network (a switch's buffer, a retransmission:
+/// `cdpr proxy --spike 100ms`), and above the horizon past which the commands brake to a hold
+/// (50 ms), so that a stretch the curve through the samples bridges is never taken for one.
+pub const STALL_MIN: f64 = 0.2;
 
 /// A stall is also this many of the PLC's periods without a new sample (a slow task).
 pub const STALL_PERIODS: f64 = 10.0;
@@ -242,6 +243,7 @@ impl<C: Controller> Shadow<C> {
         if now < due {
             return Ok(offline(due));
         }
+        let attempt_started = Instant::now();
         let attempt = self.controller.reconnect().and_then(|()| {
             let geometry = self.controller.read_geometry()?;
             let inputs = self.controller.read_cycle()?;
@@ -269,6 +271,10 @@ impl<C: Controller> Shadow<C> {
             }
         };
         self.check_geometry(&geometry)?;
+        // The attempt itself took time (a connect, the symbols, the first samples): the
+        // platform is re-settled at its end, so that the next cycle does not find the samples
+        // older than they are.
+        let now = now + attempt_started.elapsed();
         let gap = now.saturating_duration_since(since);
         self.stats.reconnects += 1;
         self.stats.without_samples_s += gap.as_secs_f64();

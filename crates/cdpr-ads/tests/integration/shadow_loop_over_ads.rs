@@ -118,10 +118,12 @@ fn ctrl_c_ends_a_request_blocked_on_a_silent_plc_at_once() {
     // timeout for a reply: the interrupt shuts the socket down under the wait.
     let robot = uvigo8();
     let rt = seed000_runtime(&robot, 0.4);
-    let relay = cdpr_ads::fixtures::Relay::start(rt.server.local_addr());
+    // Silent from 0.5 s after the shadow connects.
+    let relay =
+        cdpr_ads::fixtures::blackhole_after(rt.server.local_addr(), Duration::from_millis(500));
     let interrupt = cdpr_ads::link::Interrupt::new();
     let mut ads = cdpr_ads::link::AdsConfig::new(
-        relay.addr().to_string(),
+        relay.local_addr().to_string(),
         cdpr_ads::wire::AmsAddr::new(cdpr_ads::wire::AmsNetId::LOCAL, 851),
     );
     ads.timeout = Duration::from_secs(20);
@@ -140,10 +142,9 @@ fn ctrl_c_ends_a_request_blocked_on_a_silent_plc_at_once() {
             let r = shadow::run(&mut s, Some(Duration::from_secs(60)), interrupt.flag());
             (r, std::time::Instant::now())
         });
-        std::thread::sleep(Duration::from_millis(500));
-        relay.blackhole();
-        // Long enough for a request to be stuck waiting for its reply.
-        std::thread::sleep(Duration::from_millis(700));
+        // The black hole opens at 0.5 s; then long enough for a request to be stuck waiting
+        // for its reply.
+        std::thread::sleep(Duration::from_millis(1200));
         let raised = std::time::Instant::now();
         interrupt.raise();
         let (result, ended) = worker.join().expect("no panic");
