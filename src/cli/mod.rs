@@ -213,14 +213,45 @@ fn parse() -> Result<Cli, clap::Error> {
 }
 
 fn init_tracing() {
+    use tracing_subscriber::filter::FilterExt;
+    use tracing_subscriber::prelude::*;
     let filter = tracing_subscriber::EnvFilter::try_from_env("CDPR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         // No colour codes in a log file or a pipe.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    // The level first, so that only lines that would be shown count as held back.
+    let _ = tracing_subscriber::registry()
+        .with(fmt.with_filter(filter.and(CrateLog)))
         .try_init();
+}
+
+/// The foxglove crate's lines, one a second (it logs one per message it fails to send: 24 691
+/// in 0.2 s when 100 viewers that had stopped reading closed); the live view says how many
+/// were held back (`cdpr_ads::live_view::crate_log`).
+struct CrateLog;
+
+impl<S> tracing_subscriber::layer::Filter<S> for CrateLog {
+    fn enabled(
+        &self,
+        meta: &tracing::Metadata<'_>,
+        _: &tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        !meta.is_event() || cdpr_ads::live_view::crate_log::admit(meta.target())
+    }
+
+    fn callsite_enabled(
+        &self,
+        meta: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        // The crate's events are asked about one by one, never cached as always.
+        if cdpr_ads::live_view::crate_log::is_crates(meta.target()) {
+            tracing::subscriber::Interest::sometimes()
+        } else {
+            tracing::subscriber::Interest::always()
+        }
+    }
 }
 
 /// `cdpr` alone: the viewer's demo when the viewer is built in (`cargo run --release` opens

@@ -44,6 +44,9 @@ mod number_format;
 mod plc;
 /// The SVG plots are readable.
 mod plots;
+/// No port starves another (2 000 idle connections at each, ADS and a viewer still served),
+/// no flood floods the log.
+mod ports;
 /// `cdpr preflight`: violations found at the time computed independently; exit statuses.
 mod preflight;
 /// `cdpr proxy` between `cdpr shadow` and `cdpr plc`: a plant network's faults rehearsed.

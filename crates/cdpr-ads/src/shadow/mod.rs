@@ -67,8 +67,8 @@ mod run;
 mod start;
 pub mod stats;
 mod step;
-mod throttle;
 mod timeline;
+mod warnings;
 
 pub use config::{CycleTiming, ShadowConfig};
 pub use connect::{
@@ -129,7 +129,7 @@ pub struct Shadow<C: Controller> {
     /// Statistics.
     stats: ShadowStats,
     /// Throttles of the warnings.
-    warnings: throttle::Warnings,
+    warnings: warnings::Warnings,
     /// The interference check at the last exchange's pose (with a clearance).
     interference: Option<cdpr_core::interference::Report>,
     /// How the thread running the cycles is scheduled, once [`run`] has started.
