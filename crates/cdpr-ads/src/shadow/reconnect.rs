@@ -167,11 +167,14 @@ impl<C: Controller> Shadow<C> {
         } else {
             "its task stopped, or the samples stalled on the way".to_string()
         };
-        tracing::warn!(
-            "no new sample from the PLC for {:.0} ms (its cycle counter stands at {counter}): \
-             {why}; the shadow holds, nothing is recorded until the samples come again (a gap)",
-            quiet * 1e3
-        );
+        self.warnings.stalled.warn(now, || {
+            format!(
+                "no new sample from the PLC for {:.0} ms (its cycle counter stands at \
+                 {counter}): {why}; the shadow holds, nothing is recorded until the samples \
+                 come again (a gap)",
+                quiet * 1e3
+            )
+        });
         Some(stalled)
     }
 
@@ -187,11 +190,14 @@ impl<C: Controller> Shadow<C> {
         };
         let gap = now.saturating_duration_since(stall.since);
         self.stats.without_samples_s += gap.as_secs_f64();
-        tracing::warn!(
-            "samples from the PLC again after {:.0} ms{}; re-synchronised at its commanded lengths",
-            gap.as_secs_f64() * 1e3,
-            if stall.stopped { " in STOP" } else { "" }
-        );
+        self.warnings.stalled.warn(now, || {
+            format!(
+                "samples from the PLC again after {:.0} ms{}; re-synchronised at its commanded \
+                 lengths",
+                gap.as_secs_f64() * 1e3,
+                if stall.stopped { " in STOP" } else { "" }
+            )
+        });
         self.link.fresh = now;
         self.resync(now, inputs, gap)
     }

@@ -13,6 +13,8 @@ pub(super) struct Warnings {
     pub(super) offline: Throttle,
     /// The PLC's counter went back (a restart, or a counter that glitches).
     pub(super) restarted: Throttle,
+    /// The samples stalled, or came again after a stall (a link that flaps).
+    pub(super) stalled: Throttle,
     /// Said once: the commanded lengths changed while the counter stood.
     pub(super) commands_between_counts: bool,
 }
