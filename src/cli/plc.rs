@@ -464,6 +464,13 @@ fn print_report(r: &PlcReport) {
             ),
         ),
         (
+            "refused / silent / failed handshakes",
+            format!(
+                "{} / {} / {}",
+                r.refused_connections, r.silent_connections, r.failed_handshakes
+            ),
+        ),
+        (
             "routes added / connections without a route",
             format!("{} / {}", r.routes.len(), r.no_route_connections),
         ),

@@ -16,8 +16,6 @@ use cdpr_core::run::{CommandSource, RunRequest};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
@@ -188,9 +186,11 @@ impl LinkArgs {
                 write: self.write,
                 clearance: Some(self.options.request.clearance),
                 realtime: !self.no_realtime,
+                lost_after: self.options.request.timeout,
                 ..ShadowConfig::default()
             },
             record: self.record.clone(),
+            interrupt: cdpr_ads::link::Interrupt::new(),
         })
     }
 }
@@ -203,12 +203,13 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         cdpr_core::recording::RecordFormat::of(path)?;
     }
     let setup = a.link.setup(&a.plc, &a.run.request)?;
-    // Before connecting: Ctrl-C, SIGTERM or SIGHUP while the PLC is asked (each step within
-    // --timeout) ends the run at once after it, with its statistics, instead of killing it.
-    let stop = Arc::new(AtomicBool::new(false));
+    // Before connecting: Ctrl-C, SIGTERM or SIGHUP end the run within a fraction of a second
+    // whatever the link waits for (the interrupt shuts its sockets down), with its record
+    // finished and its statistics, instead of killing it.
+    let interrupt = setup.interrupt.clone();
     {
-        let stop = Arc::clone(&stop);
-        if let Err(e) = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed)) {
+        let interrupt = interrupt.clone();
+        if let Err(e) = ctrlc::set_handler(move || interrupt.raise()) {
             eprintln!("warning: Ctrl-C will not stop the shadow cleanly: {e}");
         }
     }
@@ -217,7 +218,14 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         banner,
         notes,
         ..
-    } = shadow::connect(&setup)?;
+    } = match shadow::connect(&setup) {
+        Ok(c) => c,
+        Err(_) if interrupt.raised() => {
+            eprintln!("cdpr shadow: interrupted before the shadow started; nothing recorded");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(e.into()),
+    };
     for n in notes {
         eprintln!("cdpr shadow: {n}");
     }
@@ -231,20 +239,34 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         .start(shadow.robot(), "cdpr shadow", &live_view::EXTRA, true)?;
     let mut feed = live.as_ref().map(|v| ShadowFeed::new(v.sender()));
     let started = Instant::now();
+    // The duration's end stops the run as a signal does: a request blocked at that moment (a
+    // stalled PLC, a long --timeout) does not hold it past its end.
+    if let Some(d) = duration {
+        let interrupt = interrupt.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(d);
+            interrupt.raise();
+        });
+    }
     let mut status = StatusLine::new();
-    let outcome = shadow::run_with(&mut shadow, duration, &stop, |shadow, _| {
+    let outcome = shadow::run_with(&mut shadow, duration, interrupt.flag(), |shadow, _| {
         if let Some(feed) = feed.as_mut() {
             feed.after_cycle(shadow);
         }
         status.update(|| {
             let s = shadow.stats();
             format!(
-                "simulated {:.1} s, {} cycles, p99 {}, reconnects {}, gaps {}, overruns {}{}",
+                "simulated {:.1} s, {} cycles, p99 {}, {}reconnects {}, gaps {}, overruns {}{}",
                 shadow.time(),
                 s.cycles,
                 s.cycle
                     .quantile(0.99)
                     .map_or("-".into(), |v| format!("{:.2} ms", v * 1e3)),
+                match (shadow.is_linked(), shadow.is_stalled()) {
+                    (false, _) => "PLC LOST, ",
+                    (true, true) => "NO SAMPLES, ",
+                    (true, false) => "",
+                },
                 s.reconnects,
                 s.gaps,
                 s.overruns,
@@ -388,6 +410,13 @@ pub fn print_summary(s: &Summary, wall: f64, simulated: f64) {
         (
             "reconnects / re-resolves / gaps",
             format!("{} / {} / {}", s.reconnects, s.re_resolves, s.gaps),
+        ),
+        (
+            "stalls (PLC in STOP) / time without samples [s]",
+            format!(
+                "{} ({}) / {:.3}",
+                s.stalls, s.plc_stops, s.without_samples_s
+            ),
         ),
         (
             "reaction p50 / p99 / max [PLC cycles]",

@@ -304,8 +304,8 @@ fn live(a: &ViewArgs, plc: &str, options: ViewerOptions) -> Result<ExitCode> {
         address: opened.endpoint.clone(),
         lines,
     };
-    let (feed, handle) =
-        viewer::live::spawn(opened.shadow, info, None).context("starting the shadow's thread")?;
+    let (feed, handle) = viewer::live::spawn(opened.shadow, info, None, setup.interrupt.clone())
+        .context("starting the shadow's thread")?;
     let started = Instant::now();
     let shown = viewer::run_live(options, feed);
     let wall = started.elapsed().as_secs_f64();

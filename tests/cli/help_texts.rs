@@ -257,7 +257,8 @@ fn every_request_table_is_offered_by_its_commands_help() {
     check::<cdpr_ads::requests::LinkRequest>(&[&["shadow"]]);
     check::<cdpr_ads::requests::DiscoverRequest>(&[&["discover"]]);
     check::<cdpr_ads::requests::RouteAddRequest>(&[&["route", "add"]]);
-    check::<cdpr_ads::requests::RunForRequest>(&[&["plc"], &["shadow"]]);
+    check::<cdpr_ads::requests::RunForRequest>(&[&["plc"], &["shadow"], &["proxy"]]);
+    check::<cdpr_ads::requests::ProxyRequest>(&[&["proxy"]]);
     check::<cdpr_core::sweep::SweepRequest>(&[&["sweep"]]);
     #[cfg(feature = "viewer")]
     {

@@ -211,6 +211,16 @@ fn base(path: &[String], files: &Files) -> Option<Vec<String>> {
             "--duration",
             "0.2",
         ]),
+        // Nothing listens on port 1: a client would be reset; none comes in 0.05 s.
+        "proxy" => strings(&[
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "127.0.0.1:1",
+            "--duration",
+            "0.05",
+        ]),
         // Nothing listens on UDP port 9: the port is closed (exit 1) once the numbers have
         // passed.
         "discover" => strings(&["discover", "127.0.0.1:9", "--timeout", "0.2s"]),

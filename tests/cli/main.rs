@@ -44,8 +44,13 @@ mod number_format;
 mod plc;
 /// The SVG plots are readable.
 mod plots;
+/// No port starves another (2 000 idle connections at each, ADS and a viewer still served),
+/// no flood floods the log.
+mod ports;
 /// `cdpr preflight`: violations found at the time computed independently; exit statuses.
 mod preflight;
+/// `cdpr proxy` between `cdpr shadow` and `cdpr plc`: a plant network's faults rehearsed.
+mod proxy;
 /// MCAP recordings checked by an independent reader (Python's `mcap`) against the CSV.
 mod recordings;
 /// `cdpr report`.
@@ -68,6 +73,8 @@ mod secure_ads;
 mod secure_shadow;
 /// `cdpr shadow` against `cdpr plc`: two processes over loopback ADS.
 mod shadow;
+/// `cdpr shadow` under faults: a lost PLC, signals during blocked waits, stalled samples.
+mod shadow_faults;
 /// Why `cdpr shadow` cannot reach its PLC, told apart.
 mod shadow_unreachable_plc;
 /// `cdpr simulate`.

@@ -330,3 +330,15 @@ pub fn openssl_signed(dir: &std::path::Path, ca: &str, name: &str, cn: &str) {
         ],
     );
 }
+
+/// `cdpr proxy` in-process on 127.0.0.1:<free port> to `to`, swallowing everything both ways
+/// from `after` the first connection on, its connections kept open (a PLC whose host stopped
+/// answering without closing anything).
+pub fn blackhole_after(to: std::net::SocketAddr, after: Duration) -> crate::proxy::Proxy {
+    let faults = crate::requests::ProxyRequest {
+        blackhole_after: Some(after),
+        ..Default::default()
+    };
+    let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    crate::proxy::Proxy::start(listen, to, faults).expect("the proxy starts")
+}

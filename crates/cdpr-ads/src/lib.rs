@@ -16,7 +16,9 @@
 //!   uses the server (a test-only in-process transport aside), the server never the link;
 //! - [`shadow`]: a `cdpr_core::sim::Sim` stepped with a [`link::Controller`]'s commands;
 //! - [`live_view`]: a face's run served over the Foxglove WebSocket protocol (`--foxglove`),
-//!   beside the run, never in its way ([`exposure`]: the warning of a non-loopback address).
+//!   beside the run, never in its way ([`exposure`]: the warning of a non-loopback address);
+//! - [`proxy`]: a plant network rehearsed between a shadow and its PLC (`cdpr proxy`): AMS/TCP
+//!   frames delayed, stalled, reset or swallowed.
 //!
 //! `cdpr_core`: the server uses its robot, kinematics and trajectory, never `sim`; the shadow
 //! owns a `Sim` and a `Controller`. Nothing here knows of windows. SI everywhere but in the
@@ -27,11 +29,14 @@ pub mod exposure;
 pub mod link;
 pub mod live_view;
 pub mod plc_symbols;
+pub mod ports;
+pub mod proxy;
 pub mod realtime;
 pub mod requests;
 pub mod secure;
 pub mod server;
 pub mod shadow;
+mod throttle;
 mod timed_out;
 pub mod units;
 pub mod wire;

@@ -1,8 +1,8 @@
 //! The ADS commands' own options as typed requests (core's [`cdpr_core::request!`]): the
 //! virtual PLC's identity and timing (`cdpr plc`), the shadow's link (`cdpr shadow`, `cdpr
-//! view --plc`), and the UDP service's waits (`cdpr discover`, `cdpr route add`). Each
-//! option's unit, range, default and help is written here once; the command line's flags are
-//! made from these tables. Times are seconds, given on the command line with their unit
+//! view --plc`), the UDP service's waits (`cdpr discover`, `cdpr route add`), and the faults of
+//! a rehearsed plant network (`cdpr proxy`). Each option's unit, range, default and help is
+//! written here once; the command line's flags are made from these tables. Times are seconds, given on the command line with their unit
 //! (`10ms`, `2s`).
 
 use crate::link::{AdsSource, ExchangeChoice};
@@ -240,6 +240,81 @@ cdpr_core::request! {
             "the PLC's user name (TwinCAT on Windows: a Windows user of the PLC)");
     /// How long to wait for the PLC's answer.
     timeout: Duration = Duration::from_secs(5), time(1e-2, 60.0, "how long to wait for the PLC's answer");
+}
+
+/// The AMS/TCP port (plain ADS): what `cdpr proxy` listens on and forwards to by default.
+pub const AMS_TCP_PORT: u16 = 48898;
+
+cdpr_core::request! {
+    /// `cdpr proxy`'s faults: a plant network between a shadow and its PLC. The times of the
+    /// stalls, resets and the black hole count from the first connection.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ProxyRequest, table PROXY_OPTIONS;
+    /// Added to every AMS/TCP frame in each direction (a request and its reply: twice).
+    delay: Duration = Duration::ZERO,
+        time(0.0, 10.0, "time added to every AMS/TCP frame in each direction (a request and \
+             its reply: twice), the order of the frames kept as TCP keeps it");
+    /// Each frame's delay varies uniformly by up to this either way.
+    jitter: Duration = Duration::ZERO,
+        time(0.0, 10.0, "each frame's delay varies uniformly within ± this (never below zero; \
+             a frame never overtakes the one before it), drawn from --seed");
+    /// The fraction of frames delayed by `spike` on top.
+    spike_fraction: f64 = 0.0,
+        number(Group::Command, "", 0.0, 1.0, "F",
+            "fraction of the frames delayed by --spike on top of --delay (drawn from --seed); \
+             the frames behind one wait for it");
+    /// The delay of a spiked frame.
+    spike: Duration = Duration::from_millis(100),
+        time(0.0, 60.0, "the extra delay of a --spike-fraction frame")
+            .requires("spike_fraction");
+    /// A stall starts every this many seconds.
+    stall_every: Option<Duration> = None,
+        time(1e-3, YEAR_S, "stop forwarding both ways every this long (counted from the first \
+             connection) for --stall-for: the frames are held, then delivered in order")
+            .default_text("never");
+    /// How long a stall lasts.
+    stall_for: Duration = Duration::from_secs(2),
+        time(1e-3, 3600.0, "how long each --stall-every stall lasts (shorter than --stall-every)")
+            .requires("stall_every");
+    /// Both connections reset every this many seconds.
+    reset_every: Option<Duration> = None,
+        time(1e-3, YEAR_S, "reset every open connection every this long (counted from the first \
+             connection): both sides closed with a TCP RST, as a switch or firewall dropping the \
+             connection does; new connections are forwarded again")
+            .default_text("never");
+    /// From then on everything is swallowed, both connections kept open.
+    blackhole_after: Option<Duration> = None,
+        time(0.0, YEAR_S, "from this long after the first connection on, swallow everything in \
+             both directions and keep every connection open, new ones too: a peer that vanishes \
+             without closing (a pulled cable, a powered-off PLC)")
+            .default_text("never");
+    /// The seed of the delays' draws.
+    seed: u32 = 1,
+        whole(Group::Command, 0, u32::MAX as u64,
+            "seed of the jitter and the spikes: the same seed, the same delays frame by frame")
+            .value_name("SEED");
+}
+
+impl ProxyRequest {
+    /// The rule across its times: a stall ends before the next one starts.
+    pub fn check(&self) -> Result<(), OptionError> {
+        match self.stall_every {
+            Some(every) if self.stall_for >= every => Err(OptionError {
+                option: "stall_for",
+                problem: Problem::Against {
+                    rule: "shorter than",
+                    other: "stall_every",
+                    given: format!(
+                        "{:?} with {} {:?}",
+                        self.stall_for,
+                        Name("stall_every"),
+                        every
+                    ),
+                },
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]

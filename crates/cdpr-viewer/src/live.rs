@@ -14,13 +14,12 @@
 //! [`SAMPLE_EVERY`] physics steps.
 
 use super::sampling::{SAMPLE_EVERY, TRAIL_SAMPLES};
-use cdpr_ads::link::Controller;
+use cdpr_ads::link::{Controller, Interrupt};
 use cdpr_ads::shadow::{self, CycleReport, CycleStatus, Shadow, ShadowError, Summary};
 use cdpr_core::kinematics::Pose;
 use cdpr_core::robot::Robot;
 use cdpr_core::sim::SimState;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -35,6 +34,9 @@ pub enum LinkState {
     Connected,
     /// The link is down since `since`; the shadow retries with back-off.
     Offline { since: Instant },
+    /// The link is up but no new sample has come since `since` (`stopped`: the PLC said it is
+    /// in STOP); the shadow holds.
+    Stalled { since: Instant, stopped: bool },
     /// The shadow stopped (duration over, stop requested, or `error`).
     Stopped { error: Option<String> },
 }
@@ -94,7 +96,7 @@ impl LiveFeed {
 
 /// The CLI's end: stops the shadow thread and collects its outcome.
 pub struct LiveHandle {
-    stop: Arc<AtomicBool>,
+    stop: Interrupt,
     thread: Option<JoinHandle<LiveOutcome>>,
 }
 
@@ -111,14 +113,14 @@ impl LiveHandle {
     /// Asks the shadow to stop, waits for it (it flushes its record) and returns its outcome;
     /// `None` if the thread panicked.
     pub fn finish(mut self) -> Option<LiveOutcome> {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.raise();
         self.thread.take().and_then(|t| t.join().ok())
     }
 }
 
 impl Drop for LiveHandle {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.raise();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -134,11 +136,14 @@ fn lock(shared: &Mutex<Snapshot>) -> MutexGuard<'_, Snapshot> {
 }
 
 /// Starts `shadow` on a thread of its own (until `duration`, or until the handle stops it)
-/// and returns the viewer's feed and the handle.
+/// and returns the viewer's feed and the handle. `stop` is the link's interrupt (the
+/// [`ShadowSetup`](cdpr_ads::shadow::ShadowSetup)'s): the handle raises it, so that closing
+/// the window ends a request blocked on a silent PLC at once.
 pub fn spawn<C: Controller + Send + 'static>(
     mut shadow: Shadow<C>,
     info: LiveInfo,
     duration: Option<Duration>,
+    stop: Interrupt,
 ) -> std::io::Result<(LiveFeed, LiveHandle)> {
     let robot = shadow.robot().clone();
     let dt = shadow.config().sim.dt;
@@ -159,15 +164,14 @@ pub fn spawn<C: Controller + Send + 'static>(
         last_status: None,
     };
     let shared = Arc::new(Mutex::new(first.clone()));
-    let stop = Arc::new(AtomicBool::new(false));
     let thread = {
         let shared = Arc::clone(&shared);
-        let stop = Arc::clone(&stop);
+        let stop = stop.clone();
         std::thread::Builder::new()
             .name("cdpr-shadow".into())
             .spawn(move || {
                 let mut publisher = Publisher::new(&shadow);
-                let result = shadow::run_with(&mut shadow, duration, &stop, |s, report| {
+                let result = shadow::run_with(&mut shadow, duration, stop.flag(), |s, report| {
                     publisher.publish(s, report, &shared)
                 });
                 let summary = shadow.summary();
@@ -242,9 +246,10 @@ impl Publisher {
             self.summary = shadow.summary();
             self.last_summary = now;
         }
-        let link = match shadow.offline_since() {
-            None => LinkState::Connected,
-            Some(since) => LinkState::Offline { since },
+        let link = match (shadow.offline_since(), shadow.stalled_since()) {
+            (Some(since), _) => LinkState::Offline { since },
+            (None, Some((since, stopped))) => LinkState::Stalled { since, stopped },
+            (None, None) => LinkState::Connected,
         };
         let mut snapshot = lock(shared);
         snapshot.state.clone_from(state);

@@ -167,6 +167,14 @@ fn live_section(ui: &mut egui::Ui, playback: &mut Playback) {
                 since.elapsed().as_secs_f64()
             ),
         ),
+        LinkState::Stalled { since, stopped } => (
+            egui::Color32::from_rgb(240, 170, 40),
+            format!(
+                "no new samples for {:.1} s{}, holding",
+                since.elapsed().as_secs_f64(),
+                if *stopped { " (PLC in STOP)" } else { "" }
+            ),
+        ),
         LinkState::Stopped { error: None } => {
             (egui::Color32::from_gray(140), "stopped".to_string())
         }

@@ -83,7 +83,8 @@ fn live_mode_draws_the_shadows_own_states_and_the_controllers_pose() {
     };
     // Before the shadow exists: its free-running clock starts after this instant.
     let before = Instant::now();
-    let (feed, handle) = live::spawn(shadow_of(&rt, &record), info, None).expect("thread");
+    let (feed, handle) =
+        live::spawn(shadow_of(&rt, &record), info, None, Default::default()).expect("thread");
     let mut app = headless_app(Playback::live(feed), Duration::from_millis(16));
 
     // 1.5 s of frames at ~60 Hz (the shadow runs on its own thread meanwhile).
@@ -195,8 +196,13 @@ fn live_mode_shows_a_lost_link_as_offline() {
     let dir = std::env::temp_dir().join(format!("cdpr-viewer-offline-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch");
     let info = LiveInfo::default();
-    let (feed, handle) =
-        live::spawn(shadow_of(&rt, &dir.join("r.csv")), info, None).expect("thread");
+    let (feed, handle) = live::spawn(
+        shadow_of(&rt, &dir.join("r.csv")),
+        info,
+        None,
+        Default::default(),
+    )
+    .expect("thread");
     let mut app = headless_app(Playback::live(feed), Duration::from_millis(16));
     app.update();
     let link = |app: &cdpr_viewer::bevy::app::App| {

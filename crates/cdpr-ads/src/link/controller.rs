@@ -139,6 +139,11 @@ pub trait Controller {
     fn write_cycle(&mut self, outputs: &ShadowOutputs) -> Result<(), ControllerError>;
     /// Re-establishes a lost link and re-resolves the symbols (one attempt).
     fn reconnect(&mut self) -> Result<(), ControllerError>;
+    /// The PLC runtime's ADS state (`wire::ads_state`: RUN, STOP, …), asked now (ADS
+    /// ReadState); `None` where the controller cannot say. A link error is a lost link.
+    fn plc_state(&mut self) -> Result<Option<u16>, ControllerError> {
+        Ok(None)
+    }
     /// How reads and writes currently travel; `None` when there is no choice (in-process) or
     /// none made yet on this connection.
     fn exchange(&self) -> Option<Exchange> {

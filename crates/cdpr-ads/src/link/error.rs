@@ -62,6 +62,9 @@ pub enum ControllerError {
         exchange.wire()
     )]
     Unsupported { exchange: Exchange, reason: String },
+    /// A stop was asked for (Ctrl-C, SIGTERM) while the link waited: not a fault of the PLC.
+    #[error("interrupted (Ctrl-C or a signal) while waiting for the PLC")]
+    Interrupted,
 }
 
 impl ControllerError {

@@ -167,6 +167,10 @@ impl Transport for InProcessTransport {
     fn reopen(&mut self) -> Result<(), ControllerError> {
         Ok(())
     }
+
+    fn plc_state(&mut self) -> Result<Option<u16>, ControllerError> {
+        Ok(Some(self.memory.ads_state()))
+    }
 }
 
 /// The in-process controller the tests and a one-process demo use.

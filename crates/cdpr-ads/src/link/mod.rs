@@ -9,7 +9,8 @@
 //! - [`error`]: what can go wrong, and whether reconnecting or re-resolving helps;
 //! - [`shadow_link`]: [`ShadowLink`] — the symbols resolved and type-checked ([`slot`]),
 //!   the allow-list ([`write_policy`]), mm and degrees converted ([`crate::units`]);
-//! - [`transport`]: how its bytes travel.
+//! - [`transport`]: how its bytes travel;
+//! - [`interrupt`]: the stop request that ends any wait of the link at once.
 //!
 //! Beside it, the ADS UDP service (port 48899) as a client: [`discover`](mod@discover)
 //! (identify one host or broadcast), [`route`] (add a route on the PLC), both over
@@ -27,6 +28,7 @@ pub mod error;
 pub mod guard;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod in_process;
+pub mod interrupt;
 pub mod route;
 pub mod shadow_link;
 mod slot;
@@ -44,6 +46,7 @@ pub use error::ControllerError;
 pub use guard::{CommandGuard, Refused, Rejection};
 #[cfg(any(test, feature = "fixtures"))]
 pub use in_process::{InProcessController, InProcessTransport};
+pub use interrupt::Interrupt;
 pub use route::{RouteAdded, RouteError, RouteRequest, add_route};
 pub use shadow_link::ShadowLink;
 pub use transport::Transport;

@@ -549,6 +549,10 @@ impl<T: Transport> Controller for ShadowLink<T> {
         self.transport.exchange()
     }
 
+    fn plc_state(&mut self) -> Result<Option<u16>, ControllerError> {
+        self.transport.plc_state()
+    }
+
     fn re_resolves(&self) -> u64 {
         self.re_resolves
     }

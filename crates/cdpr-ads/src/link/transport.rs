@@ -52,6 +52,11 @@ pub trait Transport {
     }
     /// Opens a new link (the old one is dropped).
     fn reopen(&mut self) -> Result<(), ControllerError>;
+    /// The PLC runtime's ADS state (`wire::ads_state`), asked now; `None` where the transport
+    /// cannot ask or the device does not say.
+    fn plc_state(&mut self) -> Result<Option<u16>, ControllerError> {
+        Ok(None)
+    }
     /// The exchange in use on this link, once picked (see [`Controller::exchange`]).
     fn exchange(&self) -> Option<Exchange> {
         None

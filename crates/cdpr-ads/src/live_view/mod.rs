@@ -17,10 +17,14 @@
 //!   tools draw); `/shadow/cycle` when the face sends its statistics (the shadow, once a
 //!   second). A channel no client subscribed to is not encoded;
 //! - the foxglove crate's `WebSocketServer` on a context of its own, with its own runtime
-//!   threads: each client has its own outgoing queue, which drops its oldest messages when the
-//!   client does not read (the crate logs "outbox for client … full" but does not count them:
-//!   0.30.3 exposes no drop counter), so a stalled client slows neither the publisher nor the
-//!   others.
+//!   threads, on a loopback port of its own: each client has its own outgoing queue, which
+//!   drops its oldest messages when the client does not read (0.30.3 exposes no drop counter),
+//!   so a stalled client slows neither the publisher nor the others;
+//! - in front of it, on the public port, [`front`]: our own accepting front, because the crate
+//!   caps nothing — at most [`front::MAX_VIEWERS`] viewers, an upgrade request complete within
+//!   [`front::UPGRADE_DEADLINE`], a viewer that reads nothing for [`front::STALL_TIMEOUT`]
+//!   closed, every connection's descriptors from the budget the ADS server shares
+//!   ([`crate::ports`]).
 //!
 //! Log times are the wall clock (what a live timeline follows; a viewer's looping demo or a
 //! shadow's re-synchronisation would jump a run's clock back); every message carries the run's
@@ -30,7 +34,9 @@
 //! Lichtblick releases that know it (Lichtblick PR #819, December 2025) connect; an older
 //! Lichtblick asks for `foxglove.websocket.v1` and is refused at the handshake.
 
+pub mod crate_log;
 mod faces;
+pub mod front;
 mod publisher;
 mod sender;
 
@@ -83,8 +89,11 @@ pub enum LiveViewError {
     Bind {
         addr: SocketAddr,
         #[source]
-        source: foxglove::FoxgloveError,
+        source: std::io::Error,
     },
+    /// The foxglove crate's server, behind the front on a loopback port, did not start.
+    #[error("the live view's WebSocket server cannot listen on loopback: {0}")]
+    Server(#[source] foxglove::FoxgloveError),
     #[error("the live view's publisher thread did not start: {0}")]
     Thread(#[from] std::io::Error),
 }
@@ -112,6 +121,12 @@ pub struct LiveStats {
     /// Snapshots published (`/run` and `/tf` each), and scenes sent.
     pub published: u64,
     pub scenes: u64,
+    /// Connections the front closed at once (every place taken, the descriptor budget spent),
+    /// closed before their upgrade (not within [`front::UPGRADE_DEADLINE`], or to make room),
+    /// and viewers closed for reading nothing for [`front::STALL_TIMEOUT`].
+    pub refused: u64,
+    pub timed_out: u64,
+    pub stalled: u64,
 }
 
 /// A running live view: the server, the publisher thread and the faces' sender.
@@ -123,6 +138,8 @@ pub struct LiveView {
     counters: Arc<Counters>,
     /// Shared with the publisher thread (its log lines count the clients).
     server: Option<Arc<WebSocketServerHandle>>,
+    /// The public port, forwarding to the server's loopback one.
+    front: Option<front::Front>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -137,22 +154,20 @@ impl LiveView {
     ) -> Result<LiveView, LiveViewError> {
         let context = Context::new();
         let channels = publisher::Channels::new(&context, &options);
-        // The crate formats "{host}:{port}": an IPv6 host needs its brackets.
-        let host = match addr.ip() {
-            IpAddr::V4(ip) => ip.to_string(),
-            IpAddr::V6(ip) => format!("[{ip}]"),
-        };
+        let front_listener = std::net::TcpListener::bind(addr)
+            .map_err(|source| LiveViewError::Bind { addr, source })?;
         let mut server = WebSocketServer::new()
             .context(&context)
-            .bind(host, addr.port());
+            .bind(Ipv4Addr::LOCALHOST.to_string(), 0);
         if !options.name.is_empty() {
             server = server.name(options.name.clone());
         }
-        let server = server
-            .start_blocking()
-            .map_err(|source| LiveViewError::Bind { addr, source })?;
+        let server = server.start_blocking().map_err(LiveViewError::Server)?;
         let server = Arc::new(server);
-        let local = SocketAddr::new(addr.ip(), server.port());
+        let upstream = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), server.port());
+        let front = front::Front::start(front_listener, upstream)
+            .map_err(|source| LiveViewError::Bind { addr, source })?;
+        let local = front.local_addr();
         let counters = Arc::new(Counters::default());
         let (sender, queue) = sender::queue(QUEUE, RUN_PERIOD, Arc::clone(&counters));
         let stop = Arc::new(AtomicBool::new(false));
@@ -170,6 +185,7 @@ impl LiveView {
             sender,
             counters,
             server: Some(server),
+            front: Some(front),
             stop,
             thread: Some(thread),
         })
@@ -192,12 +208,19 @@ impl LiveView {
 
     pub fn stats(&self) -> LiveStats {
         let c = &self.counters;
+        let f = self.front.as_ref().map(front::Front::stats);
+        let front = |field: fn(&front::FrontStats) -> &std::sync::atomic::AtomicU64| {
+            f.map_or(0, |f| field(f).load(Ordering::Relaxed))
+        };
         LiveStats {
             clients: self.server.as_ref().map_or(0, |s| s.client_count()),
             queued: c.queued.load(Ordering::Relaxed),
             dropped: c.dropped.load(Ordering::Relaxed),
             published: c.published.load(Ordering::Relaxed),
             scenes: c.scenes.load(Ordering::Relaxed),
+            refused: front(|f| &f.refused),
+            timed_out: front(|f| &f.timed_out),
+            stalled: front(|f| &f.stalled),
         }
     }
 
@@ -220,11 +243,15 @@ impl LiveView {
 
     fn shut_down(&mut self) {
         self.end_publisher();
+        // The public port first: no viewer comes in while the server stops.
+        drop(self.front.take());
         // The thread has ended: its reference to the handle is gone.
         if let Some(server) = self.server.take().and_then(Arc::into_inner) {
             // Closes the connections; the runtime's tasks end on their own.
             drop(server.stop());
         }
+        // What the crate said meanwhile, counted.
+        crate_log::report_held();
     }
 }
 

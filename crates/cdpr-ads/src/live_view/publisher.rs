@@ -104,7 +104,12 @@ impl Publisher {
     pub fn run(mut self, queue: Queue, stop: &AtomicBool, clients: impl Fn() -> usize) {
         let mut logged = (0, 0);
         let mut last_log = Instant::now();
+        let mut last_crate_report = Instant::now();
         loop {
+            if last_crate_report.elapsed() >= super::crate_log::EVERY {
+                last_crate_report = Instant::now();
+                super::crate_log::report_held();
+            }
             match queue.rx.recv_timeout(IDLE) {
                 Ok(snapshot) => {
                     self.publish(&snapshot);

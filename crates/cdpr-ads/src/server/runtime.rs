@@ -130,6 +130,11 @@ impl Runtime {
         );
         let routes = self.routes.list();
         let no_route = s.no_route.load(Ordering::Relaxed);
+        let (refused, silent, failed_handshakes) = (
+            s.refused.load(Ordering::Relaxed),
+            s.silent.load(Ordering::Relaxed),
+            s.refused_tls.load(Ordering::Relaxed),
+        );
         let dropped_notifications = s.dropped_notifications.load(Ordering::Relaxed);
         let stats = self.stop();
         let r = &stats.reaction;
@@ -151,6 +156,9 @@ impl Runtime {
             rejected_connections,
             evicted_connections,
             no_route_connections: no_route,
+            refused_connections: refused,
+            silent_connections: silent,
+            failed_handshakes,
             routes,
             dropped_notifications,
         }
@@ -183,6 +191,13 @@ pub struct PlcReport {
     pub evicted_connections: u64,
     /// Connections closed because their NetId had no route (`--require-route`).
     pub no_route_connections: u64,
+    /// Connections closed at once, unserved: the descriptor budget spent, or too many Secure
+    /// ADS handshakes under way.
+    pub refused_connections: u64,
+    /// Connections closed for sending no frame within the silent timeout.
+    pub silent_connections: u64,
+    /// Secure ADS handshakes that failed or whose TlsConnectInfo was refused.
+    pub failed_handshakes: u64,
     /// The routes added over the UDP service.
     pub routes: Vec<Route>,
     /// Notification frames dropped for clients that did not read them.

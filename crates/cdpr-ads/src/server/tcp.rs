@@ -19,13 +19,26 @@
 //! stalled mid-frame, one that never sent anything for longer than a frame may take, then the
 //! longest idle — never a client that has just connected, nor one that is talking — so
 //! neither a slow-loris nor a flood of connections can lock clients out. A frame must be complete
-//! within 1 s of its first byte; frames up to 64 KiB ([`wire::MAX_AMS_LEN`]), replies up to
+//! within 1 s of its first byte, and a connection's first frame within 10 s of its opening
+//! ([`ServerConfig::silent_timeout`]); frames up to 64 KiB ([`wire::MAX_AMS_LEN`]), replies up to
 //! 64 KiB of data ([`wire::MAX_REPLY_LEN`]), 4096 symbol handles and 1024 notifications per
 //! connection.
+//!
+//! Descriptors: each connection takes [`DESCRIPTORS_PER_CONNECTION`] from the process's budget
+//! ([`crate::ports`], shared with the live view), each Secure ADS handshake under way
+//! [`DESCRIPTORS_PER_HANDSHAKE`]; one the budget cannot take is closed at once and counted
+//! ([`ServerStats::refused`]), so that no flood on another port can leave this one without.
+//!
+//! Logs: what a peer can cause once per connection (a malformed frame, a failed handshake, a
+//! refusal, a silent connection closed) is logged at most once a second per kind, with the
+//! count held back since ([`crate::throttle`]); a flood of 2 300 malformed connections wrote
+//! 2 300 lines before.
 
 use super::device::{Device, Session};
 use super::routes::RouteTable;
+use crate::ports::{self, Held};
 use crate::secure::SecureServer;
+use crate::throttle::SharedThrottle;
 use crate::wire::{
     self, AMS_HEADER_LEN, AmsAddr, Frame, FrameError, Framing, TCP_HEADER_LEN, router,
 };
@@ -48,9 +61,12 @@ pub struct ServerConfig {
     /// Simultaneous connections; one more makes the server close the oldest incomplete or
     /// longest idle one.
     pub max_connections: usize,
-    /// A frame that has started must be complete within this time (an idle connection that
-    /// sends nothing may stay, until its place is needed).
+    /// A frame that has started must be complete within this time.
     pub frame_timeout: Duration,
+    /// A connection that has sent no complete frame this long after it opened is closed (a
+    /// client sends its first request at once; an idle connection that has talked may stay,
+    /// until its place is needed).
+    pub silent_timeout: Duration,
     /// The routes added over the UDP service ([`super::udp`]); shared with the responder.
     pub routes: RouteTable,
     /// Serve only peers with a route: an AMS frame from a source NetId without one closes
@@ -75,6 +91,7 @@ impl ServerConfig {
             max_connections: 64,
             // Clients write a frame in one call; on a LAN it arrives within milliseconds.
             frame_timeout: Duration::from_secs(1),
+            silent_timeout: SILENT_TIMEOUT,
             routes: RouteTable::new(),
             require_route: false,
             secure: None,
@@ -92,6 +109,16 @@ pub const OUTBOX_FRAMES: usize = 256;
 /// Bytes of notification frames queued for one connection, likewise (a frame is always taken
 /// into an empty queue): what a client that does not read can make the server hold for it.
 pub const OUTBOX_BYTES: usize = 1 << 20;
+
+/// How long a new connection may stay without sending a frame, by default
+/// ([`ServerConfig::silent_timeout`]).
+pub const SILENT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Descriptors one connection holds: its socket, the reader's and the control handle.
+pub const DESCRIPTORS_PER_CONNECTION: usize = 3;
+/// Descriptors one Secure ADS handshake under way holds: its socket and the handle its
+/// deadline shuts down.
+pub const DESCRIPTORS_PER_HANDSHAKE: usize = 2;
 
 /// The default listen address: loopback, ADS port 48898.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:48898";
@@ -116,6 +143,51 @@ pub struct ServerStats {
     pub stuck: AtomicU64,
     /// Secure ADS connections whose handshake failed or whose TlsConnectInfo was refused.
     pub refused_tls: AtomicU64,
+    /// Connections closed at once, unserved: the process's descriptor budget could not take
+    /// them ([`crate::ports`]), or twice [`MAX_HANDSHAKES`] Secure ADS handshakes were under
+    /// way.
+    pub refused: AtomicU64,
+    /// Connections closed because they sent no frame within [`ServerConfig::silent_timeout`].
+    pub silent: AtomicU64,
+}
+
+/// The server's rate-limited warnings, one per kind of trouble a peer can cause once per
+/// connection.
+#[derive(Debug)]
+struct Logs {
+    malformed: SharedThrottle,
+    handshake: SharedThrottle,
+    refused: SharedThrottle,
+    silent: SharedThrottle,
+    stuck: SharedThrottle,
+    unserved: SharedThrottle,
+}
+
+impl Logs {
+    const fn new() -> Logs {
+        Logs {
+            malformed: SharedThrottle::new("ADS connections closed for a malformed frame"),
+            handshake: SharedThrottle::new("Secure ADS handshakes failed or refused"),
+            refused: SharedThrottle::new("ADS connections refused"),
+            silent: SharedThrottle::new("ADS connections closed for sending nothing"),
+            stuck: SharedThrottle::new("ADS connections closed for not reading"),
+            unserved: SharedThrottle::new("ADS connections or accepts failed"),
+        }
+    }
+
+    /// Says what each held back, once a second has gone by since its last line (`force`: now).
+    fn flush(&self, force: bool) {
+        for t in [
+            &self.malformed,
+            &self.handshake,
+            &self.refused,
+            &self.silent,
+            &self.stuck,
+            &self.unserved,
+        ] {
+            t.flush(force);
+        }
+    }
 }
 
 /// A connection's byte stream: plain TCP, or TLS over it shared by the connection's reader
@@ -196,6 +268,9 @@ struct Conn {
     outbox: Mutex<Outbox>,
     /// Signalled when a frame is queued or the connection closes.
     ready: Condvar,
+    /// Its descriptors in the process's budget, given back when the last of its threads lets
+    /// go of it (its sockets closed).
+    _descriptors: Held,
 }
 
 /// A connection's queued notification frames and their bytes.
@@ -312,6 +387,7 @@ struct Shared {
     /// would otherwise keep a handshake thread for minutes, each read within its timeout).
     handshake_deadlines: Mutex<Vec<(u64, Instant, TcpStream)>>,
     next_handshake: AtomicU64,
+    logs: Logs,
 }
 
 /// Secure ADS handshakes at once; a connection beyond them closes the oldest handshake under
@@ -333,6 +409,8 @@ pub struct Server {
 impl Server {
     /// Binds and starts serving `device`.
     pub fn start(config: ServerConfig, device: Device) -> io::Result<Server> {
+        // The soft descriptor limit raised before any connection comes.
+        ports::descriptors();
         let listener = TcpListener::bind(config.listen)?;
         let local_addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
@@ -345,6 +423,7 @@ impl Server {
             handshakes: AtomicUsize::new(0),
             handshake_deadlines: Mutex::new(Vec::new()),
             next_handshake: AtomicU64::new(0),
+            logs: Logs::new(),
         });
         let accept = {
             let shared = Arc::clone(&shared);
@@ -419,6 +498,8 @@ impl Server {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+        // What a flood held back, said before the summary.
+        self.shared.logs.flush(true);
     }
 }
 
@@ -434,19 +515,49 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
             Ok(_) if shared.stop.load(Ordering::Relaxed) => break,
             Ok((stream, peer)) => match shared.config.secure.clone() {
                 None => {
+                    let Some(held) = take_descriptors(shared, DESCRIPTORS_PER_CONNECTION, peer)
+                    else {
+                        continue;
+                    };
                     make_room(shared, peer);
-                    if let Err(e) = spawn_connection(shared, Link::Plain(stream), peer) {
-                        tracing::warn!(%peer, "cannot serve ADS connection: {e}");
+                    if let Err(e) = spawn_connection(shared, Link::Plain(stream), peer, held) {
+                        shared
+                            .logs
+                            .unserved
+                            .warn(|| format!("cannot serve ADS connection from {peer}: {e}"));
                     }
                 }
                 Some(secure) => secure_handshake(shared, secure, stream, peer),
             },
             Err(e) => {
-                tracing::warn!("ADS accept failed: {e}");
+                shared
+                    .logs
+                    .unserved
+                    .warn(|| format!("ADS accept failed: {e}"));
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
     }
+}
+
+/// `n` descriptors from the process's budget for a connection from `peer`; `None` (the
+/// connection, dropped by the caller, closed at once): refused, counted and logged.
+fn take_descriptors(shared: &Shared, n: usize, peer: SocketAddr) -> Option<Held> {
+    let budget = ports::descriptors();
+    let held = budget.take(n);
+    if held.is_none() {
+        shared.stats.refused.fetch_add(1, Ordering::Relaxed);
+        shared.logs.refused.warn(|| {
+            format!(
+                "refused ADS connection from {peer}: the process's descriptors for connections \
+                 are taken ({} of {}, RLIMIT_NOFILE {})",
+                budget.held(),
+                budget.budget(),
+                budget.limit()
+            )
+        });
+    }
+    held
 }
 
 /// With every place taken, closes the connection that has least claim to its place (see
@@ -483,6 +594,9 @@ fn secure_handshake(
     stream: TcpStream,
     peer: SocketAddr,
 ) {
+    let Some(mut held) = take_descriptors(shared, DESCRIPTORS_PER_HANDSHAKE, peer) else {
+        return;
+    };
     let under_way = shared.handshakes.fetch_add(1, Ordering::AcqRel);
     if under_way >= MAX_HANDSHAKES {
         // All places taken: the oldest handshake gives its place up (a real client's takes a
@@ -498,7 +612,10 @@ fn secure_handshake(
         }
         if under_way >= 2 * MAX_HANDSHAKES {
             shared.handshakes.fetch_sub(1, Ordering::AcqRel);
-            tracing::warn!(%peer, "{MAX_HANDSHAKES} Secure ADS handshakes under way: closed a new connection");
+            shared.stats.refused.fetch_add(1, Ordering::Relaxed);
+            shared.logs.refused.warn(|| {
+                format!("{MAX_HANDSHAKES} Secure ADS handshakes under way: closed a new connection from {peer}")
+            });
             return;
         }
     }
@@ -534,9 +651,25 @@ fn secure_handshake(
                             from: Some(peer),
                         });
                     }
+                    // The handshake's deadline handle is gone; the connection holds one more.
+                    let grown = DESCRIPTORS_PER_CONNECTION - DESCRIPTORS_PER_HANDSHAKE;
+                    if !held.grow(grown) {
+                        drop(held);
+                        let Some(h) = take_descriptors(&shared, DESCRIPTORS_PER_CONNECTION, peer)
+                        else {
+                            return;
+                        };
+                        held = h;
+                    }
                     let raw = match tls.get_ref().try_clone() {
                         Ok(r) => Arc::new(r),
-                        Err(e) => return tracing::warn!(%peer, "cannot serve ADS connection: {e}"),
+                        Err(e) => {
+                            shared
+                                .logs
+                                .unserved
+                                .warn(|| format!("cannot serve ADS connection from {peer}: {e}"));
+                            return;
+                        }
                     };
                     if shared.stop.load(Ordering::Relaxed) {
                         return;
@@ -546,23 +679,34 @@ fn secure_handshake(
                         tls: Arc::new(Mutex::new(tls)),
                         raw,
                     };
-                    if let Err(e) = spawn_connection(&shared, link, peer) {
-                        tracing::warn!(%peer, "cannot serve ADS connection: {e}");
+                    if let Err(e) = spawn_connection(&shared, link, peer, held) {
+                        shared
+                            .logs
+                            .unserved
+                            .warn(|| format!("cannot serve ADS connection from {peer}: {e}"));
                     }
                 }
                 Err(e) => {
                     shared.stats.refused_tls.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(%peer, "Secure ADS: {e}");
+                    shared.logs.handshake.warn(|| format!("Secure ADS: {e}"));
                 }
             }
         });
     if let Err(e) = spawned {
         shared.handshakes.fetch_sub(1, Ordering::AcqRel);
-        tracing::warn!(%peer, "cannot serve ADS connection: {e}");
+        shared
+            .logs
+            .unserved
+            .warn(|| format!("cannot serve ADS connection from {peer}: {e}"));
     }
 }
 
-fn spawn_connection(shared: &Arc<Shared>, link: Link, peer: SocketAddr) -> io::Result<()> {
+fn spawn_connection(
+    shared: &Arc<Shared>,
+    link: Link,
+    peer: SocketAddr,
+    descriptors: Held,
+) -> io::Result<()> {
     let stream = link.tcp();
     stream.set_nonblocking(false)?;
     // Request/reply ping-pong: Nagle would add up to 40 ms per reply.
@@ -586,6 +730,7 @@ fn spawn_connection(shared: &Arc<Shared>, link: Link, peer: SocketAddr) -> io::R
         }),
         outbox: Mutex::new(Outbox::default()),
         ready: Condvar::new(),
+        _descriptors: descriptors,
     });
     {
         let (shared, conn) = (Arc::clone(shared), Arc::clone(&conn));
@@ -624,7 +769,20 @@ fn spawn_connection(shared: &Arc<Shared>, link: Link, peer: SocketAddr) -> io::R
                     }
                     Closed::Malformed(e) => {
                         shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(%peer, "closing ADS connection: {e}");
+                        shared
+                            .logs
+                            .malformed
+                            .warn(|| format!("closing ADS connection from {peer}: {e}"));
+                    }
+                    Closed::Silent => {
+                        shared.stats.silent.fetch_add(1, Ordering::Relaxed);
+                        shared.logs.silent.warn(|| {
+                            format!(
+                                "closing ADS connection from {peer}: no frame within {:?} of \
+                                 its opening",
+                                shared.config.silent_timeout
+                            )
+                        });
                     }
                 }
             })
@@ -643,12 +801,15 @@ enum Closed {
     Stopped,
     Io(io::Error),
     Malformed(String),
+    /// No frame within [`ServerConfig::silent_timeout`] of the opening.
+    Silent,
     /// A frame from this NetId, which has no route ([`ServerConfig::require_route`]).
     NoRoute(wire::AmsNetId),
 }
 
 /// Fills `buf` from the stream. `Ok(false)`: clean end of stream before the first byte.
-/// While no byte of a frame has arrived the wait is unbounded (an idle client is fine);
+/// While no byte of a frame has arrived the wait is unbounded for a connection that has
+/// talked (an idle client is fine) and bounded by the silent timeout for one that has not;
 /// once one has, the rest must come within the frame timeout.
 fn fill(
     shared: &Shared,
@@ -687,12 +848,21 @@ fn fill(
                         shared.config.frame_timeout
                     )));
                 }
+                if deadline.is_none() && silent_too_long(shared, conn) {
+                    return Err(Closed::Silent);
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(Closed::Io(e)),
         }
     }
     Ok(true)
+}
+
+/// Whether `conn` has sent no frame and has been open longer than the silent timeout.
+fn silent_too_long(shared: &Shared, conn: &Conn) -> bool {
+    let p = lock(&conn.progress);
+    p.frames == 0 && p.opened.elapsed() > shared.config.silent_timeout
 }
 
 fn serve(shared: &Shared, conn: &Conn, mut stream: Link) -> Closed {
@@ -818,7 +988,9 @@ fn write_loop(shared: &Shared, conn: &Conn) {
         if let Err(e) = written {
             if crate::timed_out::timed_out(&e) {
                 shared.stats.stuck.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!("closing an ADS connection that has not read for {WRITE_TIMEOUT:?}");
+                shared.logs.stuck.warn(|| {
+                    format!("closing an ADS connection that has not read for {WRITE_TIMEOUT:?}")
+                });
             }
             conn.close();
             return;
@@ -848,6 +1020,7 @@ fn notify_loop(shared: &Shared) {
             }
             !late
         });
+        shared.logs.flush(false);
         let wait = next.saturating_duration_since(Instant::now());
         std::thread::sleep(wait.max(Duration::from_micros(200)));
     }

@@ -387,13 +387,19 @@ impl Clock {
         self.period_estimate.unwrap_or(configured.as_secs_f64())
     }
 
+    /// The shadow time at `now` after a gap of `gap` in which nothing was stepped
+    /// (lockstep: the gap added to the shadow time; free-running: the wall clock's).
+    pub(super) fn time_after(&self, now: Instant, gap: Duration) -> f64 {
+        match self.timing {
+            CycleTiming::Free { .. } => self.origin.time_at(now).max(self.time()),
+            CycleTiming::Lockstep { .. } => self.time() + gap.as_secs_f64(),
+        }
+    }
+
     /// A resync at `now` with the PLC at `counter`, after a gap of `gap` (lockstep: added to
     /// the shadow time; free-running: the wall clock has it). Returns the new shadow time.
     pub(super) fn rebase(&mut self, now: Instant, gap: Duration, counter: u32) -> f64 {
-        let time = match self.timing {
-            CycleTiming::Free { .. } => self.origin.time_at(now).max(self.time()),
-            CycleTiming::Lockstep { .. } => self.time() + gap.as_secs_f64(),
-        };
+        let time = self.time_after(now, gap);
         self.set_time(time);
         self.counter = counter;
         self.plc = Counted::at(time);

@@ -47,6 +47,9 @@ pub struct ShadowConfig {
     pub clearance: Option<f64>,
     /// Ask for real-time scheduling of the thread that runs the cycles ([`crate::realtime`]).
     pub realtime: bool,
+    /// A PLC lost for longer than this when the run ends is an error
+    /// ([`ShadowError::Lost`](super::ShadowError::Lost)): the link's timeout.
+    pub lost_after: Duration,
 }
 
 impl Default for ShadowConfig {
@@ -63,6 +66,7 @@ impl Default for ShadowConfig {
             max_catch_up: Duration::from_millis(50),
             clearance: Some(cdpr_core::interference::DEFAULT_CLEARANCE),
             realtime: true,
+            lost_after: Duration::from_millis(500),
         }
     }
 }

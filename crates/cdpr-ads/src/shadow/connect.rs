@@ -7,7 +7,7 @@ use super::{CycleTiming, Recorder, Shadow, ShadowConfig, ShadowError};
 use crate::link::UdpServiceError;
 use crate::link::{
     AdsConfig, AdsController, AdsSource, AdsTransport, Controller, ControllerError, Exchange,
-    ExchangeChoice, ShadowLink, WritePolicy,
+    ExchangeChoice, Interrupt, ShadowLink, WritePolicy,
 };
 use crate::plc_symbols::PlcSymbols;
 use crate::secure::{self, SecureClient};
@@ -42,6 +42,9 @@ pub struct ShadowSetup {
     /// Secure ADS (TLS on TCP 8016, the default port then) in one of its modes; `None`:
     /// plain ADS.
     pub secure: Option<SecureClient>,
+    /// The stop request (Ctrl-C, SIGTERM) that ends any wait of the link at once, at start
+    /// and in the run.
+    pub interrupt: Interrupt,
 }
 
 impl ShadowSetup {
@@ -58,6 +61,7 @@ impl ShadowSetup {
             config: ShadowConfig::default(),
             record: None,
             secure: None,
+            interrupt: Interrupt::new(),
         }
     }
 }
@@ -152,6 +156,16 @@ pub fn choose_net_id(
     given: Option<AmsNetId>,
     timeout: Duration,
 ) -> Result<NetIdChoice, ShadowError> {
+    choose_net_id_until(plc, given, timeout, &Interrupt::new())
+}
+
+/// [`choose_net_id`], its UDP wait given up when `interrupt` is raised.
+pub fn choose_net_id_until(
+    plc: &str,
+    given: Option<AmsNetId>,
+    timeout: Duration,
+    interrupt: &Interrupt,
+) -> Result<NetIdChoice, ShadowError> {
     if let Some(net_id) = given {
         return Ok(NetIdChoice {
             net_id,
@@ -163,7 +177,11 @@ pub fn choose_net_id(
     let host = endpoint
         .rsplit_once(':')
         .map_or(endpoint.as_str(), |(host, _)| host);
-    let why = match crate::link::net_id_of(host, timeout) {
+    let asking = host.to_string();
+    let answer = interrupt
+        .wait_for(timeout, move || crate::link::net_id_of(&asking, timeout))
+        .ok_or(ShadowError::Controller(ControllerError::Interrupted))?;
+    let why = match answer {
         Ok(net_id) => {
             return Ok(NetIdChoice {
                 net_id,
@@ -238,7 +256,12 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
                 s.mode.name()
             ),
         },
-        _ => choose_net_id(&setup.plc, setup.ams_net_id, setup.timeout)?,
+        _ => choose_net_id_until(
+            &setup.plc,
+            setup.ams_net_id,
+            setup.timeout,
+            &setup.interrupt,
+        )?,
     };
     let mut transport = AdsTransport::connect(AdsConfig {
         endpoint: endpoint.clone(),
@@ -247,6 +270,7 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
         timeout: setup.timeout,
         exchange: setup.exchange,
         secure: setup.secure.clone(),
+        interrupt: setup.interrupt.clone(),
     })
     .map_err(|source| ShadowError::Connect {
         endpoint: endpoint.clone(),

@@ -29,8 +29,14 @@ pub enum CycleStatus {
     Rejected,
     /// The link is down; the next attempt is due at `retry_at`.
     Offline,
-    /// The link is back (or the PLC restarted); the physics was re-settled.
+    /// The link is back (or the PLC restarted, or the samples came again after a stall); the
+    /// physics was re-settled.
     Resynced,
+    /// The link is up but no new sample has come for longer than the stall limit: nothing
+    /// stepped, written or recorded.
+    Stalled,
+    /// A stop was asked for while the link waited (Ctrl-C): nothing more done.
+    Interrupted,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +86,11 @@ impl<C: Controller> Shadow<C> {
             Err(ended) => return Ok(ended),
         };
         let brought = self.admit(now, read_time);
+        if brought.new + brought.unusable > 0 {
+            self.fresh_sample(now);
+        } else if let Some(held) = self.check_stall(now) {
+            return Ok(held);
+        }
         let (target, plc_cycle) = match self.clock.tick(now, brought, &mut self.stats) {
             Tick::Due { target, plc_cycle } => (target, plc_cycle),
             Tick::Polled => return Ok(CycleReport::new(CycleStatus::Polled)),
@@ -126,9 +137,15 @@ impl<C: Controller> Shadow<C> {
         // Handles the PLC invalidated (online change) were re-resolved within the read: a gap
         // on this cycle's first step, unless a restart's resync below counts it anyway.
         let repaired = self.take_re_resolves() > 0;
-        if let Err(e) = read {
-            self.lose_link(now, &e);
-            return Ok(Err(CycleReport::new(CycleStatus::Offline)));
+        match read {
+            Ok(()) => {}
+            Err(ControllerError::Interrupted) => {
+                return Ok(Err(CycleReport::new(CycleStatus::Interrupted)));
+            }
+            Err(e) => {
+                self.lose_link(now, &e);
+                return Ok(Err(CycleReport::new(CycleStatus::Offline)));
+            }
         }
         // A counter that went back, against the one before it (a PLC restart), usable or not:
         // the newest usable sample from there on is where the physics starts again (none: the
@@ -144,6 +161,22 @@ impl<C: Controller> Shadow<C> {
         let Some((at, from)) = restart else {
             if repaired {
                 self.mark_gap();
+            }
+            // Samples again after a stall: the newest usable one of a new counter value is
+            // where the physics starts again.
+            if self.link.stalled() {
+                let counter = self.clock.counter();
+                let newest = self
+                    .batch
+                    .iter()
+                    .rev()
+                    .filter(|s| s.cycle() != counter)
+                    .find_map(Sample::usable)
+                    .cloned();
+                if let Some(inputs) = newest {
+                    self.end_stall(now, inputs)?;
+                    return Ok(Err(CycleReport::new(CycleStatus::Resynced)));
+                }
             }
             return Ok(Ok(time));
         };
@@ -316,6 +349,11 @@ impl<C: Controller> Shadow<C> {
         }
         match self.write_outputs(plc_cycle) {
             Ok(()) => Ok(None),
+            Err(ShadowError::Controller(ControllerError::Interrupted)) => {
+                let (counter, enable) = (self.clock.counter(), self.enable());
+                self.recording.flush(&self.robot, counter, enable)?;
+                Ok(Some(CycleReport::new(CycleStatus::Interrupted)))
+            }
             Err(ShadowError::Controller(e)) if !fatal_write(&e) => {
                 // The steps happened: they stay in the record, before the gap.
                 let (counter, enable) = (self.clock.counter(), self.enable());

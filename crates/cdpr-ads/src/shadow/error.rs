@@ -27,6 +27,12 @@ pub enum ShadowError {
     CableCountChanged { before: usize, now: usize },
     #[error("{0}")]
     Config(String),
+    /// The link went down and stayed down past the link's timeout until the run ended.
+    #[error(
+        "the PLC was lost at {at_s:.3} s (shadow time) and not regained in the {for_s:.3} s \
+         before the run ended: the record ends with a gap row there"
+    )]
+    Lost { at_s: f64, for_s: f64 },
     #[error("connecting to the PLC")]
     Connect {
         endpoint: String,

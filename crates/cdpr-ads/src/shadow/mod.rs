@@ -40,7 +40,13 @@
 //! `cycle` call retries with exponential back-off (it never sleeps itself), re-resolving the
 //! handles ([`reconnect`]). On return — or when the cycle counter goes back, a PLC restarted — the platform is
 //! re-settled where the new commands hold it, the clock re-based, and the record's next row
-//! carries `gap = 1`. A controller whose anchors changed meanwhile is refused.
+//! carries `gap = 1`. A controller whose anchors changed meanwhile is refused. A live link
+//! that brings no new sample for [`Shadow::stall_limit`] (a stopped task, a runtime STOP —
+//! asked with ADS ReadState —, notifications stalled on the network) holds the physics the same
+//! way: nothing stepped or recorded until the samples come again, then a resync and a gap. A
+//! run that ends offline or stalled closes its record with one gap row at its end; offline for
+//! longer than [`ShadowConfig::lost_after`] it ends with [`ShadowError::Lost`]. A stop asked for
+//! through the link's [`Interrupt`](crate::link::Interrupt) ends any blocked wait at once.
 //!
 //! For a viewer: drive `cycle()` from a thread of its own at the shadow's period (or call
 //! [`run`]) and read [`Shadow::state`], [`Shadow::commanded_pose`], [`Shadow::robot`],
@@ -61,8 +67,8 @@ mod run;
 mod start;
 pub mod stats;
 mod step;
-mod throttle;
 mod timeline;
+mod warnings;
 
 pub use config::{CycleTiming, ShadowConfig};
 pub use connect::{
@@ -123,7 +129,7 @@ pub struct Shadow<C: Controller> {
     /// Statistics.
     stats: ShadowStats,
     /// Throttles of the warnings.
-    warnings: throttle::Warnings,
+    warnings: warnings::Warnings,
     /// The interference check at the last exchange's pose (with a clearance).
     interference: Option<cdpr_core::interference::Report>,
     /// How the thread running the cycles is scheduled, once [`run`] has started.
@@ -246,6 +252,18 @@ impl<C: Controller> Shadow<C> {
     /// Whether the link to the controller is up.
     pub fn is_linked(&self) -> bool {
         self.link.is_up()
+    }
+
+    /// Whether the link is up but its samples have stalled (the physics holds; see
+    /// [`Shadow::stall_limit`]).
+    pub fn is_stalled(&self) -> bool {
+        self.link.stalled()
+    }
+
+    /// Since when the link's samples have stalled (`None`: they come, or the link is down),
+    /// and whether the PLC said it is in STOP.
+    pub fn stalled_since(&self) -> Option<(Instant, bool)> {
+        self.link.stalled_since()
     }
 
     /// When the link went down (`None` while it is up).

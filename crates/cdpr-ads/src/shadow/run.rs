@@ -91,9 +91,16 @@ pub fn run_with<C: Controller>(
         }
         wait_until(shadow, end.map_or(deadline, |e| deadline.min(e)), stop);
     };
-    // The record is flushed even when the loop ended on an error.
+    // A run that ends without its PLC closes its record with a gap row (and is an error when
+    // the PLC was lost for longer than the link's timeout); the record is flushed even when
+    // the loop ended on an error.
+    let lost_after = shadow.config().lost_after;
+    let ended = match result {
+        Ok(()) => shadow.end_at(Instant::now(), lost_after),
+        Err(e) => Err(e),
+    };
     let flushed = shadow.finish();
-    result.and(flushed)
+    ended.and(flushed)
 }
 
 /// Waits until `wake`, a stop request, or a sample the controller sent of its own accord.

@@ -8,8 +8,8 @@ use super::reaction::Echoes;
 use super::reconnect::LinkState;
 use super::record::Recording;
 use super::step::Drive;
-use super::throttle::Warnings;
 use super::timeline::{ReadClock, Timeline};
+use super::warnings::Warnings;
 use super::{AnchorDifference, Consistency};
 use super::{Shadow, ShadowConfig, ShadowError, ShadowStats, model};
 use crate::link::{Controller, CycleInputs, ShadowOutputs};
@@ -95,7 +95,7 @@ impl<C: Controller> Shadow<C> {
         warn_inconsistent(&start);
         let now = Instant::now();
         let mut shadow = Shadow {
-            link: LinkState::up(controller.re_resolves()),
+            link: LinkState::up(controller.re_resolves(), now),
             controller,
             clock: Clock::new(config.timing, config.sim.dt, now, inputs.cycle),
             drive: Drive::new(&inputs.commanded_lengths),

@@ -90,8 +90,17 @@ pub struct ShadowStats {
     /// invalidated their handles (an online change or a re-download); each is also a gap.
     pub re_resolves: u64,
     /// Times the shadow re-synchronised (reconnect, PLC restart, physics reset, symbols
-    /// re-resolved): each is a gap in the record.
+    /// re-resolved, samples again after a stall) or ended without its PLC: each is a gap in
+    /// the record (one row with `gap = 1`).
     pub gaps: u64,
+    /// Stretches on a live link without a new sample for longer than the stall limit (a
+    /// stopped task, a runtime STOP, notifications that stalled): nothing was stepped or
+    /// recorded in them.
+    pub stalls: u64,
+    /// Of those, the ones the PLC said were a runtime STOP (ADS ReadState).
+    pub plc_stops: u64,
+    /// Time without samples — offline or stalled, to the resync or the end —, s.
+    pub without_samples_s: f64,
     /// Free-running cycles that started more than 1.5 `--cycle` periods after the one before
     /// (polls or notifications may run them more often: this counts the shadow falling behind
     /// its own schedule, not its wake-ups).
@@ -181,6 +190,12 @@ pub struct Summary {
     /// Symbols re-resolved on a live link after the PLC invalidated their handles.
     pub re_resolves: u64,
     pub gaps: u64,
+    /// Stretches without a new sample on a live link, and how many of them the PLC said were
+    /// a runtime STOP.
+    pub stalls: u64,
+    pub plc_stops: u64,
+    /// Time without samples (offline or stalled), s.
+    pub without_samples_s: f64,
     /// How the cycle's inputs travel over ADS on the current connection (`notify`,
     /// `sum-handle`, `sum-address`, `single`); null in-process or before the first exchange.
     pub exchange: Option<Exchange>,
@@ -235,6 +250,9 @@ impl ShadowStats {
             reconnects: self.reconnects,
             re_resolves: self.re_resolves,
             gaps: self.gaps,
+            stalls: self.stalls,
+            plc_stops: self.plc_stops,
+            without_samples_s: self.without_samples_s,
             exchange: None,
             reaction_cycles: self.reaction_quantile(0.5),
             reaction_p99_cycles: self.reaction_quantile(0.99),

@@ -396,6 +396,7 @@ fn free_running_commands_are_as_smooth_as_lockstep_under_poll_jitter() {
 
 mod faults;
 mod samples;
+mod stalls;
 
 /// uvigo8 with `[plc] interference` named (on the allow-list when `allowed`) and a ball on
 /// cable upper0's free segment at the middle of seed000.

@@ -1,6 +1,7 @@
 //! Where the controller is and how the client reaches it.
 
 use super::exchange::ExchangeChoice;
+use crate::link::Interrupt;
 use crate::secure::SecureClient;
 use crate::wire::AmsAddr;
 use std::time::Duration;
@@ -30,6 +31,8 @@ pub struct AdsConfig {
     pub exchange: ExchangeChoice,
     /// Secure ADS (TLS, TCP 8016) in one of its modes; `None`: plain ADS.
     pub secure: Option<SecureClient>,
+    /// A stop request that ends every wait of the link at once (Ctrl-C, SIGTERM).
+    pub interrupt: Interrupt,
 }
 
 impl AdsConfig {
@@ -41,6 +44,7 @@ impl AdsConfig {
             timeout: Duration::from_millis(500),
             exchange: ExchangeChoice::Auto,
             secure: None,
+            interrupt: Interrupt::new(),
         }
     }
 }

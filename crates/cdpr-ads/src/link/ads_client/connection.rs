@@ -15,6 +15,7 @@
 //!   handles this connection registered;
 //! - every wait has a deadline: the TCP connect, the router's port request, each reply.
 
+use crate::link::interrupt::{self, Interrupt, Watch};
 use crate::secure::{SecureClient, SecureError};
 use crate::wire::{
     self, AMS_HEADER_LEN, AmsAddr, AmsHeader, AmsNetId, Frame, Framing, MAX_AMS_LEN,
@@ -64,6 +65,9 @@ pub enum ConnError {
     /// The peer sent something that is not a reply to this request.
     #[error("the PLC sent {0}")]
     Garbled(String),
+    /// A stop was asked for ([`Interrupt`]): the socket was shut down under the wait.
+    #[error("interrupted (Ctrl-C or a signal)")]
+    Interrupted,
 }
 
 impl From<ReplyError> for ConnError {
@@ -166,6 +170,9 @@ pub struct Connection {
     queue: VecDeque<Stamped>,
     queued_bytes: usize,
     counts: NotificationCounts,
+    /// Shuts the socket down when a stop is asked for, so that no wait outlives it.
+    interrupt: Interrupt,
+    _watch: Option<Watch>,
 }
 
 impl Connection {
@@ -180,6 +187,20 @@ impl Connection {
         timeout: Duration,
         secure: Option<&SecureClient>,
     ) -> Result<Connection, OpenError> {
+        Connection::open_interruptible(endpoint, target, source, timeout, secure, &Interrupt::new())
+    }
+
+    /// [`Connection::open`], every wait of it and of the connection ended within a fraction
+    /// of a second when `interrupt` is raised ([`ConnError::Interrupted`], or an I/O error of
+    /// kind `Interrupted` while opening).
+    pub fn open_interruptible(
+        endpoint: &str,
+        target: AmsAddr,
+        source: Source,
+        timeout: Duration,
+        secure: Option<&SecureClient>,
+        interrupt: &Interrupt,
+    ) -> Result<Connection, OpenError> {
         let addr: SocketAddr = endpoint
             .to_socket_addrs()
             .map_err(OpenError::Io)?
@@ -190,7 +211,9 @@ impl Connection {
                     format!("`{endpoint}` resolves to no address"),
                 ))
             })?;
-        let stream = TcpStream::connect_timeout(&addr, timeout).map_err(OpenError::Io)?;
+        let stream = interrupt::connect(addr, timeout, interrupt).map_err(OpenError::Io)?;
+        // Watched before the TLS handshake, whose reads a stop must end too.
+        let watch = interrupt.watch(&stream);
         stream.set_nodelay(true).map_err(OpenError::Io)?;
         stream
             .set_write_timeout(Some(timeout))
@@ -215,7 +238,13 @@ impl Connection {
                 };
                 let session = secure
                     .connect(stream, endpoint, own.net_id, timeout)
-                    .map_err(OpenError::Secure)?;
+                    .map_err(|e| match interrupt.raised() {
+                        true => OpenError::Io(io::Error::new(
+                            io::ErrorKind::Interrupted,
+                            "interrupted (Ctrl-C or a signal)",
+                        )),
+                        false => OpenError::Secure(e),
+                    })?;
                 let target = if target.net_id == AmsNetId::UNSPECIFIED {
                     AmsAddr::new(session.plc_net_id, target.port)
                 } else {
@@ -243,6 +272,8 @@ impl Connection {
             queue: VecDeque::new(),
             queued_bytes: 0,
             counts: NotificationCounts::default(),
+            interrupt: interrupt.clone(),
+            _watch: watch,
         };
         c.source = match source {
             Source::Fixed(a) => a,
@@ -263,6 +294,12 @@ impl Connection {
         let deadline = Some(Instant::now() + self.timeout);
         loop {
             let frame = self.next_frame(deadline).map_err(|e| {
+                if let ConnError::Interrupted = e {
+                    return OpenError::Io(io::Error::new(
+                        io::ErrorKind::Interrupted,
+                        "interrupted (Ctrl-C or a signal)",
+                    ));
+                }
                 OpenError::Router(match e {
                     ConnError::Timeout(t) => format!(
                         "{endpoint} accepted the connection but did not answer the AMS port \
@@ -329,7 +366,9 @@ impl Connection {
         self.stream
             .write_all(self.framing.outgoing(&frame))
             .map_err(|e| {
-                if crate::timed_out::timed_out(&e) {
+                if self.interrupt.raised() {
+                    ConnError::Interrupted
+                } else if crate::timed_out::timed_out(&e) {
                     ConnError::Timeout(self.timeout)
                 } else {
                     ConnError::Closed(format!("sending a request: {e}"))
@@ -411,6 +450,24 @@ impl Connection {
         Ok(wire::decode_data(&payload, read_length)?
             .map_err(ConnError::Ads)?
             .to_vec())
+    }
+
+    /// ReadState: the device's ADS state (`wire::ads_state`: RUN 5, STOP 6, …) and its device
+    /// state.
+    pub fn read_state(&mut self) -> Result<(u16, u16), ConnError> {
+        let payload = self.request(&Request::ReadState)?;
+        match *payload.as_slice() {
+            [r0, r1, r2, r3, ..] if u32::from_le_bytes([r0, r1, r2, r3]) != 0 => {
+                Err(ConnError::Ads(u32::from_le_bytes([r0, r1, r2, r3])))
+            }
+            [_, _, _, _, a0, a1, d0, d1] => {
+                Ok((u16::from_le_bytes([a0, a1]), u16::from_le_bytes([d0, d1])))
+            }
+            _ => Err(ConnError::Garbled(format!(
+                "a ReadState reply of {} bytes, 8 expected",
+                payload.len()
+            ))),
+        }
     }
 
     /// AddDeviceNotification: the handle its samples will carry.
@@ -563,6 +620,9 @@ impl Connection {
         }
         let mut chunk = [0u8; 16 * 1024];
         let got = self.stream.read(&mut chunk);
+        if self.interrupt.raised() {
+            return Err(ConnError::Interrupted);
+        }
         if deadline.is_none() {
             self.stream.tcp().set_nonblocking(false).map_err(broken)?;
         }

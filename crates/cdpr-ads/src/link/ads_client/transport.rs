@@ -94,14 +94,18 @@ impl AdsTransport {
         self.silent_sum_writes = 0;
         self.subscription = None;
         let endpoint = self.config.endpoint.as_str();
-        let client = Connection::open(
+        let client = Connection::open_interruptible(
             endpoint,
             self.config.target,
             source,
             self.config.timeout,
             self.config.secure.as_ref(),
+            &self.config.interrupt,
         )
         .map_err(|e| {
+            if self.config.interrupt.raised() {
+                return ControllerError::Interrupted;
+            }
             let (refused, text) = match e {
                 OpenError::Io(io) => (
                     io.kind() == std::io::ErrorKind::ConnectionRefused,
@@ -187,6 +191,10 @@ impl AdsTransport {
                 Failure::Other(ControllerError::Broken(format!(
                     "`{what}`: the PLC sent {why}"
                 )))
+            }
+            ConnError::Interrupted => {
+                self.client = None;
+                Failure::Other(ControllerError::Interrupted)
             }
         }
     }
@@ -496,6 +504,16 @@ impl Transport for AdsTransport {
         self.open()?;
         self.reconnects += 1;
         Ok(())
+    }
+
+    fn plc_state(&mut self) -> Result<Option<u16>, ControllerError> {
+        let state = self.client()?.read_state();
+        match state {
+            Ok((ads_state, _)) => Ok(Some(ads_state)),
+            // A device that does not serve ReadState says nothing about its state.
+            Err(ConnError::Ads(_)) => Ok(None),
+            Err(e) => Err(self.classify("ReadState", e).into_error("ReadState")),
+        }
     }
 
     fn exchange(&self) -> Option<Exchange> {
