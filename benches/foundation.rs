@@ -1,5 +1,5 @@
 //! IK, FK (warm start), tension distribution, the largest-minimum-tension LP and the
-//! interference check on uvigo8; and a robot file of 2000 cables
+//! interference check on uvigo8; and a robot file of 1024 cables (the most one may have)
 //! parsed, validated and its home statics answered (the figure that was once a "< 5 s"
 //! assertion in `robot::tests`); the pre-flight of a one-minute trajectory.
 //! Run: cargo bench --no-default-features --bench foundation
@@ -90,7 +90,7 @@ fn benches(c: &mut Criterion) {
 }
 
 /// A robot file of `n` cables on a circle (the one of `robot::tests`'s
-/// `two_thousand_cables_parse_and_their_statics_answer`).
+/// `the_most_cables_a_file_may_have_parse_and_their_statics_answer`).
 fn many_cables(n: usize) -> String {
     let mut frame = String::new();
     let mut platform = String::new();
@@ -113,11 +113,11 @@ fn many_cables(n: usize) -> String {
     )
 }
 
-/// 2000 cables: parse and validate, the home report at 500 kg, and at 1 kg (infeasible: the
+/// 1024 cables (`robot::MAX_CABLES`): parse and validate, the home report at 500 kg, and at 1 kg (infeasible: the
 /// slow path of the tension distribution).
 fn robot_file_benches(c: &mut Criterion) {
-    let text = many_cables(2000);
-    let mut group = c.benchmark_group("robot_2000_cables");
+    let text = many_cables(cdpr_core::robot::MAX_CABLES);
+    let mut group = c.benchmark_group("robot_1024_cables");
     group.sample_size(10);
     group.bench_function("parse", |b| {
         b.iter(|| parse_robot(black_box(&text), "many.toml").expect("valid"))

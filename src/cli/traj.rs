@@ -6,6 +6,7 @@ use super::output::{Table, json};
 use anyhow::{Context, Result};
 use cdpr_core::metrics::{self, CompareRequest, Comparison, Metrics};
 use cdpr_core::options::Value;
+use cdpr_core::recording::RunFile;
 use cdpr_core::recording::sidecar::{self, Sidecar};
 use cdpr_core::report;
 use cdpr_core::robot::Robot;
@@ -199,11 +200,13 @@ pub fn trajectory(a: TrajectoryArgs) -> Result<ExitCode> {
 
 #[derive(Args, Debug)]
 pub struct CompareInputs {
-    /// Reference (commanded) trajectory, CSV with columns t,x,y,z[,roll,pitch,yaw][,segment].
-    #[arg(long, value_name = "CSV")]
+    /// Reference (commanded) trajectory, CSV with columns t,x,y,z[,roll,pitch,yaw][,segment],
+    /// or a run recorded as MCAP.
+    #[arg(long, value_name = "CSV|MCAP")]
     pub reference: PathBuf,
-    /// Actual (measured or simulated) trajectory, CSV; may be sampled at another rate.
-    #[arg(long, value_name = "CSV")]
+    /// Actual (measured or simulated) trajectory, CSV or a run recorded as MCAP; may be
+    /// sampled at another rate.
+    #[arg(long, value_name = "CSV|MCAP")]
     pub actual: PathBuf,
     /// Which columns, and how the lag is treated (core's comparison request).
     #[command(flatten)]
@@ -244,6 +247,10 @@ impl CompareInputs {
             eprintln!("warning: {w}");
         }
         let read = |path: &PathBuf, suffix: &str, what: &str| {
+            if is_mcap(path) {
+                return run_trajectory(path, suffix)
+                    .with_context(|| format!("reading the {what} trajectory"));
+            }
             let options = CsvOptions {
                 suffix: suffix.to_string(),
             };
@@ -270,6 +277,39 @@ impl CompareInputs {
             )
         })
     }
+}
+
+/// A run recorded as MCAP (`cdpr simulate --out x.mcap`, `cdpr shadow --record x.mcap`): by
+/// its extension, as the recording reader opens it.
+fn is_mcap(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("mcap"))
+}
+
+/// The platform's pose of a recorded MCAP run (no column suffix), or its commanded pose
+/// (`_cmd`), read by the one recording reader; a file never finished is said so.
+fn run_trajectory(path: &std::path::Path, suffix: &str) -> Result<Trajectory> {
+    let commanded = match suffix {
+        "" => false,
+        "_cmd" => true,
+        other => anyhow::bail!(
+            "{}: an MCAP run holds the platform's pose (no column suffix) and the commanded \
+             pose (`_cmd`); `{other}` names neither",
+            path.display()
+        ),
+    };
+    let mut run = RunFile::open(path)?;
+    if run.unfinished() {
+        eprintln!(
+            "warning: {}: {}",
+            path.display(),
+            cdpr_core::recording::UNFINISHED_NOTE
+        );
+    }
+    if run.is_empty() {
+        anyhow::bail!("{}: the run has no rows", path.display());
+    }
+    Ok(run.trajectory(commanded)?)
 }
 
 #[derive(Args, Debug)]

@@ -115,3 +115,78 @@ fn a_csv_with_an_absurd_value_is_refused_naming_the_series_axis_and_time() {
         assert_eq!(e.matches("error").count(), 1, "one error: {e}");
     }
 }
+
+#[test]
+fn a_run_recorded_as_mcap_is_compared_as_its_csv_and_a_truncated_one_is_said_so() {
+    // It was read as CSV text: "not valid UTF-8 text".
+    let dir = scratch("report_mcap");
+    let (mcap, csv) = (dir.join("run.mcap"), dir.join("run.csv"));
+    for out in [&mcap, &csv] {
+        let o = cdpr(&[
+            "simulate",
+            "--robot",
+            "silva4",
+            "--trajectory",
+            "pickplace",
+            "--out",
+            s(out),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let compare = |reference: &Path, actual: &Path, columns: &str| {
+        let mut args = vec![
+            "compare",
+            "--reference",
+            s(reference),
+            "--reference-columns",
+            "_cmd",
+            "--actual",
+            s(actual),
+            "--json",
+        ];
+        if !columns.is_empty() {
+            args.extend(["--actual-columns", columns]);
+        }
+        cdpr(&args)
+    };
+    let from_csv = compare(&csv, &csv, "");
+    assert!(from_csv.status.success(), "{}", stderr(&from_csv));
+    // The platform's pose against the commanded one: the same numbers as from the CSV.
+    for (reference, actual) in [(&mcap, &mcap), (&csv, &mcap), (&mcap, &csv)] {
+        let o = compare(reference, actual, "");
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("JSON"),
+            serde_json::from_slice::<serde_json::Value>(&from_csv.stdout).expect("JSON"),
+            "{} against {}",
+            actual.display(),
+            reference.display()
+        );
+        assert_eq!(stderr(&o), "", "no warning for a finished run");
+    }
+    let report_dir = dir.join("report");
+    let o = cdpr(&[
+        "report",
+        "--reference",
+        s(&csv),
+        "--reference-columns",
+        "_cmd",
+        "--actual",
+        s(&mcap),
+        "--out",
+        s(&report_dir),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(report_dir.join("report.md").is_file());
+    // Columns an MCAP run does not have are named with those it has.
+    let o = compare(&csv, &mcap, "_measured");
+    assert!(!o.status.success());
+    assert_stderr(&o, "`_measured` names neither");
+    // Cut (the writer killed): read up to its last whole chunk, and said so.
+    let bytes = std::fs::read(&mcap).expect("mcap");
+    let cut = dir.join("cut.mcap");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).expect("cut");
+    let o = compare(&csv, &cut, "");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_stderr(&o, "cut.mcap: never finished");
+}

@@ -401,3 +401,64 @@ fn bad_pulley_and_obstacle_keys_are_refused_with_file_line_and_field() {
         assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
     }
 }
+
+/// silva4 with `n` cables: distinct frame anchors on a grid, every platform anchor at the
+/// origin (about 19 bytes a cable: 750 000 fit under the 16 MiB file cap).
+fn many_cables(n: usize) -> String {
+    let frame: Vec<String> = (0..n)
+        .map(|k| format!("[{},{},1]", k % 1000, k / 1000))
+        .collect();
+    let platform = vec!["[0,0,0]"; n].join(",");
+    let start = silva4().find("[cables]").expect("[cables]");
+    let end = start + silva4()[start..].find("\n[").expect("the next table");
+    format!(
+        "{}[cables]\nframe_anchors = [{}]\nplatform_anchors = [{platform}]\nstiffness = 2e4\n\
+         damping = 50.0\n{}",
+        &silva4()[..start],
+        frame.join(","),
+        &silva4()[end..]
+    )
+}
+
+#[test]
+fn a_file_of_750_000_cables_is_refused_before_it_is_parsed() {
+    // It was accepted after 35.6 s and 2.06 GB (release build); its replay refused after 9 s
+    // and 1 GB. Under the 3 GB address-space cap of the debug binary (which maps ~1 GB before
+    // it allocates) and the 20 s deadline, both are refused, naming the file, the count and
+    // the limit.
+    let dir = scratch("robot_files_many");
+    let text = many_cables(750_000);
+    assert!(text.len() as u64 > 14_000_000 && (text.len() as u64) < 16 << 20);
+    let huge = write(&dir, "huge.toml", &text);
+    let r = common::refused(
+        &["check", &huge],
+        1,
+        "cables.frame_anchors: 750000 cables, more than the 1024",
+    );
+    assert!(r.stderr.contains("huge.toml:"), "{}", r.stderr);
+    // A record whose sidecar names it: refused the same way, before the replay opens.
+    #[cfg(feature = "viewer")]
+    {
+        let run = dir.join("run.csv");
+        let o = cdpr(&[
+            "simulate",
+            "--robot",
+            "silva4",
+            "--trajectory",
+            "pickplace",
+            "--out",
+            &run.display().to_string(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let sidecar = cdpr_core::recording::sidecar::path_of(&run);
+        let meta = std::fs::read_to_string(&sidecar).expect("sidecar");
+        let named = meta.replace("robot = \"silva4\"", &format!("robot = {huge:?}"));
+        assert_ne!(named, meta, "{meta}");
+        std::fs::write(&sidecar, named).expect("sidecar");
+        common::refused(
+            &["view", "--replay", &run.display().to_string()],
+            1,
+            "750000 cables, more than the 1024",
+        );
+    }
+}

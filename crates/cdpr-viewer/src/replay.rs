@@ -54,6 +54,10 @@ impl Track {
                 robot.cable_count()
             )));
         }
+        // The panel shows them too; logged for a replay rendered without one (`--video`).
+        for note in notes_of(&file) {
+            tracing::warn!("{}: {note}", path.display());
+        }
         let row = file.row(0).map_err(|e| ViewerError::Record(Box::new(e)))?;
         let state = state_of(&row, 0);
         Ok(Track {
@@ -91,6 +95,12 @@ impl Track {
         &self.file
     }
 
+    /// What a face says of the record beside its rows: that the run was interrupted, or that
+    /// the file was never finished.
+    pub fn notes(&self) -> Vec<String> {
+        notes_of(&self.file)
+    }
+
     /// The row shown, exactly as recorded.
     pub fn row(&self) -> &RunRow {
         &self.row
@@ -115,6 +125,20 @@ impl Track {
             || self.path.display().to_string(),
             |n| n.to_string_lossy().into(),
         )
+    }
+}
+
+/// See [`Track::notes`].
+fn notes_of(file: &RunFile) -> Vec<String> {
+    if file.interrupted() && !file.is_empty() {
+        vec![format!(
+            "interrupted at t = {:.3} s: the run ends before its trajectory did",
+            file.time(file.len() - 1)
+        )]
+    } else if file.unfinished() {
+        vec![cdpr_core::recording::UNFINISHED_NOTE.to_string()]
+    } else {
+        Vec::new()
     }
 }
 

@@ -53,19 +53,8 @@ fn replay_header(ui: &mut egui::Ui, replay: &Replay) {
     if let Some(description) = file.description() {
         ui.label(egui::RichText::new(description).small());
     }
-    if file.interrupted() && !file.is_empty() {
-        ui.colored_label(
-            egui::Color32::from_rgb(230, 160, 60),
-            format!(
-                "interrupted at t = {:.3} s: the run ends before its trajectory did",
-                file.time(file.len() - 1)
-            ),
-        );
-    } else if file.unfinished() {
-        ui.colored_label(
-            egui::Color32::from_rgb(230, 160, 60),
-            "never finished (its writer was killed): the run may end early",
-        );
+    for note in replay.main.notes() {
+        ui.colored_label(egui::Color32::from_rgb(230, 160, 60), note);
     }
     egui::Grid::new("replay_grid").striped(true).show(ui, |ui| {
         row(

@@ -424,6 +424,27 @@ fn an_mcap_record_replays_the_same_rows_as_its_csv() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A record whose writer was killed (an MCAP cut before its summary) replays its complete
+/// chunks, and the replay says so (in its panel and on the log); a finished one says nothing.
+#[test]
+fn a_truncated_mcap_replays_and_says_it_was_never_finished() {
+    let dir = scratch("mcap-cut");
+    let mcap = dir.join("run.mcap");
+    // Slow enough for several chunks: the cut keeps the first.
+    record_as(&dir.join("run.csv"), 0.1, 1e-3, true, Some(&mcap));
+    let whole = Replay::open(&mcap, None, None).expect("opens");
+    assert_eq!(whole.main.notes(), Vec::<String>::new());
+    let bytes = std::fs::read(&mcap).expect("mcap");
+    let cut = dir.join("cut.mcap");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).expect("cut");
+    let replay = Replay::open(&cut, None, None).expect("opens the cut MCAP");
+    assert!(replay.main.file().len() < whole.main.file().len());
+    let notes = replay.main.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("never finished"), "{notes:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The closing note's figures (`cargo test --release -p cdpr-viewer --test replay -- --ignored
 /// --nocapture`): a 10-minute run at 1 kHz (uvigo8, 8 cables, 600 001 rows) recorded as CSV and
 /// as MCAP, then for each the time to open it in the viewer (the reader's pass and the 2000

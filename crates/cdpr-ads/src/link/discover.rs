@@ -3,7 +3,9 @@
 //! dialog's *Broadcast Search* does the same.
 
 use super::udp_service::{self, Send, UdpServiceError};
-use crate::wire::udp::{OsVersion, TcVersion, UdpMessage, service, tag};
+use crate::wire::udp::{
+    FINGERPRINT_ROOM, OS_VERSION_ROOM, OsVersion, TcVersion, UdpMessage, service, tag,
+};
 use crate::wire::{AmsAddr, AmsNetId};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -41,8 +43,14 @@ impl SystemInfo {
     }
 }
 
+/// An identify asking for the OS version and the certificate's fingerprint too, with the room
+/// they take: the virtual PLC answers a bare identify (the `ads` crate's, 24 bytes) with the
+/// NetId, host name and TwinCAT version alone, and adds an item only when the request gave it
+/// as many bytes (no amplifier). A TwinCAT system's reply carries all of them.
 fn request() -> UdpMessage {
     UdpMessage::new(service::IDENTIFY, 0, AmsAddr::default())
+        .with_bytes(tag::OS_VERSION, &[0; OS_VERSION_ROOM])
+        .with_bytes(tag::FINGERPRINT, &[0; FINGERPRINT_ROOM])
 }
 
 /// The system at `host` (HOST or HOST:PORT, the service's 48899 by default): its first answer

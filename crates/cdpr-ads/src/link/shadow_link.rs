@@ -22,6 +22,7 @@ use super::write_policy::{WriteAccess, WritePolicy};
 use crate::plc_symbols::PlcSymbols;
 use crate::units::{from_mm, pose_from_plc, pose_to_plc, to_mm};
 use crate::wire::{self, IecType, Scalar};
+use cdpr_core::robot::MAX_CABLES;
 use nalgebra::Vector3;
 
 /// [`Controller`] over a [`Transport`].
@@ -356,6 +357,17 @@ fn check_types(
         ));
     }
     let cables = anchors.elements() / 3;
+    // The robot files' bound, before a byte of the geometry is asked for: the PLC's symbol
+    // sizes are the PLC's to say, the memory they would take here is not.
+    if cables > MAX_CABLES {
+        return Err(bad(
+            Slot::FrameAnchors,
+            format!(
+                "is {}: {cables} cables, more than the {MAX_CABLES} a robot may have",
+                anchors.type_name()
+            ),
+        ));
+    }
     for (&slot, ty) in slots.iter().zip(types) {
         match slot.expected_reals() {
             Some((per_cable, fixed)) => {

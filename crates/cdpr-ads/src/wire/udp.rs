@@ -30,6 +30,13 @@ pub const MAX_DATAGRAM: usize = 4096;
 pub const MAX_ITEMS: u32 = 64;
 /// Bytes of the header before the items.
 pub const HEADER_LEN: usize = 24;
+/// The room an identify request gives an item it asks for ([`tag::OS_VERSION`]): a reply
+/// carries an optional item only when the request asked for it with at least as many bytes,
+/// so that an identify is never an amplifier for those items (see `server::udp`).
+/// OSVERSIONINFO's fixed part and 127 UTF-16 characters with their NUL.
+pub const OS_VERSION_ROOM: usize = OS_FIXED + 2 * OS_TEXT_MAX;
+/// The room asked for [`tag::FINGERPRINT`]: SHA-256 as 32 hex pairs and 31 colons, NUL.
+pub const FINGERPRINT_ROOM: usize = 96;
 
 /// Service ids.
 pub mod service {
@@ -150,6 +157,12 @@ impl UdpMessage {
         let mut id = [0u8; 6];
         id.copy_from_slice(b);
         Some(AmsNetId(id))
+    }
+
+    /// How many bytes [`UdpMessage::encode`] makes of it: a request read from a datagram of
+    /// any other length had bytes beyond its items.
+    pub fn encoded_len(&self) -> usize {
+        HEADER_LEN + self.items.iter().map(|(_, d)| 4 + d.len()).sum::<usize>()
     }
 
     /// The bytes on the wire. Refuses an item longer than a u16 says, or a message longer than

@@ -12,6 +12,7 @@
 //! TwinCAT does after an online change or a re-download.
 
 use cdpr_ads::fixtures::*;
+use cdpr_ads::link::ads_client::SILENT_SUM_WRITES;
 use cdpr_ads::link::{
     AdsConfig, AdsController, AdsTransport, Controller, ControllerError, Exchange, ExchangeChoice,
     ShadowLink, ShadowOutputs, WritePolicy,
@@ -213,6 +214,11 @@ impl Proxy {
         lock(&self.state).refuse.insert(group, code);
     }
 
+    /// Requests to `group` pass again.
+    fn allow(&self, group: u32) {
+        lock(&self.state).refuse.remove(&group);
+    }
+
     fn counts(&self) -> (u64, u64, u64) {
         let s = lock(&self.state);
         (s.released, s.refused, s.swallowed)
@@ -392,20 +398,73 @@ fn a_device_that_reads_sums_but_refuses_sum_writes_gets_single_writes() {
     c.read_cycle().expect("read");
     assert_eq!(c.exchange(), Some(Exchange::SumHandle));
     c.write_cycle(&outputs(12)).expect("written one by one");
-    assert_eq!(
-        c.exchange(),
-        Some(Exchange::Single),
+    assert!(
+        c.transport().writes_one_by_one(),
         "for the rest of the connection"
     );
     assert_eq!(writes(&rt), OUTPUTS.map(|n| (n.to_string(), 1)).to_vec());
+    let before = frames(&rt);
     c.write_cycle(&outputs(13)).expect("write");
+    assert_eq!(frames(&rt) - before, 4, "one request per output");
     assert_eq!(proxy.counts().1, 1, "the sum write was tried once");
     assert_eq!(writes(&rt), OUTPUTS.map(|n| (n.to_string(), 2)).to_vec());
+    // The reads were served as sums and stay so.
+    let before = frames(&rt);
+    c.read_cycle().expect("read");
+    assert_eq!(frames(&rt) - before, 1);
+    assert_eq!(c.exchange(), Some(Exchange::SumHandle));
     // Forced, the refusal is the PLC's error, named.
     let mut c = link(proxy.addr, ExchangeChoice::Force(Exchange::SumHandle));
     c.read_cycle().expect("read");
     let e = c.write_cycle(&outputs(14)).expect_err("refused");
     assert!(e.to_string().contains("0x701"), "{e}");
+}
+
+#[test]
+fn a_lost_sum_write_reply_is_retried_next_cycle_and_only_silence_in_a_row_gives_it_up() {
+    // One sum write unanswered (a reply lost on the way) used to make every later write of
+    // the run single; a timeout is no proof that the PLC lacks sum writes.
+    let rt = runtime();
+    let proxy = Proxy::of(&rt);
+    let mut c = link_with_timeout(proxy.addr, ExchangeChoice::Poll, 200);
+    c.read_cycle().expect("read");
+    assert_eq!(c.exchange(), Some(Exchange::SumHandle));
+    proxy.refuse(0xF081, 0);
+    c.write_cycle(&outputs(12))
+        .expect("written one by one after the lost reply");
+    proxy.allow(0xF081);
+    assert_eq!(proxy.counts().2, 1, "one sum write swallowed");
+    assert_eq!(writes(&rt), OUTPUTS.map(|n| (n.to_string(), 1)).to_vec());
+    assert!(!c.transport().writes_one_by_one());
+    let before = frames(&rt);
+    c.write_cycle(&outputs(13)).expect("write");
+    assert_eq!(
+        frames(&rt) - before,
+        1,
+        "the next cycle's write is a sum again"
+    );
+    assert_eq!(writes(&rt), OUTPUTS.map(|n| (n.to_string(), 2)).to_vec());
+    let before = frames(&rt);
+    c.read_cycle().expect("read");
+    assert_eq!(frames(&rt) - before, 1, "and the reads sums");
+    assert_eq!(c.exchange(), Some(Exchange::SumHandle));
+    // A device that never answers sum writes: after three silences in a row, single writes
+    // (no timeout per cycle for the rest of the connection).
+    proxy.refuse(0xF081, 0);
+    for cycle in 20..20 + SILENT_SUM_WRITES {
+        c.write_cycle(&outputs(cycle)).expect("written one by one");
+    }
+    assert!(c.transport().writes_one_by_one());
+    let swallowed = proxy.counts().2;
+    assert_eq!(swallowed, 1 + u64::from(SILENT_SUM_WRITES));
+    c.write_cycle(&outputs(30)).expect("single writes");
+    assert_eq!(proxy.counts().2, swallowed, "no sum write tried");
+    assert_eq!(
+        writes(&rt),
+        OUTPUTS
+            .map(|n| (n.to_string(), 3 + u64::from(SILENT_SUM_WRITES)))
+            .to_vec()
+    );
 }
 
 #[test]

@@ -4,10 +4,13 @@
 
 use cdpr_ads::fixtures::*;
 use cdpr_ads::link::{self, RouteError, RouteRequest, UdpServiceError};
+use cdpr_ads::server::udp as udp_server;
 use cdpr_ads::server::{self, Runtime, ServerConfig, Timing, UdpConfig};
-use cdpr_ads::wire::AmsNetId;
+use cdpr_ads::wire::udp::{self, UdpMessage, service, tag};
+use cdpr_ads::wire::{AmsAddr, AmsNetId};
 use cdpr_core::trajectory::Trajectory;
 use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(2);
@@ -199,4 +202,148 @@ fn the_shadow_asks_the_plc_for_its_net_id_else_guesses() {
         (AmsNetId([127, 0, 0, 3, 1, 1]), NetIdOrigin::Guessed)
     );
     assert!(guessed.note.contains("nobody answered"), "{}", guessed.note);
+}
+
+fn add_route_datagram(invoke_id: u32, password: &str) -> Vec<u8> {
+    UdpMessage::new(service::ADD_ROUTE, invoke_id, AmsAddr::default())
+        .with_bytes(tag::NET_ID, &[192, 168, 7, 9, 1, 1])
+        .with_str(tag::USER_NAME, "Administrator")
+        .with_str(tag::PASSWORD, password)
+        .encode()
+        .expect("encodes")
+}
+
+/// The add-route replies that reach `socket` before `until`: (when, status).
+fn statuses_until(socket: &UdpSocket, until: Instant) -> Vec<(Instant, u32)> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 2048];
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        socket
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .expect("timeout");
+        let Ok((n, _)) = socket.recv_from(&mut buf) else {
+            continue;
+        };
+        let m = udp::decode(&buf[..n]).expect("a reply");
+        got.push((Instant::now(), m.get_u32(tag::STATUS).expect("status")));
+    }
+    got
+}
+
+#[test]
+fn a_password_guesser_waits_ever_longer_and_other_peers_not_at_all() {
+    let (rt, udp) = with_udp(false);
+    // A burst of 2 000 wrong passwords (answered in 0.04 s before): one answer, after the
+    // first refusal's delay; the rest not looked at.
+    let guesser = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let burst = Instant::now();
+    for k in 0..2000 {
+        guesser
+            .send_to(&add_route_datagram(k, "guess"), udp)
+            .expect("sent");
+    }
+    // Another peer (another loopback address) with the right password meanwhile: at once.
+    let other = UdpSocket::bind("127.0.0.2:0").expect("bind 127.0.0.2");
+    let asked = Instant::now();
+    other
+        .send_to(&add_route_datagram(1, "1"), udp)
+        .expect("sent");
+    let answer = statuses_until(&other, asked + Duration::from_secs(1));
+    assert_eq!(answer.len(), 1, "{answer:?}");
+    assert_eq!(answer[0].1, 0, "added");
+    let answers = statuses_until(&guesser, burst + Duration::from_millis(1500));
+    // Sent within the first refusal's delay, the burst gets one answer; a machine so slow
+    // that the burst outlasts it, one more per doubling.
+    assert!(
+        (1..=3).contains(&answers.len()),
+        "{} of 2000 answered",
+        answers.len()
+    );
+    assert!(answers.iter().all(|(_, status)| *status == 0x704));
+    assert!(answers[0].0 - burst >= udp_server::FIRST_REFUSAL_DELAY);
+    assert!(
+        answer[0].0 < answers[0].0,
+        "the right password of another peer was answered after the guesser's wrong one"
+    );
+    // One wrong password at a time, each sent when the last was answered: each waits twice
+    // as long as the one before (at least; a slow machine only adds).
+    let before = answers.len() as u32;
+    let mut waits = Vec::new();
+    for k in 0..4 {
+        let sent = Instant::now();
+        guesser
+            .send_to(&add_route_datagram(10_000 + k, "guess"), udp)
+            .expect("sent");
+        let got = statuses_until(&guesser, sent + Duration::from_secs(5));
+        assert_eq!(got.len(), 1, "try {k}: {got:?}");
+        waits.push(got[0].0 - sent);
+    }
+    for (k, wait) in waits.iter().enumerate() {
+        let n = before + k as u32 + 1;
+        let due = udp_server::refusal_delay(n);
+        assert!(*wait >= due, "refusal {n}: {wait:?}, due {due:?}");
+    }
+    let stats = rt.udp.as_ref().expect("udp").stats();
+    assert_eq!(
+        stats.routes_refused.load(Ordering::Relaxed),
+        u64::from(before) + 4
+    );
+    assert!(stats.routes_throttled.load(Ordering::Relaxed) > 1000);
+}
+
+#[test]
+fn identify_answers_only_well_formed_requests_and_under_twice_their_size() {
+    let (_rt, udp) = with_udp(false);
+    let s = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let identify = |bytes: &[u8]| -> Option<Vec<u8>> {
+        s.send_to(bytes, udp).expect("sent");
+        s.set_read_timeout(Some(Duration::from_millis(300)))
+            .expect("timeout");
+        let mut buf = [0u8; 8192];
+        s.recv_from(&mut buf).ok().map(|(n, _)| buf[..n].to_vec())
+    };
+    let bare = UdpMessage::new(service::IDENTIFY, 3, AmsAddr::default())
+        .encode()
+        .expect("encodes");
+    // Bytes after the items; cut inside an item; longer than a message may be (read cut at
+    // 4 KiB, its one item whole in the first 4 KiB, before).
+    let mut trailing = bare.clone();
+    trailing.extend_from_slice(&[0; 40]);
+    let asking = UdpMessage::new(service::IDENTIFY, 3, AmsAddr::default())
+        .with_bytes(tag::OS_VERSION, &[0; udp::OS_VERSION_ROOM])
+        .encode()
+        .expect("encodes");
+    let mut long = UdpMessage::new(service::IDENTIFY, 3, AmsAddr::default())
+        .with_bytes(tag::OS_VERSION, &[0; 4000])
+        .encode()
+        .expect("encodes");
+    long.extend_from_slice(&[0; 1000]);
+    for (what, bytes) in [
+        ("trailing bytes", &trailing[..]),
+        ("cut", &asking[..asking.len() - 10]),
+        ("too long", &long[..]),
+    ] {
+        assert_eq!(identify(bytes), None, "{what} answered");
+    }
+    let reply = identify(&bare).expect("a bare identify is answered");
+    let ratio = reply.len() as f64 / bare.len() as f64;
+    assert!(
+        ratio < 2.0,
+        "{} bytes for {}: ×{ratio:.2}",
+        reply.len(),
+        bare.len()
+    );
+    let full = identify(&asking).expect("answered");
+    assert!(
+        full.len() <= asking.len(),
+        "{} > {}",
+        full.len(),
+        asking.len()
+    );
+    assert!(
+        udp::decode(&full)
+            .expect("decodes")
+            .get(tag::OS_VERSION)
+            .is_some()
+    );
 }

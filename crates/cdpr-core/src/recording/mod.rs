@@ -14,5 +14,5 @@ pub mod sidecar;
 
 pub use error::RecordingError;
 pub use mcap::Pace;
-pub use reader::{RunFile, RunRow};
+pub use reader::{RunFile, RunRow, UNFINISHED_NOTE};
 pub use recorder::{RecordFormat, Recorder, RecorderError, RunEnd};

@@ -39,6 +39,36 @@ pub enum RobotFileError {
         section: String,
         why: String,
     },
+    /// A list of one value per cable (`cables.frame_anchors`, …) longer than [`MAX_CABLES`],
+    /// found before the file is parsed.
+    #[error(
+        "{file}{}: {field}: {count} cables, more than the {max} a robot file may have (no cable \
+         robot comes near: this is not a robot file, or a generated one gone wrong)",
+        line_suffix(*.line)
+    )]
+    TooManyCables {
+        file: String,
+        /// 1-based line where the list starts, 0 when unknown.
+        line: usize,
+        field: String,
+        count: usize,
+        max: usize,
+    },
+    /// Any other list (or array of tables) longer than [`MAX_CABLES`]: no list of a robot
+    /// file needs as many values as that.
+    #[error(
+        "{file}{}: {field}: {count} values, more than the {max} any list of a robot file may \
+         hold",
+        line_suffix(*.line)
+    )]
+    TooManyValues {
+        file: String,
+        /// 1-based line where the list starts, 0 when unknown.
+        line: usize,
+        field: String,
+        count: usize,
+        max: usize,
+    },
     /// `file:line: field: message`, or `file: field: message` when the line is unknown.
     #[error("{file}{}: {field}: {message}", line_suffix(*.line))]
     Invalid {
@@ -54,7 +84,9 @@ impl RobotFileError {
     /// The dotted field path the error is about (e.g. `cables.frame_anchors[2]`).
     pub fn field(&self) -> Option<&str> {
         match self {
-            RobotFileError::Invalid { field, .. } => Some(field),
+            RobotFileError::Invalid { field, .. }
+            | RobotFileError::TooManyCables { field, .. }
+            | RobotFileError::TooManyValues { field, .. } => Some(field),
             RobotFileError::MissingSection { section, .. } => Some(section),
             _ => None,
         }
@@ -83,6 +115,10 @@ pub const INERTIA_RANGE: (f64, f64) = (1.0e-15, 1.0e6);
 pub const MAX_HOME_ANGLE: f64 = 2.0 * std::f64::consts::PI;
 /// Shortest cable at the home pose, m: a cable needs a length (and a direction).
 pub const MIN_CABLE_LENGTH: f64 = 1.0e-6;
+/// Most cables a robot file may have, and most values in any of its lists: far above any
+/// cable robot (a handful of cables to a few dozen), checked on the file's tokens before it
+/// is parsed, so that no file under [`MAX_FILE_BYTES`] costs more than its own text to refuse.
+pub const MAX_CABLES: usize = 1024;
 /// Largest file read as a robot file, bytes.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 

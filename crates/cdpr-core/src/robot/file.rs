@@ -5,7 +5,9 @@
 //! Every error names the file, the field and, where the parser knows it, the line, so that a
 //! user can fix a file without reading this code. Nothing here panics on user input.
 
-use super::error::{MAX_COORDINATE, MAX_HOME_ANGLE, MIN_CABLE_LENGTH, RobotFileError, max_for};
+use super::error::{
+    MAX_CABLES, MAX_COORDINATE, MAX_HOME_ANGLE, MIN_CABLE_LENGTH, RobotFileError, max_for,
+};
 use super::fields::{
     Ctx, aabb, build_platform, build_winch, finite, per_cable, plc_section, refuse_sections,
     span_of, vec3, within,
@@ -18,6 +20,7 @@ use toml::Spanned;
 /// Parses and validates the text of a robot file; `file` is only used in messages.
 pub fn parse_robot(text: &str, file: &str) -> Result<Robot, RobotFileError> {
     let ctx = Ctx { text, file };
+    super::bounds::check_list_lengths(text, file)?;
     let raw: RawRobot = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
     build(&ctx, raw)
 }
@@ -357,6 +360,18 @@ fn build_cables(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<Vec<Cable>, Robo
 fn cable_count(ctx: &Ctx, raw: &RawCables, dof: Dof) -> Result<usize, RobotFileError> {
     let platform = raw.platform_anchors.get_ref();
     let count = raw.frame_anchors.get_ref().len();
+    // Found by the token scan before the parse; checked here too, so that no way of writing
+    // the list builds more than the limit.
+    if count > MAX_CABLES {
+        return Err(RobotFileError::TooManyCables {
+            file: ctx.file.to_string(),
+            line: span_of(&raw.frame_anchors)
+                .map_or(0, |s| crate::toml_location::line_of(ctx.text, s.start)),
+            field: "cables.frame_anchors".into(),
+            count,
+            max: MAX_CABLES,
+        });
+    }
     if platform.len() != count {
         return Err(ctx.err(
             span_of(&raw.platform_anchors),

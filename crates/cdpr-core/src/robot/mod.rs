@@ -4,6 +4,7 @@
 //! [`Robot`]. Everything downstream (kinematics, statics, simulation, the ADS shadow, the
 //! viewer) reads this struct and never the file. All quantities are SI (m, kg, s, N).
 
+mod bounds;
 mod error;
 mod fields;
 mod file;
@@ -22,8 +23,8 @@ use std::path::{Path, PathBuf};
 pub use scale::{FAR_FRAME_SIZES, FarAway, MIN_FRAME_SIZE_M};
 
 pub use error::{
-    INERTIA_RANGE, MASS_RANGE, MAX_COORDINATE, MAX_FILE_BYTES, MAX_HOME_ANGLE, MAX_TENSION,
-    MIN_CABLE_LENGTH, RobotFileError,
+    INERTIA_RANGE, MASS_RANGE, MAX_CABLES, MAX_COORDINATE, MAX_FILE_BYTES, MAX_HOME_ANGLE,
+    MAX_TENSION, MIN_CABLE_LENGTH, RobotFileError,
 };
 pub use fields::{DEFAULT_WINCH_KD, DEFAULT_WINCH_KI, DEFAULT_WINCH_KP, DEFAULT_WINCH_MASS};
 pub use file::parse_robot;

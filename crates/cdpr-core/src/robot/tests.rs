@@ -603,10 +603,11 @@ fn anyhow_like(e: &dyn std::error::Error) -> String {
 }
 
 #[test]
-fn two_thousand_cables_parse_and_their_statics_answer() {
-    // 2000 cables on a circle: parsed, validated, their home lengths and the infeasible home
-    // tensions found. (How long it takes: `benches/foundation.rs`, `robot_2000_cables`.)
-    let n = 2000;
+fn the_most_cables_a_file_may_have_parse_and_their_statics_answer() {
+    // MAX_CABLES (1024) cables on a circle: parsed, validated, their home lengths and the
+    // infeasible home tensions found; one more is refused before the parse. (How long it
+    // takes: `benches/foundation.rs`, `robot_1024_cables`.)
+    let n = crate::robot::MAX_CABLES;
     let mut frame = String::new();
     let mut platform = String::new();
     for i in 0..n {
@@ -630,7 +631,20 @@ fn two_thousand_cables_parse_and_their_statics_answer() {
     assert_eq!(robot.cable_count(), n);
     let home = crate::statics::home_report(&robot);
     assert_eq!(home.lengths.len(), n);
-    // Infeasible at home with 1 kg (2000 × 1 N lifts far more than its weight): the slow path.
+    let one_more = text.replacen(
+        "frame_anchors = [\n",
+        "frame_anchors = [\n[0.0, 0.0, 3.0],\n",
+        1,
+    );
+    match parse_robot(&one_more, "many.toml") {
+        Err(RobotFileError::TooManyCables {
+            count, max, line, ..
+        }) => {
+            assert_eq!((count, max, line), (n + 1, n, 10));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Infeasible at home with 1 kg (1024 × 1 N lifts far more than its weight): the slow path.
     let light = robot.with_mass(1.0);
     let light_home = crate::statics::home_report(&light);
     assert!(light_home.tensions.is_none());

@@ -10,4 +10,4 @@ pub mod transport;
 
 pub use config::{AdsConfig, AdsSource};
 pub use exchange::{Exchange, ExchangeChoice};
-pub use transport::{AdsController, AdsTransport};
+pub use transport::{AdsController, AdsTransport, SILENT_SUM_WRITES};

@@ -48,6 +48,12 @@ pub struct AdsTransport {
     subscription: Option<notify::Subscription>,
     /// This connection refused notifications (or sent no sample): the inputs are polled.
     notify_refused: bool,
+    /// This connection answered a sum write as not served (ADS 0x701/0x702), or left
+    /// [`SILENT_SUM_WRITES`] of them in a row unanswered: its writes go one by one (its reads
+    /// keep their exchange).
+    single_writes: bool,
+    /// Sum writes left unanswered in a row on this connection.
+    silent_sum_writes: u32,
     /// Reconnects that succeeded ([`Transport::reopen`]).
     pub reconnects: u64,
     /// Times the client was reopened while picking the exchange (a device that did not answer).
@@ -65,6 +71,8 @@ impl AdsTransport {
             no_sum_resolve: false,
             subscription: None,
             notify_refused: false,
+            single_writes: false,
+            silent_sum_writes: 0,
             reconnects: 0,
             probe_reopens: 0,
         };
@@ -82,6 +90,8 @@ impl AdsTransport {
         self.client = None;
         self.exchange = None;
         self.no_sum_resolve = false;
+        self.single_writes = false;
+        self.silent_sum_writes = 0;
         self.subscription = None;
         let endpoint = self.config.endpoint.as_str();
         let client = Connection::open_interruptible(
@@ -525,33 +535,76 @@ impl AdsTransport {
         }
     }
 
-    /// The symbols written as the connection's polled exchange writes them.
+    /// The symbols written as the connection's polled exchange writes them, or one by one on
+    /// a connection that does not take sum writes.
+    ///
+    /// A sum write answered "not served" (ADS 0x701/0x702) is proof: single writes for the rest
+    /// of the connection. One left unanswered is not (a reply lost on the way looks the same):
+    /// the connection is reopened, the same bytes go out one by one for this cycle, and the
+    /// next cycle tries the sum again; only [`SILENT_SUM_WRITES`] silences in a row (a device
+    /// that ignores sum writes, as pyads' test server ignores what it does not know) make
+    /// the writes single for the connection.
     fn write(&mut self, items: &[(usize, Vec<u8>)]) -> Result<(), ControllerError> {
         let Some(mode) = self.exchange else {
             return self.pick(|t, mode| t.write_as(mode, items));
         };
+        if self.single_writes || mode == Exchange::Single {
+            return self
+                .write_as(Exchange::Single, items)
+                .map_err(|f| f.into_error("write"));
+        }
         match self.write_as(mode, items) {
-            Ok(()) => Ok(()),
-            // A device that reads sums but does not take sum writes: single writes for the
-            // rest of the connection (the same bytes again, should the sum have landed).
-            Err(f @ (Failure::Silent(_) | Failure::Refused(_)))
-                if self.config.exchange.probes() && mode != Exchange::Single =>
-            {
+            Ok(()) => {
+                self.silent_sum_writes = 0;
+                Ok(())
+            }
+            Err(f @ Failure::Refused(_)) if self.config.exchange.probes() => {
                 tracing::warn!(
-                    "the PLC reads {mode} but did not take a sum write ({}); single writes from now on",
+                    "the PLC reads {mode} but refused a sum write ({}); single writes on this \
+                     connection",
                     f.reason()
                 );
-                if self.client.is_none() {
-                    self.restore()?;
+                self.single_writes = true;
+                self.write_as(Exchange::Single, items)
+                    .map_err(|f| f.into_error("write"))
+            }
+            Err(f @ Failure::Silent(_)) if self.config.exchange.probes() => {
+                self.silent_sum_writes += 1;
+                let silent = self.silent_sum_writes;
+                // The reads' exchange outlives the reopen: they were served.
+                self.restore()?;
+                self.exchange = Some(mode);
+                self.silent_sum_writes = silent;
+                if silent >= SILENT_SUM_WRITES {
+                    tracing::warn!(
+                        "the PLC reads {mode} but left {silent} sum writes in a row unanswered \
+                         ({}); single writes on this connection",
+                        f.reason()
+                    );
+                    self.single_writes = true;
+                } else {
+                    tracing::info!(
+                        "a sum write went unanswered ({}); written one by one this cycle, the \
+                         sum tried again next cycle",
+                        f.reason()
+                    );
                 }
-                self.exchange = Some(Exchange::Single);
                 self.write_as(Exchange::Single, items)
                     .map_err(|f| f.into_error("write"))
             }
             Err(f) => Err(f.into_error("sum write")),
         }
     }
+
+    /// Whether this connection writes one request per symbol (the single exchange, or sum
+    /// writes not taken).
+    pub fn writes_one_by_one(&self) -> bool {
+        self.single_writes || self.exchange == Some(Exchange::Single)
+    }
 }
+
+/// Sum writes left unanswered in a row before a connection's writes go one by one.
+pub const SILENT_SUM_WRITES: u32 = 3;
 
 /// The shadow's controller over ADS.
 pub type AdsController = crate::link::shadow_link::ShadowLink<AdsTransport>;

@@ -451,12 +451,17 @@ fn handles_stale_again_right_after_re_resolving_give_the_link_up() {
 
 /// The types a PLC of `cables` cables declares (LREAL arrays), in `Slot::REQUIRED` order.
 fn declared(cables: usize) -> (Vec<String>, Vec<IecType>) {
+    declared_as(Scalar::LReal, cables)
+}
+
+/// The same with arrays of `real`.
+fn declared_as(real: Scalar, cables: usize) -> (Vec<String>, Vec<IecType>) {
     Slot::REQUIRED
         .iter()
         .map(|&slot| {
             let ty = match slot.expected_reals() {
                 Some((per_cable, fixed)) => {
-                    IecType::array(Scalar::LReal, &[(per_cable * cables + fixed) as u32])
+                    IecType::array(real, &[(per_cable * cables + fixed) as u32])
                 }
                 None => IecType::scalar(slot.scalar()),
             };
@@ -477,6 +482,22 @@ fn a_robot_too_large_for_one_ads_reply_is_said_so_at_connect() {
     assert!(
         e.contains("1000 cables take 72088 bytes") && e.contains("too large for the shadow"),
         "{e}"
+    );
+}
+
+#[test]
+fn a_plc_declaring_more_cables_than_a_robot_may_have_is_refused_at_connect() {
+    // REAL arrays: 1 025 cables' geometry (36 900 bytes) would fit one ADS reply; the robot
+    // files' bound refuses it all the same, naming the count and the limit.
+    let max = cdpr_core::robot::MAX_CABLES;
+    let (names, types) = declared_as(Scalar::Real, max);
+    assert_eq!(check_types(&Slot::REQUIRED, &names, &types, false), Ok(max));
+    let (names, types) = declared_as(Scalar::Real, max + 1);
+    let e = check_types(&Slot::REQUIRED, &names, &types, false).expect_err("too many");
+    let text = e.to_string();
+    assert!(
+        text.contains("GVL.FrameAnchors") && text.contains("1025 cables") && text.contains("1024"),
+        "{text}"
     );
 }
 

@@ -14,6 +14,7 @@
 
 use super::error::RecordingError;
 use crate::pose::Pose;
+use crate::trajectory::{Sample, Trajectory};
 use std::path::{Path, PathBuf};
 
 mod csv;
@@ -27,6 +28,10 @@ pub const BLOCK_ROWS: usize = 1024;
 pub const MAX_BINS: usize = 2000;
 /// A time step larger than this many median steps is a gap (records without a `gap` column).
 pub const GAP_STEPS: f64 = 1.5;
+
+/// What a face says of a run whose file was never finished ([`RunFile::unfinished`]).
+pub const UNFINISHED_NOTE: &str = "never finished (its writer was killed or the machine lost \
+     power): its complete chunks were read, the run may end early";
 
 /// One row of a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -229,6 +234,44 @@ impl RunFile {
             Backend::Csv(b) => b.row(&self.path, k),
             Backend::Mcap(b) => b.row(&self.path, k),
         }
+    }
+
+    /// The run as a trajectory, for a comparison or a report: every row's time and the
+    /// platform's pose (`commanded`: the commanded pose), its segment; velocities and
+    /// accelerations by finite differences, as for a CSV without them. Reads the file once
+    /// more, block by block.
+    pub fn trajectory(&mut self, commanded: bool) -> Result<Trajectory, RecordingError> {
+        let mut samples = Vec::with_capacity(self.len());
+        let mut segments: Vec<String> = Vec::new();
+        for k in 0..self.len() {
+            let row = self.row(k)?;
+            let segment = (!row.segment.is_empty()).then(|| {
+                match segments.iter().position(|s| *s == row.segment) {
+                    Some(i) => i,
+                    None => {
+                        segments.push(row.segment.clone());
+                        segments.len() - 1
+                    }
+                }
+            });
+            samples.push(Sample {
+                t: row.time,
+                pose: if commanded { row.commanded } else { row.pose },
+                velocity: [0.0; 6],
+                acceleration: [0.0; 6],
+                segment,
+            });
+        }
+        let t: Vec<f64> = samples.iter().map(|s| s.t).collect();
+        for c in 0..6 {
+            let x: Vec<f64> = samples.iter().map(|s| s.pose.to_array()[c]).collect();
+            let (v, a) = crate::trajectory::csv::differentiate(&t, &x);
+            for (k, s) in samples.iter_mut().enumerate() {
+                s.velocity[c] = v[k];
+                s.acceleration[c] = a[k];
+            }
+        }
+        Ok(Trajectory { samples, segments })
     }
 
     /// Per-bin extremes of the tensions and the tracking error over the whole run.
