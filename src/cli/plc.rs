@@ -383,12 +383,7 @@ fn serve(a: &PlcArgs, rt: &Runtime, live: Option<&LiveView>, started: Instant) -
             "Ctrl-C and SIGTERM will end the PLC without statistics: {e}"
         )]);
     }
-    // In range by its parser (at most a year).
-    let end = a
-        .run_for
-        .request
-        .duration
-        .map(|d| started + Duration::from_secs_f64(d));
+    let end = a.run_for.request.end(started);
     let mut status = StatusLine::new();
     loop {
         let wait = end.map_or(Duration::from_millis(250), |e| {

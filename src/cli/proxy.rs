@@ -106,12 +106,7 @@ pub fn run(a: ProxyArgs) -> Result<ExitCode> {
         }
     }
     let started = Instant::now();
-    // In range by its parser (at most a year).
-    let end = a
-        .run_for
-        .request
-        .duration
-        .map(|d| started + Duration::from_secs_f64(d));
+    let end = a.run_for.request.end(started);
     let mut status = StatusLine::new();
     while !stop.load(std::sync::atomic::Ordering::Relaxed) && end.is_none_or(|e| Instant::now() < e)
     {

@@ -128,10 +128,10 @@ fn cdpr_plc_warns_when_it_listens_beyond_loopback() {
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
 }
 
-/// A robot whose arrays exceed one ADS reply (20 000 cables: the anchors are 480 000 bytes)
-/// is refused at start, the symbols and sizes named, rather than served in part.
+/// A robot whose arrays would exceed one ADS reply (20 000 cables: the anchors are 480 000
+/// bytes) is refused at start, by the robot file's cable limit, rather than served in part.
 #[test]
-fn cdpr_plc_refuses_arrays_larger_than_one_ads_read() {
+fn cdpr_plc_refuses_a_robot_whose_arrays_exceed_one_ads_read_at_its_file() {
     let uvigo8 =
         std::fs::read_to_string(cdpr_core::fixtures::workspace_root().join("robots/uvigo8.toml"))
             .expect("uvigo8");
@@ -182,9 +182,11 @@ fn cdpr_plc_refuses_arrays_larger_than_one_ads_read() {
     let _ = std::fs::remove_file(&file);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{err}");
+    // Its arrays would exceed what one ADS read carries (480 000 bytes of frame anchors against
+    // 65 536); the robot file's cable limit refuses it first, naming the file, line and count
+    // (at the 1 024 cables allowed, the largest array is 24 576 bytes: one read carries it).
     assert!(
-        err.contains("GVL_Shadow.aFrameAnchors (480000 bytes)")
-            && err.contains("exceed what one ADS read carries (65536 bytes)"),
+        err.contains("20000 cables, more than the 1024") && err.contains("cdpr-ring20000-"),
         "{err}"
     );
 }

@@ -3,26 +3,21 @@
 //! half a second whatever it waits for (a request on a silent PLC with a 60 s timeout, the
 //! start-up's probe, samples that stalled on the way).
 
-use crate::common::{self, Proc, scratch};
+use crate::common::{self, Proc, scratch, silent_listener};
 use cdpr_core::fixtures::{column, csv_rows, num};
 use std::io::Read;
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A host that takes connections, reads them and answers nothing: its address.
-fn silent_listener() -> String {
-    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = silent.local_addr().expect("addr").to_string();
-    std::thread::spawn(move || {
-        for mut c in silent.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut sink = [0u8; 4096];
-                while matches!(c.read(&mut sink), Ok(n) if n > 0) {}
-            });
-        }
-    });
-    addr
+/// `cdpr plc` playing seed000 behind `cdpr proxy` (in-process), whose host goes silent 1.5 s
+/// after the shadow connects: everything swallowed, the connections left open.
+fn plc_going_silent() -> (Proc, cdpr_ads::proxy::Proxy) {
+    let (plc, addr) = common::plc(&common::words(
+        "--robot uvigo8 --listen 127.0.0.1:0 --trajectory seed000 --hold 20ms --duration 30",
+    ));
+    let silent_from = Duration::from_millis(1500);
+    let relay = cdpr_ads::fixtures::blackhole_after(addr.parse().expect("addr"), silent_from);
+    (plc, relay)
 }
 
 /// `cdpr ARGS` with its output piped (no first line awaited: a shadow of a silent PLC says
@@ -161,14 +156,7 @@ fn ctrl_c_ends_a_shadow_whose_samples_stalled_on_the_way_within_half_a_second() 
     // once, the record finished with a gap row closing the stall, the statistics printed.
     let dir = scratch("shadow_stalled_ctrl_c");
     let record = dir.join("run.csv");
-    let (mut plc, addr) = common::plc(&common::words(
-        "--robot uvigo8 --listen 127.0.0.1:0 --trajectory seed000 --hold 20ms --duration 30",
-    ));
-    // Silent from 1.5 s after the shadow connects.
-    let relay = cdpr_ads::fixtures::blackhole_after(
-        addr.parse().expect("addr"),
-        Duration::from_millis(1500),
-    );
+    let (mut plc, relay) = plc_going_silent();
     let relayed = relay.local_addr().to_string();
     let run = Proc::spawn(&[
         "shadow",
@@ -214,13 +202,7 @@ fn ctrl_c_ends_a_shadow_whose_samples_stalled_on_the_way_within_half_a_second() 
 fn the_duration_ends_a_run_whose_request_is_blocked_on_time() {
     // `--duration 3` with `--timeout 20s`, the PLC's host silent from 1.5 s: before, the run
     // ended when the blocked request's 20 s ran out, not at its duration.
-    let (mut plc, addr) = common::plc(&common::words(
-        "--robot uvigo8 --listen 127.0.0.1:0 --trajectory seed000 --hold 20ms --duration 30",
-    ));
-    let relay = cdpr_ads::fixtures::blackhole_after(
-        addr.parse().expect("addr"),
-        Duration::from_millis(1500),
-    );
+    let (mut plc, relay) = plc_going_silent();
     let relayed = relay.local_addr().to_string();
     let started = Instant::now();
     let run = Proc::spawn(&[

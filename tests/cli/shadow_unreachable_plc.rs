@@ -14,21 +14,6 @@ fn shadow(endpoint: &str, extra: &str) -> (Option<i32>, String) {
     (o.status.code(), stderr(&o))
 }
 
-/// A host that takes connections and reads them, and answers nothing: its address.
-fn silent_listener() -> String {
-    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = silent.local_addr().expect("addr").to_string();
-    std::thread::spawn(move || {
-        for mut c in silent.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut sink = [0u8; 4096];
-                while matches!(c.read(&mut sink), Ok(n) if n > 0) {}
-            });
-        }
-    });
-    addr
-}
-
 /// Every sentence of the message once: no cause repeated down the chain.
 fn said_once(err: &str, phrase: &str) {
     assert_eq!(

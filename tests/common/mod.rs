@@ -329,3 +329,20 @@ pub fn python_with(modules: &str) -> Option<std::path::PathBuf> {
     eprintln!("SKIPPED: {why}");
     None
 }
+
+/// A host that takes connections and reads them, and answers nothing: its address (a PLC
+/// without a route for this PC, or one whose runtime hangs).
+pub fn silent_listener() -> String {
+    use std::io::Read;
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = silent.local_addr().expect("addr").to_string();
+    std::thread::spawn(move || {
+        for mut c in silent.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut sink = [0u8; 4096];
+                while matches!(c.read(&mut sink), Ok(n) if n > 0) {}
+            });
+        }
+    });
+    addr
+}

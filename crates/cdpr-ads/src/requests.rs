@@ -221,6 +221,14 @@ cdpr_core::request! {
             .default_text("until Ctrl-C or SIGTERM");
 }
 
+impl RunForRequest {
+    /// When a run that started at `started` ends (`None`: when it is stopped). In range by
+    /// the option's parser: at most a year.
+    pub fn end(&self, started: std::time::Instant) -> Option<std::time::Instant> {
+        self.duration.map(|d| started + Duration::from_secs_f64(d))
+    }
+}
+
 cdpr_core::request! {
     /// `cdpr discover`'s wait.
     #[derive(Debug, Clone, PartialEq)]

@@ -158,6 +158,15 @@ mod tests {
     use std::io::Read;
     use std::net::TcpListener;
 
+    /// Raises `interrupt` from another thread after `wait`, as a signal handler does.
+    fn raise_after(interrupt: &Interrupt, wait: Duration) -> std::thread::JoinHandle<()> {
+        let interrupt = interrupt.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(wait);
+            interrupt.raise();
+        })
+    }
+
     #[test]
     fn raising_ends_a_read_blocked_on_a_silent_peer_at_once() {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -168,13 +177,7 @@ mod tests {
             .expect("timeout");
         let interrupt = Interrupt::new();
         let watch = interrupt.watch(&client).expect("watched");
-        let raiser = {
-            let interrupt = interrupt.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(100));
-                interrupt.raise();
-            })
-        };
+        let raiser = raise_after(&interrupt, Duration::from_millis(100));
         let started = Instant::now();
         let mut buf = [0u8; 16];
         // A shut-down socket reads its end (0 bytes) or an error; never the 30 s timeout.
@@ -194,13 +197,7 @@ mod tests {
         // says unreachable at once, which ends the connect too: then there is nothing to cut).
         let addr: SocketAddr = "10.255.255.1:48898".parse().expect("addr");
         let interrupt = Interrupt::new();
-        let raiser = {
-            let interrupt = interrupt.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(100));
-                interrupt.raise();
-            })
-        };
+        let raiser = raise_after(&interrupt, Duration::from_millis(100));
         let started = Instant::now();
         let got = connect(addr, Duration::from_secs(30), &interrupt);
         let took = started.elapsed();
