@@ -268,6 +268,7 @@ fn start(
     let config = ServerConfig {
         require_route: a.require_route,
         secure,
+        silent_timeout: request.silent_timeout,
         ..ServerConfig::new(listen)
     };
     let options = RuntimeOptions {

@@ -104,6 +104,11 @@ cdpr_core::request! {
         OptionSpec::new(Group::Command, Kind::Name, "PASSWORD",
             "the password an add-route must carry (TwinCAT's factory default: 1); a wrong one is \
              refused as TwinCAT does (ADS 0x704)");
+    /// How long a connection may stay silent before its first frame.
+    silent_timeout: Duration = crate::server::tcp::SILENT_TIMEOUT,
+        time(0.1, 3600.0, "an ADS or Secure ADS connection that sends no frame within this of \
+             opening is closed (a port scanner, a stuck client), its descriptors back to the \
+             listeners' budget");
 }
 
 impl PlcRequest {
