@@ -623,11 +623,13 @@ fn sweep(cases: Vec<(Opt, String, Vec<String>)>, threads: usize) -> Vec<String> 
     failures.into_inner().expect("failures")
 }
 
+/// Twice the cores (at least 4, at most 8): a run spends as long starting and waiting on its
+/// pipes as computing.
 fn threads() -> usize {
     std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(2, 4)
+        .map(|n| 2 * n.get())
+        .unwrap_or(4)
+        .clamp(4, 8)
 }
 
 #[test]
