@@ -102,6 +102,19 @@ impl SecureClient {
         Identity::self_signed(&dir, "client", &identity::host_name())
     }
 
+    /// Self-signed mode: this machine's certificate made now if it is missing, before a
+    /// connection is opened (a key made on a slow machine would otherwise hold the PLC's
+    /// handshake past its timeout); the note saying so. Other modes: nothing to make.
+    pub fn make_own_certificate(&self) -> Result<Option<String>, SecureError> {
+        match &self.mode {
+            ClientMode::SelfSigned { .. } => {
+                let (id, created) = self.own_self_signed()?;
+                created.then(|| created_note(&id)).transpose()
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Over `tcp` (connected to `endpoint`, `host:port`): the TLS handshake, the PLC's
     /// certificate checked, the TlsConnectInfo sent as `net_id` and its answer read; every
     /// wait within `timeout`.
@@ -220,11 +233,7 @@ impl SecureClient {
             ClientMode::SelfSigned { .. } => {
                 let (id, created) = self.own_self_signed()?;
                 if created {
-                    notes.push(format!(
-                        "created this machine's certificate {} (SHA-256 {})",
-                        id.source,
-                        fingerprint(&id.cert).map_err(SecureError::setup)?
-                    ));
+                    notes.push(created_note(&id)?);
                 }
                 use_identity(&mut b, &id)?;
                 // Checked by its pin after the handshake, not by a CA.
@@ -477,6 +486,15 @@ impl Drop for Watchdog {
 
 /// The TLS context of a connection, with this machine's certificate's common name (the host
 /// name the TlsConnectInfo sends by default) and the CA trusted (for the handshake's advice).
+/// The note of a certificate made for this machine.
+fn created_note(id: &Identity) -> Result<String, SecureError> {
+    Ok(format!(
+        "created this machine's certificate {} (SHA-256 {})",
+        id.source,
+        fingerprint(&id.cert).map_err(SecureError::setup)?
+    ))
+}
+
 struct Tls {
     context: SslContext,
     own_cn: Option<String>,

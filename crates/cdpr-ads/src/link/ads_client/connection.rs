@@ -211,6 +211,12 @@ impl Connection {
                     format!("`{endpoint}` resolves to no address"),
                 ))
             })?;
+        // Before the TCP connection: the PLC times its handshake from it.
+        let made = secure
+            .map(SecureClient::make_own_certificate)
+            .transpose()
+            .map_err(OpenError::Secure)?
+            .flatten();
         let stream = interrupt::connect(addr, timeout, interrupt).map_err(OpenError::Io)?;
         // Watched before the TLS handshake, whose reads a stop must end too.
         let watch = interrupt.watch(&stream);
@@ -254,7 +260,7 @@ impl Connection {
                     Stream::Tls(Box::new(session.stream)),
                     Framing::Bare,
                     target,
-                    session.notes,
+                    made.into_iter().chain(session.notes).collect(),
                 )
             }
         };
