@@ -27,6 +27,8 @@ mod server_under_load;
 mod shadow_loop_over_ads;
 /// The GVL shipped for TwinCAT declares what the virtual PLC serves.
 mod twincat_gvl;
+/// The PLC library shipped for TwinCAT (FB, TcUnit suite) as blark parses it, against the GVL.
+mod twincat_library;
 /// The ADS UDP service (identify, add route) and the route table.
 mod udp_service;
 /// A foreign client cannot write what the PLC owns nor stop it.
