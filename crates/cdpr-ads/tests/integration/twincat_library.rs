@@ -570,6 +570,16 @@ fn gvl_field(gvls: &BTreeSet<String>, (head, field): &(String, String)) -> Optio
         .map(|g| format!("{g}.{field}"))
 }
 
+/// Where a use is, for a message: the POU, its file and the method (if any).
+fn place(p: &Pou, u: &Uses) -> String {
+    let method = if u.scope.is_empty() {
+        String::new()
+    } else {
+        format!(", method {}", u.scope)
+    };
+    format!("{} ({}{method})", p.name, file_name(&p.file))
+}
+
 fn contains_ignoring_case<'a>(set: impl IntoIterator<Item = &'a String>, name: &str) -> bool {
     set.into_iter().any(|n| n.eq_ignore_ascii_case(name))
 }
@@ -588,14 +598,8 @@ fn the_library_uses_only_symbols_the_gvl_declares() {
                 if let Some(name) = gvl_field(&gvls, field) {
                     assert!(
                         contains_ignoring_case(declared.iter().copied(), &name),
-                        "{} ({}{}) uses {name}, which GVL_Shadow does not declare",
-                        p.name,
-                        file_name(&p.file),
-                        if u.scope.is_empty() {
-                            String::new()
-                        } else {
-                            format!(", method {}", u.scope)
-                        }
+                        "{} uses {name}, which GVL_Shadow does not declare",
+                        place(p, u)
                     );
                     read.insert(name);
                 }
@@ -756,16 +760,7 @@ fn the_library_uses_only_names_it_declares_and_tcunits_api() {
                 .chain(std::iter::once(&u.scope))
                 .chain(gvls.iter())
                 .collect();
-            let r#where = format!(
-                "{} ({}{})",
-                p.name,
-                file_name(&p.file),
-                if u.scope.is_empty() {
-                    String::new()
-                } else {
-                    format!(", method {}", u.scope)
-                }
-            );
+            let r#where = place(p, u);
             for name in &u.names {
                 let known = contains_ignoring_case(own.iter().copied(), name)
                     || STANDARD.iter().any(|s| s.eq_ignore_ascii_case(name))
