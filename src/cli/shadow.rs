@@ -6,13 +6,12 @@ use super::output::{StatusLine, Table, json};
 use super::secure::SecureArgs;
 use anyhow::{Context, Result};
 use cdpr_ads::live_view::{self, LiveView, ShadowFeed};
-use cdpr_ads::requests::{Cycle, LinkRequest, RunForRequest};
+use cdpr_ads::requests::{LinkRequest, RunForRequest};
 use cdpr_ads::shadow::{
-    self, AnchorSummary, Connected, CycleTiming, ShadowConfig, ShadowReport, ShadowSetup,
-    StartReport, Summary,
+    self, AnchorSummary, Connected, ShadowReport, ShadowSetup, StartReport, Summary,
 };
 use cdpr_ads::wire::AmsNetId;
-use cdpr_core::run::{CommandSource, RunRequest};
+use cdpr_core::run::RunRequest;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -162,36 +161,19 @@ impl LinkArgs {
             .transpose()?;
         let (surrogate, warnings) = request.load_surrogate(robot.as_ref())?;
         super::args::warn(&warnings);
-        let timing = match self.options.request.cycle {
-            Cycle::Free(period) => CycleTiming::Free {
-                period,
-                plc_period: self.options.request.plc_period,
-            },
-            Cycle::Lockstep => CycleTiming::Lockstep {
-                plc_period: self.options.request.plc_period,
-            },
-        };
-        Ok(ShadowSetup {
-            plc: plc.to_string(),
-            ams_net_id: self.ams_net_id,
-            ams_port: self.options.request.ams_port,
-            source: self.options.request.source,
-            timeout: self.options.request.timeout,
-            exchange: self.options.request.exchange,
+        let mut setup = ShadowSetup::from_requests(
+            plc,
+            self.ams_net_id,
+            &self.options.request,
+            request,
             robot,
-            secure: self.secure_client(plc)?,
-            config: ShadowConfig {
-                sim: request.sim_config(CommandSource::Controller, surrogate),
-                timing,
-                write: self.write,
-                clearance: Some(self.options.request.clearance),
-                realtime: !self.no_realtime,
-                lost_after: self.options.request.timeout,
-                ..ShadowConfig::default()
-            },
-            record: self.record.clone(),
-            interrupt: cdpr_ads::link::Interrupt::new(),
-        })
+            surrogate,
+        );
+        setup.secure = self.secure_client(plc)?;
+        setup.config.write = self.write;
+        setup.config.realtime = !self.no_realtime;
+        setup.record = self.record.clone();
+        Ok(setup)
     }
 }
 

@@ -56,6 +56,10 @@ pub struct PlcSymbols {
     /// ([`PlcSymbols::asking_for_everything`]). A PLC that is silent on unknown names (pyads'
     /// test server) costs a timeout per question, so a point-anchor robot does not ask.
     pub read_pulleys: bool,
+    /// Further symbols read in every sample beside the inputs, never written (a test suite's
+    /// conditions on the PLC's own state, `GVL.bDone`): any elementary scalar, an element
+    /// of an array named with its index. Not from the robot file: empty unless a caller asks.
+    pub watched: Vec<String>,
 }
 
 /// The `[plc]` keys as written. `Spanned` keeps the byte range so that errors can give a line.
@@ -117,6 +121,7 @@ impl PlcSymbols {
             pulley_axes: "GVL_Shadow.aPulleyAxes".into(),
             read_pulleys: false,
             interference: None,
+            watched: Vec::new(),
         }
     }
 
@@ -265,6 +270,7 @@ fn build(ctx: &Ctx, raw: RawPlc) -> Result<PlcSymbols, RobotFileError> {
         read_pulleys: raw.pulley_radii.is_some() || raw.pulley_axes.is_some(),
         pulley_radii: pick(raw.pulley_radii, "pulley_radii", d.pulley_radii)?,
         pulley_axes: pick(raw.pulley_axes, "pulley_axes", d.pulley_axes)?,
+        watched: Vec::new(),
     })
 }
 

@@ -842,6 +842,42 @@ pub enum SetError {
     Value(#[from] OptionError),
 }
 
+impl SetError {
+    /// What it says of a key of a file, without the option's name (the located error names
+    /// the field); an unknown key's nearest name as the file spells it.
+    pub fn as_file_message(&self) -> String {
+        match self {
+            SetError::Value(e) => e.problem.to_string(),
+            SetError::Unknown(e) => e.as_file_key(),
+        }
+    }
+}
+
+/// A TOML value as an option's value (a sweep spec's keys, a test suite's).
+impl From<&toml::Value> for Value {
+    fn from(v: &toml::Value) -> Value {
+        match v {
+            toml::Value::Float(x) => Value::Number(*x),
+            toml::Value::Integer(i) => Value::Whole(*i),
+            toml::Value::Boolean(b) => Value::Flag(*b),
+            toml::Value::String(s) => Value::Text(s.clone()),
+            toml::Value::Array(items)
+                if items
+                    .iter()
+                    .all(|i| i.as_float().is_some() || i.as_integer().is_some()) =>
+            {
+                Value::Numbers(
+                    items
+                        .iter()
+                        .filter_map(|i| i.as_float().or(i.as_integer().map(|k| k as f64)))
+                        .collect(),
+                )
+            }
+            other => Value::Text(other.to_string()),
+        }
+    }
+}
+
 /// `name` as an unknown option among `known`, with the nearest name if one is close.
 pub fn unknown(name: &str, known: impl IntoIterator<Item = &'static str>) -> UnknownOption {
     // Near: a couple of edits from the whole name, or from its start (`stifness` →

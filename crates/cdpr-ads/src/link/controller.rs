@@ -46,6 +46,9 @@ pub struct CycleInputs {
     /// The PLC's time stamp of the sample (Windows FILETIME, 100 ns ticks since 1601) when
     /// it came by notification; `None` when polled.
     pub plc_time: Option<u64>,
+    /// The values of [`PlcSymbols::watched`](crate::PlcSymbols::watched), in its order, as
+    /// numbers (BOOL 0 or 1): read in the same sum read (or notification) as the inputs.
+    pub watched: Vec<f64>,
 }
 
 /// One sample as the link decoded it.

@@ -40,8 +40,12 @@ pub struct ShadowLink<T: Transport> {
     pulleys_at: Option<usize>,
     /// Re-resolutions after stale handles (see [`Controller::re_resolves`]).
     re_resolves: u64,
-    /// The interference flag (`[plc] interference`), the last of `names` when named.
+    /// The interference flag (`[plc] interference`), the last of `names` before the watched
+    /// symbols when named.
     interference: bool,
+    /// Where the watched symbols ([`PlcSymbols::watched`]) start among `names`: they are the
+    /// last ones.
+    watched_at: usize,
     /// The last sample decoded (what [`Controller::read_cycle`] returns when none new came).
     last: Option<CycleInputs>,
 }
@@ -85,12 +89,15 @@ impl<T: Transport> ShadowLink<T> {
         if let Some(flag) = &symbols.interference {
             names.push(flag.clone());
         }
+        let watched_at = names.len();
+        names.extend(symbols.watched.iter().cloned());
         let types = transport.resolve(&names)?;
         let cables = check_types(
             &slots_of(has_reaction, pulleys_at),
             &names,
             &types,
             interference,
+            watched_at,
         )?;
         Ok(ShadowLink {
             access: WriteAccess::resolve_with(
@@ -100,6 +107,7 @@ impl<T: Transport> ShadowLink<T> {
                 &symbols.writable,
             ),
             interference,
+            watched_at,
             transport,
             names,
             types,
@@ -141,10 +149,17 @@ impl<T: Transport> ShadowLink<T> {
             self.names.remove(reaction);
             self.has_reaction = false;
             self.pulleys_at = self.pulleys_at.map(|at| at - 1);
+            self.watched_at -= 1;
         }
         let types = self.transport.resolve(&self.names)?;
         let slots = slots_of(self.has_reaction, self.pulleys_at);
-        let cables = check_types(&slots, &self.names, &types, self.interference)?;
+        let cables = check_types(
+            &slots,
+            &self.names,
+            &types,
+            self.interference,
+            self.watched_at,
+        )?;
         if cables != self.cables {
             return Err(ControllerError::Symbol {
                 symbol: self.names[Slot::FrameAnchors.index()].clone(),
@@ -227,7 +242,7 @@ impl<T: Transport> ShadowLink<T> {
 
 impl<T: Transport> ShadowLink<T> {
     /// One sample's bytes (`wanted` symbols: commands, counter, enable, maybe the reaction
-    /// diagnostic) in SI.
+    /// diagnostic, then the watched symbols) in SI.
     fn decode_inputs(&self, inputs: Inputs, wanted: usize) -> Result<Sample, ControllerError> {
         let raw = inputs.values;
         if raw.len() != wanted {
@@ -236,10 +251,25 @@ impl<T: Transport> ShadowLink<T> {
                 raw.len()
             )));
         }
-        let reaction_cycles = match raw.get(3) {
-            Some(bytes) => Some(self.scalar(Slot::Reaction, bytes)?),
-            None => None,
+        let base = if self.has_reaction { 4 } else { 3 };
+        let reaction_cycles = match self.has_reaction {
+            true => Some(self.scalar(Slot::Reaction, &raw[3])?),
+            false => None,
         };
+        let watched = raw[base..]
+            .iter()
+            .zip(self.watched_at..)
+            .map(|(bytes, k)| {
+                wire::decode_number(&self.types[k], bytes).ok_or_else(|| ControllerError::Symbol {
+                    symbol: self.names[k].clone(),
+                    reason: format!(
+                        "cannot decode {} bytes as {}",
+                        bytes.len(),
+                        self.types[k].type_name()
+                    ),
+                })
+            })
+            .collect::<Result<Vec<f64>, _>>()?;
         // The counter first: a sample whose commands cannot be used still counts its cycle.
         let cycle = self.scalar(Slot::Cycle, &raw[1])?;
         let commanded = match self.reals(Slot::Commanded, &raw[0]) {
@@ -259,6 +289,7 @@ impl<T: Transport> ShadowLink<T> {
             motion_enable: self.scalar(Slot::Enable, &raw[2])? != 0,
             reaction_cycles,
             plc_time: inputs.plc_time,
+            watched,
         }))
     }
 }
@@ -326,7 +357,26 @@ fn check_types(
     names: &[String],
     types: &[IecType],
     interference: bool,
+    watched_at: usize,
 ) -> Result<usize, ControllerError> {
+    // The watched symbols: one number each.
+    for (name, ty) in names.iter().zip(types).skip(watched_at) {
+        if !ty.dims.is_empty() {
+            return Err(ControllerError::Symbol {
+                symbol: name.clone(),
+                reason: format!(
+                    "is {}: a condition reads one value, name an element (`{name}[{}]`)",
+                    ty.type_name(),
+                    ty.dims
+                        .iter()
+                        .map(|(lo, _)| lo.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            });
+        }
+    }
+    let (names, types) = (&names[..watched_at], &types[..watched_at]);
     if interference {
         let (name, ty) = (names.last(), types.last());
         if let (Some(name), Some(ty)) = (name, ty)
@@ -483,9 +533,10 @@ impl<T: Transport> Controller for ShadowLink<T> {
         let all = [Slot::Commanded, Slot::Cycle, Slot::Enable, Slot::Reaction].map(Slot::index);
         // The slot count is taken inside: re-resolving may drop the reaction diagnostic.
         let (batch, wanted) = self.with_fresh_handles(|link| {
-            let slots = &all[..if link.has_reaction { 4 } else { 3 }];
+            let mut slots = all[..if link.has_reaction { 4 } else { 3 }].to_vec();
+            slots.extend(link.watched_at..link.names.len());
             let mut batch = Vec::new();
-            link.transport.read_inputs(slots, &mut batch)?;
+            link.transport.read_inputs(&slots, &mut batch)?;
             Ok((batch, slots.len()))
         })?;
         for inputs in batch {
@@ -535,7 +586,7 @@ impl<T: Transport> Controller for ShadowLink<T> {
         ];
         let mut items = items;
         if self.interference {
-            items.push((self.names.len() - 1, vec![u8::from(out.interference)]));
+            items.push((self.watched_at - 1, vec![u8::from(out.interference)]));
         }
         self.with_fresh_handles(|link| link.transport.sum_write(&items))
     }

@@ -45,6 +45,8 @@ pub struct ShadowSetup {
     /// The stop request (Ctrl-C, SIGTERM) that ends any wait of the link at once, at start
     /// and in the run.
     pub interrupt: Interrupt,
+    /// Symbols read in every sample beside the inputs ([`PlcSymbols::watched`]).
+    pub watched: Vec<String>,
 }
 
 impl ShadowSetup {
@@ -62,6 +64,47 @@ impl ShadowSetup {
             record: None,
             secure: None,
             interrupt: Interrupt::new(),
+            watched: Vec::new(),
+        }
+    }
+
+    /// The setup of a shadow of the controller at `plc` as the link request and the run
+    /// request say (`cdpr shadow`'s flags, a test suite's keys): `robot` the file loaded from
+    /// the run request's `robot` (None: the template), the physics of `run` with `surrogate`,
+    /// plain ADS, read-only until `write` is set.
+    pub fn from_requests(
+        plc: &str,
+        ams_net_id: Option<AmsNetId>,
+        link: &crate::requests::LinkRequest,
+        run: &cdpr_core::run::RunRequest,
+        robot: Option<Robot>,
+        surrogate: Option<cdpr_core::sim::SurrogateSetup>,
+    ) -> ShadowSetup {
+        let timing = match link.cycle {
+            crate::requests::Cycle::Free(period) => CycleTiming::Free {
+                period,
+                plc_period: link.plc_period,
+            },
+            crate::requests::Cycle::Lockstep => CycleTiming::Lockstep {
+                plc_period: link.plc_period,
+            },
+        };
+        ShadowSetup {
+            plc: plc.to_string(),
+            ams_net_id,
+            ams_port: link.ams_port,
+            source: link.source,
+            timeout: link.timeout,
+            exchange: link.exchange,
+            robot,
+            config: ShadowConfig {
+                sim: run.sim_config(cdpr_core::run::CommandSource::Controller, surrogate),
+                timing,
+                clearance: Some(link.clearance),
+                lost_after: link.timeout,
+                ..ShadowConfig::default()
+            },
+            ..ShadowSetup::new(plc)
         }
     }
 }
@@ -238,9 +281,12 @@ fn check(setup: &ShadowSetup) -> Result<(), ShadowError> {
 /// geometry read, its platform settled); opens the record when asked for.
 pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
     check(setup)?;
-    let symbols = match &setup.robot {
-        Some(r) => PlcSymbols::of(r)?,
-        None => PlcSymbols::asking_for_everything(),
+    let symbols = PlcSymbols {
+        watched: setup.watched.clone(),
+        ..match &setup.robot {
+            Some(r) => PlcSymbols::of(r)?,
+            None => PlcSymbols::asking_for_everything(),
+        }
     };
     let endpoint = match &setup.secure {
         Some(_) => endpoint_on(&setup.plc, secure::PORT),

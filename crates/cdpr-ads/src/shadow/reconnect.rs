@@ -206,7 +206,7 @@ impl<C: Controller> Shadow<C> {
     /// closes its record with one gap row at the end (`gap = 1`, `enable = 0`, the state held)
     /// and counts the gap, so that the record, `gaps` and `simulated_s` agree. A link down
     /// for longer than `lost_after` (the link's timeout) is an error naming when it was lost.
-    pub(super) fn end_at(&mut self, now: Instant, lost_after: Duration) -> Result<(), ShadowError> {
+    pub fn end_at(&mut self, now: Instant, lost_after: Duration) -> Result<(), ShadowError> {
         let (since, lost) = match (&self.link.down, &self.link.stall) {
             (Some(outage), _) => (outage.since, true),
             (None, Some(stall)) => (stall.since, false),

@@ -431,11 +431,24 @@ fn the_interference_flag_goes_true_while_a_cable_passes_the_ball_and_the_plc_rea
     let start = trajectory.samples[0].pose;
     assert!(cdpr_core::interference::check(&robot, &start, 0.01).is_clear());
     let mut core = plc(&robot, trajectory, 200);
-    let mut s = shadow(
-        &core,
+    // Symbols watched beside the inputs (a test suite's conditions) come after the flag among
+    // the link's symbols: the flag is still written where it belongs, and they read back what
+    // was written.
+    let symbols = PlcSymbols {
+        watched: vec![
+            "GVL_Shadow.bInterference".into(),
+            "GVL_Shadow.nCycle".into(),
+            "GVL_Shadow.aShadowTensions[1]".into(),
+        ],
+        ..PlcSymbols::of(&robot).expect("[plc]")
+    };
+    let mut s = Shadow::new(
+        link(&core, &symbols, WritePolicy::AllowListed),
         Some(robot.clone()),
         config(LOCKSTEP_10MS, ModelKind::CHAIN),
-    );
+    )
+    .expect("shadow starts");
+    let mut written: Option<(bool, f64)> = None;
     let flag = core
         .memory()
         .table()
@@ -459,6 +472,14 @@ fn the_interference_flag_goes_true_while_a_cable_passes_the_ball_and_the_plc_rea
             continue;
         }
         let on_plc = read_flag(&core);
+        let watched = &s.last_inputs().watched;
+        assert_eq!(watched[1], f64::from(s.last_inputs().cycle), "tick {tick}");
+        if let Some((flag, tension)) = written {
+            // Read at this cycle's start: what the exchange before wrote.
+            assert_eq!(watched[0], f64::from(u8::from(flag)), "tick {tick}");
+            assert_eq!(watched[2], tension, "tick {tick}");
+        }
+        written = Some((on_plc, reals(&core, "GVL_Shadow.aShadowTensions")[0]));
         let checked = s.interference().expect("checked every exchange");
         // The PLC holds what the shadow found at its pose this cycle.
         assert_eq!(on_plc, !checked.is_clear(), "tick {tick}");

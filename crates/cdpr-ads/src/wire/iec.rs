@@ -1,5 +1,7 @@
-//! The IEC 61131-3 types of the symbols (BOOL, UDINT, REAL, LREAL and arrays of them), their
-//! ADS type codes and names as TwinCAT prints them, and their values' bytes.
+//! The IEC 61131-3 types of the symbols (BOOL, the integers, REAL, LREAL and arrays of them),
+//! their ADS type codes and names as TwinCAT prints them, and their values' bytes. The
+//! shadow's own symbols are BOOL, UDINT and REAL/LREAL; a lab's (a test suite's conditions on
+//! `GVL.nState`) may be any of the elementary numbers.
 
 /// The elementary types used here, with their ADS type codes (`ADST_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -8,14 +10,22 @@ pub enum Scalar {
     UDInt,
     Real,
     LReal,
+    SInt,
+    USInt,
+    Int,
+    UInt,
+    DInt,
+    LInt,
+    ULInt,
 }
 
 impl Scalar {
     pub fn size(self) -> usize {
         match self {
-            Scalar::Bool => 1,
-            Scalar::UDInt | Scalar::Real => 4,
-            Scalar::LReal => 8,
+            Scalar::Bool | Scalar::SInt | Scalar::USInt => 1,
+            Scalar::Int | Scalar::UInt => 2,
+            Scalar::UDInt | Scalar::DInt | Scalar::Real => 4,
+            Scalar::LReal | Scalar::LInt | Scalar::ULInt => 8,
         }
     }
     pub fn name(self) -> &'static str {
@@ -24,6 +34,13 @@ impl Scalar {
             Scalar::UDInt => "UDINT",
             Scalar::Real => "REAL",
             Scalar::LReal => "LREAL",
+            Scalar::SInt => "SINT",
+            Scalar::USInt => "USINT",
+            Scalar::Int => "INT",
+            Scalar::UInt => "UINT",
+            Scalar::DInt => "DINT",
+            Scalar::LInt => "LINT",
+            Scalar::ULInt => "ULINT",
         }
     }
     /// ADST code: BOOL is ADST_BIT (33) though it takes a whole byte, as in TwinCAT.
@@ -33,6 +50,13 @@ impl Scalar {
             Scalar::UDInt => 19,
             Scalar::Real => 4,
             Scalar::LReal => 5,
+            Scalar::SInt => 16,
+            Scalar::USInt => 17,
+            Scalar::Int => 2,
+            Scalar::UInt => 18,
+            Scalar::DInt => 3,
+            Scalar::LInt => 20,
+            Scalar::ULInt => 21,
         }
     }
     fn parse(s: &str) -> Option<Scalar> {
@@ -41,6 +65,13 @@ impl Scalar {
             "UDINT" | "DWORD" => Some(Scalar::UDInt),
             "REAL" => Some(Scalar::Real),
             "LREAL" => Some(Scalar::LReal),
+            "SINT" => Some(Scalar::SInt),
+            "USINT" | "BYTE" => Some(Scalar::USInt),
+            "INT" => Some(Scalar::Int),
+            "UINT" | "WORD" => Some(Scalar::UInt),
+            "DINT" => Some(Scalar::DInt),
+            "LINT" => Some(Scalar::LInt),
+            "ULINT" | "LWORD" => Some(Scalar::ULInt),
             _ => None,
         }
     }
@@ -167,6 +198,29 @@ pub fn decode_u32(ty: &IecType, bytes: &[u8]) -> Option<u32> {
         (Scalar::Bool, [a]) => Some(u32::from(*a != 0)),
         _ => None,
     }
+}
+
+/// A scalar of any elementary type as a number (BOOL as 0 or 1; a 64-bit integer beyond 2⁵³
+/// rounded to the nearest f64); `None` for an array or a size mismatch.
+pub fn decode_number(ty: &IecType, bytes: &[u8]) -> Option<f64> {
+    if !ty.dims.is_empty() || bytes.len() != ty.scalar.size() {
+        return None;
+    }
+    let mut b = [0u8; 8];
+    b[..bytes.len()].copy_from_slice(bytes);
+    Some(match ty.scalar {
+        Scalar::Bool => f64::from(u8::from(bytes[0] != 0)),
+        Scalar::SInt => f64::from(bytes[0] as i8),
+        Scalar::USInt => f64::from(bytes[0]),
+        Scalar::Int => f64::from(i16::from_le_bytes([b[0], b[1]])),
+        Scalar::UInt => f64::from(u16::from_le_bytes([b[0], b[1]])),
+        Scalar::DInt => f64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        Scalar::UDInt => f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        Scalar::Real => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        Scalar::LReal => f64::from_le_bytes(b),
+        Scalar::LInt => i64::from_le_bytes(b) as f64,
+        Scalar::ULInt => u64::from_le_bytes(b) as f64,
+    })
 }
 
 /// Encodes a UDINT or BOOL scalar.

@@ -90,7 +90,7 @@ impl Locator<'_> {
     ) -> Result<(), SweepError> {
         RunRequest::default()
             .set(name, value)
-            .map_err(|e| self.at(span, field, problem_of(e)))
+            .map_err(|e| self.at(span, field, e.as_file_message()))
     }
 
     pub(super) fn list<T>(&self, v: &Spanned<Vec<T>>, field: &str) -> Result<(), SweepError> {
@@ -109,25 +109,6 @@ impl Locator<'_> {
             ));
         }
         Ok(())
-    }
-}
-
-/// What a [`SetError`] says, without the option's name (the located error names the field).
-fn problem_of(e: SetError) -> String {
-    match e {
-        SetError::Value(e) => e.problem.to_string(),
-        SetError::Unknown(e) => e.as_file_key(),
-    }
-}
-
-/// A TOML value as a run option's value.
-fn value_of(v: &toml::Value) -> Value {
-    match v {
-        toml::Value::Float(x) => Value::Number(*x),
-        toml::Value::Integer(i) => Value::Whole(*i),
-        toml::Value::Boolean(b) => Value::Flag(*b),
-        toml::Value::String(s) => Value::Text(s.clone()),
-        other => Value::Text(other.to_string()),
     }
 }
 
@@ -161,7 +142,7 @@ pub(super) fn run_options(loc: &Locator) -> Result<(RunRequest, Vec<String>), Sw
                 ));
                 ("remove_lag", Value::Flag(!b))
             }
-            (k, v) => (k, value_of(v)),
+            (k, v) => (k, Value::from(v)),
         };
         run.set(name, v).map_err(|e| {
             let message = match e {
@@ -171,7 +152,7 @@ pub(super) fn run_options(loc: &Locator) -> Result<(RunRequest, Vec<String>), Sw
                     SWEEP_KEYS.iter().copied().chain(run_option_keys()),
                 )
                 .as_file_key(),
-                e => problem_of(e),
+                e => e.as_file_message(),
             };
             loc.at(span.clone(), key, message)
         })?;

@@ -73,6 +73,41 @@ fn geometry_comes_back_in_si() {
 }
 
 #[test]
+fn a_watched_symbol_the_plc_lacks_or_an_array_is_refused_by_name() {
+    let robot = uvigo8();
+    let core = plc(&robot);
+    let connect = |name: &str| {
+        let symbols = PlcSymbols {
+            watched: vec!["GVL_Shadow.nCycle".into(), name.into()],
+            ..PlcSymbols::of(&robot).expect("[plc]")
+        };
+        ShadowLink::connect(
+            InProcessTransport::new(Arc::clone(core.memory())),
+            &symbols,
+            WritePolicy::ReadOnly,
+        )
+        .err()
+        .expect("refused")
+        .to_string()
+    };
+    let e = connect("GVL.bDone");
+    assert!(e.contains("GVL.bDone") && e.contains("0x710"), "{e}");
+    let e = connect("GVL_Shadow.aTcpPose");
+    assert!(
+        e.contains("ARRAY [1..6] OF LREAL") && e.contains("`GVL_Shadow.aTcpPose[1]`"),
+        "{e}"
+    );
+    // An element is one value: the TCP's z, in mm, as the PLC holds it.
+    let symbols = PlcSymbols {
+        watched: vec!["GVL_Shadow.aTcpPose[3]".into()],
+        ..PlcSymbols::of(&robot).expect("[plc]")
+    };
+    let mut c = link(&core, &symbols, WritePolicy::ReadOnly);
+    let inputs = c.read_cycle().expect("cycle");
+    assert_eq!(inputs.watched, vec![robot.home[2] * 1e3]);
+}
+
+#[test]
 fn lockstep_echo_reacts_within_one_plc_cycle() {
     let robot = uvigo8();
     let mut core = plc(&robot);
@@ -237,6 +272,7 @@ fn guard_holds_the_last_good_command_on_an_impossible_jump() {
         motion_enable: true,
         reaction_cycles: None,
         plc_time: None,
+        watched: Vec::new(),
     };
     g.check(sample(1.0), 0.002).expect("first");
     g.check(sample(1.0015), 0.002)
@@ -474,9 +510,12 @@ fn declared_as(real: Scalar, cables: usize) -> (Vec<String>, Vec<IecType>) {
 fn a_robot_too_large_for_one_ads_reply_is_said_so_at_connect() {
     // 72 bytes of geometry per cable and 48 for the pose: 900 cables fit in 64 KiB, 1000 not.
     let (names, types) = declared(900);
-    assert_eq!(check_types(&Slot::REQUIRED, &names, &types, false), Ok(900));
+    assert_eq!(
+        check_types(&Slot::REQUIRED, &names, &types, false, names.len()),
+        Ok(900)
+    );
     let (names, types) = declared(1000);
-    let e = check_types(&Slot::REQUIRED, &names, &types, false)
+    let e = check_types(&Slot::REQUIRED, &names, &types, false, names.len())
         .expect_err("too large")
         .to_string();
     assert!(
@@ -491,9 +530,12 @@ fn a_plc_declaring_more_cables_than_a_robot_may_have_is_refused_at_connect() {
     // files' bound refuses it all the same, naming the count and the limit.
     let max = cdpr_core::robot::MAX_CABLES;
     let (names, types) = declared_as(Scalar::Real, max);
-    assert_eq!(check_types(&Slot::REQUIRED, &names, &types, false), Ok(max));
+    assert_eq!(
+        check_types(&Slot::REQUIRED, &names, &types, false, names.len()),
+        Ok(max)
+    );
     let (names, types) = declared_as(Scalar::Real, max + 1);
-    let e = check_types(&Slot::REQUIRED, &names, &types, false).expect_err("too many");
+    let e = check_types(&Slot::REQUIRED, &names, &types, false, names.len()).expect_err("too many");
     let text = e.to_string();
     assert!(
         text.contains("GVL.FrameAnchors") && text.contains("1025 cables") && text.contains("1024"),
