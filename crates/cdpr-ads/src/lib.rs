@@ -36,6 +36,7 @@ pub mod requests;
 pub mod secure;
 pub mod server;
 pub mod shadow;
+pub mod suite;
 mod throttle;
 mod timed_out;
 pub mod units;
