@@ -19,6 +19,7 @@ mod shadow;
 mod sim;
 mod surrogate;
 mod sweep;
+mod test;
 mod traj;
 #[cfg(feature = "viewer")]
 mod view;
@@ -52,7 +53,8 @@ use std::process::ExitCode;
     cdpr route add --plc 192.168.1.10 --password 1\n  \
     cdpr route add --plc 192.168.1.10 --secure ssc --password 1\n  \
     cdpr shadow --plc 127.0.0.1 --ams-net-id 127.0.0.1.1.1 --robot uvigo8 --write --record run.csv\n  \
-    cdpr proxy --listen 127.0.0.1:48900 --to 127.0.0.1 --delay 5ms --jitter 3ms")]
+    cdpr proxy --listen 127.0.0.1:48900 --to 127.0.0.1 --delay 5ms --jitter 3ms\n  \
+    cdpr test robots/suites/shipped.toml --junit results.xml --report report/")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -122,6 +124,11 @@ pub enum Command {
     /// parameters (stiffness, payload, anchor offsets, winch limits, gains), simulated in
     /// parallel, one CSV row of metrics per run; resumable, shardable (--shard I/N).
     Sweep(sweep::SweepArgs),
+    /// PLC code under test: a suite of scenarios (robot, PLC, physics, expectations on the
+    /// shadow and on the PLC's symbols) run against the shadow as the plant; a verdict per
+    /// expectation, JUnit XML for CI, a Markdown report with plots; exit status 3 on a
+    /// violation.
+    Test(test::TestArgs),
     /// Wrench-feasible workspace: volume, containment of the robot's `[workspace]` box, where
     /// a minimum tension stops being reachable, and a plot of slices.
     Workspace(workspace::WorkspaceArgs),
@@ -293,6 +300,7 @@ fn run(command: Command, started: std::time::Instant) -> Result<ExitCode> {
         Command::Route(a) => net::route(a),
         Command::Surrogate(a) => surrogate::run(a),
         Command::Sweep(a) => sweep::run(a),
+        Command::Test(a) => test::run(a),
         Command::Workspace(a) => workspace::run(a),
         #[cfg(feature = "viewer")]
         Command::View(a) => view::view(a, started),

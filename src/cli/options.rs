@@ -403,6 +403,7 @@ pub const TABLES: &[(&str, &[OptionSpec])] = &[
     ("discover", cdpr_ads::requests::DISCOVER_OPTIONS),
     ("route add", cdpr_ads::requests::ROUTE_OPTIONS),
     ("sweep", cdpr_core::sweep::OPTIONS),
+    ("test", cdpr_ads::requests::TEST_OPTIONS),
     #[cfg(feature = "viewer")]
     ("view", cdpr_viewer::request::OPTIONS),
 ];

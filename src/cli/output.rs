@@ -112,9 +112,14 @@ pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Whether `--quiet` was given.
+pub fn is_quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Whether progress may be drawn on stderr: a terminal, and not `--quiet`.
 pub fn show_progress() -> bool {
-    !QUIET.load(std::sync::atomic::Ordering::Relaxed) && std::io::stderr().is_terminal()
+    !is_quiet() && std::io::stderr().is_terminal()
 }
 
 /// A progress bar on stderr for a long job, counting to 1000 (None when stderr is not a

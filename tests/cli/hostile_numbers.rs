@@ -274,6 +274,17 @@ fn base(path: &[String], files: &Files) -> Option<Vec<String>> {
             "--out".into(),
             "sweep-@.csv".into(),
         ],
+        // The shipped suite's shortest scenario (a quarter of a second of a debug build).
+        "test" => vec![
+            "test".into(),
+            format!("{}/robots/suites/shipped.toml", env!("CARGO_MANIFEST_DIR")),
+            "--filter".into(),
+            "silva4".into(),
+            "--records".into(),
+            "test-records-@".into(),
+            "--jobs".into(),
+            "1".into(),
+        ],
         _ => return None,
     };
     Some(line)

@@ -85,6 +85,8 @@ mod surrogate;
 mod sweep;
 /// Colour codes and status lines: terminal or pipe.
 mod terminal_output;
+/// `cdpr test`: suites, verdicts, JUnit read back by junitparser, the report, a PLC over ADS.
+mod test_suites;
 /// `cdpr trajectory`.
 mod trajectory;
 /// The viewer's app, headless, steps exactly as `cdpr simulate` (with the viewer only).

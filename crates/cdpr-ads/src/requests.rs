@@ -389,3 +389,54 @@ mod tests {
         assert_eq!(plc.ams_net_id.to_string(), "10.0.0.1.1.1");
     }
 }
+
+cdpr_core::request! {
+    /// `cdpr test`'s outputs and how it runs a suite.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct TestRequest, table TEST_OPTIONS;
+    /// The JUnit XML file to write.
+    junit: Option<std::path::PathBuf> = None,
+        OptionSpec::new(Group::Command, Kind::File, "FILE",
+            "write the results as JUnit XML (one testsuite per scenario, one testcase per \
+             expectation; a failure carries the measured value, the bound and when; the record \
+             attached): what Jenkins, GitLab, Azure DevOps and TcUnit-Runner read");
+    /// The directory of the Markdown report.
+    report: Option<std::path::PathBuf> = None,
+        OptionSpec::new(Group::Command, Kind::File, "DIR",
+            "write DIR/report.md: every scenario's expectations with what was measured, and a \
+             plot (SVG) of each one that failed over time");
+    /// Where the scenarios' records go.
+    records: Option<std::path::PathBuf> = None,
+        OptionSpec::new(Group::Command, Kind::File, "DIR",
+            "write each scenario's record (NNN-name.csv, every physics step) here")
+            .default_text("REPORT/records with --report, else cdpr-test-records");
+    /// Virtual-PLC scenarios run at once.
+    jobs: Option<usize> = None,
+        whole(Group::Command, 1, 256,
+            "run this many virtual-PLC scenarios at once (each is deterministic: the count \
+             changes the wall time, never a verdict); PLCs at an address run one at a time")
+            .default_text("the machine's cores");
+    /// Run only the scenarios whose names contain this.
+    filter: Option<String> = None,
+        OptionSpec::new(Group::Command, Kind::Name, "TEXT",
+            "run only the scenarios whose names contain TEXT");
+}
+
+impl TestRequest {
+    /// Where the records go: `records`, else the report's `records/`, else
+    /// `cdpr-test-records` in the working directory.
+    pub fn records_dir(&self) -> std::path::PathBuf {
+        match (&self.records, &self.report) {
+            (Some(dir), _) => dir.clone(),
+            (None, Some(report)) => report.join("records"),
+            (None, None) => std::path::PathBuf::from("cdpr-test-records"),
+        }
+    }
+
+    /// The threads for virtual-PLC scenarios: `jobs`, else the machine's cores.
+    pub fn jobs(&self) -> usize {
+        self.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        })
+    }
+}

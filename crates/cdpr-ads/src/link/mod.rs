@@ -26,7 +26,6 @@ pub mod controller;
 pub mod discover;
 pub mod error;
 pub mod guard;
-#[cfg(any(test, feature = "fixtures"))]
 pub mod in_process;
 pub mod interrupt;
 pub mod route;
@@ -44,7 +43,6 @@ pub use controller::{
 pub use discover::{SystemInfo, announced_fingerprint, discover, identify, net_id_of};
 pub use error::ControllerError;
 pub use guard::{CommandGuard, Refused, Rejection};
-#[cfg(any(test, feature = "fixtures"))]
 pub use in_process::{InProcessController, InProcessTransport};
 pub use interrupt::Interrupt;
 pub use route::{RouteAdded, RouteError, RouteRequest, add_route};

@@ -126,6 +126,15 @@ impl<T: Transport> ShadowLink<T> {
             .then(|| self.names[Slot::Reaction.index()].as_str())
     }
 
+    /// The watched symbols ([`PlcSymbols::watched`]) with their types as the PLC declares
+    /// them, in the order of [`CycleInputs::watched`].
+    pub fn watched(&self) -> impl Iterator<Item = (&str, &IecType)> {
+        self.names[self.watched_at..]
+            .iter()
+            .map(String::as_str)
+            .zip(&self.types[self.watched_at..])
+    }
+
     pub fn transport(&self) -> &T {
         &self.transport
     }
@@ -361,20 +370,11 @@ fn check_types(
 ) -> Result<usize, ControllerError> {
     // The watched symbols: one number each.
     for (name, ty) in names.iter().zip(types).skip(watched_at) {
-        if !ty.dims.is_empty() {
-            return Err(ControllerError::Symbol {
+        ty.one_value(name)
+            .map_err(|reason| ControllerError::Symbol {
                 symbol: name.clone(),
-                reason: format!(
-                    "is {}: a condition reads one value, name an element (`{name}[{}]`)",
-                    ty.type_name(),
-                    ty.dims
-                        .iter()
-                        .map(|(lo, _)| lo.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                ),
-            });
-        }
+                reason,
+            })?;
     }
     let (names, types) = (&names[..watched_at], &types[..watched_at]);
     if interference {

@@ -127,6 +127,19 @@ impl IecType {
             .collect();
         format!("ARRAY [{}] OF {}", dims.join(","), self.scalar.name())
     }
+    /// Refuses an array where one value is read (a watched symbol named `name`): the reason
+    /// names the first element to write instead.
+    pub fn one_value(&self, name: &str) -> Result<(), String> {
+        if self.dims.is_empty() {
+            return Ok(());
+        }
+        let first: Vec<String> = self.dims.iter().map(|(lo, _)| lo.to_string()).collect();
+        Err(format!(
+            "is {}: a condition reads one value, name an element (`{name}[{}]`)",
+            self.type_name(),
+            first.join(",")
+        ))
+    }
     /// Parses what [`IecType::type_name`] writes (and `ARRAY[1..8] OF LREAL` without space).
     pub fn parse(s: &str) -> Option<IecType> {
         let s = s.trim();

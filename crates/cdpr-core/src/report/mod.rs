@@ -4,7 +4,7 @@
 //! error over time, and the paths in three projections. The plots show exactly the pairs the
 //! metrics were computed on (actual resampled and shifted by the lag when it was removed).
 
-pub(crate) mod plots;
+pub mod plots;
 
 use crate::metrics::{self, Alignment, Comparison, Metrics, MetricsError};
 use crate::trajectory::Trajectory;

@@ -458,6 +458,118 @@ where
     }
 }
 
+/// A series over time checked against a bound: what a test suite's report draws for an
+/// expectation that failed (a cable's tension, the tracking error, a PLC symbol's value).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckPlot {
+    pub title: String,
+    /// The value axis, with its unit (`tension [N]`).
+    pub y_desc: String,
+    /// Named curves of (time, value), each in its own colour.
+    pub curves: Vec<(String, Vec<(f64, f64)>)>,
+    /// The bound, drawn as a horizontal line with its label.
+    pub bound: Option<(String, f64)>,
+    /// The time window the expectation holds over (shaded).
+    pub window: Option<(f64, f64)>,
+    /// Where it failed: a point marked on the curves.
+    pub mark: Option<(f64, f64)>,
+}
+
+const CURVES: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+impl CheckPlot {
+    /// Draws the plot as an SVG file at `path` (1600 × 600).
+    pub fn write_svg(&self, path: &Path) -> Result<(), ReportError> {
+        let root = SVGBackend::new(path, (1600, 600)).into_drawing_area();
+        self.draw(root).map_err(|e| plot_error(path, e))
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        let (top, body) = root.split_vertically(64);
+        let mut legend: Vec<(&str, RGBColor)> = self
+            .curves
+            .iter()
+            .zip(CURVES.iter().cycle())
+            .take(4)
+            .map(|((name, _), c)| (name.as_str(), *c))
+            .collect();
+        if let Some((label, _)) = &self.bound {
+            legend.push((label.as_str(), REFERENCE));
+        }
+        header(&top, &self.title, &legend)?;
+        let points = || self.curves.iter().flat_map(|(_, p)| p.iter());
+        let (mut t0, mut t1) = points().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+            (a.min(p.0), b.max(p.0))
+        });
+        if let Some((a, b)) = self.window {
+            (t0, t1) = (t0.min(a), t1.max(b));
+        }
+        if !t0.is_finite() {
+            (t0, t1) = (0.0, 1.0);
+        }
+        let bound = self.bound.as_ref().map(|b| b.1);
+        let (lo, hi) = range(
+            points().map(|p| p.1).chain(bound).filter(|v| v.is_finite()),
+            1e-6,
+        );
+        let mut chart = ChartBuilder::on(&body)
+            .margin_left(10)
+            .margin_right(25)
+            .margin_top(8)
+            .margin_bottom(5)
+            .x_label_area_size(75)
+            .y_label_area_size(115)
+            .build_cartesian_2d(
+                checked_axis("time", t0, t1)?,
+                checked_axis(&self.y_desc, lo, hi)?,
+            )?;
+        chart
+            .configure_mesh()
+            .x_label_formatter(&|v| tick_label(*v, t1 - t0))
+            .y_label_formatter(&|v| tick_label(*v, hi - lo))
+            .x_desc("time [s]")
+            .y_desc(self.y_desc.as_str())
+            .label_style((FONT, 24))
+            .axis_desc_style((FONT, 26))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        if let Some((a, b)) = self.window {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(a, lo), (b, hi)],
+                SHADE.mix(0.18).filled(),
+            )))?;
+        }
+        for ((_, curve), color) in self.curves.iter().zip(CURVES.iter().cycle()) {
+            let (t, y): (Vec<f64>, Vec<f64>) = curve.iter().copied().unzip();
+            chart.draw_series(LineSeries::new(thin(&t, &y, 2000), color.stroke_width(2)))?;
+        }
+        if let Some(b) = bound {
+            chart.draw_series(LineSeries::new(
+                vec![(t0, b), (t1, b)],
+                REFERENCE.stroke_width(2),
+            ))?;
+        }
+        if let Some(m) = self.mark {
+            chart.draw_series(std::iter::once(Circle::new(m, 9, ERROR.stroke_width(3))))?;
+        }
+        root.present()?;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
