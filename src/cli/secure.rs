@@ -1,8 +1,8 @@
 //! The Secure ADS options (TLS on TCP 8016), shared by `cdpr shadow`, `cdpr view --plc`,
 //! `cdpr route add` and `cdpr plc`: which of TwinCAT's three modes, and its files or key.
 
-use anyhow::{Result, bail};
-use cdpr_ads::secure::{ClientMode, SecureClient, ServerMode};
+use anyhow::{Result, anyhow};
+use cdpr_ads::secure::{SecureClient, SecureOptions, ServerMode};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -53,62 +53,35 @@ pub struct SecureArgs {
     pub psk_password: Option<String>,
 }
 
-impl SecureArgs {
-    /// This side's certificate files for `sca`, each missing one named.
-    fn shared_ca(&self) -> Result<(PathBuf, PathBuf, PathBuf)> {
-        match (&self.cert, &self.key, &self.ca) {
-            (Some(c), Some(k), Some(a)) => Ok((c.clone(), k.clone(), a.clone())),
-            _ => {
-                let missing: Vec<&str> = [
-                    ("--cert", self.cert.is_none()),
-                    ("--key", self.key.is_none()),
-                    ("--ca", self.ca.is_none()),
-                ]
-                .iter()
-                .filter(|(_, m)| *m)
-                .map(|(f, _)| *f)
-                .collect();
-                bail!(
-                    "--secure sca needs {}: this side's certificate and key (PEM), and the CA \
-                     that signed both sides' certificates",
-                    missing.join(", ")
-                )
-            }
-        }
-    }
-
-    fn psk(&self) -> Result<(String, String)> {
-        match (&self.psk_identity, &self.psk_password) {
-            // TwinCAT upper-cases the identity and hashes its ANSI bytes: outside ASCII the
-            // two sides could derive different keys and the user would see only a mismatch.
-            (Some(i), Some(p)) if !i.is_ascii() || !p.is_ascii() => bail!(
-                "--psk-identity and --psk-password must be ASCII: TwinCAT's key is SHA-256 of \
-                 the upper-case identity and the password in its ANSI code page, which other \
-                 characters would not match"
-            ),
-            (Some(i), Some(p)) if !i.is_empty() => Ok((i.clone(), p.clone())),
-            _ => bail!(
-                "--secure psk needs --psk-identity and --psk-password (or $CDPR_PSK_PASSWORD): \
-                 the identity and password of a PSK entry on the PLC (TwinCAT: StaticRoutes.xml, \
-                 <RemoteConnections><Server><Tls><Psk>)"
-            ),
-        }
-    }
-
-    /// Refuses options of another mode than the one chosen (a --ca with psk is a mistake).
-    fn check_mode_options(&self, mode: Mode) -> Result<()> {
-        let cert_files = self.cert.is_some() || self.key.is_some() || self.ca.is_some();
-        let psk = self.psk_identity.is_some();
+impl From<Mode> for cdpr_ads::secure::Mode {
+    fn from(mode: Mode) -> Self {
         match mode {
-            Mode::Ssc | Mode::Psk if cert_files => bail!(
-                "--cert, --key and --ca belong to --secure sca (a shared CA), not --secure {}",
-                name(mode)
-            ),
-            Mode::Ssc | Mode::Sca if psk => bail!(
-                "--psk-identity belongs to --secure psk, not --secure {}",
-                name(mode)
-            ),
-            _ => Ok(()),
+            Mode::Ssc => cdpr_ads::secure::Mode::Ssc,
+            Mode::Sca => cdpr_ads::secure::Mode::Sca,
+            Mode::Psk => cdpr_ads::secure::Mode::Psk,
+        }
+    }
+}
+
+/// A Secure ADS option's key as this command line spells it (`psk_identity` →
+/// `--psk-identity`).
+pub fn flag(key: &str) -> String {
+    format!("--{}", key.replace('_', "-"))
+}
+
+impl SecureArgs {
+    /// The options as cdpr-ads checks them (the client's own, host name, fingerprint and
+    /// common name, left out).
+    pub fn options(&self) -> SecureOptions {
+        SecureOptions {
+            secure: self.secure.map(Into::into),
+            secure_dir: self.secure_dir.clone(),
+            cert: self.cert.clone(),
+            key: self.key.clone(),
+            ca: self.ca.clone(),
+            psk_identity: self.psk_identity.clone(),
+            psk_password: self.psk_password.clone(),
+            ..SecureOptions::default()
         }
     }
 
@@ -120,49 +93,33 @@ impl SecureArgs {
         host_name: Option<String>,
         accept_fingerprint: Option<String>,
     ) -> Result<Option<SecureClient>> {
-        let Some(mode) = self.secure else {
-            return Ok(None);
-        };
-        self.check_mode_options(mode)?;
-        let mode = match mode {
-            Mode::Ssc => ClientMode::SelfSigned { register },
-            Mode::Sca => {
-                let (cert, key, ca) = self.shared_ca()?;
-                ClientMode::SharedCa { cert, key, ca }
-            }
-            Mode::Psk => {
-                let (identity, password) = self.psk()?;
-                ClientMode::Psk { identity, password }
-            }
-        };
-        Ok(Some(SecureClient {
-            dir: self.secure_dir.clone(),
-            host_name,
-            accept_fingerprint,
-            ..SecureClient::new(mode)
-        }))
+        self.client_with(
+            SecureOptions {
+                secure_host_name: host_name,
+                accept_fingerprint,
+                ..self.options()
+            },
+            register,
+        )
+    }
+
+    /// [`SecureArgs::client`] of `options` (these and the link's own), errors spelt as flags.
+    pub fn client_with(
+        &self,
+        options: SecureOptions,
+        register: Option<(String, String)>,
+    ) -> Result<Option<SecureClient>> {
+        options
+            .client(register)
+            .map_err(|e| anyhow!(e.message(&flag)))
     }
 
     /// The virtual PLC's Secure ADS mode; `None` without --secure. `route`: the user and
     /// password a self-signed client registers with.
     pub fn server(&self, route: (String, String)) -> Result<Option<ServerMode>> {
-        let Some(mode) = self.secure else {
-            return Ok(None);
-        };
-        self.check_mode_options(mode)?;
-        Ok(Some(match mode {
-            Mode::Ssc => ServerMode::SelfSigned {
-                user: route.0,
-                password: route.1,
-            },
-            Mode::Sca => {
-                let (cert, key, ca) = self.shared_ca()?;
-                ServerMode::SharedCa { cert, key, ca }
-            }
-            Mode::Psk => ServerMode::Psk {
-                entries: vec![self.psk()?],
-            },
-        }))
+        self.options()
+            .server(route)
+            .map_err(|e| anyhow!(e.message(&flag)))
     }
 }
 

@@ -126,22 +126,15 @@ impl LinkArgs {
     /// the first time must present the certificate it announces over UDP, as with `cdpr
     /// route add`.
     fn secure_client(&self, plc: &str) -> Result<Option<cdpr_ads::secure::SecureClient>> {
-        if self.plc_cn.is_some() && self.secure.secure != Some(super::secure::Mode::Sca) {
-            anyhow::bail!(
-                "--plc-cn belongs to --secure sca (a shared CA): the other modes trust a pinned \
-                 certificate or a key, not a name"
-            );
-        }
         let register = self.secure_user.clone().zip(self.secure_password.clone());
         let registering = register.is_some();
-        let mut client = self.secure.client(
-            register,
-            self.secure_host_name.clone(),
-            self.accept_fingerprint.clone(),
-        )?;
-        if let Some(c) = client.as_mut() {
-            c.plc_common_name = self.plc_cn.clone();
-        }
+        let options = cdpr_ads::secure::SecureOptions {
+            secure_host_name: self.secure_host_name.clone(),
+            accept_fingerprint: self.accept_fingerprint.clone(),
+            plc_cn: self.plc_cn.clone(),
+            ..self.secure.options()
+        };
+        let mut client = self.secure.client_with(options, register)?;
         if let Some(c) = client.as_mut().filter(|_| registering) {
             let endpoint = shadow::endpoint_on(plc, cdpr_ads::secure::PORT);
             c.expected_fingerprint = cdpr_ads::link::announced_fingerprint(

@@ -94,7 +94,10 @@ fn a_modes_options_are_checked_and_named() {
     let o = cdpr(&words(
         "shadow --plc 127.0.0.1 --robot uvigo8 --secure psk --psk-identity lab --ca ca.pem",
     ));
-    assert_fails(&o, "--cert, --key and --ca belong to --secure sca");
+    assert_fails(
+        &o,
+        "--ca belongs to --secure sca (a shared CA), not --secure psk",
+    );
     let o = Command::new(env!("CARGO_BIN_EXE_cdpr"))
         .args(words("shadow --plc 127.0.0.1 --robot uvigo8 --secure psk"))
         .env_remove("CDPR_PSK_PASSWORD")

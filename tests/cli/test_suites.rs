@@ -518,3 +518,56 @@ fn a_scenario_against_cdpr_plc_reads_its_symbols_and_a_lost_plc_is_an_error() {
     assert_eq!((c[0].0.as_str(), c[0].1.as_str()), ("run", "error"));
     assert!(c[0].2.contains("the PLC was lost"), "{c:?}");
 }
+
+#[test]
+fn a_scenario_over_secure_ads_takes_the_shadows_options_and_the_password_from_the_environment() {
+    let dir = scratch("test_suites_secure");
+    let (plc, addr) = plc(&[
+        "--robot",
+        "uvigo8",
+        "--trajectory",
+        "seed000",
+        "--listen",
+        "127.0.0.1:0",
+        "--udp-listen",
+        "off",
+        "--duration",
+        "30",
+        "--secure",
+        "psk",
+        "--psk-identity",
+        "lab",
+        "--psk-password",
+        "fromenv",
+    ]);
+    let body = "secure = \"psk\"\npsk_identity = \"lab\"\n\n[scenario.expect]\ngaps = 0\n\n\
+                [[scenario.symbol]]\nsymbol = \"GVL_Shadow.bMotionEnable\"\nis = \"==\"\n\
+                value = true\nwithin = 1.0\n";
+    let suite = address_suite(&dir, &addr, 1.5, body);
+    let run = |password: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cdpr"));
+        c.args(["test", &path(&suite), "--records", &path(&dir)]);
+        match password {
+            Some(p) => c.env("CDPR_PSK_PASSWORD", p),
+            None => c.env_remove("CDPR_PSK_PASSWORD"),
+        };
+        c.output().expect("cdpr test runs")
+    };
+    let o = run(Some("fromenv"));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("GVL_Shadow.bMotionEnable == true within 1 s  held"));
+    // Without the password the suite is refused at the mode's line, before anything runs.
+    let o = run(None);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!(
+            "{}:9: scenario \"over ADS\".secure: `secure` psk needs",
+            path(&suite)
+        )),
+        "{e}"
+    );
+    assert!(e.contains("$CDPR_PSK_PASSWORD"), "{e}");
+    let mut plc = plc;
+    let _ = plc.child.kill();
+}

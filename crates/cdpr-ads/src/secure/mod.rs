@@ -21,12 +21,14 @@
 mod client;
 pub mod connect_info;
 pub mod identity;
+pub mod options;
 pub mod pins;
 mod server;
 
 pub use client::{ClientMode, SecureClient, Session};
 pub use connect_info::{ConnectError, ConnectInfo};
 pub use identity::{Identity, fingerprint, same_fingerprint};
+pub use options::{Mode, SecureOptionError, SecureOptions};
 pub use pins::{Pinned, Pins};
 pub use server::{SecureServer, ServerMode};
 

@@ -285,9 +285,11 @@ pub fn run_scenario(
     } else {
         match &s.plc {
             PlcTarget::Virtual(plc) => run_virtual(s, plc, &record, stop),
-            PlcTarget::Address { plc, ams_net_id } => {
-                run_address(suite, s, plc, *ams_net_id, &record, stop)
-            }
+            PlcTarget::Address {
+                plc,
+                ams_net_id,
+                secure,
+            } => run_address(suite, s, plc, *ams_net_id, secure, &record, stop),
         }
     };
     let run = run.map(|mut r| {
@@ -455,9 +457,11 @@ fn run_address(
     s: &Scenario,
     address: &str,
     ams_net_id: Option<crate::wire::AmsNetId>,
+    secure: &crate::secure::SecureOptions,
     record: &Path,
     stop: &Interrupt,
 ) -> Result<ScenarioRun, String> {
+    let secure = secure.client(None).map_err(|e| e.to_string())?;
     let robot = s.run.load_robot().map_err(|e| error_chain(&e))?;
     let (surrogate, _) = s
         .run
@@ -469,6 +473,7 @@ fn run_address(
     setup.config.write = s.write;
     setup.record = Some(record.to_path_buf());
     setup.watched = names;
+    setup.secure = secure;
     // The scenario's own stop: raised by the suite's (Ctrl-C) or at the scenario's end, so
     // that a request blocked then (a stalled PLC) does not hold the run past it.
     let interrupt = Interrupt::new();

@@ -8,6 +8,7 @@
 
 use super::expect::Expectations;
 use crate::requests::{LinkRequest, PlcRequest};
+use crate::secure::SecureOptions;
 use crate::wire::AmsNetId;
 use cdpr_core::options::{Request, SetError, Value};
 use cdpr_core::run::RunRequest;
@@ -36,6 +37,23 @@ pub const SCENARIO_KEYS: [&str; 7] = [
     "symbol",
 ];
 
+/// The Secure ADS keys a scenario against a PLC at an address takes ([`SecureOptions`]'s
+/// fields; the PSK password only from `$CDPR_PSK_PASSWORD`, never from the file).
+pub const SECURE_KEYS: [&str; 9] = [
+    "secure",
+    "secure_dir",
+    "cert",
+    "key",
+    "ca",
+    "psk_identity",
+    "secure_host_name",
+    "accept_fingerprint",
+    "plc_cn",
+];
+
+/// Where a PSK password comes from for a suite.
+pub const PSK_PASSWORD_ENV: &str = "CDPR_PSK_PASSWORD";
+
 /// The virtual PLC's options a scenario takes (its identity and routes are the server's).
 pub const PLC_KEYS: [&str; 3] = ["task", "nc", "hold"];
 
@@ -58,10 +76,11 @@ pub enum SuiteError {
 pub enum PlcTarget {
     /// The virtual PLC, in-process, playing the scenario's trajectory.
     Virtual(PlcRequest),
-    /// A PLC at HOST[:PORT] (a TwinCAT runtime, or `cdpr plc`).
+    /// A PLC at HOST[:PORT] (a TwinCAT runtime, or `cdpr plc`), over plain or Secure ADS.
     Address {
         plc: String,
         ams_net_id: Option<AmsNetId>,
+        secure: SecureOptions,
     },
 }
 
@@ -294,6 +313,7 @@ fn known_keys() -> impl Iterator<Item = &'static str> {
         .chain(cdpr_core::run::OPTIONS.iter().map(|s| s.name))
         .chain(crate::requests::LINK_OPTIONS.iter().map(|s| s.name))
         .chain(PLC_KEYS)
+        .chain(SECURE_KEYS)
 }
 
 /// A robot, trajectory or surrogate file of the suite: relative to its directory when it
@@ -306,6 +326,14 @@ fn resolve(dir: Option<&Path>, key: &str, value: Value) -> Value {
             Value::Text(dir.join(name).display().to_string())
         }
         (_, _, v) => v,
+    }
+}
+
+/// A file a suite names: relative to its directory.
+fn resolve_path(dir: Option<&Path>, name: &str) -> PathBuf {
+    match dir {
+        Some(dir) if !Path::new(name).is_absolute() => dir.join(name),
+        _ => PathBuf::from(name),
     }
 }
 
@@ -350,6 +378,9 @@ fn scenario(
     let mut link = LinkRequest::default();
     let mut plc = PlcRequest::default();
     let (mut target, mut net_id, mut write, mut duration) = (None, None, None, None);
+    let mut secure = SecureOptions::default();
+    // Where each Secure ADS key is written, for a virtual PLC's refusal and the rules'.
+    let mut secure_at: Vec<(String, Range<usize>)> = Vec::new();
     // The suite's defaults first, then the scenario's own keys over them.
     let all = defaults
         .iter()
@@ -384,6 +415,29 @@ fn scenario(
                     ));
                 }
             },
+            "psk_password" => {
+                return Err(at(format!(
+                    "a password is not kept in a suite file: give it in ${PSK_PASSWORD_ENV}"
+                )));
+            }
+            k if SECURE_KEYS.contains(&k) => {
+                let text = match v {
+                    toml::Value::String(t) if !t.trim().is_empty() => t.trim().to_string(),
+                    _ => return Err(at("a string".into())),
+                };
+                match k {
+                    "secure" => secure.secure = Some(text.parse().map_err(at)?),
+                    "secure_dir" => secure.secure_dir = Some(resolve_path(dir, &text)),
+                    "cert" => secure.cert = Some(resolve_path(dir, &text)),
+                    "key" => secure.key = Some(resolve_path(dir, &text)),
+                    "ca" => secure.ca = Some(resolve_path(dir, &text)),
+                    "psk_identity" => secure.psk_identity = Some(text),
+                    "secure_host_name" => secure.secure_host_name = Some(text),
+                    "accept_fingerprint" => secure.accept_fingerprint = Some(text),
+                    _ => secure.plc_cn = Some(text),
+                }
+                secure_at.push((k.to_string(), span.clone()));
+            }
             k if PLC_KEYS.contains(&k) => plc
                 .set(k, value_for::<PlcRequest>(k, v))
                 .map_err(|e| at(e.as_file_message()))?,
@@ -415,6 +469,13 @@ fn scenario(
                     table.span(),
                     &field("trajectory"),
                     "the virtual PLC plays a trajectory: give `trajectory`",
+                ));
+            }
+            if let Some((key, span)) = secure_at.first() {
+                return Err(loc.at(
+                    span.clone(),
+                    &field(key),
+                    "is Secure ADS's; the virtual PLC runs in-process (no network, no TLS)",
                 ));
             }
             if let Some(id) = net_id {
@@ -456,9 +517,29 @@ fn scenario(
                     format!("a run against the PLC at {address} needs a `duration` (s)"),
                 ));
             }
+            if secure.secure == Some(crate::secure::Mode::Psk) {
+                secure.psk_password = std::env::var(PSK_PASSWORD_ENV).ok();
+            }
+            if let Err(e) = secure.client(None) {
+                // At the option the rule is about: one of another mode's, the identity, else
+                // the mode.
+                let about: &[&str] = match &e {
+                    crate::secure::SecureOptionError::OtherMode { options, .. } => options,
+                    crate::secure::SecureOptionError::PskNotAscii => &["psk_identity"],
+                    _ => &["secure"],
+                };
+                let (key, span) = secure_at
+                    .iter()
+                    .find(|(k, _)| about.contains(&k.as_str()))
+                    .or(secure_at.first())
+                    .cloned()
+                    .unwrap_or(("secure".into(), table.span()));
+                return Err(loc.at(span, &field(&key), e.to_string()));
+            }
             PlcTarget::Address {
                 plc: address.to_string(),
                 ams_net_id: net_id,
+                secure,
             }
         }
     };

@@ -100,6 +100,7 @@ fn a_suite_reads_its_defaults_scenarios_expectations_and_conditions() {
         PlcTarget::Address {
             plc: "192.168.1.10".into(),
             ams_net_id: Some(AmsNetId([192, 168, 1, 10, 1, 1])),
+            secure: crate::secure::SecureOptions::default(),
         }
     );
     assert!(
@@ -260,4 +261,67 @@ fn robot_files_are_found_beside_the_suite() {
         "a shipped name"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn secure_ads_keys_follow_the_shadows_rules_and_keep_no_password() {
+    let head = "robot = \"uvigo8\"\n[[scenario]]\nname = \"lab\"\nplc = \"192.168.1.10\"\n\
+                duration = 5\n";
+    let suite = |body: &str| {
+        Suite::parse(
+            &format!("{head}{body}"),
+            "s.toml",
+            Some(Path::new("/suites")),
+        )
+    };
+    let ok = suite("secure = \"sca\"\ncert = \"me.pem\"\nkey = \"me.key\"\nca = \"/etc/ca.pem\"\nplc_cn = \"plc1\"\n")
+        .expect("reads");
+    let PlcTarget::Address { secure, .. } = &ok.scenarios[0].plc else {
+        panic!("an address")
+    };
+    assert_eq!(secure.secure, Some(crate::secure::Mode::Sca));
+    // Files relative to the suite's directory, absolute ones as written.
+    assert_eq!(secure.cert.as_deref(), Some(Path::new("/suites/me.pem")));
+    assert_eq!(secure.ca.as_deref(), Some(Path::new("/etc/ca.pem")));
+    assert_eq!(secure.plc_cn.as_deref(), Some("plc1"));
+    let refused = |body: &str| match suite(body) {
+        Err(SuiteError::Invalid {
+            line,
+            field,
+            message,
+            ..
+        }) => (line, field, message),
+        other => panic!("{body}: {other:?}"),
+    };
+    let (line, field, message) = refused("secure = \"sca\"\ncert = \"me.pem\"\n");
+    assert_eq!((line, field.as_str()), (6, "scenario \"lab\".secure"));
+    assert!(
+        message.contains("`secure` sca needs `key`, `ca`"),
+        "{message}"
+    );
+    let (line, field, message) = refused("secure = \"ssc\"\nplc_cn = \"x\"\n");
+    assert_eq!((line, field.as_str()), (7, "scenario \"lab\".plc_cn"));
+    assert!(
+        message.contains("`plc_cn` belongs to `secure` sca"),
+        "{message}"
+    );
+    let (line, _, message) = refused("secure = \"tls\"\n");
+    assert_eq!(line, 6);
+    assert!(
+        message.contains("`tls` is not ssc, sca or psk"),
+        "{message}"
+    );
+    let (line, _, message) =
+        refused("secure = \"psk\"\npsk_identity = \"lab\"\npsk_password = \"1\"\n");
+    assert_eq!(line, 8);
+    assert!(message.contains("$CDPR_PSK_PASSWORD"), "{message}");
+    // The virtual PLC has no TLS.
+    let text = "robot = \"uvigo8\"\ntrajectory = \"seed000\"\n[[scenario]]\nname = \"v\"\nsecure = \"ssc\"\n";
+    match Suite::parse(text, "s.toml", None) {
+        Err(SuiteError::Invalid { line, message, .. }) => {
+            assert_eq!(line, 5);
+            assert!(message.contains("in-process"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
