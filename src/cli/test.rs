@@ -2,12 +2,12 @@
 //! per expectation, a JUnit file for CI and a Markdown report with plots.
 
 use super::options::RequestArgs;
-use super::output::Table;
+use super::output::{Table, json};
 use super::preflight::VIOLATED;
 use anyhow::{Context, Result};
 use cdpr_ads::link::Interrupt;
 use cdpr_ads::requests::TestRequest;
-use cdpr_ads::suite::{self, RunSettings, ScenarioResult, Suite};
+use cdpr_ads::suite::{self, RunSettings, ScenarioResult, Suite, SuiteReport};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,6 +44,10 @@ pub struct TestArgs {
     /// Outputs and how the suite runs (cdpr-ads' test request).
     #[command(flatten)]
     pub options: RequestArgs<TestRequest>,
+    /// Print the results as one JSON object (per scenario: its verdicts with what was
+    /// measured, the bound and when, its record, the shadow's statistics) instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// One line per scenario as it ends (they end out of order when run in parallel).
@@ -81,7 +85,19 @@ pub fn run(a: TestArgs) -> Result<ExitCode> {
             progress(r, done, total);
         }
     })?;
-    print_results(&results);
+    if a.json {
+        json(&SuiteReport::new(&a.suite, &results))?;
+    } else {
+        print_results(&results);
+    }
+    // With --json, stdout is the one JSON object; the lines for people go to stderr.
+    let say = |line: &str| {
+        if a.json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
     let name = a
         .suite
         .file_stem()
@@ -89,21 +105,22 @@ pub fn run(a: TestArgs) -> Result<ExitCode> {
     if let Some(path) = &request.junit {
         suite::junit::write(path, &name, &results)
             .with_context(|| format!("writing the JUnit file {}", path.display()))?;
-        println!("wrote {}", path.display());
+        say(&format!("wrote {}", path.display()));
     }
     if let Some(dir) = &request.report {
         let path = suite::report::write(dir, &a.suite, &results)?;
-        println!("wrote {}", path.display());
+        say(&format!("wrote {}", path.display()));
     }
     let errors = results.iter().filter(|r| r.error().is_some()).count();
     let failed = results.iter().filter(|r| !r.passed()).count();
-    println!(
-        "{} scenarios: {} passed, {} failed, {errors} errors (records in {})",
+    say(&format!(
+        "{} scenario{}: {} passed, {} failed, {errors} errors (records in {})",
         results.len(),
+        if results.len() == 1 { "" } else { "s" },
         results.len() - failed,
         failed - errors,
         settings.records.display()
-    );
+    ));
     Ok(if errors > 0 {
         ExitCode::FAILURE
     } else if failed > 0 {

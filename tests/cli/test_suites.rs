@@ -343,13 +343,34 @@ fn lockstep_verdicts_and_records_are_the_same_on_every_run_and_any_jobs() {
             &path(&records),
             "--jobs",
             jobs,
+            "--json",
         ]);
         assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-        (comparable(&xml), records)
+        let report: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+        (comparable(&xml), records, report)
     };
-    let (first, a) = run("one", "1");
-    let (second, b) = run("two", "2");
+    let (first, a, one) = run("one", "1");
+    let (second, b, two) = run("two", "2");
     assert_eq!(first, second);
+    // --json: the same verdicts, measured values and times; the shadow's statistics beside.
+    let verdicts = |r: &Value| {
+        r["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["verdicts"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(verdicts(&one), verdicts(&two));
+    assert_eq!(
+        (one["passed"].as_u64(), one["failed"].as_u64()),
+        (Some(0), Some(2))
+    );
+    let s = &one["scenarios"][0];
+    assert_eq!(s["verdicts"][0]["name"], "tension_max");
+    assert_eq!(s["verdicts"][0]["passed"], false);
+    assert_eq!(s["shadow"]["reaction_max_cycles"], 1);
+    assert_eq!(s["shadow"]["gaps"], 0);
     for name in [
         "001-trapezoid-on-elastic-cables.csv",
         "002-a-counter-that-cannot-get-there.csv",

@@ -14,6 +14,6 @@ pub mod verdict;
 pub mod watch;
 
 pub use expect::{EXPECT_OPTIONS, Expectations};
-pub use run::{RunSettings, ScenarioResult, ScenarioRun, run_suite};
+pub use run::{RunSettings, ScenarioResult, ScenarioRun, SuiteReport, run_suite};
 pub use spec::{Condition, Op, PlcTarget, Scenario, Suite, SuiteError, When};
 pub use verdict::Verdict;

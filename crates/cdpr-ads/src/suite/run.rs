@@ -560,3 +560,80 @@ fn run_connected(
         stopped,
     })
 }
+
+/// One verdict as `cdpr test --json` prints it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct VerdictReport {
+    pub name: String,
+    pub passed: bool,
+    pub measured: String,
+    pub bound: String,
+    /// s of shadow time.
+    pub at: Option<f64>,
+}
+
+/// One scenario as `cdpr test --json` prints it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ScenarioReport {
+    pub name: String,
+    pub line: usize,
+    pub passed: bool,
+    /// Why it could not run or stopped early.
+    pub error: Option<String>,
+    pub record: Option<PathBuf>,
+    pub simulated_s: Option<f64>,
+    pub wall_s: Option<f64>,
+    pub verdicts: Vec<VerdictReport>,
+    /// The shadow's statistics (`cdpr shadow --json`'s).
+    pub shadow: Option<Summary>,
+}
+
+/// The suite's results as `cdpr test --json` prints them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SuiteReport {
+    pub suite: PathBuf,
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+    pub scenarios: Vec<ScenarioReport>,
+}
+
+impl SuiteReport {
+    pub fn new(suite: &Path, results: &[ScenarioResult]) -> SuiteReport {
+        let errors = results.iter().filter(|r| r.error().is_some()).count();
+        let passed = results.iter().filter(|r| r.passed()).count();
+        SuiteReport {
+            suite: suite.to_path_buf(),
+            passed,
+            failed: results.len() - passed - errors,
+            errors,
+            scenarios: results
+                .iter()
+                .map(|r| {
+                    let run = r.run.as_ref().ok();
+                    ScenarioReport {
+                        name: r.name.clone(),
+                        line: r.line,
+                        passed: r.passed(),
+                        error: r.error().map(str::to_string),
+                        record: run.map(|x| x.record.clone()),
+                        simulated_s: run.map(|x| x.simulated),
+                        wall_s: run.map(|x| x.wall),
+                        verdicts: r
+                            .verdicts
+                            .iter()
+                            .map(|v| VerdictReport {
+                                name: v.name.clone(),
+                                passed: v.passed,
+                                measured: v.measured.clone(),
+                                bound: v.bound.clone(),
+                                at: v.at,
+                            })
+                            .collect(),
+                        shadow: run.map(|x| x.summary.clone()),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
