@@ -5,28 +5,9 @@
 //! is attached (`[[ATTACHMENT|path]]`, Jenkins' attachments convention, in `<system-out>`).
 
 use super::run::ScenarioResult;
+use cdpr_core::export::xml::escape;
 use std::fmt::Write as _;
 use std::path::Path;
-
-/// `text` escaped for XML text and attribute values (control characters other than tab and
-/// the line ends are not allowed in XML 1.0: replaced).
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            '\t' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// The JUnit XML of `results`, the suite named `suite` (its file's stem).
 pub fn junit(suite: &str, results: &[ScenarioResult]) -> String {

@@ -177,6 +177,48 @@ fn plot(
     }
 }
 
+/// A tension as the verdicts show it.
+fn newton(f: f64) -> String {
+    format!("{f:.2} N")
+}
+
+/// `tension_min` or `tension_max` of scenario `s`: the extreme `(t, cable, value)` against
+/// `bound`, with the cables' lowest or highest tensions over time for a failure's plot.
+fn tension(
+    s: &Scenario,
+    name: &str,
+    (t, cable, m): (f64, usize, f64),
+    bound: f64,
+    curves: &[Vec<(f64, f64)>],
+) -> Verdict {
+    let (lowest, passed, relation) = match name {
+        "tension_min" => (true, m >= bound, "≥"),
+        _ => (false, m <= bound, "≤"),
+    };
+    let mut v = Verdict::new(
+        name,
+        passed,
+        format!("{} (cable {})", newton(m), cable + 1),
+        format!("{relation} {}", newton(bound)),
+    )
+    .at(t);
+    if !v.passed {
+        v.plot = Some(plot(
+            format!(
+                "{}: {} tension, cable {} at {t:.3} s",
+                s.name,
+                if lowest { "lowest" } else { "highest" },
+                cable + 1
+            ),
+            "tension [N]",
+            cables_curves(curves),
+            Some((format!("bound {}", newton(bound)), bound)),
+            Some((t, m)),
+        ));
+    }
+    v
+}
+
 /// A whole-number figure (cycles, counts) against its largest allowed value.
 fn count(name: &str, measured: Option<u64>, unit: &str, bound: Option<usize>) -> Option<Verdict> {
     let bound = bound? as u64;
@@ -212,7 +254,6 @@ pub fn judge(s: &Scenario, run: &ScenarioRun) -> Result<Vec<Verdict>, RecordingE
         None
     };
     let mm = |m: f64| format!("{:.3} mm", m * 1e3);
-    let newton = |f: f64| format!("{f:.2} N");
     if let Some(f) = &figures {
         if let Some(bound) = e.tracking_rms {
             let mut v = Verdict::new(
@@ -253,52 +294,22 @@ pub fn judge(s: &Scenario, run: &ScenarioRun) -> Result<Vec<Verdict>, RecordingE
             verdicts.push(v);
         }
         if let Some(bound) = e.tension_min {
-            let (t, cable, m) = f.min_tension;
-            let mut v = Verdict::new(
+            verdicts.push(tension(
+                s,
                 "tension_min",
-                m >= bound,
-                format!("{} (cable {})", newton(m), cable + 1),
-                format!("≥ {}", newton(bound)),
-            )
-            .at(t);
-            if !v.passed {
-                v.plot = Some(plot(
-                    format!(
-                        "{}: lowest tension, cable {} at {t:.3} s",
-                        s.name,
-                        cable + 1
-                    ),
-                    "tension [N]",
-                    cables_curves(&f.low_curves),
-                    Some((format!("bound {}", newton(bound)), bound)),
-                    Some((t, m)),
-                ));
-            }
-            verdicts.push(v);
+                f.min_tension,
+                bound,
+                &f.low_curves,
+            ));
         }
         if let Some(bound) = e.tension_max {
-            let (t, cable, m) = f.max_tension;
-            let mut v = Verdict::new(
+            verdicts.push(tension(
+                s,
                 "tension_max",
-                m <= bound,
-                format!("{} (cable {})", newton(m), cable + 1),
-                format!("≤ {}", newton(bound)),
-            )
-            .at(t);
-            if !v.passed {
-                v.plot = Some(plot(
-                    format!(
-                        "{}: highest tension, cable {} at {t:.3} s",
-                        s.name,
-                        cable + 1
-                    ),
-                    "tension [N]",
-                    cables_curves(&f.high_curves),
-                    Some((format!("bound {}", newton(bound)), bound)),
-                    Some((t, m)),
-                ));
-            }
-            verdicts.push(v);
+                f.max_tension,
+                bound,
+                &f.high_curves,
+            ));
         }
         if e.no_slack {
             let bound = format!("no cable at or below {SLACK} N");

@@ -4,7 +4,7 @@
 //! a spatial tendon with the robot file's stiffness and damping and a one-sided spring.
 
 mod mjcf;
-mod xml;
+pub mod xml;
 
 pub use mjcf::{MJCF_DT_RANGE, MjcfIntegrator, MjcfOptions, OPTIONS as MJCF_OPTIONS, mjcf};
 

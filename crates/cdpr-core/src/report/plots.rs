@@ -298,27 +298,7 @@ where
     let hi = e.iter().copied().fold(0.0, f64::max).max(1e-3) * 1.05;
     let top_y = hi * 1.15;
     let (t0, t1) = (t[0], *t.last().unwrap_or(&t[0]));
-    let mut chart = ChartBuilder::on(&body)
-        .margin_left(10)
-        .margin_right(25)
-        .margin_top(8)
-        .margin_bottom(5)
-        .x_label_area_size(75)
-        .y_label_area_size(115)
-        .build_cartesian_2d(
-            checked_axis("time", t0, t1)?,
-            checked_axis("3D error", 0.0, top_y)?,
-        )?;
-    chart
-        .configure_mesh()
-        .x_label_formatter(&|v| tick_label(*v, t1 - t0))
-        .y_label_formatter(&|v| tick_label(*v, top_y))
-        .x_desc("time [s]")
-        .y_desc("3D error [mm]")
-        .label_style((FONT, 24))
-        .axis_desc_style((FONT, 26))
-        .light_line_style(WHITE.mix(0.0))
-        .draw()?;
+    let mut chart = time_chart(&body, (t0, t1), (0.0, top_y), "3D error [mm]")?;
     shade(&mut chart, &runs(aligned), (0.0, top_y), Some(hi * 1.075))?;
     chart.draw_series(LineSeries::new(thin(t, &e, 2000), ERROR.stroke_width(1)))?;
     chart.draw_series(LineSeries::new(
@@ -458,6 +438,44 @@ where
     }
 }
 
+type TimeChart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// A chart of a value over `t0..t1` on `area` with the report's margins, axes and labels, its
+/// mesh drawn: what the plots of one value over a whole run share.
+fn time_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    (t0, t1): (f64, f64),
+    (lo, hi): (f64, f64),
+    y_desc: &str,
+) -> Result<TimeChart<'a, DB>, Box<dyn Error>>
+where
+    DB::ErrorType: 'static,
+{
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(25)
+        .margin_top(8)
+        .margin_bottom(5)
+        .x_label_area_size(75)
+        .y_label_area_size(115)
+        .build_cartesian_2d(checked_axis("time", t0, t1)?, checked_axis(y_desc, lo, hi)?)?;
+    chart
+        .configure_mesh()
+        .x_label_formatter(&|v| tick_label(*v, t1 - t0))
+        .y_label_formatter(&|v| tick_label(*v, hi - lo))
+        .x_desc("time [s]")
+        .y_desc(y_desc)
+        .label_style((FONT, 24))
+        .axis_desc_style((FONT, 26))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    Ok(chart)
+}
+
 /// A series over time checked against a bound: what a test suite's report draws for an
 /// expectation that failed (a cable's tension, the tracking error, a PLC symbol's value).
 #[derive(Debug, Clone, PartialEq)]
@@ -525,27 +543,7 @@ impl CheckPlot {
             points().map(|p| p.1).chain(bound).filter(|v| v.is_finite()),
             1e-6,
         );
-        let mut chart = ChartBuilder::on(&body)
-            .margin_left(10)
-            .margin_right(25)
-            .margin_top(8)
-            .margin_bottom(5)
-            .x_label_area_size(75)
-            .y_label_area_size(115)
-            .build_cartesian_2d(
-                checked_axis("time", t0, t1)?,
-                checked_axis(&self.y_desc, lo, hi)?,
-            )?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&|v| tick_label(*v, t1 - t0))
-            .y_label_formatter(&|v| tick_label(*v, hi - lo))
-            .x_desc("time [s]")
-            .y_desc(self.y_desc.as_str())
-            .label_style((FONT, 24))
-            .axis_desc_style((FONT, 26))
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
+        let mut chart = time_chart(&body, (t0, t1), (lo, hi), &self.y_desc)?;
         if let Some((a, b)) = self.window {
             chart.draw_series(std::iter::once(Rectangle::new(
                 [(a, lo), (b, hi)],
