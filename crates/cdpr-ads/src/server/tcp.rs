@@ -144,8 +144,8 @@ pub struct ServerStats {
     /// Secure ADS connections whose handshake failed or whose TlsConnectInfo was refused.
     pub refused_tls: AtomicU64,
     /// Connections closed at once, unserved: the process's descriptor budget could not take
-    /// them ([`crate::ports`]), or twice [`MAX_HANDSHAKES`] Secure ADS handshakes were under
-    /// way.
+    /// them ([`crate::ports`]), or twice [`MAX_HANDSHAKES`] Secure ADS handshakes were still
+    /// under way after [`EVICTION_WAIT`].
     pub refused: AtomicU64,
     /// Connections closed because they sent no frame within [`ServerConfig::silent_timeout`].
     pub silent: AtomicU64,
@@ -394,6 +394,9 @@ struct Shared {
 /// way (a flood of connections that never finish a handshake holds at most twice this many
 /// threads, each for at most [`HANDSHAKE_DEADLINE`], and cannot keep a real client out).
 pub const MAX_HANDSHAKES: usize = 16;
+/// How long a connection beyond twice [`MAX_HANDSHAKES`] waits for the thread of a handshake
+/// given up to end before it is refused.
+pub const EVICTION_WAIT: Duration = Duration::from_millis(200);
 /// Each step of a Secure ADS handshake (TLS, the TlsConnectInfo) must come within this.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(2);
 /// The whole of a Secure ADS handshake must be done within this.
@@ -610,7 +613,16 @@ fn secure_handshake(
         if let Some(socket) = oldest {
             let _ = socket.shutdown(std::net::Shutdown::Both);
         }
-        if under_way >= 2 * MAX_HANDSHAKES {
+        // The threads of the handshakes given up are on their way out (a millisecond each, more
+        // on a loaded machine): the newcomer waits for one to go, which also holds a flood
+        // back, and is refused only if none goes in time.
+        let waited = Instant::now() + EVICTION_WAIT;
+        while shared.handshakes.load(Ordering::Acquire) > 2 * MAX_HANDSHAKES
+            && Instant::now() < waited
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if shared.handshakes.load(Ordering::Acquire) > 2 * MAX_HANDSHAKES {
             shared.handshakes.fetch_sub(1, Ordering::AcqRel);
             shared.stats.refused.fetch_add(1, Ordering::Relaxed);
             shared.logs.refused.warn(|| {

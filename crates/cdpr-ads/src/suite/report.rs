@@ -44,9 +44,10 @@ pub fn write(dir: &Path, suite: &Path, results: &[ScenarioResult]) -> Result<Pat
     let _ = writeln!(md, "# Test report: {}\n", suite.display());
     let _ = writeln!(
         md,
-        "{} scenarios: {passed} passed, {} failed, {errors} errors; {checks} expectations, \
+        "{} scenario{}: {passed} passed, {} failed, {errors} errors; {checks} expectations, \
          {violated} violated.\n",
         results.len(),
+        if results.len() == 1 { "" } else { "s" },
         results.len() - passed - errors
     );
     md.push_str("| scenario | verdict | expectations held | simulated [s] | wall [s] | record |\n");
