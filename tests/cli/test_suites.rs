@@ -592,3 +592,65 @@ fn a_scenario_over_secure_ads_takes_the_shadows_options_and_the_password_from_th
     let mut plc = plc;
     let _ = plc.child.kill();
 }
+
+#[test]
+fn interference_fails_at_the_first_exchange_whose_pose_the_record_shows_interfering() {
+    use cdpr_core::fixtures::{column, csv_rows, num};
+    let dir = scratch("test_suites_interference");
+    let suite = dir.join("silva4.toml");
+    std::fs::write(
+        &suite,
+        "robot = \"silva4-obstacle\"\ntrajectory = \"pickplace\"\nspeed = 0.5\ncycle = \"lockstep\"\n\
+         [[scenario]]\nname = \"past the obstacle\"\n[scenario.expect]\nno_interference = true\n",
+    )
+    .expect("suite");
+    let o = test(&[&path(&suite), "--records", &path(&dir), "--json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let v = &report["scenarios"][0]["verdicts"][0];
+    assert_eq!(
+        (v["name"].as_str(), v["passed"].as_bool()),
+        (Some("no_interference"), Some(false))
+    );
+    let at = v["at"].as_f64().expect("when");
+    let what = v["measured"].as_str().expect("measured");
+    // The record's rows whose pose interferes, by core's check at the link's default
+    // clearance. The shadow checks the pose of each exchange (every 10 ms PLC cycle, a row whose
+    // time is a whole number of cycles): the verdict names the first such row; the first
+    // interfering row of all lies within the PLC cycle before it.
+    let robot = cdpr_core::robot::lookup::find("silva4-obstacle")
+        .expect("robot")
+        .robot;
+    let text = std::fs::read(dir.join("001-past-the-obstacle.csv")).expect("record");
+    let (header, rows) = csv_rows(text.as_slice());
+    let (t, x) = (column(&header, "t"), column(&header, "x"));
+    let interfering: Vec<f64> = rows
+        .iter()
+        .filter(|row| {
+            let pose =
+                cdpr_core::kinematics::Pose::from_array(std::array::from_fn(|k| num(row, x + k)));
+            !cdpr_core::interference::check(
+                &robot,
+                &pose,
+                cdpr_core::interference::DEFAULT_CLEARANCE,
+            )
+            .is_clear()
+        })
+        .map(|row| num(row, t))
+        .collect();
+    let on_exchange = |t: &&f64| ((**t / 0.01).round() * 0.01 - **t).abs() < 1e-9;
+    let first_exchange = *interfering
+        .iter()
+        .find(on_exchange)
+        .expect("an exchange interferes");
+    assert!(
+        (first_exchange - at).abs() < 1e-9,
+        "first exchange at {first_exchange} s, verdict at {at} s"
+    );
+    assert!(
+        interfering[0] > at - 0.01 && interfering[0] <= at,
+        "{} vs {at}",
+        interfering[0]
+    );
+    assert!(what.contains(", the first: "), "{what}");
+}

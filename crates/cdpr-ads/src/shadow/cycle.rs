@@ -389,6 +389,10 @@ impl<C: Controller> Shadow<C> {
         let report = cdpr_core::interference::check(&self.robot, &self.sim.state().pose, clearance);
         let flagged = !report.is_clear();
         self.stats.interference_cycles += u64::from(flagged);
+        if flagged && self.stats.first_interference.is_none() {
+            let what = report.violations().map(|p| p.to_string()).collect();
+            self.stats.first_interference = Some((self.clock.time(), what));
+        }
         self.outputs.interference = flagged;
         self.interference = Some(report);
     }

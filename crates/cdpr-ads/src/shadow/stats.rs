@@ -123,6 +123,8 @@ pub struct ShadowStats {
     pub physics_resets: u64,
     /// Exchanges at whose pose something interfered (see [`super::ShadowConfig::clearance`]).
     pub interference_cycles: u64,
+    /// The first of them: shadow time, s, and what interfered then.
+    pub first_interference: Option<(f64, Vec<String>)>,
     /// Read + physics + write of each exchange, s.
     pub cycle: Histogram,
     /// The ADS part alone (sum read + sum write), s.
@@ -233,6 +235,10 @@ pub struct Summary {
     /// What interferes at the last exchange's pose: `cable upper2 – obstacle crate: 4.0 mm`
     /// (empty: nothing, or not checked).
     pub interference: Vec<String>,
+    /// When something first interfered, s of shadow time (null: never, or not checked), and
+    /// what did.
+    pub first_interference_s: Option<f64>,
+    pub first_interference: Vec<String>,
 }
 
 impl ShadowStats {
@@ -273,6 +279,12 @@ impl ShadowStats {
             plc_period_estimate_s: self.plc_period_estimate,
             interference_cycles: self.interference_cycles,
             interference: Vec::new(),
+            first_interference_s: self.first_interference.as_ref().map(|f| f.0),
+            first_interference: self
+                .first_interference
+                .as_ref()
+                .map(|f| f.1.clone())
+                .unwrap_or_default(),
         }
     }
 }

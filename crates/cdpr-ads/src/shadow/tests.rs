@@ -462,7 +462,7 @@ fn the_interference_flag_goes_true_while_a_cable_passes_the_ball_and_the_plc_rea
     };
     let t0 = Instant::now();
     let (mut seen_true, mut first_false) = (false, None);
-    let mut named = Vec::new();
+    let (mut named, mut first_at) = (Vec::new(), None);
     for tick in 1..=4000u32 {
         core.tick();
         let report = s
@@ -487,6 +487,7 @@ fn the_interference_flag_goes_true_while_a_cable_passes_the_ball_and_the_plc_rea
         if on_plc && !seen_true {
             seen_true = true;
             named = s.summary().interference;
+            first_at = Some(s.time());
         }
     }
     assert_eq!(first_false, Some(true), "clear at the start");
@@ -498,6 +499,10 @@ fn the_interference_flag_goes_true_while_a_cable_passes_the_ball_and_the_plc_rea
         "{named:?}"
     );
     assert!(s.stats().interference_cycles > 0);
+    // The first exchange that interfered, as the PLC saw its flag go up, and what it was.
+    let summary = s.summary();
+    assert_eq!(summary.first_interference_s, first_at);
+    assert_eq!(summary.first_interference, named);
 }
 
 #[test]

@@ -338,17 +338,19 @@ pub fn judge(s: &Scenario, run: &ScenarioRun) -> Result<Vec<Verdict>, RecordingE
     let sum = &run.summary;
     if e.no_interference {
         let n = sum.interference_cycles;
-        let detail = if sum.interference.is_empty() {
+        let detail = if sum.first_interference.is_empty() {
             String::new()
         } else {
-            format!(" ({})", sum.interference.join("; "))
+            format!(", the first: {}", sum.first_interference.join("; "))
         };
-        verdicts.push(Verdict::new(
+        let mut v = Verdict::new(
             "no_interference",
             n == 0,
             format!("{n} exchanges{detail}"),
             "0 exchanges".into(),
-        ));
+        );
+        v.at = sum.first_interference_s;
+        verdicts.push(v);
     }
     verdicts.extend(count(
         "reaction_p99",
