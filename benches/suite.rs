@@ -6,7 +6,7 @@
 //! Run: cargo bench --no-default-features --bench suite
 
 use cdpr_ads::link::Interrupt;
-use cdpr_ads::suite::{RunSettings, Suite, run::run_scenario, run_suite};
+use cdpr_ads::suite::{RunSettings, ScenarioResult, Suite, run::run_scenario, run_suite};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::path::Path;
 use std::time::Instant;
@@ -28,7 +28,8 @@ fn bench(c: &mut Criterion) {
     let stop = Interrupt::new();
     for jobs in [1, 2] {
         let started = Instant::now();
-        let results = run_suite(&suite, &settings(jobs), &stop, &|_| {}).expect("runs");
+        let results =
+            run_suite(&suite, &settings(jobs), &stop, &|_: &ScenarioResult| {}).expect("runs");
         let wall = started.elapsed().as_secs_f64();
         let simulated: f64 = results
             .iter()
@@ -52,10 +53,10 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("suite");
     group.sample_size(10);
     group.bench_function("seed000 at a 1 ms task (14.7 s of shadow time)", |b| {
-        b.iter(|| run_scenario(&suite, fast, &settings(1), &stop))
+        b.iter(|| run_scenario(&suite, fast, &settings(1), &stop, &|_: &ScenarioResult| {}))
     });
     group.bench_function("shipped suite, 2 jobs", |b| {
-        b.iter(|| run_suite(&suite, &settings(2), &stop, &|_| {}).expect("runs"))
+        b.iter(|| run_suite(&suite, &settings(2), &stop, &|_: &ScenarioResult| {}).expect("runs"))
     });
     group.finish();
     let _ = std::fs::remove_dir_all(settings(1).records);

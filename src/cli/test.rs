@@ -2,15 +2,17 @@
 //! per expectation, a JUnit file for CI and a Markdown report with plots.
 
 use super::options::RequestArgs;
-use super::output::{Table, json};
+use super::output::{StatusLine, Table, json};
 use super::preflight::VIOLATED;
 use anyhow::{Context, Result};
 use cdpr_ads::link::Interrupt;
 use cdpr_ads::requests::TestRequest;
+use cdpr_ads::suite::run::Observer;
 use cdpr_ads::suite::{self, RunSettings, ScenarioResult, Suite, SuiteReport};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(Args, Debug)]
@@ -50,7 +52,33 @@ pub struct TestArgs {
     pub json: bool,
 }
 
-/// One line per scenario as it ends (they end out of order when run in parallel).
+/// What the run says on stderr: a line per scenario as it ends (out of order when they run in
+/// parallel), and a status line while a real PLC's scenario runs.
+struct Progress {
+    total: usize,
+    finished: AtomicUsize,
+    status: Mutex<StatusLine>,
+}
+
+impl Observer for Progress {
+    fn finished(&self, r: &ScenarioResult) {
+        let done = self.finished.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Ok(status) = self.status.lock() {
+            status.clear();
+        }
+        if !super::output::is_quiet() {
+            progress(r, done, self.total);
+        }
+    }
+
+    fn running(&self, scenario: &str, time: f64, duration: f64) {
+        if let Ok(mut status) = self.status.lock() {
+            status.update(|| format!("{scenario}: {time:.1} of {duration:.1} s"));
+        }
+    }
+}
+
+/// One line for a scenario that ended.
 fn progress(r: &ScenarioResult, done: usize, of: usize) {
     let (word, wall) = match (&r.run, r.error(), r.passed()) {
         (Err(_), _, _) | (_, Some(_), _) => ("ERROR ", None),
@@ -76,15 +104,12 @@ pub fn run(a: TestArgs) -> Result<ExitCode> {
         records: request.records_dir(),
         jobs: request.jobs(),
     };
-    let total = suite.scenarios.len();
-    let finished = AtomicUsize::new(0);
-    let quiet = super::output::is_quiet();
-    let results = suite::run_suite(&suite, &settings, &interrupt, &|r| {
-        let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
-        if !quiet {
-            progress(r, done, total);
-        }
-    })?;
+    let observer = Progress {
+        total: suite.scenarios.len(),
+        finished: AtomicUsize::new(0),
+        status: Mutex::new(StatusLine::new()),
+    };
+    let results = suite::run_suite(&suite, &settings, &interrupt, &observer)?;
     if a.json {
         json(&SuiteReport::new(&a.suite, &results))?;
     } else {

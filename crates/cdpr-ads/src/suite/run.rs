@@ -87,6 +87,22 @@ impl ScenarioResult {
     }
 }
 
+/// What a suite's run tells its face as it goes.
+pub trait Observer: Sync {
+    /// A scenario ended (called from the thread that ran it).
+    fn finished(&self, result: &ScenarioResult);
+    /// A scenario against a PLC at an address runs (they run one at a time, in real time):
+    /// its shadow time and its duration, s; after each exchange.
+    fn running(&self, _scenario: &str, _time: f64, _duration: f64) {}
+}
+
+/// A function of each result is an observer that hears of the ends only.
+impl<F: Fn(&ScenarioResult) + Sync> Observer for F {
+    fn finished(&self, result: &ScenarioResult) {
+        self(result)
+    }
+}
+
 /// The symbols a scenario's conditions read, each once, and where each condition's is.
 fn watched(conditions: &[Condition]) -> (Vec<String>, Vec<usize>) {
     let mut names: Vec<String> = Vec::new();
@@ -230,13 +246,13 @@ pub fn record_path(dir: &Path, index: usize, name: &str) -> PathBuf {
 }
 
 /// Runs every scenario of `suite` (virtual ones in parallel, then the others one at a time),
-/// calling `done` as each ends; `stop` (Ctrl-C) ends the running ones early, as errors, and
+/// telling `observer` as they go; `stop` (Ctrl-C) ends the running ones early, as errors, and
 /// starts no more. Results come back in the suite's order.
 pub fn run_suite(
     suite: &Suite,
     settings: &RunSettings,
     stop: &Interrupt,
-    done: &(dyn Fn(&ScenarioResult) + Sync),
+    observer: &dyn Observer,
 ) -> Result<Vec<ScenarioResult>, SuiteError> {
     std::fs::create_dir_all(&settings.records).map_err(|e| SuiteError::File {
         file: settings.records.display().to_string(),
@@ -245,7 +261,7 @@ pub fn run_suite(
     let n = suite.scenarios.len();
     let results: Mutex<Vec<Option<ScenarioResult>>> = Mutex::new(vec![None; n]);
     let store = |k: usize, r: ScenarioResult| {
-        done(&r);
+        observer.finished(&r);
         if let Ok(mut all) = results.lock() {
             all[k] = Some(r);
         }
@@ -258,13 +274,13 @@ pub fn run_suite(
         for _ in 0..settings.jobs.clamp(1, virtual_ones.len().max(1)) {
             scope.spawn(|| {
                 while let Some(&k) = virtual_ones.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    store(k, run_scenario(suite, k, settings, stop));
+                    store(k, run_scenario(suite, k, settings, stop, observer));
                 }
             });
         }
     });
     for k in (0..n).filter(|k| !virtual_ones.contains(k)) {
-        store(k, run_scenario(suite, k, settings, stop));
+        store(k, run_scenario(suite, k, settings, stop, observer));
     }
     let all = results.into_inner().unwrap_or_else(|p| p.into_inner());
     Ok(all.into_iter().flatten().collect())
@@ -276,6 +292,7 @@ pub fn run_scenario(
     k: usize,
     settings: &RunSettings,
     stop: &Interrupt,
+    observer: &dyn Observer,
 ) -> ScenarioResult {
     let s = &suite.scenarios[k];
     let record = record_path(&settings.records, k, &s.name);
@@ -289,7 +306,14 @@ pub fn run_scenario(
                 plc,
                 ams_net_id,
                 secure,
-            } => run_address(suite, s, plc, *ams_net_id, secure, &record, stop),
+            } => {
+                let target = Target {
+                    plc,
+                    ams_net_id: *ams_net_id,
+                    secure,
+                };
+                run_address(suite, s, &target, &record, stop, observer)
+            }
         }
     };
     let run = run.map(|mut r| {
@@ -451,17 +475,24 @@ fn run_virtual(
     })
 }
 
-/// A scenario against the PLC at `address`, in real time, as `cdpr shadow` runs.
+/// The PLC a scenario runs against, at an address.
+struct Target<'a> {
+    plc: &'a str,
+    ams_net_id: Option<crate::wire::AmsNetId>,
+    secure: &'a crate::secure::SecureOptions,
+}
+
+/// A scenario against the PLC at an address, in real time, as `cdpr shadow` runs.
 fn run_address(
     suite: &Suite,
     s: &Scenario,
-    address: &str,
-    ams_net_id: Option<crate::wire::AmsNetId>,
-    secure: &crate::secure::SecureOptions,
+    target: &Target,
     record: &Path,
     stop: &Interrupt,
+    observer: &dyn Observer,
 ) -> Result<ScenarioRun, String> {
-    let secure = secure.client(None).map_err(|e| e.to_string())?;
+    let (address, ams_net_id) = (target.plc, target.ams_net_id);
+    let secure = target.secure.client(None).map_err(|e| e.to_string())?;
     let robot = s.run.load_robot().map_err(|e| error_chain(&e))?;
     let (surrogate, _) = s
         .run
@@ -489,7 +520,7 @@ fn run_address(
             interrupt.raise();
         })
     };
-    let result = run_connected(suite, s, &setup, &at, duration, stop);
+    let result = run_connected(suite, s, &setup, &at, duration, stop, observer);
     interrupt.raise();
     let _ = guard.join();
     result
@@ -502,6 +533,7 @@ fn run_connected(
     at: &[usize],
     duration: Duration,
     stop: &Interrupt,
+    observer: &dyn Observer,
 ) -> Result<ScenarioRun, String> {
     let mut shadow = match shadow::connect(setup) {
         Ok(c) => c.shadow,
@@ -542,6 +574,7 @@ fn run_connected(
                     t,
                     &shadow.last_inputs().watched,
                 );
+                observer.running(&s.name, t, duration.as_secs_f64());
             }
         },
     );
