@@ -7,7 +7,7 @@ use super::preflight::VIOLATED;
 use anyhow::{Context, Result};
 use cdpr_ads::link::Interrupt;
 use cdpr_ads::requests::TestRequest;
-use cdpr_ads::suite::run::Observer;
+use cdpr_ads::suite::run::{Observer, Tally};
 use cdpr_ads::suite::{self, RunSettings, ScenarioResult, Suite, SuiteReport};
 use clap::Args;
 use std::path::PathBuf;
@@ -136,19 +136,14 @@ pub fn run(a: TestArgs) -> Result<ExitCode> {
         let path = suite::report::write(dir, &a.suite, &results)?;
         say(&format!("wrote {}", path.display()));
     }
-    let errors = results.iter().filter(|r| r.error().is_some()).count();
-    let failed = results.iter().filter(|r| !r.passed()).count();
+    let tally = Tally::of(&results);
     say(&format!(
-        "{} scenario{}: {} passed, {} failed, {errors} errors (records in {})",
-        results.len(),
-        if results.len() == 1 { "" } else { "s" },
-        results.len() - failed,
-        failed - errors,
+        "{tally} (records in {})",
         settings.records.display()
     ));
-    Ok(if errors > 0 {
+    Ok(if tally.errors > 0 {
         ExitCode::FAILURE
-    } else if failed > 0 {
+    } else if tally.failed > 0 {
         ExitCode::from(VIOLATED)
     } else {
         ExitCode::SUCCESS

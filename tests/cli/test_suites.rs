@@ -429,6 +429,17 @@ fn bad_suites_are_refused_at_file_line_field() {
     let o = test(&[&path(&suite), "--filter", "zzz"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no scenario's name contains `zzz`; its scenarios: a"));
+    // Hostile files: an endless device, bytes that are not text, a directory — refused at
+    // once, in bounded memory.
+    crate::common::refused(
+        &["test", "/dev/zero"],
+        1,
+        "/dev/zero: larger than 4 MiB: not a suite",
+    );
+    let noise = dir.join("noise.toml");
+    std::fs::write(&noise, [0xffu8, 0xfe, 0x00, 0x80].repeat(500)).expect("noise");
+    crate::common::refused(&["test", &path(&noise)], 1, "valid UTF-8");
+    crate::common::refused(&["test", &path(&dir)], 1, &path(&dir));
 }
 
 /// A suite of one scenario against the PLC at `addr` for `duration` s, with `body` after.

@@ -233,6 +233,20 @@ impl Cutter<'_> {
     }
 }
 
+/// The text of the file at `path`, read through a cap of `max` bytes so that `/dev/zero` or a
+/// huge file cannot eat the memory (a file's reported size says nothing of a device's):
+/// Err(None) when it is larger, Err(Some(e)) for an OS or UTF-8 error.
+pub fn read_capped(path: &std::path::Path, max: u64) -> Result<String, Option<std::io::Error>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(Some)?;
+    let mut text = String::new();
+    file.take(max + 1).read_to_string(&mut text).map_err(Some)?;
+    if text.len() as u64 > max {
+        return Err(None);
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

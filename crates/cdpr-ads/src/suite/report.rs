@@ -2,7 +2,7 @@
 //! each scenario's expectations with what was measured, the bound and when, and for each one
 //! that failed over time the plot of its series against its bound (an SVG beside the report).
 
-use super::run::ScenarioResult;
+use super::run::{ScenarioResult, Tally};
 use cdpr_core::report::ReportError;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -36,19 +36,14 @@ pub fn write(dir: &Path, suite: &Path, results: &[ScenarioResult]) -> Result<Pat
         move |cause| ReportError::Io { file, cause }
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let passed = results.iter().filter(|r| r.passed()).count();
-    let errors = results.iter().filter(|r| r.error().is_some()).count();
     let checks: usize = results.iter().map(|r| r.verdicts.len()).sum();
     let violated: usize = results.iter().map(ScenarioResult::failures).sum();
     let mut md = String::new();
     let _ = writeln!(md, "# Test report: {}\n", suite.display());
     let _ = writeln!(
         md,
-        "{} scenario{}: {passed} passed, {} failed, {errors} errors; {checks} expectations, \
-         {violated} violated.\n",
-        results.len(),
-        if results.len() == 1 { "" } else { "s" },
-        results.len() - passed - errors
+        "{}; {checks} expectations, {violated} violated.\n",
+        Tally::of(results)
     );
     md.push_str("| scenario | verdict | expectations held | simulated [s] | wall [s] | record |\n");
     md.push_str("|---|---|---|---|---|---|\n");

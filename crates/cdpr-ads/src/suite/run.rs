@@ -594,6 +594,42 @@ fn run_connected(
     })
 }
 
+/// How a suite's scenarios ended: passed (ran to the end, every expectation held), failed (an
+/// expectation violated), errors (could not run or stopped early).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Tally {
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+}
+
+impl Tally {
+    pub fn of(results: &[ScenarioResult]) -> Tally {
+        let errors = results.iter().filter(|r| r.error().is_some()).count();
+        let passed = results.iter().filter(|r| r.passed()).count();
+        Tally {
+            passed,
+            failed: results.len() - passed - errors,
+            errors,
+        }
+    }
+}
+
+/// `4 scenarios: 3 passed, 1 failed, 0 errors`.
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.passed + self.failed + self.errors;
+        write!(
+            f,
+            "{n} scenario{}: {} passed, {} failed, {} errors",
+            if n == 1 { "" } else { "s" },
+            self.passed,
+            self.failed,
+            self.errors
+        )
+    }
+}
+
 /// One verdict as `cdpr test --json` prints it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct VerdictReport {
@@ -625,21 +661,16 @@ pub struct ScenarioReport {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SuiteReport {
     pub suite: PathBuf,
-    pub passed: usize,
-    pub failed: usize,
-    pub errors: usize,
+    #[serde(flatten)]
+    pub tally: Tally,
     pub scenarios: Vec<ScenarioReport>,
 }
 
 impl SuiteReport {
     pub fn new(suite: &Path, results: &[ScenarioResult]) -> SuiteReport {
-        let errors = results.iter().filter(|r| r.error().is_some()).count();
-        let passed = results.iter().filter(|r| r.passed()).count();
         SuiteReport {
             suite: suite.to_path_buf(),
-            passed,
-            failed: results.len() - passed - errors,
-            errors,
+            tally: Tally::of(results),
             scenarios: results
                 .iter()
                 .map(|r| {

@@ -228,16 +228,10 @@ impl Suite {
             file: file.clone(),
             message,
         };
-        let size = std::fs::metadata(path)
-            .map_err(|e| refuse(e.to_string()))?
-            .len();
-        if size > MAX_FILE {
-            return Err(refuse(format!(
-                "{size} bytes: a suite is at most {} MiB",
-                MAX_FILE >> 20
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| refuse(e.to_string()))?;
+        let text = toml_location::read_capped(path, MAX_FILE).map_err(|e| match e {
+            Some(e) => refuse(e.to_string()),
+            None => refuse(format!("larger than {} MiB: not a suite", MAX_FILE >> 20)),
+        })?;
         Suite::parse(&text, &file, path.parent())
     }
 

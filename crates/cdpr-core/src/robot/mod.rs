@@ -31,20 +31,6 @@ pub use file::parse_robot;
 pub use obstacles::{Obstacle, Shape};
 pub use pulleys::{DEFAULT_MAX_WRAP, MAX_PULLEY_FRICTION, MAX_PULLEY_RADIUS, UNIT_AXIS_TOLERANCE};
 
-/// The text of `path`, read through a cap of `max` bytes so that `/dev/zero` or a huge file
-/// cannot eat the memory: Err(None) when the file is larger, Err(Some(e)) for an OS or UTF-8
-/// error.
-fn read_capped(path: &Path, max: u64) -> Result<String, Option<std::io::Error>> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(Some)?;
-    let mut text = String::new();
-    file.take(max + 1).read_to_string(&mut text).map_err(Some)?;
-    if text.len() as u64 > max {
-        return Err(None);
-    }
-    Ok(text)
-}
-
 /// Degrees of freedom the controller commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Dof {
@@ -289,7 +275,7 @@ impl Robot {
     /// few kB: `/dev/zero` or a video is not read to the end).
     pub fn read_file_text(path: &Path) -> Result<String, RobotFileError> {
         let file = path.display().to_string();
-        read_capped(path, MAX_FILE_BYTES).map_err(|e| match e {
+        crate::toml_location::read_capped(path, MAX_FILE_BYTES).map_err(|e| match e {
             None => RobotFileError::TooLarge {
                 file,
                 max: MAX_FILE_BYTES,

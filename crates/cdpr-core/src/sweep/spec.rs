@@ -63,27 +63,21 @@ impl Spec {
     /// Reads and checks the spec file at `path` (robot and CSV paths in it are relative to
     /// its directory, else to the current one).
     pub fn from_file(path: impl AsRef<Path>) -> Result<Spec, SweepError> {
-        use std::io::Read;
         let path = path.as_ref();
         let file = path.display().to_string();
-        let io = |error| SweepError::Io {
-            file: file.clone(),
-            error,
-        };
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .map_err(io)?
-            .take(MAX_SPEC_BYTES + 1)
-            .read_to_string(&mut text)
-            .map_err(io)?;
-        if text.len() as u64 > MAX_SPEC_BYTES {
-            return Err(SweepError::Invalid {
-                file,
-                line: 0,
-                field: "(file)".into(),
-                message: format!("larger than {MAX_SPEC_BYTES} bytes: not a sweep spec"),
-            });
-        }
+        let text =
+            crate::toml_location::read_capped(path, MAX_SPEC_BYTES).map_err(|e| match e {
+                Some(error) => SweepError::Io {
+                    file: file.clone(),
+                    error,
+                },
+                None => SweepError::Invalid {
+                    file: file.clone(),
+                    line: 0,
+                    field: "(file)".into(),
+                    message: format!("larger than {MAX_SPEC_BYTES} bytes: not a sweep spec"),
+                },
+            })?;
         Spec::parse(&text, &file, path.parent())
     }
 
