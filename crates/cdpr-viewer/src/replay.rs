@@ -200,6 +200,7 @@ pub fn state_of(row: &RunRow, index: usize) -> SimState {
         winch_tensions: row.tensions.clone(),
         tensions_constraint: row.tensions.clone(),
         wrench_residual: 0.0,
+        ..SimState::default()
     }
 }
 

@@ -75,16 +75,8 @@ impl Publisher {
             channels,
             counters,
             state: SimState {
-                time: 0.0,
-                step: 0,
                 pose,
-                twist: [0.0; 6],
-                winch: Vec::new(),
-                lengths: Vec::new(),
-                tensions: Vec::new(),
-                winch_tensions: Vec::new(),
-                tensions_constraint: Vec::new(),
-                wrench_residual: 0.0,
+                ..SimState::default()
             },
             commanded: Sample {
                 t: 0.0,

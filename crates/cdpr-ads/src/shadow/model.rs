@@ -102,6 +102,7 @@ pub fn default_robot(geometry: &ControllerGeometry) -> Result<Robot, GeometryErr
         },
         tension: TEMPLATE_TENSION,
         winch: template_winch(),
+        drives: Vec::new(),
         workspace: frame,
         frame,
         home: geometry.tcp_pose.to_array(),

@@ -697,6 +697,9 @@ mod tests {
             tensions: (0..n).map(|i| 100.0 + i as f64).collect(),
             tensions_constraint: vec![0.0; n],
             winch_tensions: (0..n).map(|i| 100.0 + i as f64).collect(),
+            motor_torques: Vec::new(),
+            motor_velocities: Vec::new(),
+            following_errors: Vec::new(),
             wrench_residual: 0.0,
         };
         let commanded = Sample {

@@ -53,6 +53,8 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
     let cables = build_cables(ctx, raw_cables, dof)?;
     let tension = build_tension(ctx, raw_tension)?;
     let winch = build_winch(ctx, raw_winch, "winch")?;
+    let names: Vec<String> = cables.iter().map(|c| c.name.clone()).collect();
+    let drives = super::drives::build(ctx, raw_winch, &names)?;
     let workspace = aabb(ctx, raw_workspace, "workspace")?;
     let frame = frame_box(ctx, raw.frame.as_ref(), raw_cables, &cables, &workspace)?;
     let home = match &raw.home {
@@ -78,6 +80,7 @@ fn build(ctx: &Ctx, raw: RawRobot) -> Result<Robot, RobotFileError> {
         platform,
         tension,
         winch,
+        drives,
         workspace,
         frame,
         home,

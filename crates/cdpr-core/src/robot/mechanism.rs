@@ -69,6 +69,13 @@ pub(super) fn build_legs(ctx: &Ctx, kind: &str, raw: RawRobot) -> Result<Robot, 
         .as_ref()
         .ok_or_else(|| ctx.missing("actuators", format!("a {kind} needs its actuator limits")))?;
     let actuators = build_winch(ctx, raw_actuators, "actuators")?;
+    if let Some((key, span)) = super::drives::first_drive_key(raw_actuators) {
+        return Err(ctx.err(
+            Some(span),
+            &format!("actuators.{key}"),
+            "the drive-train model (motor, gearbox, drum) is for the winches of a cable robot",
+        ));
+    }
     let expected_dof = if kind == "linear_delta" {
         (3, Dof::Three)
     } else {
@@ -144,6 +151,7 @@ pub(super) fn build_legs(ctx: &Ctx, kind: &str, raw: RawRobot) -> Result<Robot, 
             max: f64::INFINITY,
         },
         winch: actuators,
+        drives: Vec::new(),
         workspace,
         frame,
         home,

@@ -5,6 +5,7 @@
 //! viewer) reads this struct and never the file. All quantities are SI (m, kg, s, N).
 
 mod bounds;
+pub mod drives;
 mod error;
 mod fields;
 mod file;
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 pub use scale::{FAR_FRAME_SIZES, FarAway, MIN_FRAME_SIZE_M};
 
+pub use drives::Drive;
 pub use error::{
     INERTIA_RANGE, MASS_RANGE, MAX_CABLES, MAX_COORDINATE, MAX_FILE_BYTES, MAX_HOME_ANGLE,
     MAX_TENSION, MIN_CABLE_LENGTH, RobotFileError,
@@ -250,6 +252,9 @@ pub struct Robot {
     pub platform: Platform,
     pub tension: TensionBounds,
     pub winch: Winch,
+    /// The drives as built (motor, gearbox, drum), one per cable; empty when the file does
+    /// not describe them (the winches are then `winch`'s PID drives on the payout).
+    pub drives: Vec<Drive>,
     /// Region the trajectories are meant to stay in.
     pub workspace: Aabb,
     /// Frame box for drawing (defaults to the anchors' bounding box).
@@ -576,6 +581,10 @@ pub const BUILTIN_ROBOTS: &[(&str, &str)] = &[
     (
         "silva4-obstacle",
         include_str!("../../../../robots/silva4-obstacle.toml"),
+    ),
+    (
+        "uvigo8-drives",
+        include_str!("../../../../robots/uvigo8-drives.toml"),
     ),
 ];
 

@@ -96,14 +96,14 @@ pub(super) fn build(
 
 /// What each cable's value of a key must be: within `max` (as every per-cable number) and
 /// `holds`, said as `what` ("≥ 0 kg/m").
-struct Rule {
-    what: &'static str,
-    max: f64,
-    holds: fn(f64) -> bool,
+pub(super) struct Rule {
+    pub(super) what: &'static str,
+    pub(super) max: f64,
+    pub(super) holds: fn(f64) -> bool,
 }
 
 impl Rule {
-    fn at_least_zero(what: &'static str, max: f64) -> Rule {
+    pub(super) fn at_least_zero(what: &'static str, max: f64) -> Rule {
         Rule {
             what,
             max,
@@ -113,7 +113,7 @@ impl Rule {
 }
 
 /// A per-cable key's values, each held to `rule` ("cable 2 (b) must be ≥ 0, got -1").
-fn per_cable_within(
+pub(super) fn per_cable_within(
     ctx: &Ctx,
     s: &Spanned<ScalarOrList>,
     key: &str,

@@ -158,6 +158,34 @@ pub(super) struct RawWinch {
     pub(super) ki: Option<Spanned<f64>>,
     #[serde(default)]
     pub(super) kd: Option<Spanned<f64>>,
+    // The drive as built (motor, gearbox, drum), each one value for every cable or one per
+    // cable: see [`super::drives`]. (Not a flattened struct: it would lose the spans.)
+    #[serde(default)]
+    pub(super) drum_radius: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) drum_pitch: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) gear_ratio: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) rotor_inertia: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) viscous_friction: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) coulomb_friction: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) torque_limit: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) rated_torque: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) encoder_increments: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) position_gain: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) velocity_gain: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) integral_time: Option<Spanned<ScalarOrList>>,
+    #[serde(default)]
+    pub(super) velocity_bandwidth: Option<Spanned<ScalarOrList>>,
 }
 
 #[derive(Deserialize)]

@@ -256,7 +256,7 @@ fn load_names_unknown_robots() {
     let msg = Robot::load("nosuchrobot").unwrap_err().to_string();
     assert!(
         msg.contains("no robot `nosuchrobot`")
-            && msg.contains("(uvigo8, silva4, caroca, keops, rssu2, uvigo8-pulleys, caroca-pulleys, silva4-obstacle)"),
+            && msg.contains("(uvigo8, silva4, caroca, keops, rssu2, uvigo8-pulleys, caroca-pulleys, silva4-obstacle, uvigo8-drives)"),
         "{msg}"
     );
 }

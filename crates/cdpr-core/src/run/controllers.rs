@@ -75,12 +75,24 @@ impl FeedbackLinearization {
     pub const DEFAULT_KD: f64 = 1500.0;
 
     pub fn command(&self, robot: &Robot, sample: &Sample, state: &SimState) -> Command {
-        let pose = state.pose;
+        Command::Tensions(self.tensions(robot, sample, &state.pose, &state.twist))
+    }
+
+    /// The tensions for `sample` with the platform at `pose` moving at `twist` (origin
+    /// velocity and angular velocity, world axes).
+    pub fn tensions(
+        &self,
+        robot: &Robot,
+        sample: &Sample,
+        pose: &Pose,
+        twist: &[f64; 6],
+    ) -> Vec<f64> {
+        let pose = *pose;
         let rotation = pose.rotation();
         let desired = kinematics::effective_pose(robot, &sample.pose);
         // Linear: acceleration of the platform origin.
         let e_p = desired.position - pose.position;
-        let v = Vector3::new(state.twist[0], state.twist[1], state.twist[2]);
+        let v = Vector3::new(twist[0], twist[1], twist[2]);
         let v_d = Vector3::new(sample.velocity[0], sample.velocity[1], sample.velocity[2]);
         let a_d = Vector3::new(
             sample.acceleration[0],
@@ -90,7 +102,7 @@ impl FeedbackLinearization {
         let a_o = a_d + e_p * self.kp + (v_d - v) * self.kd;
         // Angular: rotation-vector error, desired angular velocity/acceleration from the
         // roll/pitch/yaw rates (E(rpy)·rates; the Ė·rates term is neglected).
-        let w = Vector3::new(state.twist[3], state.twist[4], state.twist[5]);
+        let w = Vector3::new(twist[3], twist[4], twist[5]);
         let r_err: Rotation3<f64> = desired.rotation() * rotation.inverse();
         let e_r = r_err.scaled_axis();
         let e = desired.angular_rate_matrix();
@@ -121,9 +133,7 @@ impl FeedbackLinearization {
                 let target = DVector::from_column_slice(&[
                     force.x, force.y, force.z, moment.x, moment.y, moment.z,
                 ]);
-                Command::Tensions(
-                    statics::distribute_wrench(&w_matrix, &target, self.bounds).tensions,
-                )
+                statics::distribute_wrench(&w_matrix, &target, self.bounds).tensions
             }
             Dof::Three => {
                 // Under-constrained: forces exactly, moments (about the origin, at the actual
@@ -139,7 +149,7 @@ impl FeedbackLinearization {
                     .fold(1e-3, f64::max);
                 let f = DVector::from_column_slice(&[force.x, force.y, force.z]);
                 let m = DVector::from_column_slice(&[moment.x, moment.y, moment.z]);
-                let tensions = statics::distribute_force_first(
+                statics::distribute_force_first(
                     &w_force,
                     &f,
                     &w_moment,
@@ -147,8 +157,7 @@ impl FeedbackLinearization {
                     self.bounds,
                     1.0 / (arm * arm),
                 )
-                .unwrap_or_else(|| statics::distribute_wrench(&w_force, &f, self.bounds).tensions);
-                Command::Tensions(tensions)
+                .unwrap_or_else(|| statics::distribute_wrench(&w_force, &f, self.bounds).tensions)
             }
         }
     }

@@ -10,6 +10,7 @@
 
 pub mod controllers;
 pub mod digest;
+pub mod feedforward;
 pub mod player;
 pub mod prepare;
 pub mod record;

@@ -8,6 +8,7 @@
 
 use super::RunOptions;
 use super::controllers::{FeedbackLinearization, LengthController};
+use super::feedforward::{self, TorqueFeedforward};
 use super::record::Record;
 use crate::kinematics;
 use crate::robot::Robot;
@@ -20,6 +21,7 @@ pub struct Player {
     options: RunOptions,
     lengths_ctl: LengthController,
     tension_ctl: FeedbackLinearization,
+    feedforward: TorqueFeedforward,
     sim: Sim,
     /// Time of the trajectory's first sample: step k plays the sample at t0 + k·dt.
     t0: f64,
@@ -29,8 +31,9 @@ pub struct Player {
     /// The sample and the command of the last step (of the start, before any step).
     commanded: Sample,
     command: Command,
-    /// Tension mode: the IK lengths of the commanded pose (what the record shows as the
-    /// length command); empty otherwise.
+    /// Tension mode: the IK lengths of the commanded pose; velocity and torque mode: the
+    /// payouts the length mode would command (what the record shows as the length command);
+    /// empty otherwise.
     ik_lengths: Vec<f64>,
     uncompensated: u64,
     /// Where the last step's sample was found in the trajectory.
@@ -74,13 +77,15 @@ impl Player {
         };
         let ik_lengths = match command {
             Command::Tensions(_) => kinematics::lengths(robot, &first.pose),
-            Command::Lengths(_) => Vec::new(),
+            _ => Vec::new(),
         };
-        Ok(Player {
+        let feedforward = TorqueFeedforward::new(robot, options.compensate);
+        let mut player = Player {
             trajectory,
             options: options.clone(),
             lengths_ctl,
             tension_ctl,
+            feedforward,
             sim,
             t0,
             first,
@@ -90,7 +95,50 @@ impl Player {
             ik_lengths,
             uncompensated: 0,
             cursor: 0,
-        })
+        };
+        if options.config.control.needs_drives() {
+            // Settled on lengths; the drives are then commanded from the first sample.
+            let sample = Sample {
+                pose: start_pose,
+                ..player.trajectory.sample_at(t0).unwrap_or(first)
+            };
+            player.command = player.drive_command(&sample);
+            player.sim.set_command(&player.command)?;
+        }
+        Ok(player)
+    }
+
+    /// Velocity and torque mode: the drives' command for `sample` from the torque
+    /// feed-forward's demand (payouts, rates, torques) and the measured payouts.
+    fn drive_command(&mut self, sample: &Sample) -> Command {
+        let robot = self.sim.robot();
+        let demand = self.feedforward.demand(robot, &self.trajectory, sample);
+        let state = self.sim.state();
+        let command = robot.drives.iter().enumerate().map(|(k, d)| {
+            let payout = state.winch[k];
+            let rate = state.motor_velocities[k] * d.payout_per_radian();
+            match self.options.config.control {
+                ControlMode::Velocity => {
+                    feedforward::velocity_command(d, demand.payouts[k], demand.rates[k], payout)
+                }
+                _ => {
+                    demand.torques[k]
+                        + feedforward::weak_feedback(
+                            d,
+                            demand.payouts[k],
+                            demand.rates[k],
+                            payout,
+                            rate,
+                        )
+                }
+            }
+        });
+        let values = command.collect();
+        self.ik_lengths = demand.payouts;
+        match self.options.config.control {
+            ControlMode::Velocity => Command::Velocities(values),
+            _ => Command::Torques(values),
+        }
     }
 
     /// Samples the trajectory at the next step's time and sets the command for it. Fails only
@@ -112,6 +160,7 @@ impl Player {
                 self.ik_lengths = kinematics::lengths(robot, &sample.pose);
                 command
             }
+            ControlMode::Velocity | ControlMode::Torque => self.drive_command(&sample),
             _ => {
                 let (l, ok) = self.lengths_ctl.lengths(robot, &sample.pose);
                 if !ok {
@@ -154,6 +203,12 @@ impl Player {
                 commanded: &self.commanded,
                 length_command: &self.ik_lengths,
                 tension_command: Some(t),
+                state: self.sim.state(),
+            },
+            Command::Velocities(_) | Command::Torques(_) => Record {
+                commanded: &self.commanded,
+                length_command: &self.ik_lengths,
+                tension_command: None,
                 state: self.sim.state(),
             },
         }

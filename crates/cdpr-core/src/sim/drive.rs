@@ -1,7 +1,9 @@
 //! The drive stage: what the winch modes do to a command before the physical model sees it.
 //! `ideal` passes the commanded positions through with their rates; `length` shapes them
 //! within the robot's velocity, acceleration and jerk limits (the model then closes a PID
-//! loop on the shaped set points); `tension` passes the pulls through. Actuators with a
+//! loop on the shaped set points); `tension` passes the pulls through; `velocity` passes the
+//! payout rates through within the winch's velocity limit and `torque` the torques (each
+//! drive saturates its own). Actuators with a
 //! travel (a linear delta's carriages, a 2-RSSU's cranks) never get a command beyond it.
 
 use super::models::Actuation;
@@ -64,6 +66,8 @@ impl DriveStage {
     pub fn hold(&self) -> Actuation<'_> {
         match self.mode {
             ControlMode::Tension => Actuation::Pull(&self.command),
+            ControlMode::Velocity => Actuation::Rate(&self.command),
+            ControlMode::Torque => Actuation::Torque(&self.command),
             ControlMode::Ideal => Actuation::Follow {
                 positions: &self.positions,
                 rates: &self.rates,
@@ -78,7 +82,11 @@ impl DriveStage {
     /// This step's actuation.
     pub fn actuate(&mut self, dt: f64, limits: &Winch) -> Actuation<'_> {
         match self.mode {
-            ControlMode::Tension => return Actuation::Pull(&self.command),
+            ControlMode::Tension | ControlMode::Torque => return self.hold(),
+            ControlMode::Velocity => {
+                let v = limits.max_velocity;
+                self.command.iter_mut().for_each(|c| *c = c.clamp(-v, v));
+            }
             ControlMode::Ideal => {
                 for ((position, rate), &command) in self
                     .positions

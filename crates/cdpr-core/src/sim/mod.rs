@@ -18,6 +18,7 @@
 pub mod capstan;
 mod drive;
 pub mod models;
+pub mod motor;
 pub mod winch;
 
 pub use models::{ChainConfig, MODELS, ModelEntry, ModelKind, SurrogateSetup};
@@ -45,12 +46,35 @@ pub enum ControlMode {
     Ideal,
     /// Commanded tensions applied directly; negative values are ignored.
     Tension,
+    /// The drives' velocity loops on commanded payout rates (robots with drives).
+    Velocity,
+    /// Commanded motor torques, saturated at each drive's limit (robots with drives).
+    Torque,
+}
+
+impl ControlMode {
+    /// Whether the mode drives the motors of a robot file's drives (velocity, torque).
+    pub fn needs_drives(self) -> bool {
+        matches!(self, ControlMode::Velocity | ControlMode::Torque)
+    }
+
+    /// What a command of the mode carries, in messages ("lengths", "payout rates", …).
+    pub fn command_kind(self) -> &'static str {
+        match self {
+            ControlMode::Length | ControlMode::Ideal => "lengths",
+            ControlMode::Tension => "tensions",
+            ControlMode::Velocity => "payout rates",
+            ControlMode::Torque => "torques",
+        }
+    }
 }
 
 crate::named_choice!(ControlMode, "winch mode", {
     Length => "length", "a PID drive tracks the commanded lengths within the winch limits (like the real axes)";
     Ideal => "ideal", "the payout follows the commanded length exactly (isolates the cable elasticity)";
     Tension => "tension", "commanded tensions from seed 001's feedback-linearising controller, negative values ignored";
+    Velocity => "velocity", "the drives' velocity loops on payout rates (the controller closes the position loop; robots with drives)";
+    Torque => "torque", "commanded motor torques: the trajectory's feed-forward plus a weak feedback (robots with drives)";
 });
 
 #[derive(Debug, Clone, PartialEq)]
@@ -89,19 +113,36 @@ pub enum Command {
     Lengths(Vec<f64>),
     /// Cable tensions, N, per cable (negative values are applied as zero).
     Tensions(Vec<f64>),
+    /// Payout rates, m/s, per cable (velocity mode: the drives' velocity loops).
+    Velocities(Vec<f64>),
+    /// Motor torques, N·m, per cable (torque mode; saturated at each drive's limit).
+    Torques(Vec<f64>),
 }
 
 impl Command {
     /// The values, whatever they command.
     pub fn values(&self) -> &[f64] {
         match self {
-            Command::Lengths(v) | Command::Tensions(v) => v,
+            Command::Lengths(v)
+            | Command::Tensions(v)
+            | Command::Velocities(v)
+            | Command::Torques(v) => v,
+        }
+    }
+
+    /// What the command carries, as [`ControlMode::command_kind`] says it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Command::Lengths(_) => "lengths",
+            Command::Tensions(_) => "tensions",
+            Command::Velocities(_) => "payout rates",
+            Command::Torques(_) => "torques",
         }
     }
 }
 
 /// Everything observable after a step (SI, world axes).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct SimState {
     pub time: f64,
     pub step: u64,
@@ -120,6 +161,13 @@ pub struct SimState {
     /// this pose and the winch's payout rate ([`capstan`]). Equal to `tensions` without pulley
     /// friction and without cable mass; robots with legs: equal to `tensions`.
     pub winch_tensions: Vec<f64>,
+    /// Robots with drives (else empty), per cable: the motor's torque (N·m: the drive's in
+    /// length, velocity and torque mode; in ideal and tension mode the torque the motion
+    /// takes, J·θ̈ + friction − ρ·T_w), its velocity (rad/s, growing as the cable pays out)
+    /// and the following error (m: set point minus payout in length mode, else 0).
+    pub motor_torques: Vec<f64>,
+    pub motor_velocities: Vec<f64>,
+    pub following_errors: Vec<f64>,
     /// Tension seen by the solver: the chain's closure-joint impulses divided by the step
     /// (equal to `tensions` in the elastic model). The two must agree.
     pub tensions_constraint: Vec<f64>,
@@ -132,7 +180,7 @@ pub struct SimState {
 impl SimState {
     /// Time zero, at rest at `pose`, with `actuators` winch/actuator values and `channels`
     /// lengths and tensions (cables, or legs), all zero.
-    fn at_rest(pose: Pose, actuators: usize, channels: usize) -> SimState {
+    fn at_rest(pose: Pose, actuators: usize, channels: usize, drives: usize) -> SimState {
         SimState {
             time: 0.0,
             step: 0,
@@ -142,6 +190,9 @@ impl SimState {
             lengths: vec![0.0; channels],
             tensions: vec![0.0; channels],
             winch_tensions: vec![0.0; channels],
+            motor_torques: vec![0.0; drives],
+            motor_velocities: vec![0.0; drives],
+            following_errors: vec![0.0; drives],
             tensions_constraint: vec![0.0; channels],
             wrench_residual: 0.0,
         }
@@ -158,7 +209,7 @@ pub enum SimError {
         name: String,
         value: f64,
     },
-    #[error("a {given} command does not fit control mode `{mode:?}`")]
+    #[error("a command of {given} does not fit winch mode `{}`, which takes {}", mode.name(), mode.command_kind())]
     WrongCommand {
         given: &'static str,
         mode: ControlMode,
@@ -186,6 +237,11 @@ pub struct Sim {
     /// payouts before the step (their rates).
     friction: bool,
     winch_before: Vec<f64>,
+    /// Robots with drives, in the modes whose payout the model imposes (ideal, tension): the
+    /// payouts before the step and their rates over the last one, for the motors' velocities
+    /// and accelerations.
+    drive_before: Vec<f64>,
+    drive_rates: Vec<f64>,
 }
 
 /// Speeds beyond which a run is declared blown up (m/s, rad/s).
@@ -224,9 +280,16 @@ impl Sim {
             config,
             model: built.model,
             demand: Some(built.pose),
-            state: SimState::at_rest(built.pose, built.actuators, built.channels),
+            state: SimState::at_rest(
+                built.pose,
+                built.actuators,
+                built.channels,
+                robot.drives.len(),
+            ),
             friction: capstan::has_friction(robot),
             winch_before: vec![0.0; built.actuators],
+            drive_before: vec![0.0; robot.drives.len()],
+            drive_rates: vec![0.0; robot.drives.len()],
         };
         sim.settle(command.unwrap_or(&built.start))?;
         Ok(sim)
@@ -269,29 +332,52 @@ impl Sim {
     /// commanded lengths, or the current pose for tensions and rigid legs. Winch drives start
     /// holding their load. Time and step count are kept.
     pub fn settle(&mut self, command: &Command) -> Result<(), SimError> {
-        self.check_command(command)?;
+        // The modes that drive the motors (velocity, torque) settle where lengths hold the
+        // platform: their drives then start holding it (at rest, or with the holding torques).
+        if self.config.control.needs_drives() && matches!(command, Command::Lengths(_)) {
+            self.check_count_and_values(command.values())?;
+        } else {
+            self.check_command(command)?;
+        }
         let pose =
             self.model
                 .rest_pose(&self.robot, command, &self.state.pose, self.demand.as_ref())?;
         let actuators = match command {
             Command::Lengths(v) => v.clone(),
-            Command::Tensions(_) => kinematics::lengths(&self.robot, &pose),
+            _ => kinematics::lengths(&self.robot, &pose),
         };
         self.drive.settle(command, &actuators);
         self.model
             .place(&self.robot, &pose, &actuators, &self.drive.hold())?;
         self.model.write_back(&self.robot, &mut self.state, None);
         self.fill_winch_tensions(None);
+        match self.config.control {
+            ControlMode::Torque => self.drive.set_values(&self.state.motor_torques),
+            ControlMode::Velocity => self.drive.set_values(&vec![0.0; self.drive.actuators()]),
+            _ => {}
+        }
+        self.drive_rates.iter_mut().for_each(|r| *r = 0.0);
         Ok(())
     }
 
     fn check_command(&self, command: &Command) -> Result<(), SimError> {
-        self.check_values(command.values(), matches!(command, Command::Lengths(_)))
+        self.check_values(command.values(), command.kind())
     }
 
-    /// Checks the values of a command of lengths (`lengths`) or tensions.
-    fn check_values(&self, values: &[f64], lengths: bool) -> Result<(), SimError> {
-        let kind = if lengths { "lengths" } else { "tensions" };
+    /// Checks the values of a command carrying `kind` ([`Command::kind`]).
+    fn check_values(&self, values: &[f64], kind: &'static str) -> Result<(), SimError> {
+        self.check_count_and_values(values)?;
+        if kind != self.config.control.command_kind() {
+            return Err(SimError::WrongCommand {
+                given: kind,
+                mode: self.config.control,
+            });
+        }
+        Ok(())
+    }
+
+    /// One finite value per actuator.
+    fn check_count_and_values(&self, values: &[f64]) -> Result<(), SimError> {
         if values.len() != self.drive.actuators() {
             return Err(SimError::CommandCount {
                 expected: self.drive.actuators(),
@@ -303,16 +389,6 @@ impl Sim {
                 cable: k + 1,
                 name: self.channel_name(k),
                 value: *v,
-            });
-        }
-        let fits = match self.config.control {
-            ControlMode::Tension => !lengths,
-            ControlMode::Ideal | ControlMode::Length => lengths,
-        };
-        if !fits {
-            return Err(SimError::WrongCommand {
-                given: kind,
-                mode: self.config.control,
             });
         }
         Ok(())
@@ -346,7 +422,7 @@ impl Sim {
     /// [`Sim::set_command`] with lengths, borrowed: a caller that computes a command every
     /// step (the ADS shadow) fills one buffer rather than building a [`Command`] each time.
     pub fn set_command_lengths(&mut self, lengths: &[f64]) -> Result<(), SimError> {
-        self.check_values(lengths, true)?;
+        self.check_values(lengths, "lengths")?;
         self.drive.set_values(lengths);
         self.demand = None;
         Ok(())
@@ -366,8 +442,16 @@ impl Sim {
     pub fn step(&mut self) -> Result<(), SimError> {
         let dt = self.config.dt;
         let actuation = self.drive.actuate(dt, &self.robot.winch);
+        let imposed = self.robot.has_drives()
+            && matches!(
+                self.config.control,
+                ControlMode::Ideal | ControlMode::Tension
+            );
         if self.friction {
             self.winch_before.copy_from_slice(&self.state.winch);
+        }
+        if imposed {
+            self.drive_before.copy_from_slice(&self.state.winch);
         }
         self.model
             .step(&self.robot, &actuation, self.demand.as_ref(), dt);
@@ -376,7 +460,26 @@ impl Sim {
         self.model
             .write_back(&self.robot, &mut self.state, Some(dt));
         self.fill_winch_tensions(Some(dt));
+        if imposed {
+            self.imposed_motor_torques(dt);
+        }
         self.guard()
+    }
+
+    /// The torques the motion takes where the model imposes the payout (ideal and tension
+    /// mode): τ = J·θ̈ + b·θ̇ + τ_c·tanh(θ̇/ω₀) − ρ·T_w, θ̈ over the step.
+    fn imposed_motor_torques(&mut self, dt: f64) {
+        let s = &mut self.state;
+        for (k, drive) in self.robot.drives.iter().enumerate() {
+            let rho = drive.payout_per_radian();
+            let rate = (s.winch[k] - self.drive_before[k]) / dt;
+            let omega = rate / rho;
+            let alpha = (rate - self.drive_rates[k]) / dt / rho;
+            self.drive_rates[k] = rate;
+            s.motor_velocities[k] = omega;
+            s.motor_torques[k] = drive.torque_for(omega, alpha, s.winch_tensions[k]);
+            s.following_errors[k] = 0.0;
+        }
     }
 
     /// The winch-side tensions of the state just written back ([`SimState::winch_tensions`]):

@@ -11,6 +11,9 @@ mod legs;
 mod metrics_compare;
 /// Hostile edits of the shipped robot files: loaded or refused clearly, never a panic.
 mod robot_files;
+/// The drives as built: torques by hand, the models against each other, torque and
+/// velocity mode.
+mod sim_drives;
 /// Tension mode (seed 001's controller) converges within the tension bounds.
 mod sim_tension;
 /// Seed 000's trajectory tracked on uvigo8: elastic, chain, PID winches.

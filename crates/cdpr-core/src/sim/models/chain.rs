@@ -40,7 +40,8 @@
 use super::rapier::{PlatformWorld, pose3, v3};
 use super::{Actuation, Built, ModelEntry, PhysicalModel};
 use crate::kinematics::{self, CableGeometry, Pose, PulleyGeometry, pulley};
-use crate::robot::{Cable, GRAVITY, Pulley, Robot};
+use crate::robot::{Cable, Drive, GRAVITY, Pulley, Robot};
+use crate::sim::motor::{DriveCommand, DriveLaw, ServoDrive};
 use crate::sim::{ControlMode, SimConfig, SimError, SimState};
 use nalgebra::{Isometry3, Matrix3, Rotation3, Translation3, UnitQuaternion, Vector3, Vector6};
 use rapier3d::prelude::*;
@@ -89,6 +90,8 @@ pub(crate) const ENTRY: ModelEntry = ModelEntry {
         ControlMode::Length,
         ControlMode::Ideal,
         ControlMode::Tension,
+        ControlMode::Velocity,
+        ControlMode::Torque,
     ],
     default_control: None,
     legs: true,
@@ -110,6 +113,9 @@ fn build(robot: &Robot, config: &SimConfig, pose: &Pose) -> Result<Built, SimErr
 #[derive(Debug, Clone, Copy)]
 struct CableChain {
     winch: MultibodyJointHandle,
+    /// The winch joint's link: it carries the drive's reflected inertia and force (robots
+    /// with drives).
+    winch_link: RigidBodyHandle,
     spring: MultibodyJointHandle,
     end_link: RigidBodyHandle,
     closure: ImpulseJointHandle,
@@ -171,6 +177,11 @@ pub(crate) struct ChainModel {
     previous_velocity: Vector6<f64>,
     /// Whether any cable runs over a pulley.
     wheels: bool,
+    /// Robots with drives: each winch's drive train and servo drive, the law of the step
+    /// under way (applied as the winch link's force and its joint's implicit damping).
+    drive_trains: Vec<Drive>,
+    motors: Vec<ServoDrive>,
+    laws: Vec<Option<(DriveCommand, DriveLaw)>>,
 }
 
 impl ChainModel {
@@ -322,6 +333,7 @@ impl ChainModel {
             damping.push(cable.damping);
             chains.push(CableChain {
                 winch,
+                winch_link,
                 spring,
                 end_link,
                 closure,
@@ -343,7 +355,24 @@ impl ChainModel {
             tension_mode: false,
             previous_velocity: Vector6::zeros(),
             wheels,
+            drive_trains: robot.drives.clone(),
+            motors: Vec::new(),
+            laws: vec![None; robot.drives.len()],
         };
+        // The drive's inertia J/ρ² moves with the payout: the winch link's mass.
+        for (c, d) in model.chains.iter().zip(&robot.drives) {
+            if let Some(body) = model.scene.world.bodies.get_mut(c.winch_link) {
+                let mass = d.reflected_mass() as f32;
+                body.set_additional_mass_properties(
+                    MassProperties::new(
+                        Vector::ZERO,
+                        mass,
+                        Vector::splat(0.4 * mass * 0.02 * 0.02),
+                    ),
+                    false,
+                );
+            }
+        }
         model.update_springs();
         Ok(model)
     }
@@ -363,6 +392,46 @@ impl ChainModel {
             };
             // Zero force at zero stretch: rest coordinate −stretch0.
             self.scene.set_spring(c.spring, AXIS, kk, -c.stretch0, cc);
+        }
+    }
+
+    /// A servo drive's winch over the step: its law at the step's start, the force part on
+    /// the winch link along the cable and the rate part as the joint's implicit damping (Rapier
+    /// solves the step, so a drive saturated at the start rate gives its limit for the step).
+    fn drive_winch(&mut self, k: usize, actuation: &Actuation, offset: f64, dt: f64) {
+        let Some(command) = actuation.drive_command(k) else {
+            return;
+        };
+        let c = self.chains[k];
+        let (q, v) = self.scene.joint_state(c.winch, AXIS);
+        let law = self.motors[k].law(&self.drive_trains[k], command, offset + q, v, dt);
+        let (force, damping) = if law.saturated_at(v) {
+            (law.force_at(v) + law.friction_force, law.friction_damping)
+        } else {
+            (
+                law.motor_force + law.friction_force,
+                law.motor_damping + law.friction_damping,
+            )
+        };
+        self.scene.set_spring(c.winch, AXIS, 0.0, 0.0, damping);
+        if let Some(body) = self.scene.world.bodies.get_mut(c.winch_link) {
+            let towards_platform = body.rotation() * Vector::X;
+            body.reset_forces(false);
+            body.add_force(towards_platform * force as f32, true);
+        }
+        self.laws[k] = Some((command, law));
+    }
+
+    /// After the step: each servo drive's loops from the payout and rate its winch reached.
+    fn finish_drives(&mut self) {
+        for k in 0..self.motors.len() {
+            let Some((command, law)) = self.laws[k].take() else {
+                continue;
+            };
+            let c = self.chains[k];
+            let (q, v) = self.scene.joint_state(c.winch, AXIS);
+            let s = self.winch_offset(&c) + q;
+            self.motors[k].finish(&self.drive_trains[k], &law, command, s, v);
         }
     }
 
@@ -558,6 +627,7 @@ fn pulley_chain(
     );
     Ok(CableChain {
         winch,
+        winch_link,
         spring,
         end_link,
         closure,
@@ -586,13 +656,19 @@ impl PhysicalModel for ChainModel {
     ) -> Result<(), SimError> {
         let config = self.config.clone();
         *self = Self::build(robot, pose, actuators, &config)?;
+        // The drives start holding their cables' static tensions.
+        self.motors = (0..self.drive_trains.len())
+            .map(|k| ServoDrive::holding(&self.drive_trains[k], self.tension(k)))
+            .collect();
         Ok(())
     }
 
     fn move_platform(&mut self, robot: &Robot, pose: &Pose) -> Result<(), SimError> {
         let payouts = self.payouts();
         let config = self.config.clone();
+        let motors = std::mem::take(&mut self.motors);
         *self = Self::build(robot, pose, &payouts, &config)?;
+        self.motors = motors;
         Ok(())
     }
 
@@ -608,6 +684,13 @@ impl PhysicalModel for ChainModel {
                 Actuation::Follow { positions, .. } => {
                     self.scene.follow(c.winch, AXIS, offset, positions[k], dt);
                 }
+                Actuation::Servo { .. } | Actuation::Rate(_) | Actuation::Torque(_)
+                    if !self.motors.is_empty() =>
+                {
+                    self.drive_winch(k, actuation, offset, dt);
+                }
+                // Refused without drives when the model is built.
+                Actuation::Rate(_) | Actuation::Torque(_) => {}
                 Actuation::Servo { set_points, rates } => {
                     let integral = &mut self.chains[k].integral;
                     self.scene.servo(
@@ -643,6 +726,7 @@ impl PhysicalModel for ChainModel {
             self.wheel_torques();
         }
         self.scene.world.step();
+        self.finish_drives();
     }
 
     fn write_back(&mut self, robot: &Robot, s: &mut SimState, stepped: Option<f64>) {
@@ -665,6 +749,11 @@ impl PhysicalModel for ChainModel {
                 };
             }
             s.tensions_constraint[k] = self.scene.closure_force(c.closure);
+        }
+        for (k, m) in self.motors.iter().enumerate() {
+            s.motor_torques[k] = m.torque;
+            s.motor_velocities[k] = m.velocity;
+            s.following_errors[k] = m.following_error;
         }
         let velocity = self.scene.com_velocity();
         s.wrench_residual = match stepped {

@@ -20,8 +20,9 @@
 use super::lumped::{Axial, Ends, LumpedCable};
 use super::{Actuation, Built, ModelEntry, PhysicalModel};
 use crate::kinematics::{self, Pose, pulley};
-use crate::robot::{GRAVITY, Pulley, Robot, Stiffness, Winch};
+use crate::robot::{Drive, GRAVITY, Pulley, Robot, Stiffness, Winch};
 use crate::sim::capstan;
+use crate::sim::motor::{self, ServoDrive};
 use crate::sim::winch::PidWinch;
 use crate::sim::{ControlMode, SimConfig, SimError, SimState};
 use nalgebra::{Cholesky, Matrix3, Matrix6, Rotation3, U6, UnitQuaternion, Vector3, Vector6};
@@ -108,6 +109,8 @@ pub(crate) const ENTRY: ModelEntry = ModelEntry {
         ControlMode::Length,
         ControlMode::Ideal,
         ControlMode::Tension,
+        ControlMode::Velocity,
+        ControlMode::Torque,
     ],
     default_control: None,
     legs: false,
@@ -160,6 +163,10 @@ pub(crate) struct ElasticModel {
     rest_rate: Vec<f64>,
     drives: Vec<PidWinch>,
     winch: Winch,
+    /// Robots with drives: each winch's motor, gearbox and drum, and its servo drive (which
+    /// then moves the payout in length, velocity and torque mode instead of the PID).
+    drive_trains: Vec<Drive>,
+    motors: Vec<ServoDrive>,
     /// Tension where each cable leaves its pulley (cables with nodes: their first segment's),
     /// N.
     exit: Vec<f64>,
@@ -229,6 +236,8 @@ impl ElasticModel {
             rest_rate: vec![0.0; n],
             drives: Vec::new(),
             winch: robot.winch,
+            drive_trains: robot.drives.clone(),
+            motors: Vec::new(),
             exit: vec![0.0; n],
         };
         model.set_pose(pose);
@@ -645,6 +654,16 @@ impl PhysicalModel for ElasticModel {
                 PidWinch::holding(l0, tension, &self.winch)
             })
             .collect();
+        self.motors = self
+            .drive_trains
+            .iter()
+            .zip(actuators)
+            .zip(&lengths)
+            .zip(&robot.cables)
+            .map(|(((d, &l0), &l), c)| {
+                ServoDrive::holding(d, c.stiffness_at(l0) * (l - l0).max(0.0))
+            })
+            .collect();
         if let Actuation::Pull(tensions) = hold {
             self.load_drive(&CableDrive::Tension(tensions));
         } else {
@@ -674,36 +693,23 @@ impl PhysicalModel for ElasticModel {
                 self.rest_rate.copy_from_slice(rates);
                 self.step_elastic(dt);
             }
+            Actuation::Servo { .. } | Actuation::Rate(_) | Actuation::Torque(_)
+                if !self.motors.is_empty() =>
+            {
+                self.step_motors(actuation, dt);
+                self.step_elastic(dt);
+            }
+            Actuation::Rate(_) | Actuation::Torque(_) => {
+                // Refused without drives when the model is built.
+                self.step_elastic(dt);
+            }
             Actuation::Servo { set_points, rates } => {
                 // The winch PID integrated implicitly with the cable it pulls (backward Euler on
                 // the drive, the cable's length and rate of this state).
                 // The drive carries the winch-side tension: the cable's at the pulley times the
                 // capstan ratio at the drive's payout rate (cables with nodes: their first
                 // segment's, as a whole cable's length).
-                let winch_side: Vec<(f64, f64, f64)> = (0..self.cables.len())
-                    .map(|k| {
-                        let ratio = self.cables[k].pulley.map_or(1.0, |p| {
-                            capstan::winch_ratio(
-                                p.friction,
-                                self.cables[k].wrap,
-                                self.drives[k].velocity,
-                            )
-                        });
-                        if self.cables[k].lumped.is_some() {
-                            let ends = self.ends(k, 0.0);
-                            let c = &self.cables[k];
-                            let segments = c.segments as f64;
-                            let (l, rate) = c
-                                .lumped
-                                .as_ref()
-                                .map_or((0.0, 0.0), |n| n.first_segment(&ends));
-                            (l * segments, rate * segments, ratio)
-                        } else {
-                            let c = &self.cables[k];
-                            (c.length, c.length_rate, ratio)
-                        }
-                    })
-                    .collect();
+                let winch_side = self.winch_side();
                 for (k, (drive, cable)) in self.drives.iter_mut().zip(&self.cables).enumerate() {
                     let before = drive.position;
                     let (length, length_rate, ratio) = winch_side[k];
@@ -767,6 +773,11 @@ impl PhysicalModel for ElasticModel {
         }
         s.tensions_constraint.copy_from_slice(&s.tensions);
         s.winch.copy_from_slice(&self.rest);
+        for (k, m) in self.motors.iter().enumerate() {
+            s.motor_torques[k] = m.torque;
+            s.motor_velocities[k] = m.velocity;
+            s.following_errors[k] = m.following_error;
+        }
         s.wrench_residual = if stepped.is_some() {
             self.residual
         } else {
@@ -785,6 +796,76 @@ impl PhysicalModel for ElasticModel {
 }
 
 impl ElasticModel {
+    /// Per cable what its winch pulls against over the step: the cable's length and rate
+    /// and the capstan ratio at the payout rate (cables with nodes: their first segment's,
+    /// as a whole cable's length).
+    fn winch_side(&mut self) -> Vec<(f64, f64, f64)> {
+        (0..self.cables.len())
+            .map(|k| {
+                let rate = match self.motors.is_empty() {
+                    true => self.drives[k].velocity,
+                    false => self.rest_rate[k],
+                };
+                let ratio = self.cables[k].pulley.map_or(1.0, |p| {
+                    capstan::winch_ratio(p.friction, self.cables[k].wrap, rate)
+                });
+                if self.cables[k].lumped.is_some() {
+                    let ends = self.ends(k, 0.0);
+                    let c = &self.cables[k];
+                    let segments = c.segments as f64;
+                    let (l, rate) = c
+                        .lumped
+                        .as_ref()
+                        .map_or((0.0, 0.0), |n| n.first_segment(&ends));
+                    (l * segments, rate * segments, ratio)
+                } else {
+                    let c = &self.cables[k];
+                    (c.length, c.length_rate, ratio)
+                }
+            })
+            .collect()
+    }
+
+    /// The servo drives' step: each winch's motor equation integrated implicitly with the
+    /// cable it pulls (its spring and damper at this state's length and rate, times the
+    /// capstan ratio), substepped when the drive's loops are fast for `dt`.
+    fn step_motors(&mut self, actuation: &Actuation, dt: f64) {
+        let winch_side = self.winch_side();
+        for (k, &(length, length_rate, ratio)) in winch_side.iter().enumerate() {
+            let Some(command) = actuation.drive_command(k) else {
+                continue;
+            };
+            let drive = self.drive_trains[k];
+            let cable = &self.cables[k];
+            let (mut s, mut v) = (self.rest[k], self.rest_rate[k]);
+            let (k_cable, c_cable) = if length > s {
+                (
+                    stiffness(cable.stiffness, s) * ratio,
+                    cable.damping / cable.segments as f64 * ratio,
+                )
+            } else {
+                (0.0, 0.0)
+            };
+            let n = motor::substeps(&drive, dt);
+            let h = dt / n as f64;
+            let servo = &mut self.motors[k];
+            for j in 1..=n {
+                let law = servo.law(&drive, command, s, v, h);
+                // The cable's pull k(L − s − h·v⁺) + c(L̇ − v⁺), affine in v⁺, with the length
+                // carried to the substep's end along its rate (the platform steps after the
+                // drives: a length of the step's start would lag the drive's pull by k·L̇·dt,
+                // 1.4 N on uvigo8 at 0.1 m/s, which only a stiff position loop rejects).
+                let length_then = length + j as f64 * h * length_rate;
+                let pull = k_cable * (length_then - s) + c_cable * length_rate;
+                v = law.solve(v, pull, k_cable * h + c_cable);
+                s += h * v;
+                servo.finish(&drive, &law, command, s, v);
+            }
+            self.rest[k] = s;
+            self.rest_rate[k] = v;
+        }
+    }
+
     /// A step with the cables elastic at the current rest lengths and rates.
     fn step_elastic(&mut self, dt: f64) {
         // Moved out and back so that the drive can borrow them while `self` steps.

@@ -551,7 +551,8 @@ impl PhysicalModel for LegModel {
                             dt,
                         );
                     }
-                    Actuation::Pull(_) => {}
+                    // Pulls, rates and torques are refused for legs when the model is built.
+                    Actuation::Pull(_) | Actuation::Rate(_) | Actuation::Torque(_) => {}
                 }
             }
         }

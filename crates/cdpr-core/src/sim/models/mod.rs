@@ -192,6 +192,14 @@ pub(crate) fn build(robot: &Robot, config: &SimConfig, pose: &Pose) -> Result<Bu
             )));
         }
     }
+    if config.control.needs_drives() && !robot.has_drives() {
+        return Err(SimError::Start(format!(
+            "{} winches drive motors: {} describes none (its [winch] has no drum_radius, \
+             gear_ratio, rotor_inertia, torque_limit, rated_torque; see the drives page)",
+            config.control.name(),
+            robot.name
+        )));
+    }
     if !entry.controls.contains(&config.control) {
         return Err(SimError::Start(format!(
             "the {} model is driven with {} winches, not {}",
@@ -236,6 +244,27 @@ pub(crate) enum Actuation<'a> {
     },
     /// `tension`: pulls, N (negative values act as zero).
     Pull(&'a [f64]),
+    /// `velocity`: the drives' velocity loops on these payout rates, m/s.
+    Rate(&'a [f64]),
+    /// `torque`: the drives' torques, N·m (each saturated at its limit).
+    Torque(&'a [f64]),
+}
+
+impl Actuation<'_> {
+    /// What the drive of actuator `k` is asked (the modes a drive model serves: length,
+    /// velocity, torque).
+    pub(crate) fn drive_command(&self, k: usize) -> Option<crate::sim::motor::DriveCommand> {
+        use crate::sim::motor::DriveCommand;
+        match *self {
+            Actuation::Servo { set_points, rates } => Some(DriveCommand::Position {
+                set_point: set_points[k],
+                rate: rates[k],
+            }),
+            Actuation::Rate(rates) => Some(DriveCommand::Velocity(rates[k])),
+            Actuation::Torque(torques) => Some(DriveCommand::Torque(torques[k])),
+            Actuation::Follow { .. } | Actuation::Pull(_) => None,
+        }
+    }
 }
 
 /// A physical model of one robot: the platform and whatever moves it.
@@ -324,6 +353,6 @@ pub(crate) fn elastic_rest_pose(
                     ))
                 })
         }
-        Command::Tensions(_) => Ok(*guess),
+        Command::Tensions(_) | Command::Velocities(_) | Command::Torques(_) => Ok(*guess),
     }
 }

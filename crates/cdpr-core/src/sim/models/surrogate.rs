@@ -174,9 +174,10 @@ impl PhysicalModel for SurrogateModel {
     ) -> Result<Pose, SimError> {
         match command {
             Command::Lengths(lengths) => Ok(self.demand_for(robot, lengths, demand)),
-            Command::Tensions(_) => Err(SimError::Start(
-                "the surrogate takes poses or lengths, not tensions".into(),
-            )),
+            other => Err(SimError::Start(format!(
+                "the surrogate takes poses or lengths, not {}",
+                other.kind()
+            ))),
         }
     }
 
@@ -213,7 +214,7 @@ impl PhysicalModel for SurrogateModel {
                 set_points: positions,
                 ..
             } => positions,
-            Actuation::Pull(_) => &[],
+            Actuation::Pull(_) | Actuation::Rate(_) | Actuation::Torque(_) => &[],
         };
         if positions.len() == self.positions.len() {
             self.positions.copy_from_slice(positions);

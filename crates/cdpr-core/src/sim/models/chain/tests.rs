@@ -29,7 +29,7 @@ fn drive(
     hold: f64,
 ) -> SimState {
     let n = robot.cable_count();
-    let mut state = SimState::at_rest(Pose::default(), n, n);
+    let mut state = SimState::at_rest(Pose::default(), n, n, 0);
     let ramp_steps = (ramp / DT).round() as usize;
     let steps = ramp_steps + (hold / DT).round() as usize;
     let mut previous = from.to_vec();
@@ -76,7 +76,7 @@ fn pulley_chain_held_at_home_settles_on_the_ik_pose() {
     // At rest the model's lengths are the inverse kinematics' r·β + free lengths.
     let mut model = model_at(&robot, &home, &rest);
     let n = robot.cable_count();
-    let mut state = SimState::at_rest(home, n, n);
+    let mut state = SimState::at_rest(home, n, n, 0);
     model.write_back(&robot, &mut state, None);
     let ik = kinematics::inverse(&robot, &home);
     for (k, (l, g)) in state.lengths.iter().zip(&ik.cables).enumerate() {
