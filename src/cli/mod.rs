@@ -5,6 +5,7 @@
 mod args;
 mod catalogue;
 mod export;
+mod feedforward;
 mod foxglove;
 mod kin;
 mod legs;
@@ -104,6 +105,10 @@ pub enum Command {
     /// tensions, slack, winch velocity/acceleration/jerk, pulley wrap and swivel, obstacles —
     /// per segment, with the first violation; exit status 3 on a violation.
     Preflight(preflight::PreflightArgs),
+    /// Torque feed-forward: per drive the torque a trajectory needs (platform Newton–Euler,
+    /// tension distribution, capstan, the drive's inertia and friction), as CSV for the
+    /// controller; robots whose file describes its drives.
+    Feedforward(feedforward::FeedforwardArgs),
     /// Virtual PLC: a TwinCAT stand-in serving the robot's ADS symbols on loopback while its
     /// NC task plays a trajectory.
     Plc(plc::PlcArgs),
@@ -294,6 +299,7 @@ fn run(command: Command, started: std::time::Instant) -> Result<ExitCode> {
         Command::Export(a) => export::run(a),
         Command::Plc(a) => plc::run(a),
         Command::Preflight(a) => preflight::run(a),
+        Command::Feedforward(a) => feedforward::run(a),
         Command::Shadow(a) => shadow::run(a),
         Command::Proxy(a) => proxy::run(a),
         Command::Discover(a) => net::discover(a),

@@ -391,6 +391,7 @@ pub const TABLES: &[(&str, &[OptionSpec])] = &[
     ("simulate", cdpr_core::run::OPTIONS),
     ("workspace", cdpr_core::workspace::survey::OPTIONS),
     ("preflight", cdpr_core::preflight::OPTIONS),
+    ("feedforward", cdpr_core::run::feedforward::OPTIONS),
     ("export", cdpr_core::export::MJCF_OPTIONS),
     ("trajectory", cdpr_core::trajectory::perturb::OPTIONS),
     ("compare", cdpr_core::metrics::OPTIONS),

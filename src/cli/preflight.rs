@@ -22,7 +22,9 @@ the nearest face), tensions (a distribution within [f_min, f_max] holds the plat
 f_max − largest tension), slack (largest achievable minimum tension − f_min), winch velocity, \
 acceleration and jerk (the cable rates of the inverse kinematics against [winch]), pulley wrap \
 (≤ max_wrap) and swivel (within swivel_range), interference (cables, platform, frame and \
-[[obstacles]] kept --clearance apart).\n\n\
+[[obstacles]] kept --clearance apart), and for a robot whose file describes its drives the motor \
+torque (the motor equation at the planned motion: inertia, friction and the winch-side tension \
+against torque_limit).\n\n\
 Exit status: 0 when every check holds; 3 when one is violated (the first violation is named: \
 time, pose, check, cable or obstacle, by how much); bad input: 1 (robot, trajectory or CSV, \
 option values core refuses) or 2 (a command line refused by the parser).\n\n\

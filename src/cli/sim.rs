@@ -172,6 +172,9 @@ fn print_report(a: &SimulateArgs, robot: &Robot, r: &SimulationReport) {
         (Some(lo), Some(hi)) => println!("{forces} {lo:.2} … {hi:.2} N"),
         _ => println!("{forces}: not modelled"),
     }
+    for line in cdpr_core::run::digest::drive_table(&r.drives) {
+        println!("{line}");
+    }
     match &r.tracking {
         Tracking::Angles { angles } => print_angle_errors(angles),
         Tracking::Metrics(c) => print_comparison(c),

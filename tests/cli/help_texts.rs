@@ -248,6 +248,7 @@ fn every_request_table_is_offered_by_its_commands_help() {
     }
     check::<cdpr_core::workspace::survey::WorkspaceRequest>(&[&["workspace"]]);
     check::<cdpr_core::preflight::PreflightRequest>(&[&["preflight"]]);
+    check::<cdpr_core::run::feedforward::FeedforwardRequest>(&[&["feedforward"]]);
     check::<cdpr_core::export::MjcfOptions>(&[&["export"]]);
     check::<cdpr_core::trajectory::perturb::PerturbRequest>(&[&["trajectory"]]);
     check::<cdpr_core::metrics::CompareRequest>(&[&["compare"], &["report"]]);

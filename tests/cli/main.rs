@@ -16,6 +16,8 @@ mod budgets;
 mod compare;
 /// Every CSV cdpr writes opens with pandas' and numpy's defaults (header first, no comment).
 mod csv_readers;
+/// The drives as built: feed-forward, torques in runs and pre-flight.
+mod drives;
 /// Each cause and each name said once in an error.
 mod error_messages;
 /// `cdpr export --mjcf`.

@@ -163,7 +163,7 @@ mod tests {
     use super::*;
 
     /// The shipped robots, in the picker's order: the papers' five, then the built variants.
-    const SHIPPED: [&str; 8] = [
+    const SHIPPED: [&str; 9] = [
         "uvigo8",
         "silva4",
         "caroca",
@@ -172,6 +172,7 @@ mod tests {
         "uvigo8-pulleys",
         "caroca-pulleys",
         "silva4-obstacle",
+        "uvigo8-drives",
     ];
 
     #[test]
@@ -205,7 +206,8 @@ mod tests {
                 "tilt",
                 "seed000",
                 "poly5",
-                "pickplace"
+                "pickplace",
+                "seed000"
             ]
         );
         for entry in playlist {

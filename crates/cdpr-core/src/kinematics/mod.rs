@@ -5,6 +5,7 @@
 //! cables' wrench about the platform origin is W f. The length Jacobian with respect to the
 //! twist (ṙ, ω) is J = −Wᵀ.
 
+pub mod capstan;
 mod fk;
 pub mod legs;
 pub mod pulley;

@@ -38,7 +38,7 @@
 mod tests;
 
 use crate::interference;
-use crate::kinematics::{self, Pose};
+use crate::kinematics::{self, Pose, capstan};
 use crate::options::{Group, number};
 use crate::robot::{Robot, TensionBounds};
 use crate::statics;
@@ -181,10 +181,11 @@ pub enum CheckKind {
     Wrap,
     Swivel,
     Interference,
+    Torque,
 }
 
 /// Every check, in report order.
-pub const CHECKS: [CheckKind; 9] = [
+pub const CHECKS: [CheckKind; 10] = [
     CheckKind::Workspace,
     CheckKind::Tensions,
     CheckKind::Slack,
@@ -194,6 +195,7 @@ pub const CHECKS: [CheckKind; 9] = [
     CheckKind::Wrap,
     CheckKind::Swivel,
     CheckKind::Interference,
+    CheckKind::Torque,
 ];
 
 impl CheckKind {
@@ -209,6 +211,7 @@ impl CheckKind {
             CheckKind::Wrap => "wrap",
             CheckKind::Swivel => "swivel",
             CheckKind::Interference => "interference",
+            CheckKind::Torque => "torque",
         }
     }
 
@@ -221,6 +224,7 @@ impl CheckKind {
             CheckKind::Acceleration => "m/s²",
             CheckKind::Jerk => "m/s³",
             CheckKind::Wrap | CheckKind::Swivel => "rad",
+            CheckKind::Torque => "N·m",
         }
     }
 
@@ -459,7 +463,7 @@ struct Collector<'a> {
     /// Index into `segments` of each segment tag (+1 slot for untagged).
     slot: Vec<Option<usize>>,
     first: Option<(f64, usize, CheckKind, Measure, String)>,
-    tolerance: [f64; 9],
+    tolerance: [f64; 10],
     limit_text: Vec<(String, Option<String>)>,
 }
 
@@ -564,8 +568,17 @@ pub fn run(
                     .is_none()
                     .then(|| "no interference step in this build".to_string()),
             ),
+            CheckKind::Torque => (
+                "≤ torque_limit".into(),
+                (!robot.has_drives()).then(|| "no drives in the robot file".to_string()),
+            ),
         })
         .collect();
+    let torque_limit = robot
+        .drives
+        .iter()
+        .map(|d| d.torque_limit)
+        .fold(0.0, f64::max);
     let scale = |x: f64| 1e-9 * x.abs().max(1e-3);
     let tolerance = [
         1e-12,
@@ -577,6 +590,7 @@ pub fn run(
         1e-12,
         1e-12,
         1e-12,
+        scale(torque_limit),
     ];
     let start = checked.start_time();
     let mut c = Collector {
@@ -589,6 +603,9 @@ pub fn run(
         limit_text: limit_text.clone(),
     };
     let name = |i: usize| robot.cables[i].name.clone();
+    // Robots with drives: per checked sample the tensions and the pulleys' wraps, for the
+    // torque check once the cable rates are known.
+    let mut loads: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
     for (k, s) in checked.samples.iter().enumerate() {
         let pose = kinematics::effective_pose(robot, &s.pose);
         let p = pose.position;
@@ -632,6 +649,14 @@ pub fn run(
             Some(l) => &l.tensions,
             None => &d.tensions,
         };
+        if robot.has_drives() {
+            let wraps = ik
+                .cables
+                .iter()
+                .map(|g| g.pulley.as_ref().map_or(0.0, |p| p.wrap))
+                .collect();
+            loads.push((tensions.clone(), wraps));
+        }
         let top = worst_of(
             tensions
                 .iter()
@@ -750,6 +775,35 @@ pub fn run(
                 subject: name(i),
             },
         );
+    }
+    // Drive torques: each motor's equation at the planned motion, τ = J·l̈/ρ + b·ω +
+    // τ_c·tanh(ω/ω₀) − ρ·T_w, with the tension on the winch side of its pulley.
+    for (k, (tensions, wraps)) in loads.iter().enumerate() {
+        let torques = robot.drives.iter().enumerate().map(|(i, d)| {
+            let rho = d.payout_per_radian();
+            let rate = rates.velocity[k][i];
+            let ratio = robot.cables[i]
+                .pulley
+                .map_or(1.0, |p| capstan::winch_ratio(p.friction, wraps[i], rate));
+            let torque = d.torque_for(
+                rate / rho,
+                rates.acceleration[k][i] / rho,
+                tensions[i] * ratio,
+            );
+            (i, torque.abs(), d.torque_limit - torque.abs())
+        });
+        if let Some((i, value, margin)) = worst_of(torques) {
+            c.see(
+                CheckKind::Torque,
+                k,
+                rates.t[k],
+                Measure {
+                    value,
+                    margin,
+                    subject: name(i),
+                },
+            );
+        }
     }
     let first_violation = c.first.take().map(|(t, k, check, m, limit)| {
         let sample = checked.sample_at(t).unwrap_or(checked.samples[k]);

@@ -91,6 +91,11 @@ pub struct RunSample {
     /// Robots with pulley friction, per cable: tension on the winch side of the pulley, N
     /// (empty otherwise).
     pub winch_tension: Vec<f64>,
+    /// Robots with drives, per drive: motor torque (N·m), motor velocity (rad/s), following
+    /// error (m) (empty otherwise).
+    pub motor_torque: Vec<f64>,
+    pub motor_velocity: Vec<f64>,
+    pub following_error: Vec<f64>,
 }
 
 impl RunSample {
@@ -158,6 +163,11 @@ impl RunSample {
                 s.winch_tension.push(next());
             }
         }
+        for _ in 0..layout.drives() {
+            s.motor_torque.push(next());
+            s.motor_velocity.push(next());
+            s.following_error.push(next());
+        }
         s
     }
 
@@ -180,6 +190,13 @@ impl RunSample {
             out.extend([self.leg_length[i], self.leg_force[i]]);
         }
         out.extend(&self.winch_tension);
+        for i in 0..self.motor_torque.len() {
+            out.extend([
+                self.motor_torque[i],
+                self.motor_velocity[i],
+                self.following_error[i],
+            ]);
+        }
         out
     }
 }
@@ -194,6 +211,7 @@ fn layout_width(layout: &RecordLayout) -> usize {
         } else {
             0
         }
+        + 3 * layout.drives()
 }
 
 /// The shadow's cycle statistics since it started, as it reports them at its end, sent about

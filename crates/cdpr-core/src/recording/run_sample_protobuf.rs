@@ -20,7 +20,7 @@ const SCHEMA_NAME: &str = "runsample.RunSample";
 /// The message's fields as the schema describes them: name, number, label and type. A field
 /// added later takes the next unused number; a number is never reused, or recordings
 /// written before no longer decode as they were written.
-const FIELDS: [(&str, i32, Label, Type); 13] = [
+const FIELDS: [(&str, i32, Label, Type); 16] = [
     ("t", 1, Label::Optional, Type::Double),
     ("pose_cmd", 2, Label::Repeated, Type::Double),
     ("pose", 3, Label::Repeated, Type::Double),
@@ -34,6 +34,9 @@ const FIELDS: [(&str, i32, Label, Type); 13] = [
     ("segment", 11, Label::Optional, Type::String),
     ("extra", 12, Label::Repeated, Type::Double),
     ("winch_tension", 13, Label::Repeated, Type::Double),
+    ("motor_torque", 14, Label::Repeated, Type::Double),
+    ("motor_velocity", 15, Label::Repeated, Type::Double),
+    ("following_error", 16, Label::Repeated, Type::Double),
 ];
 
 mod wire {
@@ -70,6 +73,12 @@ mod wire {
         pub extra: Vec<f64>,
         #[prost(double, repeated, tag = "13")]
         pub winch_tension: Vec<f64>,
+        #[prost(double, repeated, tag = "14")]
+        pub motor_torque: Vec<f64>,
+        #[prost(double, repeated, tag = "15")]
+        pub motor_velocity: Vec<f64>,
+        #[prost(double, repeated, tag = "16")]
+        pub following_error: Vec<f64>,
     }
 }
 
@@ -106,6 +115,9 @@ pub(crate) fn decode_run_sample(data: &[u8]) -> Result<RunSample, RunSampleDecod
         segment: w.segment,
         extra: w.extra,
         winch_tension: w.winch_tension,
+        motor_torque: w.motor_torque,
+        motor_velocity: w.motor_velocity,
+        following_error: w.following_error,
     })
 }
 
@@ -125,6 +137,9 @@ impl From<&RunSample> for wire::RunSample {
             segment: s.segment.clone(),
             extra: s.extra.clone(),
             winch_tension: s.winch_tension.clone(),
+            motor_torque: s.motor_torque.clone(),
+            motor_velocity: s.motor_velocity.clone(),
+            following_error: s.following_error.clone(),
         }
     }
 }
@@ -186,15 +201,18 @@ mod tests {
     use super::*;
     use foxglove::Encode;
 
-    /// The schema `#[derive(foxglove::Encode)]` (foxglove 0.30.3) gave `RunSample`, as bytes.
+    /// The schema `#[derive(foxglove::Encode)]` (foxglove 0.30.3) gave `RunSample`, as bytes,
+    /// with the drive fields (14–16) added as the derive adds a field: after the others.
     const DERIVED_SCHEMA: &str = concat!(
-        "0a98020a0f52756e53616d706c652e70726f746f120972756e73616d706c6522f1010a0952756e53616d706c",
+        "0adf020a0f52756e53616d706c652e70726f746f120972756e73616d706c6522b8020a0952756e53616d706c",
         "6512090a017418012001280112100a08706f73655f636d64180220032801120c0a04706f7365180320032801",
         "12120a0a6c656e6774685f636d64180420032801120e0a066c656e677468180520032801120f0a0774656e73",
         "696f6e18062003280112140a0c6163747561746f725f636d6418072003280112100a086163747561746f7218",
         "082003280112120a0a6c65675f6c656e67746818092003280112110a096c65675f666f726365180a20032801",
         "120f0a077365676d656e74180b20012809120d0a056578747261180c2003280112150a0d77696e63685f7465",
-        "6e73696f6e180d20032801620670726f746f33",
+        "6e73696f6e180d2003280112140a0c6d6f746f725f746f72717565180e2003280112160a0e6d6f746f725f76",
+        "656c6f63697479180f2003280112170a0f666f6c6c6f77696e675f6572726f72181020032801620670726f74",
+        "6f33",
     );
 
     /// [`sample`] as that derive encoded it: every repeated double under its own tag.
@@ -231,7 +249,20 @@ mod tests {
             segment: "hold".into(),
             extra: vec![7.0, -0.0],
             winch_tension: vec![11.0, 21.0],
+            // (The drive fields came after the derive: see `the_drive_fields_round_trip`.)
+            ..RunSample::default()
         }
+    }
+
+    #[test]
+    fn the_drive_fields_round_trip() {
+        let s = RunSample {
+            motor_torque: vec![-0.25, -0.0],
+            motor_velocity: vec![3.5, 5e-324],
+            following_error: vec![-1e-6, f64::MIN_POSITIVE],
+            ..sample()
+        };
+        assert_eq!(bits(&round_trip(&s)), bits(&s));
     }
 
     /// The sample's numbers as bits, field by field, and its segment.
@@ -250,6 +281,9 @@ mod tests {
             b(&s.leg_force),
             b(&s.extra),
             b(&s.winch_tension),
+            b(&s.motor_torque),
+            b(&s.motor_velocity),
+            b(&s.following_error),
         ];
         (fields.to_vec(), s.segment.clone())
     }
@@ -312,6 +346,9 @@ mod tests {
                 ("segment", 11, Label::Optional, Type::String),
                 repeated("extra", 12),
                 repeated("winch_tension", 13),
+                repeated("motor_torque", 14),
+                repeated("motor_velocity", 15),
+                repeated("following_error", 16),
             ]
         );
         // Byte for byte what the derive gave: a reader caching schemas by content sees one.
@@ -336,6 +373,9 @@ mod tests {
                 "segment" => w.segment = "s".into(),
                 "extra" => w.extra = vec![1.0],
                 "winch_tension" => w.winch_tension = vec![1.0],
+                "motor_torque" => w.motor_torque = vec![1.0],
+                "motor_velocity" => w.motor_velocity = vec![1.0],
+                "following_error" => w.following_error = vec![1.0],
                 other => panic!("no wire field for {other}"),
             }
             let mut bytes = &w.encode_to_vec()[..];

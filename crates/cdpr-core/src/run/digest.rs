@@ -49,6 +49,9 @@ pub struct SimulationReport {
     /// Cables that went below the robot's minimum tension during the run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub low_tension: Vec<LowTension>,
+    /// Robots with drives: per drive its peak and RMS torque and the time at its limit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drives: Vec<DriveLoad>,
     /// Where the platform left the region it can physically be in (the run is not
     /// physical from there on).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -121,6 +124,113 @@ pub struct LowTension {
     pub lowest: f64,
 }
 
+/// What one drive gave over a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DriveLoad {
+    /// 1-based, with its cable's name.
+    pub drive: usize,
+    pub name: String,
+    /// Largest |τ|, N·m, and in % of rated.
+    pub peak_torque: f64,
+    pub peak_percent: f64,
+    /// RMS torque, N·m, and in % of rated (the motor's heating: rated is its continuous).
+    pub rms_torque: f64,
+    pub rms_percent: f64,
+    /// Time at the torque limit, s, and when it was first reached.
+    pub at_limit_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_at_limit_s: Option<f64>,
+}
+
+/// The drives' figures as a table, one line each after a header (what `cdpr simulate` and
+/// `cdpr shadow` print); nothing without drives.
+pub fn drive_table(loads: &[DriveLoad]) -> Vec<String> {
+    if loads.is_empty() {
+        return Vec::new();
+    }
+    let width = loads.iter().map(|d| d.name.len()).max().unwrap_or(0).max(5);
+    let mut lines = vec![format!(
+        "{:<w$}  peak N·m  peak %  RMS N·m  RMS %  at limit",
+        "drive",
+        w = width + 3
+    )];
+    for d in loads {
+        lines.push(format!(
+            "{:>2} {:<w$}  {:>8.3}  {:>6.1}  {:>7.3}  {:>5.1}  {:>6.3} s",
+            d.drive,
+            d.name,
+            d.peak_torque,
+            d.peak_percent,
+            d.rms_torque,
+            d.rms_percent,
+            d.at_limit_s,
+            w = width
+        ));
+    }
+    lines
+}
+
+/// Each drive's torque gathered step by step ([`DriveLoad`]s in constant memory): the
+/// headless run's digest and the shadow's summary.
+#[derive(Debug, Clone, Default)]
+pub struct DriveTally {
+    drives: Vec<crate::robot::Drive>,
+    names: Vec<String>,
+    /// Per drive: Σ τ², peak |τ|, steps at the limit, first time at it.
+    sums: Vec<(f64, f64, u64, Option<f64>)>,
+    steps: u64,
+}
+
+impl DriveTally {
+    pub fn new(robot: &Robot) -> DriveTally {
+        DriveTally {
+            drives: robot.drives.clone(),
+            names: robot.cables.iter().map(|c| c.name.clone()).collect(),
+            sums: vec![(0.0, 0.0, 0, None); robot.drives.len()],
+            steps: 0,
+        }
+    }
+
+    /// One step's torques at time `t` (ignored unless one per drive).
+    pub fn push(&mut self, t: f64, torques: &[f64]) {
+        if torques.len() != self.drives.len() || torques.is_empty() {
+            return;
+        }
+        self.steps += 1;
+        for ((sum, d), &tau) in self.sums.iter_mut().zip(&self.drives).zip(torques) {
+            sum.0 += tau * tau;
+            sum.1 = sum.1.max(tau.abs());
+            if tau.abs() >= d.torque_limit * (1.0 - 1e-9) {
+                sum.2 += 1;
+                sum.3.get_or_insert(t);
+            }
+        }
+    }
+
+    /// The figures so far, `dt` the step (time at the limit is steps × dt).
+    pub fn loads(&self, dt: f64) -> Vec<DriveLoad> {
+        let n = self.steps.max(1) as f64;
+        self.drives
+            .iter()
+            .zip(&self.sums)
+            .enumerate()
+            .map(|(k, (d, &(sq, peak, limit, first)))| {
+                let rms = (sq / n).sqrt();
+                DriveLoad {
+                    drive: k + 1,
+                    name: self.names.get(k).cloned().unwrap_or_default(),
+                    peak_torque: peak,
+                    peak_percent: d.percent_of_rated(peak),
+                    rms_torque: rms,
+                    rms_percent: d.percent_of_rated(rms),
+                    at_limit_s: limit as f64 * dt,
+                    first_at_limit_s: first,
+                }
+            })
+            .collect()
+    }
+}
+
 /// Where the platform left the region it can physically be in.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Escape {
@@ -175,6 +285,7 @@ pub struct RunDigest {
     low: Vec<(u64, f64, f64)>,
     escape: Option<Escape>,
     records: u64,
+    drives: DriveTally,
 }
 
 impl RunDigest {
@@ -204,6 +315,7 @@ impl RunDigest {
             low: vec![(0, 0.0, f64::INFINITY); robot.cable_count()],
             escape: None,
             records: 0,
+            drives: DriveTally::new(robot),
         }
     }
 
@@ -227,6 +339,7 @@ impl RunDigest {
         if first {
             return;
         }
+        self.drives.push(r.state.time, &r.state.motor_torques);
         for &f in &r.state.tensions {
             self.tension = Some(match self.tension {
                 None => (f, f),
@@ -323,6 +436,16 @@ impl RunDigest {
                 ));
             }
         }
+        let drives = self.drives.loads(self.dt);
+        for d in drives.iter().filter(|d| d.at_limit_s > 0.0) {
+            warnings.push(format!(
+                "drive {} ({}) was at its torque limit for {:.3} s in total, first at t = {:.3} s",
+                d.drive,
+                d.name,
+                d.at_limit_s,
+                d.first_at_limit_s.unwrap_or(0.0)
+            ));
+        }
         SimulationReport {
             tracking,
             rtf: rtf(summary.simulated_s, summary.wall_s),
@@ -338,6 +461,7 @@ impl RunDigest {
             tension_min: self.tension.map(|r| r.0),
             tension_max: self.tension.map(|r| r.1),
             low_tension,
+            drives,
             escape: self.escape.clone(),
             error: summary.error.as_ref().map(|e| e.to_string()),
             warnings,

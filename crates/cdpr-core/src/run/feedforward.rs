@@ -11,13 +11,133 @@
 //! ṡ and s̈ by central differences of s over ±h along the trajectory.
 
 use super::controllers::{FeedbackLinearization, LengthController};
+use super::digest::{DriveLoad, DriveTally};
 use crate::kinematics::{self, Pose};
+use crate::options::{Group, flag, number};
 use crate::robot::Robot;
 use crate::sim::capstan;
 use crate::trajectory::{Sample, Trajectory};
+use std::io::Write;
 
 /// The step of the central differences of the payouts when a caller gives none, s.
 pub const DIFFERENCE_STEP: f64 = 1e-3;
+
+crate::request! {
+    /// What `cdpr feedforward` (and Python's `cdpr.feedforward`) is asked beyond the robot
+    /// and the trajectory.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct FeedforwardRequest, table OPTIONS;
+    /// Central-difference step of the payouts' rates and accelerations, s.
+    difference_step: f64 = DIFFERENCE_STEP,
+        number(Group::Command, "s", 1e-5, 0.1, "S",
+            "step of the central differences that give each payout's rate and acceleration");
+    /// Payouts of the plain inverse kinematics (no pre-stretch subtracted).
+    plain_lengths: bool = false,
+        flag(Group::Command, "feed forward the payouts of the plain inverse kinematics, without \
+                              the pre-stretch f*/k the length mode's compensation subtracts");
+}
+
+/// Why a feed-forward cannot be computed.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum FeedforwardError {
+    #[error(
+        "{0} describes no drives: a torque feed-forward needs [winch]'s drum_radius, \
+         gear_ratio, rotor_inertia, torque_limit and rated_torque (see the drives page)"
+    )]
+    NoDrives(String),
+    #[error("the trajectory is empty")]
+    Empty,
+}
+
+/// The feed-forward of a whole trajectory, at its own samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedforwardTable {
+    pub t: Vec<f64>,
+    pub demands: Vec<DriveDemand>,
+    /// Per drive its peak and RMS torque and the time at its limit.
+    pub loads: Vec<DriveLoad>,
+}
+
+/// The feed-forward of `trajectory` on `robot` at every sample of the trajectory.
+pub fn table(
+    robot: &Robot,
+    trajectory: &Trajectory,
+    request: &FeedforwardRequest,
+) -> Result<FeedforwardTable, FeedforwardError> {
+    if !robot.has_drives() {
+        return Err(FeedforwardError::NoDrives(robot.name.clone()));
+    }
+    if trajectory.samples.is_empty() {
+        return Err(FeedforwardError::Empty);
+    }
+    let ff = TorqueFeedforward {
+        h: request.difference_step,
+        ..TorqueFeedforward::new(robot, !request.plain_lengths)
+    };
+    let mut tally = DriveTally::new(robot);
+    let mut t = Vec::with_capacity(trajectory.samples.len());
+    let mut demands = Vec::with_capacity(trajectory.samples.len());
+    for sample in &trajectory.samples {
+        let demand = ff.demand(robot, trajectory, sample);
+        tally.push(sample.t, &demand.torques);
+        t.push(sample.t);
+        demands.push(demand);
+    }
+    let dt = trajectory.duration() / (trajectory.samples.len().max(2) - 1) as f64;
+    Ok(FeedforwardTable {
+        t,
+        demands,
+        loads: tally.loads(dt),
+    })
+}
+
+impl FeedforwardTable {
+    /// The CSV's columns: `t`, then per drive `torque_i` (N·m), `payout_i` (m),
+    /// `payout_rate_i` (m/s), `payout_acceleration_i` (m/s²), `winch_tension_i` (N).
+    pub fn columns(&self) -> Vec<String> {
+        let drives = self.demands.first().map_or(0, |d| d.torques.len());
+        let mut columns = vec!["t".to_string()];
+        for i in 1..=drives {
+            columns.extend(
+                [
+                    "torque",
+                    "payout",
+                    "payout_rate",
+                    "payout_acceleration",
+                    "winch_tension",
+                ]
+                .map(|c| format!("{c}_{i}")),
+            );
+        }
+        columns
+    }
+
+    /// The table as CSV ([`FeedforwardTable::columns`]), numbers in their shortest round-trip
+    /// form.
+    pub fn write_csv<W: Write>(&self, out: W) -> Result<(), csv::Error> {
+        let mut w = csv::Writer::from_writer(out);
+        w.write_record(self.columns())?;
+        let mut row: Vec<String> = Vec::new();
+        for (t, d) in self.t.iter().zip(&self.demands) {
+            row.clear();
+            row.push(t.to_string());
+            for i in 0..d.torques.len() {
+                for v in [
+                    d.torques[i],
+                    d.payouts[i],
+                    d.rates[i],
+                    d.accelerations[i],
+                    d.winch_tensions[i],
+                ] {
+                    row.push(v.to_string());
+                }
+            }
+            w.write_record(&row)?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
 
 /// What a drive needs at one instant of a trajectory.
 #[derive(Debug, Clone, PartialEq)]

@@ -94,6 +94,9 @@ pub struct RecordLayout {
     legs: usize,
     /// The robot's pulleys have friction: per cable a `winch_tension_i` column.
     winch_side: bool,
+    /// Robots with drives: per drive `motor_torque_i`, `motor_velocity_i` and
+    /// `following_error_i` columns.
+    drives: usize,
 }
 
 impl RecordLayout {
@@ -111,6 +114,7 @@ impl RecordLayout {
             actuators,
             legs,
             winch_side: cable_robot && crate::sim::capstan::has_friction(robot),
+            drives: robot.drives.len(),
         }
     }
 
@@ -125,6 +129,13 @@ impl RecordLayout {
         }
         if self.winch_side {
             header.extend((1..=self.cables).map(|i| format!("winch_tension_{i}")));
+        }
+        for i in 1..=self.drives {
+            header.extend([
+                format!("motor_torque_{i}"),
+                format!("motor_velocity_{i}"),
+                format!("following_error_{i}"),
+            ]);
         }
         header
     }
@@ -161,6 +172,11 @@ impl RecordLayout {
                 field(r.state.winch_tensions[i])?;
             }
         }
+        for i in 0..self.drives {
+            field(r.state.motor_torques[i])?;
+            field(r.state.motor_velocities[i])?;
+            field(r.state.following_errors[i])?;
+        }
         Ok(())
     }
 
@@ -189,6 +205,12 @@ impl RecordLayout {
     /// columns).
     pub fn winch_side(&self) -> bool {
         self.winch_side
+    }
+
+    /// Drives with `motor_torque_i`, `motor_velocity_i`, `following_error_i` columns (robots
+    /// whose file describes its drives).
+    pub fn drives(&self) -> usize {
+        self.drives
     }
 }
 
@@ -350,7 +372,8 @@ pub const FLUSH_AT: usize = 64 * 1024;
 /// The run as CSV: `t,x_cmd,…,yaw_cmd,x,…,yaw`, per cable `length_cmd_i,length_i,tension_i`
 /// (`tension_i` at the platform); robots with legs: per actuator `actuator_cmd_i,actuator_i`
 /// (m or rad), per leg `leg_length_i,leg_force_i`; robots with pulley friction: per cable
-/// `winch_tension_i` (the winch side of the pulley, N); then `segment`. Every number in Rust's shortest round-trip
+/// `winch_tension_i` (the winch side of the pulley, N); robots with drives: per drive
+/// `motor_torque_i` (N·m), `motor_velocity_i` (rad/s), `following_error_i` (m); then `segment`. Every number in Rust's shortest round-trip
 /// form (reading the file back gives the recorded values bit for bit).
 pub fn write_csv<W: Write>(
     out: W,

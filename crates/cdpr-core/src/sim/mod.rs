@@ -15,7 +15,7 @@
 //! Playing a trajectory through a controller, recording and summarising a run is one layer up,
 //! in [`crate::run`].
 
-pub mod capstan;
+pub use crate::kinematics::capstan;
 mod drive;
 pub mod models;
 pub mod motor;
