@@ -41,6 +41,7 @@ __all__ = [
     "simulate",
     "compare",
     "preflight",
+    "feedforward",
     "SweepSpec",
     "sweep",
     "sweep_spec",
@@ -223,6 +224,18 @@ def preflight(robot: RobotLike, trajectory: Any, columns: Optional[Sequence[str]
     and the robot and trajectory run options (``payload``, ``speed``, ``profile``, …)."""
     source, names = _source(trajectory, columns)
     return _cdpr.preflight(load(robot), source, names, **options)
+
+
+def feedforward(robot: RobotLike, trajectory: Any, columns: Optional[Sequence[str]] = None, **options: Any) -> Dict[str, Any]:
+    """Per drive the torque a trajectory needs, as ``cdpr feedforward``: ``columns`` (``t``,
+    then per drive ``torque_i`` N·m, ``payout_i`` m, ``payout_rate_i`` m/s,
+    ``payout_acceleration_i`` m/s², ``winch_tension_i`` N), ``values`` (an array, one row per
+    trajectory sample) and ``drives`` (per drive its peak and RMS torque, in N·m and % of
+    rated, and the time at its limit). The robot must describe its drives (``uvigo8-drives``).
+    ``trajectory`` is taken as by :func:`simulate`; ``options``: ``difference_step``,
+    ``plain_lengths`` and the robot and trajectory run options (``payload``, ``speed``, …)."""
+    source, names = _source(trajectory, columns)
+    return _cdpr.feedforward(load(robot), source, names, **options)
 
 
 def options(command: Optional[str] = None) -> List[Dict[str, Any]]:

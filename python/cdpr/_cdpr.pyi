@@ -149,10 +149,22 @@ def simulate(
 
 def options(command: Optional[str] = None) -> List[Dict[str, Any]]:
     """An options table: name, group, kind, unit, min, max, choices, default, help; the run
-    options', or those of "workspace", "preflight", "compare", "fk" or "sweep"."""
+    options', or those of "workspace", "preflight", "feedforward", "compare", "fk" or "sweep"."""
 
 def models() -> List[Dict[str, Any]]:
     """The models' table: name, help, controls, legs, needs_surrogate, swept."""
+
+def feedforward(
+    robot: Robot,
+    trajectory: TrajectorySource,
+    columns: Optional[Sequence[str]] = None,
+    *,
+    difference_step: float = 0.001,
+    plain_lengths: bool = False,
+    **options: Any,
+) -> Dict[str, Any]:
+    """`cdpr feedforward`'s table: ``columns``, ``values`` (one row per sample), ``drives``."""
+    ...
 
 def preflight(
     robot: Robot,

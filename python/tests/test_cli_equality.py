@@ -105,6 +105,8 @@ def read_run_csv(path):
         ("uvigo8", "seed000", 0.1, []),  # the README's example (chain model, PID winches)
         ("silva4", "pickplace", 0.2, ["--model", "elastic", "--control", "ideal", "--compensate"]),
         ("keops", "seed000", 0.1, []),  # rigid legs: the chain model
+        # Drives as built: the motor_torque_i, motor_velocity_i, following_error_i columns.
+        ("uvigo8-drives", "poly5", 0.5, ["--model", "elastic", "--compensate"]),
     ],
 )
 def test_simulate_equals_cli_bit_for_bit(cdpr_bin, tmp_path, robot, trajectory, speed, extra):

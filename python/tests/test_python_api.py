@@ -189,6 +189,7 @@ def test_every_request_table_is_each_functions_keywords():
     cases = {
         "Robot.workspace": ("workspace", {"step"}),
         "preflight": ("preflight", set()),
+        "feedforward": ("feedforward", set()),
         "compare": ("compare", set()),
         "Robot.fk": ("fk", set()),
     }

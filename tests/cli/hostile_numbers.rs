@@ -170,6 +170,13 @@ fn base(path: &[String], files: &Files) -> Option<Vec<String>> {
             "--out".into(),
             "report-@".into(),
         ],
+        "feedforward" => vec![
+            "feedforward".into(),
+            "--robot".into(),
+            "uvigo8-drives".into(),
+            "--trajectory".into(),
+            f(&files.short),
+        ],
         "preflight" => vec![
             "preflight".into(),
             "--robot".into(),

@@ -91,8 +91,9 @@ pub fn option_table<'py>(py: Python<'py>, command: Option<&str>) -> PyResult<Bou
         Some("compare") => table::<CompareRequest>(py),
         Some("fk") => table::<FkRequest>(py),
         Some("sweep") => table::<cdpr_core::sweep::SweepRequest>(py),
+        Some("feedforward") => table::<cdpr_core::run::feedforward::FeedforwardRequest>(py),
         Some(other) => Err(PyValueError::new_err(format!(
-            "no options table `{other}`: simulate, workspace, preflight, compare, fk or sweep"
+            "no options table `{other}`: simulate, workspace, preflight, feedforward, compare, fk or sweep"
         ))),
     }
 }
@@ -374,6 +375,59 @@ pub fn compare<'py>(
     let c = py.detach(|| metrics::compare(&reference, &actual, &options));
     let c = c.map_err(|e| cdpr_err(Some("comparing the trajectories"), &e))?;
     to_py(py, &c)
+}
+
+// ---------------------------------------------------------------------------- feed-forward
+
+/// `cdpr feedforward`'s table for a trajectory on a robot with drives: `columns` (`t`, then
+/// per drive `torque_i`, `payout_i`, `payout_rate_i`, `payout_acceleration_i`,
+/// `winch_tension_i`), `values` (one row per trajectory sample) and `drives` (per drive its
+/// peak and RMS torque and the time at its limit). `options`: `difference_step`,
+/// `plain_lengths` (`cdpr.options("feedforward")`) and the robot and trajectory run options.
+#[pyfunction]
+#[pyo3(signature = (robot, trajectory, columns = None, **options))]
+pub fn feedforward<'py>(
+    py: Python<'py>,
+    robot: &Robot,
+    trajectory: TrajectorySource<'py>,
+    columns: Option<Vec<String>>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    use cdpr_core::run::feedforward::{self, FeedforwardRequest};
+    let (own, options) = split_off::<FeedforwardRequest>(py, options)?;
+    let own: FeedforwardRequest =
+        request_of("feedforward", Some(&own), &names_of::<FeedforwardRequest>())?;
+    let allowed: Vec<&'static str> = names_in(&[Group::Robot, Group::Trajectory])
+        .into_iter()
+        .filter(|n| !matches!(*n, "robot" | "trajectory"))
+        .collect();
+    let request = request_from("feedforward", Some(&options), &allowed)?;
+    let robot = request.with_payload(robot.inner.clone());
+    let traj = trajectory.load(py, &robot, &request, columns)?;
+    let table = py.detach(|| feedforward::table(&robot, &traj, &own));
+    let table = table.map_err(|e| cdpr_err(Some("feed-forward"), &e))?;
+    let names = table.columns();
+    let mut data = Vec::with_capacity(names.len() * table.t.len());
+    for (t, d) in table.t.iter().zip(&table.demands) {
+        data.push(*t);
+        for i in 0..d.torques.len() {
+            data.extend([
+                d.torques[i],
+                d.payouts[i],
+                d.rates[i],
+                d.accelerations[i],
+                d.winch_tensions[i],
+            ]);
+        }
+    }
+    let out = PyDict::new(py);
+    out.set_item("columns", PyList::new(py, &names)?)?;
+    out.set_item(
+        "values",
+        array(py, data).reshape([table.t.len(), names.len()])?,
+    )?;
+    out.set_item("drives", to_py(py, &table.loads)?)?;
+    Ok(out)
 }
 
 // ---------------------------------------------------------------------------- pre-flight
