@@ -411,4 +411,7 @@ pub fn print_summary(s: &Summary, wall: f64, simulated: f64) {
         t.row(vec![name.to_string(), value]);
     }
     t.print();
+    for line in cdpr_core::run::digest::drive_table(&s.drives) {
+        println!("{line}");
+    }
 }

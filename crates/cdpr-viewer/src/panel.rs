@@ -62,10 +62,12 @@ pub fn model_choices() -> Vec<(ModelKind, &'static str, &'static str)> {
         .collect()
 }
 
-/// The winch modes the picker offers: core's.
-fn winches() -> Vec<(ControlMode, &'static str, &'static str)> {
+/// The winch modes the picker offers: core's, those that drive motors only for a robot
+/// whose file describes its drives.
+fn winches(drives: bool) -> Vec<(ControlMode, &'static str, &'static str)> {
     ControlMode::all()
         .into_iter()
+        .filter(|c| drives || !c.needs_drives())
         .map(|c| (c, c.name(), c.help()))
         .collect()
 }
@@ -264,7 +266,8 @@ fn scenario_section(ui: &mut egui::Ui, playback: &mut Playback, state: &mut Pane
         .show(ui, |ui| {
             // The last change of a frame wins, in the rows' order.
             let played = played_rows(ui, &current, state, playback);
-            wanted = physics_rows(ui, &current).or(played);
+            let drives = playback.robot().has_drives();
+            wanted = physics_rows(ui, &current, drives).or(played);
         });
     if let Some(scenario) = run_buttons(ui, playback, &current) {
         wanted = Some(scenario);
@@ -374,7 +377,7 @@ fn played_rows(
 }
 
 /// The physics: model, winch mode, compensation; the scenario a change asks for.
-fn physics_rows(ui: &mut egui::Ui, current: &Scenario) -> Option<Scenario> {
+fn physics_rows(ui: &mut egui::Ui, current: &Scenario, drives: bool) -> Option<Scenario> {
     let mut wanted = None;
     ui.label("model");
     let asked = current.request();
@@ -383,7 +386,7 @@ fn physics_rows(ui: &mut egui::Ui, current: &Scenario) -> Option<Scenario> {
     ui.end_row();
     ui.label("winches");
     let mut control = asked.control_mode(CommandSource::Trajectory);
-    combo(ui, "winches", &mut control, &winches());
+    combo(ui, "winches", &mut control, &winches(drives));
     ui.end_row();
     let mut compensate = asked.compensate;
     ui.label("");
@@ -623,6 +626,9 @@ fn plots(ui: &mut egui::Ui, playback: &Playback, scale_max: f64) {
             ui.label(egui::RichText::new(format!("{name} ")).small());
         }
     });
+    if robot.has_drives() {
+        torque_plot(ui, playback, window, &colors);
+    }
     ui.label("tracking error |p_cmd − p| [mm]");
     let error_times: Vec<f64> = history.error.iter().map(|(t, _)| *t).collect();
     let error: Vec<f64> = history.error.iter().map(|(_, e)| e * 1e3).collect();
@@ -637,6 +643,56 @@ fn plots(ui: &mut egui::Ui, playback: &Playback, scale_max: f64) {
         top,
         "mm",
     );
+}
+
+/// The drives' torques in % of rated over the plot's window, symmetric about 0 (holding a
+/// cable takes a negative torque), and the drives at their limit now named in red.
+fn torque_plot(ui: &mut egui::Ui, playback: &Playback, window: f64, colors: &[egui::Color32]) {
+    let history = &playback.history;
+    let drives = &playback.robot().drives;
+    ui.label("motor torques [% of rated]");
+    let times: Vec<f64> = history.torques.iter().map(|(t, _)| *t).collect();
+    let series: Vec<Vec<f64>> = drives
+        .iter()
+        .enumerate()
+        .map(|(k, d)| {
+            history
+                .torques
+                .iter()
+                .map(|(_, tau)| d.percent_of_rated(tau.get(k).copied().unwrap_or(0.0)))
+                .collect()
+        })
+        .collect();
+    let top = colors::nice_ceil(
+        series
+            .iter()
+            .flatten()
+            .fold(0.0_f64, |m, v| m.max(v.abs()))
+            .max(1.0),
+    );
+    line_plot(ui, window, &times, &series, colors, -top, top, "%");
+    let now = &playback.state().motor_torques;
+    let limited: Vec<String> = drives
+        .iter()
+        .enumerate()
+        .filter(|(k, d)| {
+            now.get(*k)
+                .is_some_and(|t| t.abs() >= d.torque_limit * (1.0 - 1e-9))
+        })
+        .map(|(k, _)| {
+            playback
+                .robot()
+                .cables
+                .get(k)
+                .map_or_else(|| format!("drive {}", k + 1), |c| c.name.clone())
+        })
+        .collect();
+    if !limited.is_empty() {
+        ui.colored_label(
+            egui::Color32::from_rgb(230, 60, 60),
+            format!("at the torque limit: {}", limited.join(", ")),
+        );
+    }
 }
 
 /// Time the plots span, s: their window of [`PLOT_SAMPLES`] samples, one every
@@ -780,6 +836,16 @@ impl Plugin for PanelPlugin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_motor_modes_are_offered_only_for_a_robot_with_drives() {
+        let names = |drives| winches(drives).iter().map(|w| w.1).collect::<Vec<_>>();
+        assert_eq!(names(false), ["length", "ideal", "tension"]);
+        assert_eq!(
+            names(true),
+            ["length", "ideal", "tension", "velocity", "torque"]
+        );
+    }
 
     #[test]
     fn the_fixed_frame_is_written_as_a_rate() {

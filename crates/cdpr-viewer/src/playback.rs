@@ -47,6 +47,8 @@ pub struct History {
     /// (simulated time s, tensions N) and (time, |commanded − actual| position m).
     pub tensions: VecDeque<(f64, Vec<f64>)>,
     pub error: VecDeque<(f64, f64)>,
+    /// Robots with drives: (time, motor torques N·m).
+    pub torques: VecDeque<(f64, Vec<f64>)>,
     /// Largest tension seen since the start (sets the colour scale), N.
     pub peak_tension: f64,
 }
@@ -65,6 +67,13 @@ impl History {
             (state.time, state.tensions.clone()),
             PLOT_SAMPLES,
         );
+        if !state.motor_torques.is_empty() {
+            push_capped(
+                &mut self.torques,
+                (state.time, state.motor_torques.clone()),
+                PLOT_SAMPLES,
+            );
+        }
         self.observe_peak(state);
     }
 

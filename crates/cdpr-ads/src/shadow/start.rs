@@ -113,7 +113,10 @@ impl<C: Controller> Shadow<C> {
                 interference: false,
             },
             recording: Recording::new(tcp_pose),
-            stats: ShadowStats::default(),
+            stats: ShadowStats {
+                drives: cdpr_core::run::digest::DriveTally::new(&robot, config.sim.dt),
+                ..ShadowStats::default()
+            },
             warnings: Warnings::default(),
             interference: None,
             scheduling: None,

@@ -137,6 +137,8 @@ pub struct ShadowStats {
     pub reaction: Vec<u64>,
     /// PLC task period estimated from the cycle counter against the clock, s.
     pub plc_period_estimate: Option<f64>,
+    /// Robots with drives: each drive's torque, step by step (empty otherwise).
+    pub drives: cdpr_core::run::digest::DriveTally,
 }
 
 impl ShadowStats {
@@ -239,6 +241,10 @@ pub struct Summary {
     /// what did.
     pub first_interference_s: Option<f64>,
     pub first_interference: Vec<String>,
+    /// Robots with drives: per drive the peak and RMS torque of the shadow's physics and the
+    /// time at its limit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drives: Vec<cdpr_core::run::digest::DriveLoad>,
 }
 
 impl ShadowStats {
@@ -285,6 +291,7 @@ impl ShadowStats {
                 .as_ref()
                 .map(|f| f.1.clone())
                 .unwrap_or_default(),
+            drives: self.drives.loads(),
         }
     }
 }

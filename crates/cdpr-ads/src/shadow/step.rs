@@ -278,6 +278,9 @@ impl<C: Controller> Shadow<C> {
             }
             self.clock.stepped();
             self.stats.steps += 1;
+            self.stats
+                .drives
+                .push(self.clock.time(), &self.sim.state().motor_torques);
             self.recording.step(
                 self.clock.time(),
                 &self.drive.step,

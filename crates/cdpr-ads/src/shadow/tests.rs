@@ -523,3 +523,51 @@ fn an_interference_flag_off_the_allow_list_is_refused() {
     .expect("refused");
     assert!(e.to_string().contains("GVL_Shadow.bInterference"), "{e}");
 }
+
+#[test]
+fn the_summary_gives_each_drive_its_peak_and_rms_torque_of_the_physics() {
+    let robot = cdpr_core::fixtures::robot("uvigo8-drives");
+    let mut core = plc(&robot, seed000(&robot, 0.4), 20);
+    let mut s = shadow(
+        &core,
+        Some(robot.clone()),
+        config(LOCKSTEP_10MS, ModelKind::ELASTIC),
+    );
+    let t0 = Instant::now();
+    // By hand from the shadow's state after each exchange (lockstep: one exchange, its steps).
+    let mut seen: Vec<Vec<f64>> = vec![Vec::new(); 8];
+    for tick in 1..=300u32 {
+        core.tick();
+        let report = s
+            .cycle_at(t0 + Duration::from_millis(10 * u64::from(tick)))
+            .expect("cycle");
+        if report.status == CycleStatus::Exchanged {
+            for (k, tau) in s.state().motor_torques.iter().enumerate() {
+                seen[k].push(*tau);
+            }
+        }
+    }
+    let summary = s.summary();
+    assert_eq!(summary.drives.len(), 8);
+    for (d, taus) in summary.drives.iter().zip(&seen) {
+        let largest = taus.iter().fold(0.0_f64, |m, t| m.max(t.abs()));
+        let smallest = taus.iter().fold(f64::INFINITY, |m, t| m.min(t.abs()));
+        // Every step's torque counts, the exchanges' are a sample of them.
+        assert!(d.peak_torque >= largest, "{d:?} vs {largest}");
+        assert!(
+            d.rms_torque >= smallest && d.rms_torque <= d.peak_torque,
+            "{d:?}"
+        );
+        assert!((d.peak_percent - 100.0 * d.peak_torque / 0.5).abs() < 1e-9);
+        assert_eq!(d.at_limit_s, 0.0);
+    }
+    // Without drives, no figures.
+    let plain = uvigo8();
+    let core = plc(&plain, seed000(&plain, 0.4), 20);
+    let s = shadow(
+        &core,
+        Some(plain),
+        config(LOCKSTEP_10MS, ModelKind::ELASTIC),
+    );
+    assert!(s.summary().drives.is_empty());
+}

@@ -172,20 +172,24 @@ pub fn drive_table(loads: &[DriveLoad]) -> Vec<String> {
 
 /// Each drive's torque gathered step by step ([`DriveLoad`]s in constant memory): the
 /// headless run's digest and the shadow's summary.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DriveTally {
     drives: Vec<crate::robot::Drive>,
     names: Vec<String>,
+    /// The step between two pushes, s (time at the limit is steps × it).
+    dt: f64,
     /// Per drive: Σ τ², peak |τ|, steps at the limit, first time at it.
     sums: Vec<(f64, f64, u64, Option<f64>)>,
     steps: u64,
 }
 
 impl DriveTally {
-    pub fn new(robot: &Robot) -> DriveTally {
+    /// For `robot`'s drives, pushed every `dt`.
+    pub fn new(robot: &Robot, dt: f64) -> DriveTally {
         DriveTally {
             drives: robot.drives.clone(),
             names: robot.cables.iter().map(|c| c.name.clone()).collect(),
+            dt,
             sums: vec![(0.0, 0.0, 0, None); robot.drives.len()],
             steps: 0,
         }
@@ -207,8 +211,9 @@ impl DriveTally {
         }
     }
 
-    /// The figures so far, `dt` the step (time at the limit is steps × dt).
-    pub fn loads(&self, dt: f64) -> Vec<DriveLoad> {
+    /// The figures so far.
+    pub fn loads(&self) -> Vec<DriveLoad> {
+        let dt = self.dt;
         let n = self.steps.max(1) as f64;
         self.drives
             .iter()
@@ -315,7 +320,7 @@ impl RunDigest {
             low: vec![(0, 0.0, f64::INFINITY); robot.cable_count()],
             escape: None,
             records: 0,
-            drives: DriveTally::new(robot),
+            drives: DriveTally::new(robot, options.config.dt),
         }
     }
 
@@ -436,7 +441,7 @@ impl RunDigest {
                 ));
             }
         }
-        let drives = self.drives.loads(self.dt);
+        let drives = self.drives.loads();
         for d in drives.iter().filter(|d| d.at_limit_s > 0.0) {
             warnings.push(format!(
                 "drive {} ({}) was at its torque limit for {:.3} s in total, first at t = {:.3} s",

@@ -74,7 +74,8 @@ pub fn table(
         h: request.difference_step,
         ..TorqueFeedforward::new(robot, !request.plain_lengths)
     };
-    let mut tally = DriveTally::new(robot);
+    let dt = trajectory.duration() / (trajectory.samples.len().max(2) - 1) as f64;
+    let mut tally = DriveTally::new(robot, dt);
     let mut t = Vec::with_capacity(trajectory.samples.len());
     let mut demands = Vec::with_capacity(trajectory.samples.len());
     for sample in &trajectory.samples {
@@ -83,11 +84,10 @@ pub fn table(
         t.push(sample.t);
         demands.push(demand);
     }
-    let dt = trajectory.duration() / (trajectory.samples.len().max(2) - 1) as f64;
     Ok(FeedforwardTable {
         t,
         demands,
-        loads: tally.loads(dt),
+        loads: tally.loads(),
     })
 }
 
