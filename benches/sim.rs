@@ -1,6 +1,9 @@
 //! Physics steps per second on uvigo8 (ideal winches, platform moving under a changing
 //! command), for the elastic and the chain model; plus the chain's solver settings, and the
-//! chain on uvigo8-pulleys (a swivel pulley at the root of every cable's chain).
+//! chain on uvigo8-pulleys (a swivel pulley at the root of every cable's chain); and what a
+//! drive as built costs a step: uvigo8's PID winches against uvigo8-drives' servo drives (the
+//! cascade, the motor equation implicit with the cable, substepped at its 200 Hz velocity
+//! loop), both in length mode.
 //! Run: cargo bench --no-default-features --bench sim
 
 use cdpr_core::fixtures::{robot, uvigo8};
@@ -57,6 +60,22 @@ fn benches(c: &mut Criterion) {
         ..chain
     };
     bench_model(c, "step_chain_uvigo8_4substeps", chain4);
+    let length = |model| SimConfig::new(model, ControlMode::Length, 1e-3);
+    let drives = robot("uvigo8-drives");
+    bench_model(c, "step_elastic_uvigo8_pid", length(ModelKind::ELASTIC));
+    bench_robot(
+        c,
+        "step_elastic_uvigo8_drives",
+        &drives,
+        length(ModelKind::ELASTIC),
+    );
+    bench_model(c, "step_chain_uvigo8_pid", length(ModelKind::CHAIN));
+    bench_robot(
+        c,
+        "step_chain_uvigo8_drives",
+        &drives,
+        length(ModelKind::CHAIN),
+    );
 }
 
 criterion_group!(name = sim; config = Criterion::default().sample_size(30); targets = benches);

@@ -40,8 +40,8 @@
 use super::rapier::{PlatformWorld, pose3, v3};
 use super::{Actuation, Built, ModelEntry, PhysicalModel};
 use crate::kinematics::{self, CableGeometry, Pose, PulleyGeometry, pulley};
-use crate::robot::{Cable, Drive, GRAVITY, Pulley, Robot};
-use crate::sim::motor::{DriveCommand, DriveLaw, ServoDrive};
+use crate::robot::{Cable, GRAVITY, Pulley, Robot};
+use crate::sim::motor::{DriveCommand, DriveLaw, DriveParams, ServoDrive};
 use crate::sim::{ControlMode, SimConfig, SimError, SimState};
 use nalgebra::{Isometry3, Matrix3, Rotation3, Translation3, UnitQuaternion, Vector3, Vector6};
 use rapier3d::prelude::*;
@@ -179,7 +179,7 @@ pub(crate) struct ChainModel {
     wheels: bool,
     /// Robots with drives: each winch's drive train and servo drive, the law of the step
     /// under way (applied as the winch link's force and its joint's implicit damping).
-    drive_trains: Vec<Drive>,
+    drive_trains: Vec<DriveParams>,
     motors: Vec<ServoDrive>,
     laws: Vec<Option<(DriveCommand, DriveLaw)>>,
 }
@@ -355,7 +355,7 @@ impl ChainModel {
             tension_mode: false,
             previous_velocity: Vector6::zeros(),
             wheels,
-            drive_trains: robot.drives.clone(),
+            drive_trains: robot.drives.iter().map(DriveParams::of).collect(),
             motors: Vec::new(),
             laws: vec![None; robot.drives.len()],
         };
@@ -420,19 +420,6 @@ impl ChainModel {
             body.add_force(towards_platform * force as f32, true);
         }
         self.laws[k] = Some((command, law));
-    }
-
-    /// After the step: each servo drive's loops from the payout and rate its winch reached.
-    fn finish_drives(&mut self) {
-        for k in 0..self.motors.len() {
-            let Some((command, law)) = self.laws[k].take() else {
-                continue;
-            };
-            let c = self.chains[k];
-            let (q, v) = self.scene.joint_state(c.winch, AXIS);
-            let s = self.winch_offset(&c) + q;
-            self.motors[k].finish(&self.drive_trains[k], &law, command, s, v);
-        }
     }
 
     /// The payout at winch coordinate 0 now, m: `payout0`, plus r·(β − β₀) over a pulley (the
@@ -658,7 +645,7 @@ impl PhysicalModel for ChainModel {
         *self = Self::build(robot, pose, actuators, &config)?;
         // The drives start holding their cables' static tensions.
         self.motors = (0..self.drive_trains.len())
-            .map(|k| ServoDrive::holding(&self.drive_trains[k], self.tension(k)))
+            .map(|k| ServoDrive::holding(&self.drive_trains[k].drive, self.tension(k)))
             .collect();
         Ok(())
     }
@@ -726,7 +713,6 @@ impl PhysicalModel for ChainModel {
             self.wheel_torques();
         }
         self.scene.world.step();
-        self.finish_drives();
     }
 
     fn write_back(&mut self, robot: &Robot, s: &mut SimState, stepped: Option<f64>) {
@@ -734,8 +720,12 @@ impl PhysicalModel for ChainModel {
         s.pose = self.scene.pose();
         s.twist = self.scene.twist();
         for (k, c) in self.chains.iter().enumerate() {
-            let (qw, _) = self.scene.joint_state(c.winch, AXIS);
+            let (qw, vw) = self.scene.joint_state(c.winch, AXIS);
             s.winch[k] = self.winch_offset(c) + qw;
+            // After a step: the servo drive's loops from the payout and rate its winch reached.
+            if let Some((command, law)) = self.laws.get_mut(k).and_then(Option::take) {
+                self.motors[k].finish(&self.drive_trains[k], &law, command, s.winch[k], vw);
+            }
             s.tensions[k] = self.tension(k);
             if let Some(anchor) = self.scene.closure_point(c.closure) {
                 // The geometric length at the reached platform anchor (over a pulley r·β + the

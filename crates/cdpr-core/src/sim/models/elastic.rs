@@ -20,9 +20,9 @@
 use super::lumped::{Axial, Ends, LumpedCable};
 use super::{Actuation, Built, ModelEntry, PhysicalModel};
 use crate::kinematics::{self, Pose, pulley};
-use crate::robot::{Drive, GRAVITY, Pulley, Robot, Stiffness, Winch};
+use crate::robot::{GRAVITY, Pulley, Robot, Stiffness, Winch};
 use crate::sim::capstan;
-use crate::sim::motor::{self, ServoDrive};
+use crate::sim::motor::{self, DriveParams, ServoDrive};
 use crate::sim::winch::PidWinch;
 use crate::sim::{ControlMode, SimConfig, SimError, SimState};
 use nalgebra::{Cholesky, Matrix3, Matrix6, Rotation3, U6, UnitQuaternion, Vector3, Vector6};
@@ -165,7 +165,7 @@ pub(crate) struct ElasticModel {
     winch: Winch,
     /// Robots with drives: each winch's motor, gearbox and drum, and its servo drive (which
     /// then moves the payout in length, velocity and torque mode instead of the PID).
-    drive_trains: Vec<Drive>,
+    drive_trains: Vec<DriveParams>,
     motors: Vec<ServoDrive>,
     /// Tension where each cable leaves its pulley (cables with nodes: their first segment's),
     /// N.
@@ -236,7 +236,7 @@ impl ElasticModel {
             rest_rate: vec![0.0; n],
             drives: Vec::new(),
             winch: robot.winch,
-            drive_trains: robot.drives.clone(),
+            drive_trains: robot.drives.iter().map(DriveParams::of).collect(),
             motors: Vec::new(),
             exit: vec![0.0; n],
         };
@@ -661,7 +661,7 @@ impl PhysicalModel for ElasticModel {
             .zip(&lengths)
             .zip(&robot.cables)
             .map(|(((d, &l0), &l), c)| {
-                ServoDrive::holding(d, c.stiffness_at(l0) * (l - l0).max(0.0))
+                ServoDrive::holding(&d.drive, c.stiffness_at(l0) * (l - l0).max(0.0))
             })
             .collect();
         if let Actuation::Pull(tensions) = hold {
@@ -846,7 +846,7 @@ impl ElasticModel {
             } else {
                 (0.0, 0.0)
             };
-            let n = motor::substeps(&drive, dt);
+            let n = motor::substeps(&drive.drive, dt);
             let h = dt / n as f64;
             let servo = &mut self.motors[k];
             for j in 1..=n {

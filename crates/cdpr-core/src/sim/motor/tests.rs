@@ -19,15 +19,16 @@ fn run(
     command: impl Fn(f64) -> DriveCommand,
 ) -> Vec<(f64, f64, f64, f64)> {
     let mut servo = ServoDrive::holding(drive, pull);
+    let params = DriveParams::of(drive);
     let (mut s, mut v) = (1.0, 0.0);
     let mut out = Vec::with_capacity(steps);
     for k in 1..=steps {
         let t = k as f64 * dt;
         let c = command(t);
-        let law = servo.law(drive, c, s, v, dt);
+        let law = servo.law(&params, c, s, v, dt);
         v = law.solve(v, pull, 0.0);
         s += dt * v;
-        servo.finish(drive, &law, c, s, v);
+        servo.finish(&params, &law, c, s, v);
         out.push((t, s, v, servo.torque));
     }
     out
