@@ -155,4 +155,12 @@ fn the_motor_modes_and_the_feedforward_need_drives() {
     assert_fails(&o, "torque winches drive motors: uvigo8 describes none");
     let o = cdpr(&words("feedforward --robot uvigo8 --trajectory poly5"));
     assert_fails(&o, "uvigo8 describes no drives");
+    // The controller commands lengths: a shadow cannot take motor torques or rates from it.
+    let o = cdpr(&words(
+        "shadow --plc 127.0.0.1:9 --robot uvigo8-drives --model elastic --control torque --duration 1",
+    ));
+    assert_fails(
+        &o,
+        "--control torque does not fit a shadow: the controller commands lengths, not torques",
+    );
 }

@@ -269,10 +269,13 @@ fn check(setup: &ShadowSetup) -> Result<(), ShadowError> {
             r.mechanism.kind()
         )));
     }
-    if setup.config.sim.control == ControlMode::Tension {
-        return Err(ShadowError::Config(
-            "--control tension does not fit a shadow: the controller commands lengths".into(),
-        ));
+    let control = setup.config.sim.control;
+    if control.command_kind() != ControlMode::Length.command_kind() {
+        return Err(ShadowError::Config(format!(
+            "--control {} does not fit a shadow: the controller commands lengths, not {}",
+            control.name(),
+            control.command_kind()
+        )));
     }
     Ok(())
 }
