@@ -66,6 +66,12 @@ pub struct PlcArgs {
     /// the shadow in another terminal without missing the start.
     #[arg(long)]
     pub wait_for_client: bool,
+    /// Robots with drives: the robot file (or built-in name) whose drives the PLC simulates
+    /// and serves as the real drives' actual torques and positions (`[plc] actual_torques`,
+    /// `actual_lengths`): a "real" robot that differs from the shadow's model (another
+    /// inertia, friction, mass). Default: the --robot's own drives. Same cables, with drives.
+    #[arg(long, value_name = "ROBOT")]
+    pub actual_robot: Option<String>,
     /// Print the final statistics as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -271,10 +277,19 @@ fn start(
         silent_timeout: request.silent_timeout,
         ..ServerConfig::new(listen)
     };
+    let actual_robot = match &a.actual_robot {
+        Some(spec) => Some(
+            super::args::find_robot(spec)
+                .with_context(|| format!("loading the actual robot (--actual-robot {spec})"))?,
+        ),
+        None => None,
+    };
     let options = RuntimeOptions {
         allow_writes: a.allow_writes,
         wait_for_client: a.wait_for_client,
         normal_priority: a.no_realtime,
+        actual_robot,
+        following_error_window: request.following_error_window,
     };
     match Runtime::start_with(robot, trajectory, timing, identity, config, options) {
         Ok(rt) => Ok(rt),
@@ -476,6 +491,27 @@ fn print_report(r: &PlcReport) {
         ),
     ] {
         t.row(vec![name.to_string(), value]);
+    }
+    if let Some(axes) = &r.axes {
+        let max = axes.max_following_error.iter().copied().fold(0.0, f64::max);
+        t.row(vec![
+            "axes fed by the shadow: cycles / max following error".into(),
+            match axes.monitored_cycles {
+                0 => "0 / - (no shadow wrote axis positions)".into(),
+                n => format!("{n} / {:.3} mm", max * 1e3),
+            },
+        ]);
+        t.row(vec![
+            format!(
+                "axis error (window {:.3} mm for {} s)",
+                axes.window * 1e3,
+                axes.filter_time
+            ),
+            match axes.error {
+                Some((axis, cycle)) => format!("0x4550 on axis {axis} at PLC cycle {cycle}"),
+                None => "none".into(),
+            },
+        ]);
     }
     t.print();
 }

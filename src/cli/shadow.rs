@@ -231,7 +231,7 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
         status.update(|| {
             let s = shadow.stats();
             format!(
-                "simulated {:.1} s, {} cycles, p99 {}, {}reconnects {}, gaps {}, overruns {}{}",
+                "simulated {:.1} s, {} cycles, p99 {}, {}reconnects {}, gaps {}, overruns {}{}{}",
                 shadow.time(),
                 s.cycles,
                 s.cycle
@@ -245,6 +245,7 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
                 s.reconnects,
                 s.gaps,
                 s.overruns,
+                torque_error(s),
                 live.as_ref().map_or(String::new(), |v| format!(
                     ", {}",
                     foxglove::status(&v.stats())
@@ -278,6 +279,27 @@ pub fn run(a: ShadowArgs) -> Result<ExitCode> {
     }
     outcome.context("the shadow stopped")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The status line's torque prediction: the drive predicted worst so far (RMS), with the
+/// lag that best aligns it; nothing when the controller gives no actual torques.
+fn torque_error(s: &cdpr_ads::shadow::ShadowStats) -> String {
+    if s.torque_prediction.pushes() == 0 {
+        return String::new();
+    }
+    let errors = s.torque_prediction.errors();
+    errors
+        .iter()
+        .max_by(|a, b| a.rms.total_cmp(&b.rms))
+        .map_or(String::new(), |e| {
+            format!(
+                ", torque error RMS {:.3} N·m ({:.1} %, drive {}, lag {:.0} ms)",
+                e.rms,
+                e.rms_percent.unwrap_or(f64::NAN),
+                e.drive,
+                e.best_lag_s * 1e3
+            )
+        })
 }
 
 pub fn print_start(s: &StartReport) {
@@ -413,5 +435,28 @@ pub fn print_summary(s: &Summary, wall: f64, simulated: f64) {
     t.print();
     for line in cdpr_core::run::digest::drive_table(&s.drives) {
         println!("{line}");
+    }
+    if !s.torque_prediction.is_empty() {
+        println!("the shadow's torques against the drives' own (actual − predicted):");
+        for line in cdpr_core::run::prediction::prediction_table(&s.torque_prediction) {
+            println!("{line}");
+        }
+    }
+    if let Some(worst) = s
+        .length_prediction
+        .iter()
+        .max_by(|a, b| a.rms.total_cmp(&b.rms))
+    {
+        println!(
+            "payouts against the drives' positions: RMS up to {:.3} mm (drive {} {}), max {:.3} mm",
+            worst.rms * 1e3,
+            worst.drive,
+            worst.name,
+            s.length_prediction
+                .iter()
+                .map(|e| e.max)
+                .fold(0.0, f64::max)
+                * 1e3
+        );
     }
 }

@@ -60,6 +60,166 @@ pub struct PlcSymbols {
     /// conditions on the PLC's own state, `GVL.bDone`): any elementary scalar, an element
     /// of an array named with its index. Not from the robot file: empty unless a caller asks.
     pub watched: Vec<String>,
+    /// The drives' symbols, each optional (a robot with drives only).
+    pub drives: DriveSymbols,
+}
+
+/// What a controller's torque values are in (`[plc] actual_torque_unit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TorqueUnit {
+    /// N·m, motor side (the default).
+    #[default]
+    NewtonMetre,
+    /// % of the drive's rated torque.
+    Percent,
+    /// ‰ of the drive's rated torque (CiA 402 "torque actual value", object 0x6077).
+    Permille,
+}
+
+impl TorqueUnit {
+    /// The spellings `actual_torque_unit` takes.
+    pub const NAMES: &str = "\"N·m\" (or \"Nm\"), \"percent\", \"permille\"";
+
+    fn parse(s: &str) -> Option<TorqueUnit> {
+        match s {
+            "N·m" | "Nm" | "N*m" | "N.m" => Some(TorqueUnit::NewtonMetre),
+            "percent" | "%" => Some(TorqueUnit::Percent),
+            "permille" | "‰" => Some(TorqueUnit::Permille),
+            _ => None,
+        }
+    }
+
+    /// A value in this unit as N·m, for a drive rated `rated` N·m.
+    pub fn to_newton_metres(self, value: f64, rated: f64) -> f64 {
+        match self {
+            TorqueUnit::NewtonMetre => value,
+            TorqueUnit::Percent => value / 100.0 * rated,
+            TorqueUnit::Permille => value / 1000.0 * rated,
+        }
+    }
+}
+
+/// How a controller gives its drives' actual positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PositionUnit {
+    /// Cable lengths (payouts), mm (`[plc] actual_lengths`).
+    Millimetres,
+    /// Motor positions, encoder increments counted from zero payout (`[plc]
+    /// actual_motor_positions`).
+    Increments,
+}
+
+/// The drives' symbols: read to compare the shadow with the real drives, written to hand the
+/// controller the shadow's torques, a feed-forward, or to stand in for the drives. Each is an
+/// ARRAY[1..m] of numbers; every symbol written must be on `writable` too.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct DriveSymbols {
+    /// Read every cycle: the drives' actual torques, in `actual_torque_unit`.
+    pub actual_torques: Option<String>,
+    pub actual_torque_unit: TorqueUnit,
+    /// Read every cycle: the drives' actual positions, as cable lengths (mm) or motor
+    /// positions (increments).
+    pub actual_positions: Option<(String, PositionUnit)>,
+    /// Written every cycle: the shadow's motor torques, N·m.
+    pub shadow_torques: Option<String>,
+    /// Written every cycle: the torque each drive will need one PLC cycle ahead, N·m (a
+    /// torque feed-forward).
+    pub feedforward_torques: Option<String>,
+    /// Written every cycle, standing in for the drives: each axis's actual position in
+    /// encoder increments (what an NC axis's encoder input is linked to).
+    pub axis_positions: Option<String>,
+    /// Written every cycle, standing in for the drives: each axis's actual torque — an
+    /// integer array in ‰ of rated (CiA 402's unit), a REAL/LREAL array in N·m.
+    pub axis_torques: Option<String>,
+    /// Per cable, from the robot's drives: rated torque (N·m) and payout per encoder
+    /// increment (m); empty for a robot without drives.
+    pub scaling: Vec<DriveScale>,
+}
+
+/// The drive symbols a virtual PLC serves for a robot with drives: the names its `[plc]`
+/// gives, the GVL's defaults for those it leaves out, and the PLC's own monitor of the axes
+/// the shadow stands in for (beside the cycle counter, in its GVL).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedDrives {
+    pub actual_torques: String,
+    pub actual_torque_unit: TorqueUnit,
+    pub actual_positions: String,
+    pub actual_position_unit: PositionUnit,
+    pub shadow_torques: String,
+    pub feedforward_torques: String,
+    pub axis_positions: String,
+    pub axis_torques: String,
+    /// The emulated axes' following errors, mm (set point − actual position).
+    pub following_errors: String,
+    /// Whether an emulated axis is in error (BOOL), and the NC error code (UDINT, 0x4550:
+    /// following-error monitoring, as TwinCAT's NC reports it).
+    pub axis_error: String,
+    pub axis_error_id: String,
+}
+
+impl PlcSymbols {
+    /// The drive symbols a virtual PLC serves (see [`ServedDrives`]).
+    pub fn served_drives(&self) -> ServedDrives {
+        let d = &self.drives;
+        let gvl = |name: &str| match self.cycle_counter.rsplit_once('.') {
+            Some((gvl, _)) => format!("{gvl}.{name}"),
+            None => name.to_string(),
+        };
+        let or = |named: &Option<String>, default: &str| {
+            named
+                .clone()
+                .unwrap_or_else(|| format!("GVL_Shadow.{default}"))
+        };
+        let (actual_positions, actual_position_unit) = d.actual_positions.clone().unwrap_or((
+            "GVL_Shadow.aActualLengths".to_string(),
+            PositionUnit::Millimetres,
+        ));
+        ServedDrives {
+            actual_torques: or(&d.actual_torques, "aActualTorques"),
+            actual_torque_unit: d.actual_torque_unit,
+            actual_positions,
+            actual_position_unit,
+            shadow_torques: or(&d.shadow_torques, "aShadowTorques"),
+            feedforward_torques: or(&d.feedforward_torques, "aFeedforwardTorques"),
+            axis_positions: or(&d.axis_positions, "aAxisPositions"),
+            axis_torques: or(&d.axis_torques, "aAxisTorques"),
+            following_errors: gvl("aAxisFollowingErrors"),
+            axis_error: gvl("bAxisError"),
+            axis_error_id: gvl("nAxisErrorId"),
+        }
+    }
+}
+
+/// One drive's numbers the link converts with.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DriveScale {
+    pub rated_torque: f64,
+    pub metres_per_increment: f64,
+}
+
+impl DriveSymbols {
+    /// Whether any drive symbol is named.
+    pub fn any(&self) -> bool {
+        self.read().next().is_some() || self.written().next().is_some()
+    }
+
+    /// The symbols read, in the order they are read.
+    pub fn read(&self) -> impl Iterator<Item = &String> {
+        self.actual_torques
+            .iter()
+            .chain(self.actual_positions.iter().map(|(name, _)| name))
+    }
+
+    /// The symbols written, in the order they go out.
+    pub fn written(&self) -> impl Iterator<Item = &String> {
+        self.shadow_torques
+            .iter()
+            .chain(&self.feedforward_torques)
+            .chain(&self.axis_positions)
+            .chain(&self.axis_torques)
+    }
 }
 
 /// The `[plc]` keys as written. `Spanned` keeps the byte range so that errors can give a line.
@@ -82,6 +242,14 @@ struct RawPlc {
     writable: Option<Spanned<Vec<String>>>,
     pulley_radii: Option<Spanned<String>>,
     pulley_axes: Option<Spanned<String>>,
+    actual_torques: Option<Spanned<String>>,
+    actual_torque_unit: Option<Spanned<String>>,
+    actual_lengths: Option<Spanned<String>>,
+    actual_motor_positions: Option<Spanned<String>>,
+    shadow_torques: Option<Spanned<String>>,
+    feedforward_torques: Option<Spanned<String>>,
+    axis_positions: Option<Spanned<String>>,
+    axis_torques: Option<Spanned<String>>,
 }
 
 /// The robot file read for its `[plc]` section alone (every other key is the core's).
@@ -122,6 +290,7 @@ impl PlcSymbols {
             read_pulleys: false,
             interference: None,
             watched: Vec::new(),
+            drives: DriveSymbols::default(),
         }
     }
 
@@ -147,9 +316,53 @@ impl PlcSymbols {
     /// The symbols `robot`'s file names (its `[plc]` section), the defaults for those it
     /// leaves out; all defaults for a robot without the section.
     /// The pulleys are asked for when the robot has any (or the section names them).
+    /// The drive symbols take the robot's drives' scaling; named on a robot without drives,
+    /// the first is refused where it is written.
     pub fn of(robot: &Robot) -> Result<PlcSymbols, RobotFileError> {
         let mut symbols = PlcSymbols::from_section(&robot.plc)?;
         symbols.read_pulleys |= robot.cables.iter().any(|c| c.pulley.is_some());
+        if robot.has_drives() {
+            symbols.drives.scaling = robot
+                .drives
+                .iter()
+                .map(|d| DriveScale {
+                    rated_torque: d.rated_torque,
+                    metres_per_increment: d.payout_at(1.0),
+                })
+                .collect();
+        } else if symbols.drives.any() {
+            let text = &robot.plc.text;
+            let ctx = Ctx {
+                text,
+                file: &robot.plc.file,
+            };
+            let raw = toml::from_str::<PlcOnly>(text)
+                .map_err(|e| ctx.toml_error(&e))?
+                .plc;
+            let first = [
+                (raw.actual_torques, "actual_torques"),
+                (raw.actual_lengths, "actual_lengths"),
+                (raw.actual_motor_positions, "actual_motor_positions"),
+                (raw.shadow_torques, "shadow_torques"),
+                (raw.feedforward_torques, "feedforward_torques"),
+                (raw.axis_positions, "axis_positions"),
+                (raw.axis_torques, "axis_torques"),
+            ]
+            .into_iter()
+            .filter_map(|(v, key)| v.map(|v| (v.span().start, key)))
+            .min();
+            if let Some((at, key)) = first {
+                return Err(RobotFileError::Invalid {
+                    file: robot.plc.file.clone(),
+                    line: line_of(text, at),
+                    field: format!("plc.{key}"),
+                    message: "is a drive's symbol, and the robot has no drives: describe them \
+                              in [winch] (drum_radius, gear_ratio, rotor_inertia, torque_limit, \
+                              rated_torque; docs/src/drives.md)"
+                        .into(),
+                });
+            }
+        }
         Ok(symbols)
     }
 
@@ -271,7 +484,59 @@ fn build(ctx: &Ctx, raw: RawPlc) -> Result<PlcSymbols, RobotFileError> {
         pulley_radii: pick(raw.pulley_radii, "pulley_radii", d.pulley_radii)?,
         pulley_axes: pick(raw.pulley_axes, "pulley_axes", d.pulley_axes)?,
         watched: Vec::new(),
+        drives: DriveSymbols {
+            actual_torque_unit: match &raw.actual_torque_unit {
+                Some(u) => TorqueUnit::parse(u.get_ref()).ok_or_else(|| {
+                    ctx.err(
+                        u,
+                        "plc.actual_torque_unit",
+                        format!(
+                            "unknown unit {:?}: one of {}",
+                            u.get_ref(),
+                            TorqueUnit::NAMES
+                        ),
+                    )
+                })?,
+                None => TorqueUnit::default(),
+            },
+            actual_torques: optional(ctx, raw.actual_torques, "actual_torques")?,
+            actual_positions: match (raw.actual_lengths, raw.actual_motor_positions) {
+                (Some(_), Some(both)) => {
+                    return Err(ctx.err(
+                        &both,
+                        "plc.actual_motor_positions",
+                        "the drives' positions are read once: give actual_lengths (mm) or \
+                         actual_motor_positions (encoder increments), not both"
+                            .into(),
+                    ));
+                }
+                (Some(l), None) => Some((
+                    symbol(ctx, &l, "plc.actual_lengths")?,
+                    PositionUnit::Millimetres,
+                )),
+                (None, Some(p)) => Some((
+                    symbol(ctx, &p, "plc.actual_motor_positions")?,
+                    PositionUnit::Increments,
+                )),
+                (None, None) => None,
+            },
+            shadow_torques: optional(ctx, raw.shadow_torques, "shadow_torques")?,
+            feedforward_torques: optional(ctx, raw.feedforward_torques, "feedforward_torques")?,
+            axis_positions: optional(ctx, raw.axis_positions, "axis_positions")?,
+            axis_torques: optional(ctx, raw.axis_torques, "axis_torques")?,
+            scaling: Vec::new(),
+        },
     })
+}
+
+/// An optional symbol name, checked as every name is.
+fn optional(
+    ctx: &Ctx,
+    v: Option<Spanned<String>>,
+    key: &str,
+) -> Result<Option<String>, RobotFileError> {
+    v.map(|s| symbol(ctx, &s, &format!("plc.{key}")))
+        .transpose()
 }
 
 #[cfg(test)]
@@ -364,6 +629,73 @@ mod tests {
             line_of(&text, "plc = {"),
             "is empty",
         );
+    }
+
+    #[test]
+    fn drive_symbols_take_their_units_and_are_refused_where_they_cannot_be() {
+        let drives = cdpr_core::fixtures::robot_text("uvigo8-drives");
+        let with = |lines: &str| drives.replacen("[plc]", &format!("[plc]\n{lines}"), 1);
+        // The built-in names the drives' actual values and the shadow's torques.
+        let s = symbols(drives).expect("uvigo8-drives");
+        assert_eq!(
+            s.drives.actual_torques.as_deref(),
+            Some("GVL_Shadow.aActualTorques")
+        );
+        assert_eq!(
+            s.drives.actual_positions,
+            Some((
+                "GVL_Shadow.aActualLengths".to_string(),
+                PositionUnit::Millimetres
+            ))
+        );
+        assert_eq!(s.drives.actual_torque_unit, TorqueUnit::NewtonMetre);
+        // The scaling from the drives: 0.5 N·m rated; an increment of a 2²⁰ encoder on
+        // ρ = √(0.025² + (0.003/2π)²)/5 m/rad is 2πρ/2²⁰ m (by hand).
+        let rho = (0.025f64.powi(2) + (0.003 / std::f64::consts::TAU).powi(2)).sqrt() / 5.0;
+        for d in &s.drives.scaling {
+            assert_eq!(d.rated_torque, 0.5);
+            let by_hand = std::f64::consts::TAU * rho / 1_048_576.0;
+            assert!((d.metres_per_increment - by_hand).abs() < 1e-18);
+        }
+        // Units: percent converts with the rated torque, a typo is refused on its line.
+        assert_eq!(TorqueUnit::Percent.to_newton_metres(40.0, 0.5), 0.2);
+        assert_eq!(TorqueUnit::Permille.to_newton_metres(-500.0, 0.5), -0.25);
+        let text = with("actual_torque_unit = \"percent\"");
+        assert_eq!(
+            symbols(&text).expect("percent").drives.actual_torque_unit,
+            TorqueUnit::Percent
+        );
+        let text = with("actual_torque_unit = \"Nm/A\"");
+        assert_names(
+            &symbols(&text).expect_err("unit"),
+            "plc.actual_torque_unit",
+            line_of(&text, "Nm/A"),
+            "unknown unit \"Nm/A\": one of",
+        );
+        // Positions once: lengths or increments, not both.
+        let text = with("actual_motor_positions = \"GVL.aPos\"");
+        assert_names(
+            &symbols(&text).expect_err("both"),
+            "plc.actual_motor_positions",
+            line_of(&text, "GVL.aPos"),
+            "not both",
+        );
+        let text = with("actual_motor_positions = \"GVL.aPos\"")
+            .replace("actual_lengths = \"GVL_Shadow.aActualLengths\"", "");
+        assert_eq!(
+            symbols(&text).expect("increments").drives.actual_positions,
+            Some(("GVL.aPos".to_string(), PositionUnit::Increments))
+        );
+        // A drive's symbol on a robot without drives: refused where it is written.
+        let text = format!("{GOOD}\n[plc]\nlengths = \"GVL.a\"\naxis_torques = \"GVL.t\"\n");
+        assert_names(
+            &symbols(&text).expect_err("no drives"),
+            "plc.axis_torques",
+            line_of(&text, "GVL.t"),
+            "the robot has no drives",
+        );
+        let text = format!("{GOOD}\n[plc]\nshadow_torques = \" \"\n");
+        assert!(symbols(&text).is_err());
     }
 
     #[test]

@@ -104,6 +104,13 @@ cdpr_core::request! {
         OptionSpec::new(Group::Command, Kind::Name, "PASSWORD",
             "the password an add-route must carry (TwinCAT's factory default: 1); a wrong one is \
              refused as TwinCAT does (ADS 0x704)");
+    /// The emulated axes' following-error window (a robot with drives), m.
+    following_error_window: f64 = crate::server::virtual_plc::drives::DEFAULT_WINDOW,
+        number(Group::Command, "m", 1e-6, 10.0, "METRES",
+            "robots with drives: the following-error window of the axes the shadow may stand in \
+             for (TwinCAT's position-lag monitoring: an axis error 0x4550 once |set point − \
+             actual| stays above it for 0.02 s). TwinCAT's default is 0.005 m; widen it by the \
+             exchange's latency × the axes' top speed");
     /// How long a connection may stay silent before its first frame.
     silent_timeout: Duration = crate::server::tcp::SILENT_TIMEOUT,
         time(0.1, 3600.0, "an ADS or Secure ADS connection that sends no frame within this of \

@@ -122,7 +122,9 @@ fn measure(robot: &Robot, (task, nc): (u64, u64), exchange: ExchangeChoice) -> M
     .expect("virtual PLC");
     let mut s = shadow_over_ads_by(&rt, robot, ShadowConfig::default().sim.model, exchange);
     let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), robot).expect("record"));
+    s.record_to(
+        Recorder::new(Box::new(buffer.clone()), robot, Default::default()).expect("record"),
+    );
     let run_for = Duration::from_secs_f64(trajectory.duration() + 0.5);
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {

@@ -37,7 +37,7 @@ fn shadow_of(rt: &Runtime, record: &std::path::Path) -> Shadow<AdsController> {
         ..ShadowConfig::default()
     };
     let mut shadow = Shadow::new(link, Some(robot.clone()), config).expect("starts");
-    shadow.record_to(Recorder::create(record, &robot).expect("record"));
+    shadow.record_to(Recorder::create(record, &robot, Default::default()).expect("record"));
     shadow
 }
 

@@ -49,6 +49,12 @@ pub struct CycleInputs {
     /// The values of [`PlcSymbols::watched`](crate::PlcSymbols::watched), in its order, as
     /// numbers (BOOL 0 or 1): read in the same sum read (or notification) as the inputs.
     pub watched: Vec<f64>,
+    /// The drives' actual torques, N·m motor side (`[plc] actual_torques`, converted from
+    /// the file's unit); empty when not read.
+    pub actual_torques: Vec<f64>,
+    /// The drives' actual payouts, m (`[plc] actual_lengths`, or `actual_motor_positions`
+    /// through the encoder scaling); empty when not read.
+    pub actual_lengths: Vec<f64>,
 }
 
 /// One sample as the link decoded it.
@@ -97,6 +103,15 @@ pub struct ShadowOutputs {
     pub cycle: u32,
     /// Something interferes at the pose (written when `[plc] interference` names a symbol).
     pub interference: bool,
+    /// Robots with drives: the shadow's motor torques, N·m (`[plc] shadow_torques`, and the
+    /// axes' stand-in torques `axis_torques`).
+    pub torques: Vec<f64>,
+    /// The torque each drive will need one PLC cycle ahead, N·m (`[plc]
+    /// feedforward_torques`).
+    pub feedforward_torques: Vec<f64>,
+    /// The winches' payouts, m (the axes' stand-in positions `axis_positions`, in encoder
+    /// increments).
+    pub payouts: Vec<f64>,
 }
 
 /// The shadow's view of a controller: what its cycle reads and writes, in its own terms

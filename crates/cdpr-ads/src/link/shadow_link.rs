@@ -19,7 +19,7 @@ use super::slot::Slot;
 use super::transport::Inputs;
 use super::transport::Transport;
 use super::write_policy::{WriteAccess, WritePolicy};
-use crate::plc_symbols::PlcSymbols;
+use crate::plc_symbols::{DriveSymbols, PlcSymbols, PositionUnit};
 use crate::units::{from_mm, pose_from_plc, pose_to_plc, to_mm};
 use crate::wire::{self, IecType, Scalar};
 use cdpr_core::robot::MAX_CABLES;
@@ -43,9 +43,14 @@ pub struct ShadowLink<T: Transport> {
     /// The interference flag (`[plc] interference`), the last of `names` before the watched
     /// symbols when named.
     interference: bool,
-    /// Where the watched symbols ([`PlcSymbols::watched`]) start among `names`: they are the
-    /// last ones.
+    /// Where the watched symbols ([`PlcSymbols::watched`]) start among `names`; they end
+    /// where the drive symbols start.
     watched_at: usize,
+    /// Where the drive symbols ([`PlcSymbols::drives`]) start among `names` (the last ones:
+    /// the symbols read, then those written), which of them there are, and how to convert.
+    drives_at: usize,
+    drive_io: DriveIo,
+    drive_symbols: DriveSymbols,
     /// The last sample decoded (what [`Controller::read_cycle`] returns when none new came).
     last: Option<CycleInputs>,
 }
@@ -91,23 +96,41 @@ impl<T: Transport> ShadowLink<T> {
         }
         let watched_at = names.len();
         names.extend(symbols.watched.iter().cloned());
+        let drives_at = names.len();
+        let drive_io = DriveIo::of(&symbols.drives);
+        names.extend(
+            symbols
+                .drives
+                .read()
+                .chain(symbols.drives.written())
+                .cloned(),
+        );
         let types = transport.resolve(&names)?;
         let cables = check_types(
             &slots_of(has_reaction, pulleys_at),
-            &names,
-            &types,
+            &names[..drives_at],
+            &types[..drives_at],
             interference,
             watched_at,
         )?;
+        check_drive_types(
+            &names[drives_at..],
+            &types[drives_at..],
+            &symbols.drives,
+            cables,
+        )?;
+        let extra: Vec<&String> = symbols
+            .interference
+            .iter()
+            .chain(symbols.drives.written())
+            .collect();
         Ok(ShadowLink {
-            access: WriteAccess::resolve_with(
-                policy,
-                &names,
-                symbols.interference.as_ref(),
-                &symbols.writable,
-            ),
+            access: WriteAccess::resolve_with(policy, &names, &extra, &symbols.writable),
             interference,
             watched_at,
+            drives_at,
+            drive_io,
+            drive_symbols: symbols.drives.clone(),
             transport,
             names,
             types,
@@ -129,10 +152,11 @@ impl<T: Transport> ShadowLink<T> {
     /// The watched symbols ([`PlcSymbols::watched`]) with their types as the PLC declares
     /// them, in the order of [`CycleInputs::watched`].
     pub fn watched(&self) -> impl Iterator<Item = (&str, &IecType)> {
-        self.names[self.watched_at..]
+        let watched = self.watched_at..self.drives_at;
+        self.names[watched.clone()]
             .iter()
             .map(String::as_str)
-            .zip(&self.types[self.watched_at..])
+            .zip(&self.types[watched])
     }
 
     pub fn transport(&self) -> &T {
@@ -159,16 +183,19 @@ impl<T: Transport> ShadowLink<T> {
             self.has_reaction = false;
             self.pulleys_at = self.pulleys_at.map(|at| at - 1);
             self.watched_at -= 1;
+            self.drives_at -= 1;
         }
         let types = self.transport.resolve(&self.names)?;
         let slots = slots_of(self.has_reaction, self.pulleys_at);
+        let at = self.drives_at;
         let cables = check_types(
             &slots,
-            &self.names,
-            &types,
+            &self.names[..at],
+            &types[..at],
             self.interference,
             self.watched_at,
         )?;
+        check_drive_types(&self.names[at..], &types[at..], &self.drive_symbols, cables)?;
         if cables != self.cables {
             return Err(ControllerError::Symbol {
                 symbol: self.names[Slot::FrameAnchors.index()].clone(),
@@ -250,6 +277,62 @@ impl<T: Transport> ShadowLink<T> {
 }
 
 impl<T: Transport> ShadowLink<T> {
+    /// The drive symbols written (the shadow's torques, the feed-forward, the axes' stand-in
+    /// positions and torques), each in its unit, appended to `items`.
+    fn drive_outputs(
+        &self,
+        out: &ShadowOutputs,
+        items: &mut Vec<(usize, Vec<u8>)>,
+    ) -> Result<(), ControllerError> {
+        let (io, d) = (&self.drive_io, &self.drive_symbols);
+        let mut put = |offset: Option<usize>, values: &[f64]| -> Result<(), ControllerError> {
+            let Some(offset) = offset else {
+                return Ok(());
+            };
+            let k = self.drives_at + offset;
+            let (name, ty) = (&self.names[k], &self.types[k]);
+            let bytes =
+                wire::encode_numbers(ty, values).ok_or_else(|| ControllerError::Symbol {
+                    symbol: name.clone(),
+                    reason: format!(
+                        "the {} values {values:?} do not fit {}",
+                        values.len(),
+                        ty.type_name()
+                    ),
+                })?;
+            items.push((k, bytes));
+            Ok(())
+        };
+        put(io.shadow_torques, &out.torques)?;
+        put(io.feedforward_torques, &out.feedforward_torques)?;
+        if io.axis_positions.is_some() {
+            let increments: Vec<f64> = out
+                .payouts
+                .iter()
+                .zip(&d.scaling)
+                .map(|(&l, s)| l / s.metres_per_increment)
+                .collect();
+            put(io.axis_positions, &increments)?;
+        }
+        if let Some(offset) = io.axis_torques {
+            let real = matches!(
+                self.types[self.drives_at + offset].scalar,
+                Scalar::Real | Scalar::LReal
+            );
+            let torques: Vec<f64> = match real {
+                true => out.torques.clone(),
+                false => out
+                    .torques
+                    .iter()
+                    .zip(&d.scaling)
+                    .map(|(&t, s)| 1000.0 * t / s.rated_torque)
+                    .collect(),
+            };
+            put(Some(offset), &torques)?;
+        }
+        Ok(())
+    }
+
     /// One sample's bytes (`wanted` symbols: commands, counter, enable, maybe the reaction
     /// diagnostic, then the watched symbols) in SI.
     fn decode_inputs(&self, inputs: Inputs, wanted: usize) -> Result<Sample, ControllerError> {
@@ -265,7 +348,8 @@ impl<T: Transport> ShadowLink<T> {
             true => Some(self.scalar(Slot::Reaction, &raw[3])?),
             false => None,
         };
-        let watched = raw[base..]
+        let watching = self.drives_at - self.watched_at;
+        let watched = raw[base..base + watching]
             .iter()
             .zip(self.watched_at..)
             .map(|(bytes, k)| {
@@ -292,6 +376,17 @@ impl<T: Transport> ShadowLink<T> {
             }
             Err(e) => return Err(e),
         };
+        let (actual_torques, actual_lengths) = match self.actuals(&raw[base + watching..]) {
+            Ok(actuals) => actuals,
+            Err(error @ ControllerError::NotFinite { .. }) => {
+                return Ok(Sample::Unusable {
+                    cycle,
+                    plc_time: inputs.plc_time,
+                    error,
+                });
+            }
+            Err(e) => return Err(e),
+        };
         Ok(Sample::Usable(CycleInputs {
             commanded_lengths: from_mm(commanded),
             cycle,
@@ -299,8 +394,144 @@ impl<T: Transport> ShadowLink<T> {
             reaction_cycles,
             plc_time: inputs.plc_time,
             watched,
+            actual_torques,
+            actual_lengths,
         }))
     }
+
+    /// The drives' actual torques (N·m) and payouts (m) in `raw` (the drive symbols read, in
+    /// their order), each empty when not read.
+    fn actuals(&self, raw: &[Vec<u8>]) -> Result<(Vec<f64>, Vec<f64>), ControllerError> {
+        let (io, d) = (&self.drive_io, &self.drive_symbols);
+        let mut raw = raw.iter();
+        let mut next = |offset: Option<usize>| -> Result<Option<Vec<f64>>, ControllerError> {
+            let Some(offset) = offset else {
+                return Ok(None);
+            };
+            let k = self.drives_at + offset;
+            let bytes = raw.next().ok_or_else(|| {
+                ControllerError::Link(format!("sum read left out {}", self.names[k]))
+            })?;
+            self.numbers_at(k, bytes).map(Some)
+        };
+        let torques = next(io.actual_torques)?.map_or_else(Vec::new, |v| {
+            v.iter()
+                .zip(&d.scaling)
+                .map(|(&t, s)| d.actual_torque_unit.to_newton_metres(t, s.rated_torque))
+                .collect()
+        });
+        let lengths = match (next(io.actual_positions)?, &d.actual_positions) {
+            (Some(v), Some((_, PositionUnit::Millimetres))) => from_mm(v),
+            (Some(v), Some((_, PositionUnit::Increments))) => v
+                .iter()
+                .zip(&d.scaling)
+                .map(|(&n, s)| n * s.metres_per_increment)
+                .collect(),
+            _ => Vec::new(),
+        };
+        Ok((torques, lengths))
+    }
+
+    /// The numbers of the resolved name at `index` (any elementary type), all finite.
+    fn numbers_at(&self, index: usize, bytes: &[u8]) -> Result<Vec<f64>, ControllerError> {
+        let (name, ty) = (&self.names[index], &self.types[index]);
+        let values = wire::decode_numbers(ty, bytes).ok_or_else(|| ControllerError::Symbol {
+            symbol: name.clone(),
+            reason: format!("expected {} bytes, got {}", ty.size(), bytes.len()),
+        })?;
+        if let Some((element, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(ControllerError::NotFinite {
+                symbol: name.clone(),
+                element: element + 1,
+                value,
+            });
+        }
+        Ok(values)
+    }
+}
+
+/// Where each drive symbol sits among the drive symbols (offsets from `drives_at`): the
+/// symbols read, then those written, each present when named.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct DriveIo {
+    actual_torques: Option<usize>,
+    actual_positions: Option<usize>,
+    shadow_torques: Option<usize>,
+    feedforward_torques: Option<usize>,
+    axis_positions: Option<usize>,
+    axis_torques: Option<usize>,
+}
+
+impl DriveIo {
+    fn of(d: &DriveSymbols) -> DriveIo {
+        let mut at = 0;
+        let mut next = |named: bool| {
+            named.then(|| {
+                at += 1;
+                at - 1
+            })
+        };
+        DriveIo {
+            actual_torques: next(d.actual_torques.is_some()),
+            actual_positions: next(d.actual_positions.is_some()),
+            shadow_torques: next(d.shadow_torques.is_some()),
+            feedforward_torques: next(d.feedforward_torques.is_some()),
+            axis_positions: next(d.axis_positions.is_some()),
+            axis_torques: next(d.axis_torques.is_some()),
+        }
+    }
+
+    /// The offsets of the symbols read, in their order.
+    fn read(&self) -> impl Iterator<Item = usize> {
+        self.actual_torques.into_iter().chain(self.actual_positions)
+    }
+}
+
+/// The drive symbols' types: an ARRAY of one number per cable (any elementary type but
+/// BOOL); those written in N·m (the shadow's torques, the feed-forward) REAL or LREAL.
+fn check_drive_types(
+    names: &[String],
+    types: &[IecType],
+    drives: &DriveSymbols,
+    cables: usize,
+) -> Result<(), ControllerError> {
+    let newton_metres: Vec<&String> = drives
+        .shadow_torques
+        .iter()
+        .chain(&drives.feedforward_torques)
+        .collect();
+    for (name, ty) in names.iter().zip(types) {
+        let real = matches!(ty.scalar, Scalar::Real | Scalar::LReal);
+        let reason = if ty.dims.is_empty() || ty.elements() != cables || ty.scalar == Scalar::Bool {
+            Some(format!(
+                "is {}, expected an ARRAY[1..{cables}] of numbers, one per drive",
+                ty.type_name()
+            ))
+        } else if !real && newton_metres.contains(&name) {
+            Some(format!(
+                "is {}, expected REAL or LREAL values: the torques go out in N·m",
+                ty.type_name()
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(ControllerError::Symbol {
+                symbol: name.clone(),
+                reason,
+            });
+        }
+    }
+    if drives.any() && drives.scaling.len() != cables {
+        return Err(ControllerError::Symbol {
+            symbol: names.first().cloned().unwrap_or_default(),
+            reason: format!(
+                "the robot describes {} drives, the controller {cables} cables",
+                drives.scaling.len()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// What a PLC said about optional symbols.
@@ -534,7 +765,8 @@ impl<T: Transport> Controller for ShadowLink<T> {
         // The slot count is taken inside: re-resolving may drop the reaction diagnostic.
         let (batch, wanted) = self.with_fresh_handles(|link| {
             let mut slots = all[..if link.has_reaction { 4 } else { 3 }].to_vec();
-            slots.extend(link.watched_at..link.names.len());
+            slots.extend(link.watched_at..link.drives_at);
+            slots.extend(link.drive_io.read().map(|k| link.drives_at + k));
             let mut batch = Vec::new();
             link.transport.read_inputs(&slots, &mut batch)?;
             Ok((batch, slots.len()))
@@ -588,6 +820,7 @@ impl<T: Transport> Controller for ShadowLink<T> {
         if self.interference {
             items.push((self.watched_at - 1, vec![u8::from(out.interference)]));
         }
+        self.drive_outputs(out, &mut items)?;
         self.with_fresh_handles(|link| link.transport.sum_write(&items))
     }
 

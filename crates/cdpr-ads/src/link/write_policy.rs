@@ -33,15 +33,16 @@ impl WriteAccess {
         names: &[String],
         writable: &[String],
     ) -> WriteAccess {
-        WriteAccess::resolve_with(policy, names, None, writable)
+        WriteAccess::resolve_with(policy, names, &[], writable)
     }
 
-    /// `policy` for the outputs among `names` and an optional extra output (the interference
-    /// flag), against `writable` (ignoring case, as TwinCAT matches names).
+    /// `policy` for the outputs among `names` and the optional outputs named (the
+    /// interference flag, the drives' symbols written), against `writable` (ignoring case,
+    /// as TwinCAT matches names).
     pub(super) fn resolve_with(
         policy: WritePolicy,
         names: &[String],
-        extra: Option<&String>,
+        extra: &[&String],
         writable: &[String],
     ) -> WriteAccess {
         if policy != WritePolicy::AllowListed {
@@ -51,7 +52,7 @@ impl WriteAccess {
         let refused = Slot::OUTPUTS
             .iter()
             .map(|slot| &names[slot.index()])
-            .chain(extra)
+            .chain(extra.iter().copied())
             .find(|name| !allowed.contains(&name.to_ascii_lowercase()));
         match refused {
             Some(name) => WriteAccess::Refused {

@@ -22,6 +22,7 @@ pub const EXTRA: [&str; 2] = ["plc_cycle", "enable"];
 
 /// The shadow's cycle statistics at shadow time `t` as the `/shadow/cycle` message.
 pub fn shadow_cycle(stats: &ShadowStats, t: f64) -> ShadowCycle {
+    let errors = stats.torque_prediction.errors();
     ShadowCycle {
         t,
         cycles: stats.cycles,
@@ -33,6 +34,13 @@ pub fn shadow_cycle(stats: &ShadowStats, t: f64) -> ShadowCycle {
         skipped_steps: stats.skipped_steps,
         rejected: stats.rejected,
         gaps: stats.gaps,
+        torque_error_rms_nm: errors.iter().map(|e| e.rms).collect(),
+        torque_error_max_nm: errors.iter().map(|e| e.max).collect(),
+        torque_error_rms_percent: errors
+            .iter()
+            .map(|e| e.rms_percent.unwrap_or(f64::NAN))
+            .collect(),
+        torque_best_lag_s: errors.iter().map(|e| e.best_lag_s).collect(),
     }
 }
 

@@ -167,6 +167,19 @@ pub fn get_reals(image: &mut [u8], r: &SymbolRef) -> Option<Vec<f64>> {
     slot(image, r).and_then(|s| decode_reals(&r.ty, s))
 }
 
+/// Writes numbers into a symbol's slot of any elementary type but BOOL (integers rounded,
+/// counters wrapping: [`crate::wire::encode_numbers`]).
+pub fn put_numbers(image: &mut [u8], r: &SymbolRef, values: &[f64]) {
+    if let (Some(bytes), Some(s)) = (crate::wire::encode_numbers(&r.ty, values), slot(image, r)) {
+        s.copy_from_slice(&bytes);
+    }
+}
+
+/// Reads numbers from a symbol's slot of any elementary type.
+pub fn get_numbers(image: &mut [u8], r: &SymbolRef) -> Option<Vec<f64>> {
+    slot(image, r).and_then(|s| crate::wire::decode_numbers(&r.ty, s))
+}
+
 /// Writes a UDINT/BOOL into a symbol's slot.
 pub fn put_u32(image: &mut [u8], r: &SymbolRef, value: u32) {
     if let (Some(bytes), Some(s)) = (encode_u32(&r.ty, value), slot(image, r)) {

@@ -13,7 +13,7 @@ use cdpr_core::trajectory::Trajectory;
 use std::sync::atomic::Ordering;
 
 /// The choices of `cdpr plc` beyond robot, trajectory and timing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RuntimeOptions {
     /// Clients may write the symbols the PLC task owns and stop/start the runtime
     /// (`--allow-writes`); by default only the shadow's allow-listed symbols are writable.
@@ -24,6 +24,23 @@ pub struct RuntimeOptions {
     /// Run the tasks and the connections' threads at normal priority, not real-time where
     /// the system allows it (`--no-realtime`; [`crate::realtime`]).
     pub normal_priority: bool,
+    /// Robots with drives: the robot whose drives the PLC simulates and serves as the real
+    /// ones' actual values (`--actual-robot`; `None`: the PLC's own robot), and the emulated
+    /// axes' following-error window, m (`--following-error-window`).
+    pub actual_robot: Option<Robot>,
+    pub following_error_window: f64,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> RuntimeOptions {
+        RuntimeOptions {
+            allow_writes: false,
+            wait_for_client: false,
+            normal_priority: false,
+            actual_robot: None,
+            following_error_window: virtual_plc::drives::DEFAULT_WINDOW,
+        }
+    }
 }
 
 /// A virtual PLC serving its memory over ADS: what `cdpr plc` runs.
@@ -69,6 +86,14 @@ impl Runtime {
     ) -> Result<Runtime, virtual_plc::PlcError> {
         let memory = PlcMemory::new(SymbolTable::from_robot(robot)?);
         let mut core = PlcCore::new(robot, trajectory, std::sync::Arc::clone(&memory), timing)?;
+        if options.actual_robot.is_some()
+            || options.following_error_window != virtual_plc::drives::DEFAULT_WINDOW
+        {
+            core.simulate_drives(
+                options.actual_robot.as_ref(),
+                options.following_error_window,
+            )?;
+        }
         let device = Device::new(identity, memory)
             .allow_writes(options.allow_writes)
             .driven_by_plc(timing.task);
@@ -161,6 +186,7 @@ impl Runtime {
             failed_handshakes,
             routes,
             dropped_notifications,
+            axes: stats.axes,
         }
     }
 }
@@ -202,6 +228,9 @@ pub struct PlcReport {
     pub routes: Vec<Route>,
     /// Notification frames dropped for clients that did not read them.
     pub dropped_notifications: u64,
+    /// A PLC simulating drives: its emulated axes' following errors and monitor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub axes: Option<super::virtual_plc::drives::AxisMonitor>,
 }
 
 /// The identity a pyads or TwinCAT client expects of a local runtime: 127.0.0.1.1.1, port 851.

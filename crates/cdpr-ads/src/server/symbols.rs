@@ -7,7 +7,7 @@
 //! `ads` crate does not), and array elements can be addressed as TwinCAT allows:
 //! `GVL_Shadow.aCmdLengths[3]`, `GVL_Shadow.aFrameAnchors[2,1]`.
 
-use crate::plc_symbols::PlcSymbols;
+use crate::plc_symbols::{PlcSymbols, PositionUnit, TorqueUnit};
 use crate::wire::{
     IecType, Scalar, SymbolEntry, encode_datatype_entry, encode_symbol_entry, group, len32,
 };
@@ -159,6 +159,65 @@ fn declarations(
             "written by the shadow: cables or platform closer than the clearance to each other or an obstacle",
         ),
     ];
+    if !plc.drives.scaling.is_empty() {
+        let d = plc.served_drives();
+        let torque = match d.actual_torque_unit {
+            TorqueUnit::Permille => Int,
+            TorqueUnit::NewtonMetre | TorqueUnit::Percent => LReal,
+        };
+        let (position, position_comment) = match d.actual_position_unit {
+            PositionUnit::Millimetres => {
+                (LReal, "the drives' actual positions as cable lengths, mm")
+            }
+            PositionUnit::Increments => (
+                DInt,
+                "the drives' actual motor positions, encoder increments from zero payout",
+            ),
+        };
+        out.extend([
+            (
+                d.actual_torques,
+                IecType::array(torque, &[m]),
+                "the drives' actual torques, motor side ([plc] actual_torque_unit)",
+            ),
+            (d.actual_positions, IecType::array(position, &[m]), position_comment),
+            (
+                d.shadow_torques,
+                IecType::array(LReal, &[m]),
+                "written by the shadow: its motor torques, Nm",
+            ),
+            (
+                d.feedforward_torques,
+                IecType::array(LReal, &[m]),
+                "written by the shadow: the torque each drive needs one PLC cycle ahead, Nm",
+            ),
+            (
+                d.axis_positions,
+                IecType::array(DInt, &[m]),
+                "written by the shadow standing in for the drives: each axis's actual position, encoder increments (the NC encoder's input)",
+            ),
+            (
+                d.axis_torques,
+                IecType::array(Int, &[m]),
+                "written by the shadow standing in for the drives: each axis's actual torque, per mille of rated (CiA 402 0x6077)",
+            ),
+            (
+                d.following_errors,
+                IecType::array(LReal, &[m]),
+                "PLC: the emulated axes' following errors (set point - actual position), mm",
+            ),
+            (
+                d.axis_error,
+                IecType::scalar(Bool),
+                "PLC: an emulated axis is in error (following-error monitoring)",
+            ),
+            (
+                d.axis_error_id,
+                IecType::scalar(UDInt),
+                "PLC: the emulated axes' NC error code (0x4550: following error; 0: none)",
+            ),
+        ]);
+    }
     if pulleys {
         out.extend([
             (

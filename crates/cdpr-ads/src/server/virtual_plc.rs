@@ -41,6 +41,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+pub mod drives;
 mod limiter;
 mod stats;
 
@@ -78,6 +79,9 @@ pub enum PlcError {
     Symbols(#[from] super::symbols::SymbolError),
     #[error(transparent)]
     Names(#[from] cdpr_core::robot::RobotFileError),
+    /// The drives cannot be emulated (no drives, another cable count, a bad window).
+    #[error("{0}")]
+    Drives(String),
     /// The error's text is the message: it is not also its source (a chain would print it
     /// twice).
     #[error("cannot start the PLC: {0}")]
@@ -144,6 +148,8 @@ pub struct PlcCore {
     /// The set points before the NC's last tick: the ideal drives' actual positions, one NC
     /// tick behind.
     actual: Vec<f64>,
+    /// A robot with drives: the drives as built and the axes the shadow may feed.
+    drives: Option<drives::DriveEmulation>,
 }
 
 impl PlcCore {
@@ -220,14 +226,43 @@ impl PlcCore {
             nc_pose: start_pose,
             nc_enable: false,
             actual: start_lengths,
+            drives: None,
         };
+        let mut core = core;
         core.publish_geometry();
         core.memory.with_image(|img| core.publish_axes(img));
+        // A robot with drives: its drives as built, until another robot is asked for.
+        if robot.has_drives() {
+            core.simulate_drives(None, drives::DEFAULT_WINDOW)?;
+        }
         Ok(core)
     }
 
     pub fn memory(&self) -> &Arc<PlcMemory> {
         &self.memory
+    }
+
+    /// Simulates the drives as built (of `actual`, a robot file standing for the real robot,
+    /// or of the PLC's own robot) and serves their actual torques and positions; monitors
+    /// the axes the shadow may feed with a following-error `window`, m
+    /// ([`drives::DriveEmulation`]).
+    pub fn simulate_drives(&mut self, actual: Option<&Robot>, window: f64) -> Result<(), PlcError> {
+        let pose = self.start_pose();
+        let emulation = drives::DriveEmulation::new(
+            &self.robot,
+            actual.unwrap_or(&self.robot),
+            (&pose, &self.limiter.positions),
+            self.nc_dt,
+            &self.memory,
+            window,
+        )?;
+        self.drives = Some(emulation);
+        Ok(())
+    }
+
+    /// What the emulated axes' monitor saw (a PLC simulating drives).
+    pub fn axis_monitor(&self) -> Option<&drives::AxisMonitor> {
+        self.drives.as_ref().map(drives::DriveEmulation::monitor)
     }
 
     pub fn stats(&self) -> &PlcStats {
@@ -368,6 +403,9 @@ impl PlcCore {
         let targets = kinematics::lengths(&self.robot, &pose);
         self.actual.clone_from(&self.limiter.positions);
         self.limiter.step(&targets, self.nc_dt);
+        if let Some(d) = self.drives.as_mut() {
+            d.tick(&self.limiter.positions);
+        }
         (self.nc_pose, self.nc_enable) = (pose, enable);
         if self.stats.nc_ticks.is_multiple_of(self.ticks_per_task) {
             self.plc_task();
@@ -417,11 +455,29 @@ impl PlcCore {
         self.motion_delay(cycle, echo, &shadow_lengths);
         let last = self.stats.reaction.last.unwrap_or(0);
         // The axes and the counter under one lock: a read sees both of this cycle, or neither.
-        self.memory.with_image(|img| {
+        let task = self.nc_dt * self.ticks_per_task as f64;
+        let memory = Arc::clone(&self.memory);
+        let mut drives = self.drives.take();
+        memory.with_image(|img| {
             self.publish_axes(img);
+            if let Some(d) = drives.as_mut() {
+                d.plc_task(
+                    img,
+                    &self.limiter.positions,
+                    (cycle, task),
+                    self.last_echo != 0,
+                );
+            }
             memory::put_u32(img, &self.refs.cycle, cycle);
             memory::put_u32(img, &self.refs.reaction, last);
         });
+        if let Some(d) = &drives {
+            self.stats
+                .axes
+                .get_or_insert_with(Default::default)
+                .clone_from(d.monitor());
+        }
+        self.drives = drives;
     }
 
     fn motion_delay(&mut self, cycle: u32, echo: u32, shadow_mm: &[f64]) {

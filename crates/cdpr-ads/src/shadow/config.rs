@@ -27,6 +27,15 @@ impl CycleTiming {
             CycleTiming::Lockstep { plc_period } => plc_period,
         }
     }
+
+    /// The PLC task period as configured, s.
+    pub fn plc_period_s(&self) -> f64 {
+        match *self {
+            CycleTiming::Free { plc_period, .. } | CycleTiming::Lockstep { plc_period } => {
+                plc_period.as_secs_f64()
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -365,9 +365,11 @@ pub fn connect(setup: &ShadowSetup) -> Result<Connected, ShadowError> {
     let mut shadow = Shadow::new(controller, setup.robot.clone(), setup.config.clone())?;
     if let Some(path) = &setup.record {
         let recorder =
-            Recorder::create(path, shadow.robot()).map_err(|source| ShadowError::RecordFile {
-                path: path.clone(),
-                source,
+            Recorder::create(path, shadow.robot(), shadow.actuals()).map_err(|source| {
+                ShadowError::RecordFile {
+                    path: path.clone(),
+                    source,
+                }
             })?;
         shadow.record_to(recorder);
     }

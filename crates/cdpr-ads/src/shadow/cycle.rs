@@ -107,6 +107,9 @@ impl<C: Controller> Shadow<C> {
         let physics_start = Instant::now();
         let steps = self.step_to(now, target)?;
         self.check_interference();
+        if brought.new > 0 {
+            self.compare_with_drives();
+        }
         let physics_time = physics_start.elapsed();
 
         let write_start = Instant::now();
@@ -374,6 +377,25 @@ impl<C: Controller> Shadow<C> {
         out.pose = s.pose;
         out.lengths.clone_from(&s.lengths);
         out.tensions.clone_from(&s.tensions);
+        if !s.motor_torques.is_empty() {
+            // The feed-forward: each torque carried on one PLC cycle along its rate since the
+            // last write (the torques written then are still in `out.torques`).
+            let since = match self.echoes.last() {
+                Some(c) if c != plc_cycle && out.torques.len() == s.motor_torques.len() => {
+                    f64::from(plc_cycle.wrapping_sub(c).clamp(1, 1000))
+                }
+                _ => f64::INFINITY,
+            };
+            out.feedforward_torques.clear();
+            out.feedforward_torques.extend(
+                s.motor_torques
+                    .iter()
+                    .zip(out.torques.iter().chain(std::iter::repeat(&0.0)))
+                    .map(|(&now, &before)| now + (now - before) / since),
+            );
+            out.torques.clone_from(&s.motor_torques);
+            out.payouts.clone_from(&s.winch);
+        }
         out.cycle = plc_cycle;
         self.controller.write_cycle(out)?;
         self.echoes.wrote(plc_cycle);
@@ -395,6 +417,24 @@ impl<C: Controller> Shadow<C> {
         }
         self.outputs.interference = flagged;
         self.interference = Some(report);
+    }
+
+    /// The drives' actual values of the newest sample against the physics' (torques,
+    /// payouts), when the controller gives them; the record's columns follow them.
+    fn compare_with_drives(&mut self) {
+        let i = self.commands.last_read();
+        if i.actual_torques.is_empty() && i.actual_lengths.is_empty() {
+            return;
+        }
+        let s = self.sim.state();
+        self.stats
+            .torque_prediction
+            .push(&s.motor_torques, &i.actual_torques);
+        self.stats
+            .length_prediction
+            .push(&s.winch, &i.actual_lengths);
+        self.recording
+            .set_actual(&i.actual_torques, &i.actual_lengths);
     }
 
     /// The motion-enable flag of the last sample read.

@@ -78,7 +78,7 @@ pub use connect::{
 pub use cycle::{CycleReport, CycleStatus};
 pub use error::ShadowError;
 pub use model::{AnchorDifference, AnchorKind, Consistency};
-pub use record::{RecordError, Recorder};
+pub use record::{Actuals, RecordError, Recorder};
 pub use report::{AnchorSummary, ShadowReport, StartSummary};
 pub use run::{cycle_period, run, run_with};
 pub use start::StartReport;
@@ -137,9 +137,21 @@ pub struct Shadow<C: Controller> {
 }
 
 impl<C: Controller> Shadow<C> {
-    /// Records every following physics step.
+    /// Records every following physics step (a recorder made for [`Shadow::actuals`]).
     pub fn record_to(&mut self, recorder: Recorder) {
         self.recording.attach(recorder);
+        let i = self.commands.last_read();
+        self.recording
+            .set_actual(&i.actual_torques, &i.actual_lengths);
+    }
+
+    /// What the shadow reads of the drives beside the commands (the record's columns).
+    pub fn actuals(&self) -> Actuals {
+        let i = self.commands.last_read();
+        Actuals {
+            torques: !i.actual_torques.is_empty(),
+            lengths: !i.actual_lengths.is_empty(),
+        }
     }
 
     /// Flushes the record.

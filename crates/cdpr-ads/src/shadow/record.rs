@@ -26,12 +26,43 @@ use std::io::Write;
 /// The shadow's columns, after `cdpr simulate --out`'s.
 pub const COLUMNS: [&str; 4] = ["plc_cycle", "enable", "rejected", "gap"];
 
+/// What a shadow reads of the drives beside its commands (the record's columns after
+/// [`COLUMNS`]: `actual_torque_i` N·m, `actual_length_i` m, per cable, the newest sample's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Actuals {
+    pub torques: bool,
+    pub lengths: bool,
+}
+
+impl Actuals {
+    /// [`COLUMNS`] and the actual values' columns for `robot`'s cables.
+    pub fn columns(self, robot: &Robot) -> Vec<String> {
+        let per_cable = |prefix: &str| {
+            (1..=robot.cable_count())
+                .map(|i| format!("{prefix}_{i}"))
+                .collect::<Vec<_>>()
+        };
+        let mut out: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
+        if self.torques {
+            out.extend(per_cable("actual_torque"));
+        }
+        if self.lengths {
+            out.extend(per_cable("actual_length"));
+        }
+        out
+    }
+}
+
 /// Writes rows to any `Write` (a file, a buffer) through the CSV writer's buffer, or to a
 /// `.csv` or `.mcap` file through core's recorder (the shadow's statistics, in MCAP, on
 /// `/shadow/cycle` once a second of shadow time); flushed by [`Recorder::finish`] (and,
 /// ignoring errors, on drop).
 pub struct Recorder {
     out: Out,
+    /// The row's shadow columns, reused.
+    extra: Vec<f64>,
+    /// The drives' actual values it has columns for.
+    actuals: Actuals,
     /// Shadow time of the next `/shadow/cycle` message, s.
     next_cycle_t: f64,
 }
@@ -57,12 +88,20 @@ impl From<std::io::Error> for RecordError {
 }
 
 impl Recorder {
-    /// Starts a record of a shadow of `robot` on `out` (writes the header).
-    pub fn new(out: Box<dyn Write + Send>, robot: &Robot) -> Result<Recorder, RecordError> {
+    /// Starts a record of a shadow of `robot` reading `actuals` on `out` (writes the header).
+    pub fn new(
+        out: Box<dyn Write + Send>,
+        robot: &Robot,
+        actuals: Actuals,
+    ) -> Result<Recorder, RecordError> {
+        let columns = actuals.columns(robot);
+        let names: Vec<&str> = columns.iter().map(String::as_str).collect();
         let mut csv =
-            CsvRecorder::new(out, robot, &Trajectory::default()).with_extra_columns(&COLUMNS);
+            CsvRecorder::new(out, robot, &Trajectory::default()).with_extra_columns(&names);
         csv.flush()?;
         Ok(Recorder {
+            extra: Vec::with_capacity(names.len()),
+            actuals,
             out: Out::Csv(csv),
             next_cycle_t: 0.0,
         })
@@ -71,7 +110,13 @@ impl Recorder {
     /// Creates (truncates) `path` and starts a record in it: a `.csv` (its description in
     /// its sidecar, `path.meta.toml`: the CSV is a header and numbers, for any CSV reader) or
     /// a `.mcap` file (its description in its metadata).
-    pub fn create(path: &std::path::Path, robot: &Robot) -> Result<Recorder, RecordError> {
+    pub fn create(
+        path: &std::path::Path,
+        robot: &Robot,
+        actuals: Actuals,
+    ) -> Result<Recorder, RecordError> {
+        let columns = actuals.columns(robot);
+        let names: Vec<&str> = columns.iter().map(String::as_str).collect();
         let description = format!("cdpr shadow: robot {}", robot.name);
         let meta = Sidecar::new(&description).with_robot(robot);
         // Live: each MCAP chunk is compressed inside the cycle that fills it (lz4, small).
@@ -82,37 +127,42 @@ impl Recorder {
             &meta,
             recording::Pace::Live,
         )?
-        .with_extra_columns(&COLUMNS);
+        .with_extra_columns(&names);
         // The CSV's header now (a record cut short still names its columns); an MCAP file
         // takes its columns from the first record.
         if file.format() == RecordFormat::Csv {
             file.flush()?;
         }
         Ok(Recorder {
+            extra: Vec::with_capacity(names.len()),
+            actuals,
             out: Out::File(Some(file)),
             next_cycle_t: 0.0,
         })
     }
 
-    /// One step: `record` (its state's time is the shadow's), then the shadow's columns.
+    /// One step: `record` (its state's time is the shadow's), then the shadow's columns and
+    /// the `actual` values (the drives' torques, then payouts, as [`Actuals`] named them).
     pub fn write(
         &mut self,
         record: &Record<'_>,
-        plc_cycle: u32,
-        enable: bool,
-        rejected: bool,
-        gap: bool,
+        (plc_cycle, enable): (u32, bool),
+        (rejected, gap): (bool, bool),
+        actual: &[f64],
     ) -> Result<(), RecordError> {
         let flag = |b: bool| if b { 1.0 } else { 0.0 };
-        let extra = [
+        let extra = &mut self.extra;
+        extra.clear();
+        extra.extend([
             f64::from(plc_cycle),
             flag(enable),
             flag(rejected),
             flag(gap),
-        ];
+        ]);
+        extra.extend_from_slice(actual);
         match &mut self.out {
-            Out::Csv(csv) => csv.write_with(record, &extra)?,
-            Out::File(Some(file)) => file.write_with(record, &extra)?,
+            Out::Csv(csv) => csv.write_with(record, extra)?,
+            Out::File(Some(file)) => file.write_with(record, extra)?,
             Out::File(None) => {}
         }
         Ok(())
@@ -177,6 +227,8 @@ pub(super) struct Recording {
     stale: Cell<bool>,
     /// Shadow time of the last recorded step, s.
     last_t: f64,
+    /// The newest sample's actual torques and payouts, as the record's columns take them.
+    actual: Vec<f64>,
 }
 
 /// Forward kinematics of `lengths` from `guess`; `None` when it does not converge.
@@ -202,11 +254,26 @@ impl Recording {
             commanded_pose: Cell::new(pose),
             stale: Cell::new(false),
             last_t: 0.0,
+            actual: Vec::new(),
         }
     }
 
     pub(super) fn attach(&mut self, recorder: Recorder) {
         self.recorder = Some(recorder);
+    }
+
+    /// The drives' actual values of the newest sample: the record's columns from the next
+    /// flush on (the torques, then the payouts; empty ones are not columns).
+    pub(super) fn set_actual(&mut self, torques: &[f64], payouts: &[f64]) {
+        if let Some(r) = &self.recorder {
+            self.actual.clear();
+            if r.actuals.torques {
+                self.actual.extend_from_slice(torques);
+            }
+            if r.actuals.lengths {
+                self.actual.extend_from_slice(payouts);
+            }
+        }
     }
 
     /// The next recorded step carries `gap = 1`.
@@ -277,7 +344,12 @@ impl Recording {
                 self.commanded_pose.set(pose);
             }
             p.record.commanded.pose = self.commanded_pose.get();
-            recorder.write(&p.record.as_record(), plc_cycle, enable, p.rejected, p.gap)?;
+            recorder.write(
+                &p.record.as_record(),
+                (plc_cycle, enable),
+                (p.rejected, p.gap),
+                &self.actual,
+            )?;
             self.last_t = p.record.state.time;
         }
         self.used = 0;

@@ -15,6 +15,7 @@ use super::{Shadow, ShadowConfig, ShadowError, ShadowStats, model};
 use crate::link::{Controller, CycleInputs, ShadowOutputs};
 use cdpr_core::kinematics::{self, Pose};
 use cdpr_core::robot::Robot;
+use cdpr_core::run::prediction::PredictionTally;
 use cdpr_core::sim::{Command, Sim};
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -111,10 +112,21 @@ impl<C: Controller> Shadow<C> {
                 tensions: Vec::new(),
                 cycle: 0,
                 interference: false,
+                torques: Vec::new(),
+                feedforward_torques: Vec::new(),
+                payouts: Vec::new(),
             },
             recording: Recording::new(tcp_pose),
             stats: ShadowStats {
                 drives: cdpr_core::run::digest::DriveTally::new(&robot, config.sim.dt),
+                torque_prediction: match inputs.actual_torques.is_empty() {
+                    true => PredictionTally::default(),
+                    false => PredictionTally::torques(&robot, config.timing.plc_period_s()),
+                },
+                length_prediction: match inputs.actual_lengths.is_empty() {
+                    true => PredictionTally::default(),
+                    false => PredictionTally::lengths(&robot, config.timing.plc_period_s()),
+                },
                 ..ShadowStats::default()
             },
             warnings: Warnings::default(),

@@ -2,6 +2,7 @@
 //! shadow may run for days).
 
 use crate::link::Exchange;
+use cdpr_core::run::prediction::{PredictionError, PredictionTally};
 use serde::Serialize;
 
 /// Durations in 1 µs buckets up to [`Histogram::RANGE_US`], the exact maximum beyond: p50/p99
@@ -139,6 +140,10 @@ pub struct ShadowStats {
     pub plc_period_estimate: Option<f64>,
     /// Robots with drives: each drive's torque, step by step (empty otherwise).
     pub drives: cdpr_core::run::digest::DriveTally,
+    /// The shadow's motor torques and payouts against the drives' actual ones, sample by
+    /// sample, when the controller gives them (`[plc] actual_torques`, `actual_lengths`).
+    pub torque_prediction: PredictionTally,
+    pub length_prediction: PredictionTally,
 }
 
 impl ShadowStats {
@@ -245,6 +250,13 @@ pub struct Summary {
     /// time at its limit.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub drives: Vec<cdpr_core::run::digest::DriveLoad>,
+    /// When the controller gives its drives' actual torques: per drive the shadow's
+    /// prediction error (RMS, max, N·m and % of rated) and the lag that best aligns the two.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub torque_prediction: Vec<PredictionError>,
+    /// When it gives their actual positions: the same for the payouts, m.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub length_prediction: Vec<PredictionError>,
 }
 
 impl ShadowStats {
@@ -292,6 +304,8 @@ impl ShadowStats {
                 .map(|f| f.1.clone())
                 .unwrap_or_default(),
             drives: self.drives.loads(),
+            torque_prediction: self.torque_prediction.errors(),
+            length_prediction: self.length_prediction.errors(),
         }
     }
 }

@@ -84,7 +84,9 @@ fn seed000_recorded(
     let core = plc(robot, seed000(robot, 0.4), 20);
     let mut s = shadow(&core, Some(robot.clone()), config(timing, model));
     let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), robot).expect("record"));
+    s.record_to(
+        Recorder::new(Box::new(buffer.clone()), robot, Actuals::default()).expect("record"),
+    );
     (core, s, buffer)
 }
 
@@ -267,7 +269,9 @@ fn free_running_shadow_matches_a_simulation_of_the_same_trajectory() {
     let delay_ms = (s.command_latency() * 1e3).round() as i64;
     assert_eq!(delay_ms, 22, "two 10 ms periods and the 2 ms cycle");
     let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), &robot).expect("record"));
+    s.record_to(
+        Recorder::new(Box::new(buffer.clone()), &robot, Actuals::default()).expect("record"),
+    );
     let origin = s.clock_origin();
     let ticks = ((trajectory.duration() * 1e3) as u64 + hold_ms) / 2 + 50;
     for tick in 1..=ticks {
@@ -394,6 +398,7 @@ fn free_running_commands_are_as_smooth_as_lockstep_under_poll_jitter() {
     }
 }
 
+mod drives;
 mod faults;
 mod samples;
 mod stalls;

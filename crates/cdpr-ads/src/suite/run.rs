@@ -409,7 +409,7 @@ fn run_virtual(
     config.write = s.write;
     config.realtime = false;
     let mut shadow = Shadow::new(link, Some(robot), config).map_err(|e| error_chain(&e))?;
-    let recorder = Recorder::create(record, shadow.robot()).map_err(|e| {
+    let recorder = Recorder::create(record, shadow.robot(), shadow.actuals()).map_err(|e| {
         format!(
             "creating the record {}: {}",
             record.display(),

@@ -236,6 +236,46 @@ pub fn decode_number(ty: &IecType, bytes: &[u8]) -> Option<f64> {
     })
 }
 
+/// Decodes an array (or a scalar) of any elementary type as numbers, element by element as
+/// [`decode_number`] does; `None` if the size differs.
+pub fn decode_numbers(ty: &IecType, bytes: &[u8]) -> Option<Vec<f64>> {
+    if bytes.len() != ty.size() {
+        return None;
+    }
+    let one = IecType::scalar(ty.scalar);
+    bytes
+        .chunks_exact(ty.scalar.size())
+        .map(|c| decode_number(&one, c))
+        .collect()
+}
+
+/// Encodes numbers as the array `ty` of any elementary type but BOOL: reals as they are,
+/// integers rounded to the nearest, a 32-bit or narrower counter wrapping as a hardware
+/// counter does (an encoder's DINT position goes on past 2³¹ − 1 at −2³¹), a 64-bit one
+/// saturating. `None` if the count differs or a value is not finite.
+pub fn encode_numbers(ty: &IecType, values: &[f64]) -> Option<Vec<u8>> {
+    if values.len() != ty.elements() || values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    if matches!(ty.scalar, Scalar::Real | Scalar::LReal) {
+        return encode_reals(ty, values);
+    }
+    let mut out = Vec::with_capacity(ty.size());
+    for &v in values {
+        // Wrapping through i128: exact for every integer an f64 holds below 2¹²⁷.
+        let n = v.round() as i128;
+        match ty.scalar {
+            Scalar::SInt | Scalar::USInt => out.push(n as u8),
+            Scalar::Int | Scalar::UInt => out.extend_from_slice(&(n as u16).to_le_bytes()),
+            Scalar::DInt | Scalar::UDInt => out.extend_from_slice(&(n as u32).to_le_bytes()),
+            Scalar::LInt => out.extend_from_slice(&(v.round() as i64).to_le_bytes()),
+            Scalar::ULInt => out.extend_from_slice(&(v.round() as u64).to_le_bytes()),
+            Scalar::Bool | Scalar::Real | Scalar::LReal => return None,
+        }
+    }
+    Some(out)
+}
+
 /// Encodes a UDINT or BOOL scalar.
 pub fn encode_u32(ty: &IecType, value: u32) -> Option<Vec<u8>> {
     match ty.scalar {

@@ -40,7 +40,10 @@ pub use frame::{
     AmsHeader, Frame, FrameError, Framing, bare_frame_length, decode_frame, encode_frame,
     encode_port_connect_reply, frame_length,
 };
-pub use iec::{IecType, Scalar, decode_number, decode_reals, decode_u32, encode_reals, encode_u32};
+pub use iec::{
+    IecType, Scalar, decode_number, decode_numbers, decode_reals, decode_u32, encode_numbers,
+    encode_reals, encode_u32,
+};
 pub use reply::{
     ReplyError, Stamp, decode_data, decode_notification, decode_notification_handle, decode_status,
 };

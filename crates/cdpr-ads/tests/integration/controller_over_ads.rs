@@ -38,6 +38,9 @@ fn outputs(cycle: u32) -> ShadowOutputs {
         tensions: vec![3.0; 8],
         cycle,
         interference: false,
+        torques: Vec::new(),
+        feedforward_torques: Vec::new(),
+        payouts: Vec::new(),
     }
 }
 

@@ -256,6 +256,9 @@ fn outputs(cycle: u32) -> ShadowOutputs {
         tensions: (0..8).map(|k| 5.0 + f64::from(k)).collect(),
         cycle,
         interference: false,
+        torques: Vec::new(),
+        feedforward_torques: Vec::new(),
+        payouts: Vec::new(),
     }
 }
 

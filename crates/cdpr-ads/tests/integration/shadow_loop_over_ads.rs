@@ -62,7 +62,10 @@ fn a_plc_lost_and_never_regained_ends_the_run_with_an_error_a_gap_row_and_agreei
     let rt = seed000_runtime(&robot, 0.4);
     let mut s = shadow_of(&rt);
     let buffer = Buffer::default();
-    s.record_to(shadow::Recorder::new(Box::new(buffer.clone()), &robot).expect("record"));
+    s.record_to(
+        shadow::Recorder::new(Box::new(buffer.clone()), &robot, Default::default())
+            .expect("record"),
+    );
     let stop = AtomicBool::new(false);
     let outcome = std::thread::scope(|scope| {
         let worker = scope.spawn(|| shadow::run(&mut s, Some(Duration::from_millis(2500)), &stop));

@@ -45,17 +45,26 @@ fn gvl_declarations() -> (String, HashMap<String, IecType>) {
     (gvl, vars)
 }
 
+/// uvigo8-pulleys with uvigo8-drives' drives: every symbol the virtual PLC may serve (the
+/// pulley arrays, the drives').
+fn everything() -> cdpr_core::robot::Robot {
+    let mut robot = cdpr_core::fixtures::robot("uvigo8-pulleys");
+    robot.drives = cdpr_core::fixtures::robot("uvigo8-drives").drives;
+    robot
+}
+
 #[test]
 fn gvl_declares_every_default_symbol_with_the_served_type() {
     let (gvl, vars) = gvl_declarations();
     assert_eq!(gvl, "GVL_Shadow");
     // uvigo8-pulleys: uvigo8's symbols and the optional pulley arrays.
-    let robot = cdpr_core::fixtures::robot("uvigo8-pulleys");
+    let pulleys = cdpr_core::fixtures::robot("uvigo8-pulleys");
     assert_eq!(
-        PlcSymbols::of(&robot).expect("[plc]"),
+        PlcSymbols::of(&pulleys).expect("[plc]"),
         PlcSymbols::asking_for_everything(),
         "uvigo8-pulleys spells out the defaults (and, having pulleys, asks for them)"
     );
+    let robot = everything();
     let table = SymbolTable::from_robot(&robot).expect("table");
     for s in table.symbols() {
         let declared = vars
@@ -89,12 +98,26 @@ fn readme_table() -> Vec<(String, String, String)> {
 
 #[test]
 fn the_twincat_readme_says_which_symbols_are_required_and_their_types() {
-    let robot = cdpr_core::fixtures::robot("uvigo8-pulleys");
+    let robot = everything();
     let table = SymbolTable::from_robot(&robot).expect("table");
     let rows = readme_table();
     assert_eq!(rows.len(), table.symbols().len(), "{rows:?}");
     let names = PlcSymbols::of(&robot).expect("[plc]");
-    let optional = [names.reaction(), names.pulley_radii, names.pulley_axes];
+    let d = names.served_drives();
+    let optional = [
+        names.reaction(),
+        names.pulley_radii,
+        names.pulley_axes,
+        d.actual_torques,
+        d.actual_positions,
+        d.shadow_torques,
+        d.feedforward_torques,
+        d.axis_positions,
+        d.axis_torques,
+        d.following_errors,
+        d.axis_error,
+        d.axis_error_id,
+    ];
     for s in table.symbols() {
         let short = s.name.trim_start_matches("GVL_Shadow.");
         let (_, need, ty) = rows

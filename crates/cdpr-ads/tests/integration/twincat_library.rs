@@ -509,7 +509,11 @@ fn the_gvl_as_blark_reads_it_is_the_virtual_plcs_symbol_table() {
         PlcSymbols::defaults(),
         "uvigo8 keeps the [plc] defaults, the names the GVL declares"
     );
-    // The virtual PLC's table for uvigo8, with the optional pulley arrays the GVL declares too.
+    // The virtual PLC's table for uvigo8, with the optional pulley arrays and the drives'
+    // symbols (uvigo8-drives' drives) the GVL declares too.
+    let mut with_drives = robot.clone();
+    with_drives.drives = cdpr_core::fixtures::robot("uvigo8-drives").drives;
+    let symbols = PlcSymbols::of(&with_drives).expect("uvigo8's [plc]");
     let table = SymbolTable::with_pulleys(&symbols, robot.cable_count(), true).expect("table");
     assert!(table.symbols().len() >= 16, "{:?}", table.symbols());
     for s in table.symbols() {

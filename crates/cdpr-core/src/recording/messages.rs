@@ -236,6 +236,13 @@ pub struct ShadowCycle {
     pub rejected: u64,
     /// Re-synchronisations (each a gap in the record).
     pub gaps: u64,
+    /// When the controller gives its drives' actual torques, per drive: the shadow's
+    /// prediction error so far (RMS and max, N·m; RMS in % of rated) and the lag that best
+    /// aligns the two, s (empty otherwise).
+    pub torque_error_rms_nm: Vec<f64>,
+    pub torque_error_max_nm: Vec<f64>,
+    pub torque_error_rms_percent: Vec<f64>,
+    pub torque_best_lag_s: Vec<f64>,
 }
 
 /// The platform's pose at `t` as the transform world → platform.

@@ -12,6 +12,7 @@ pub mod controllers;
 pub mod digest;
 pub mod feedforward;
 pub mod player;
+pub mod prediction;
 pub mod prepare;
 pub mod record;
 pub mod request;

@@ -33,6 +33,9 @@ fn outputs(robot: &Robot, cycle: u32) -> ShadowOutputs {
         tensions: vec![5.0; robot.cable_count()],
         cycle,
         interference: false,
+        torques: Vec::new(),
+        feedforward_torques: Vec::new(),
+        payouts: Vec::new(),
     }
 }
 
@@ -273,6 +276,8 @@ fn guard_holds_the_last_good_command_on_an_impossible_jump() {
         reaction_cycles: None,
         plc_time: None,
         watched: Vec::new(),
+        actual_torques: Vec::new(),
+        actual_lengths: Vec::new(),
     };
     g.check(sample(1.0), 0.002).expect("first");
     g.check(sample(1.0015), 0.002)

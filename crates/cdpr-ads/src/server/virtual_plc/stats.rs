@@ -63,4 +63,6 @@ pub struct PlcStats {
     pub motion_delay_cycles: Option<u32>,
     /// The trajectory has been played to its end.
     pub finished: bool,
+    /// A PLC simulating drives: what the emulated axes' monitor saw.
+    pub axes: Option<super::drives::AxisMonitor>,
 }

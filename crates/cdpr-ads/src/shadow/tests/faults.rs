@@ -14,7 +14,9 @@ fn absurd_samples_are_rejected_held_and_flagged() {
         config(FREE_2MS, ModelKind::ELASTIC),
     );
     let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), &robot).expect("record"));
+    s.record_to(
+        Recorder::new(Box::new(buffer.clone()), &robot, Actuals::default()).expect("record"),
+    );
     let origin = s.clock_origin();
     let cmd = core
         .memory()

@@ -34,7 +34,9 @@ fn notified(
     let mut s = Shadow::new(link, Some(robot.clone()), config(timing, ModelKind::CHAIN))
         .expect("shadow starts");
     let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), robot).expect("record"));
+    s.record_to(
+        Recorder::new(Box::new(buffer.clone()), robot, Actuals::default()).expect("record"),
+    );
     (core, s, buffer)
 }
 
@@ -196,7 +198,9 @@ fn a_1ms_plc_polled_from_mid_motion_is_followed_at_its_latency_not_its_configure
     };
     let mut s = shadow(&core, Some(robot.clone()), config(free, ModelKind::CHAIN));
     let buffer = Buffer::default();
-    s.record_to(Recorder::new(Box::new(buffer.clone()), &robot).expect("record"));
+    s.record_to(
+        Recorder::new(Box::new(buffer.clone()), &robot, Actuals::default()).expect("record"),
+    );
     play(&mut core, &mut s, (1, 1, 3000), |_| false);
     let sum = s.summary();
     let period = sum.plc_period_estimate_s.expect("measured");

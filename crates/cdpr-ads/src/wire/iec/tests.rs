@@ -55,3 +55,32 @@ fn every_elementary_number_decodes_to_its_value() {
     assert_eq!(int.type_name(), "INT");
     assert_eq!(Scalar::DInt.ads_type(), 3, "ADST_INT32");
 }
+
+#[test]
+fn number_arrays_round_trip_and_counters_wrap_as_hardware_does() {
+    let dint = IecType::array(Scalar::DInt, &[3]);
+    // 2³¹ + 5 increments on a DINT counter read back as −2³¹ + 5 (the standard library's
+    // wrapping conversion is the independent reference).
+    let past = 2f64.powi(31) + 5.0;
+    let bytes = encode_numbers(&dint, &[-3.4, 1e6, past]).expect("fits");
+    assert_eq!(&bytes[..4], &(-3i32).to_le_bytes());
+    assert_eq!(&bytes[8..], &((1i64 << 31) as i32 + 5).to_le_bytes());
+    assert_eq!(
+        decode_numbers(&dint, &bytes),
+        Some(vec![-3.0, 1e6, -(2f64.powi(31)) + 5.0])
+    );
+    let int = IecType::array(Scalar::Int, &[2]);
+    let bytes = encode_numbers(&int, &[-1000.0, 999.6]).expect("fits");
+    assert_eq!(decode_numbers(&int, &bytes), Some(vec![-1000.0, 1000.0]));
+    let lreal = IecType::array(Scalar::LReal, &[2]);
+    let bytes = encode_numbers(&lreal, &[0.25, -1e-9]).expect("fits");
+    assert_eq!(decode_numbers(&lreal, &bytes), Some(vec![0.25, -1e-9]));
+    // The wrong count, a NaN, a BOOL: refused.
+    assert_eq!(encode_numbers(&int, &[1.0]), None);
+    assert_eq!(encode_numbers(&int, &[1.0, f64::NAN]), None);
+    assert_eq!(
+        encode_numbers(&IecType::array(Scalar::Bool, &[1]), &[1.0]),
+        None
+    );
+    assert_eq!(decode_numbers(&dint, &[0; 11]), None);
+}
