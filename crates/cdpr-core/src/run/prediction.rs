@@ -5,8 +5,10 @@
 //!
 //! The lag is searched over whole pushes, −[`MAX_LAG`]..=[`MAX_LAG`]: for a lag k ≥ 0 the
 //! error is measured(t) − predicted(t − k) (the measurement comes k pushes after the
-//! prediction), for k < 0 measured(t + k) − predicted(t). Each lag's sum of squares is kept
-//! from the first push on, so the best lag is exact over the whole run, not a window's
+//! prediction), for k < 0 measured(t + k) − predicted(t). The best lag is the one whose error
+//! spreads least about its mean (its standard deviation): a constant offset between the two
+//! (a friction the model lacks, a torque sensor's zero) does not move it. Each lag's sums are
+//! kept from the first push on, so the best lag is exact over the whole run, not a window's
 //! estimate; a push costs (2·[`MAX_LAG`] + 1) multiply-adds per drive.
 
 use crate::robot::Robot;
@@ -29,8 +31,8 @@ pub struct PredictionError {
     pub rms_percent: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_percent: Option<f64>,
-    /// The lag that makes the RMS error smallest, s (positive: the measurement comes after
-    /// the prediction), and the RMS error at it.
+    /// The lag whose error spreads least about its mean, s (positive: the measurement comes
+    /// after the prediction), and the RMS error at it.
     pub best_lag_s: f64,
     pub rms_at_best_lag: f64,
 }
@@ -48,7 +50,8 @@ pub struct PredictionTally {
     predicted: Vec<f64>,
     measured: Vec<f64>,
     head: usize,
-    /// Per lag index (lag + MAX_LAG) and drive: Σ e² and the pushes it holds.
+    /// Per lag index (lag + MAX_LAG) and drive: Σ e, Σ e² and the pushes it holds.
+    sums: Vec<f64>,
     squares: Vec<f64>,
     counts: Vec<u64>,
     /// Per drive, the largest |e| at lag 0.
@@ -81,6 +84,7 @@ impl PredictionTally {
             predicted: vec![0.0; (MAX_LAG + 1) * drives],
             measured: vec![0.0; (MAX_LAG + 1) * drives],
             head: 0,
+            sums: vec![0.0; LAGS * drives],
             squares: vec![0.0; LAGS * drives],
             counts: vec![0; LAGS],
             max: vec![0.0; drives],
@@ -116,6 +120,7 @@ impl PredictionTally {
             let plus = (MAX_LAG + k) * m;
             for d in 0..m {
                 let e = measured[d] - self.predicted[back + d];
+                self.sums[plus + d] += e;
                 self.squares[plus + d] += e * e;
             }
             self.counts[MAX_LAG + k] += 1;
@@ -129,6 +134,7 @@ impl PredictionTally {
             let minus = (MAX_LAG - k) * m;
             for d in 0..m {
                 let e = self.measured[back + d] - predicted[d];
+                self.sums[minus + d] += e;
                 self.squares[minus + d] += e * e;
             }
             self.counts[MAX_LAG - k] += 1;
@@ -141,20 +147,25 @@ impl PredictionTally {
             return Vec::new();
         }
         let m = self.drives;
-        let rms_at = |lag: usize, d: usize| {
-            (self.squares[lag * m + d] / self.counts[lag].max(1) as f64).sqrt()
+        let n = |lag: usize| self.counts[lag].max(1) as f64;
+        let rms_at = |lag: usize, d: usize| (self.squares[lag * m + d] / n(lag)).sqrt();
+        let spread_at = |lag: usize, d: usize| {
+            let mean = self.sums[lag * m + d] / n(lag);
+            (self.squares[lag * m + d] / n(lag) - mean * mean).max(0.0)
         };
         (0..m)
             .map(|d| {
-                let (best, rms_best) = (0..LAGS)
+                let best = (0..LAGS)
                     .filter(|&lag| self.counts[lag] > 0)
-                    .map(|lag| (lag, rms_at(lag, d)))
-                    // Ties go to the lag nearest zero.
-                    .min_by(|a, b| {
-                        a.1.total_cmp(&b.1)
-                            .then(a.0.abs_diff(MAX_LAG).cmp(&b.0.abs_diff(MAX_LAG)))
+                    // Ties (to rounding) go to the lag nearest zero.
+                    .min_by(|&a, &b| {
+                        let (sa, sb) = (spread_at(a, d), spread_at(b, d));
+                        let tie = (sa - sb).abs() <= 1e-12 * sa.max(sb);
+                        let nearer = a.abs_diff(MAX_LAG).cmp(&b.abs_diff(MAX_LAG));
+                        if tie { nearer } else { sa.total_cmp(&sb) }
                     })
-                    .unwrap_or((MAX_LAG, 0.0));
+                    .unwrap_or(MAX_LAG);
+                let rms_best = rms_at(best, d);
                 let (rms, max) = (rms_at(MAX_LAG, d), self.max[d]);
                 let percent = |v: f64| self.rated.get(d).map(|r| 100.0 * v / r);
                 PredictionError {

@@ -20,6 +20,9 @@
 use crate::robot::Drive;
 use crate::robot::drives::FRICTION_SMOOTHING;
 
+/// 1/ω₀, s/rad: a step multiplies by it rather than dividing.
+const INV_FRICTION_SMOOTHING: f64 = 1.0 / FRICTION_SMOOTHING;
+
 /// What a drive is asked to do over a step (payout units: m, m/s; torque N·m).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum DriveCommand {
@@ -96,6 +99,8 @@ pub struct DriveParams {
     ki: f64,
     /// τ_limit/ρ, N.
     max_force: f64,
+    /// Half the fastest loop's rate, 1/s ([`substeps`]).
+    half_fastest: f64,
 }
 
 impl DriveParams {
@@ -108,7 +113,13 @@ impl DriveParams {
             mass: drive.reflected_mass(),
             ki: drive.integral_gain(),
             max_force: drive.torque_limit / rho,
+            half_fastest: drive.fastest_loop() / 2.0,
         }
+    }
+
+    /// [`substeps`] of a step of `dt`, without its division.
+    pub fn substeps(&self, dt: f64) -> usize {
+        ((dt * self.half_fastest).ceil() as usize).clamp(1, 64)
     }
 }
 
@@ -167,14 +178,14 @@ impl ServoDrive {
         // τ_f = −b·ω⁺ − τ_c·[t₀ + t₁(ω⁺ − ω)], tanh linearised at ω (none without friction;
         // beyond |ω/ω₀| = 20 tanh is ±1 to the last bit, and the call is spared).
         let tc = drive.coulomb_friction;
-        let x = omega / FRICTION_SMOOTHING;
+        let x = omega * INV_FRICTION_SMOOTHING;
         let (t0, t1) = if tc == 0.0 {
             (0.0, 0.0)
         } else if x.abs() > 20.0 {
             (1.0f64.copysign(x), 0.0)
         } else {
             let t0 = x.tanh();
-            (t0, (1.0 - t0 * t0) / FRICTION_SMOOTHING)
+            (t0, (1.0 - t0 * t0) * INV_FRICTION_SMOOTHING)
         };
         DriveLaw {
             mass: p.mass,

@@ -801,41 +801,45 @@ impl ElasticModel {
     /// as a whole cable's length).
     fn winch_side(&mut self) -> Vec<(f64, f64, f64)> {
         (0..self.cables.len())
-            .map(|k| {
-                let rate = match self.motors.is_empty() {
-                    true => self.drives[k].velocity,
-                    false => self.rest_rate[k],
-                };
-                let ratio = self.cables[k].pulley.map_or(1.0, |p| {
-                    capstan::winch_ratio(p.friction, self.cables[k].wrap, rate)
-                });
-                if self.cables[k].lumped.is_some() {
-                    let ends = self.ends(k, 0.0);
-                    let c = &self.cables[k];
-                    let segments = c.segments as f64;
-                    let (l, rate) = c
-                        .lumped
-                        .as_ref()
-                        .map_or((0.0, 0.0), |n| n.first_segment(&ends));
-                    (l * segments, rate * segments, ratio)
-                } else {
-                    let c = &self.cables[k];
-                    (c.length, c.length_rate, ratio)
-                }
-            })
+            .map(|k| self.winch_side_of(k))
             .collect()
+    }
+
+    /// Cable `k`'s length and rate as its winch pulls them, and the capstan ratio.
+    fn winch_side_of(&mut self, k: usize) -> (f64, f64, f64) {
+        let rate = match self.motors.is_empty() {
+            true => self.drives[k].velocity,
+            false => self.rest_rate[k],
+        };
+        let ratio = self.cables[k].pulley.map_or(1.0, |p| {
+            capstan::winch_ratio(p.friction, self.cables[k].wrap, rate)
+        });
+        if self.cables[k].lumped.is_some() {
+            let ends = self.ends(k, 0.0);
+            let c = &self.cables[k];
+            let segments = c.segments as f64;
+            let (l, rate) = c
+                .lumped
+                .as_ref()
+                .map_or((0.0, 0.0), |n| n.first_segment(&ends));
+            (l * segments, rate * segments, ratio)
+        } else {
+            let c = &self.cables[k];
+            (c.length, c.length_rate, ratio)
+        }
     }
 
     /// The servo drives' step: each winch's motor equation integrated implicitly with the
     /// cable it pulls (its spring and damper at this state's length and rate, times the
     /// capstan ratio), substepped when the drive's loops are fast for `dt`.
     fn step_motors(&mut self, actuation: &Actuation, dt: f64) {
-        let winch_side = self.winch_side();
-        for (k, &(length, length_rate, ratio)) in winch_side.iter().enumerate() {
+        for k in 0..self.cables.len() {
             let Some(command) = actuation.drive_command(k) else {
                 continue;
             };
-            let drive = self.drive_trains[k];
+            // Before the step's borrows: each drive reads its own cable, before any moves.
+            let (length, length_rate, ratio) = self.winch_side_of(k);
+            let drive = &self.drive_trains[k];
             let cable = &self.cables[k];
             let (mut s, mut v) = (self.rest[k], self.rest_rate[k]);
             let (k_cable, c_cable) = if length > s {
@@ -846,11 +850,11 @@ impl ElasticModel {
             } else {
                 (0.0, 0.0)
             };
-            let n = motor::substeps(&drive.drive, dt);
-            let h = dt / n as f64;
+            let n = drive.substeps(dt);
+            let h = if n == 1 { dt } else { dt / n as f64 };
             let servo = &mut self.motors[k];
             for j in 1..=n {
-                let law = servo.law(&drive, command, s, v, h);
+                let law = servo.law(drive, command, s, v, h);
                 // The cable's pull k(L − s − h·v⁺) + c(L̇ − v⁺), affine in v⁺, with the length
                 // carried to the substep's end along its rate (the platform steps after the
                 // drives: a length of the step's start would lag the drive's pull by k·L̇·dt,
@@ -859,7 +863,7 @@ impl ElasticModel {
                 let pull = k_cable * (length_then - s) + c_cable * length_rate;
                 v = law.solve(v, pull, k_cable * h + c_cable);
                 s += h * v;
-                servo.finish(&drive, &law, command, s, v);
+                servo.finish(drive, &law, command, s, v);
             }
             self.rest[k] = s;
             self.rest_rate[k] = v;
