@@ -114,30 +114,38 @@ impl PredictionTally {
         let reach = usize::try_from(self.pushes - 1)
             .unwrap_or(MAX_LAG)
             .min(MAX_LAG);
+        let Self {
+            predicted: past_predicted,
+            measured: past_measured,
+            sums,
+            squares,
+            counts,
+            ..
+        } = self;
         for k in 0..=reach {
             let back = ((self.head + slots - k) % slots) * m;
             // Lag +k: the measurement now against the prediction k pushes back.
-            let plus = (MAX_LAG + k) * m;
-            for d in 0..m {
-                let e = measured[d] - self.predicted[back + d];
-                self.sums[plus + d] += e;
-                self.squares[plus + d] += e * e;
-            }
-            self.counts[MAX_LAG + k] += 1;
+            let plus = (MAX_LAG + k) * m..(MAX_LAG + k + 1) * m;
+            gather(
+                (&mut sums[plus.clone()], &mut squares[plus]),
+                measured,
+                &past_predicted[back..back + m],
+            );
+            counts[MAX_LAG + k] += 1;
             if k == 0 {
-                for d in 0..m {
-                    self.max[d] = self.max[d].max((measured[d] - predicted[d]).abs());
+                for (max, (a, b)) in self.max.iter_mut().zip(measured.iter().zip(predicted)) {
+                    *max = max.max((a - b).abs());
                 }
                 continue;
             }
             // Lag −k: the measurement k pushes back against the prediction now.
-            let minus = (MAX_LAG - k) * m;
-            for d in 0..m {
-                let e = self.measured[back + d] - predicted[d];
-                self.sums[minus + d] += e;
-                self.squares[minus + d] += e * e;
-            }
-            self.counts[MAX_LAG - k] += 1;
+            let minus = (MAX_LAG - k) * m..(MAX_LAG - k + 1) * m;
+            gather(
+                (&mut sums[minus.clone()], &mut squares[minus]),
+                &past_measured[back..back + m],
+                predicted,
+            );
+            counts[MAX_LAG - k] += 1;
         }
     }
 
@@ -180,6 +188,15 @@ impl PredictionTally {
                 }
             })
             .collect()
+    }
+}
+
+/// Σ e and Σ e² of e = measured − predicted, drive by drive.
+fn gather((sums, squares): (&mut [f64], &mut [f64]), measured: &[f64], predicted: &[f64]) {
+    for (((sum, square), a), b) in sums.iter_mut().zip(squares).zip(measured).zip(predicted) {
+        let e = a - b;
+        *sum += e;
+        *square += e * e;
     }
 }
 

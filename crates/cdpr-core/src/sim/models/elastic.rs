@@ -22,7 +22,7 @@ use super::{Actuation, Built, ModelEntry, PhysicalModel};
 use crate::kinematics::{self, Pose, pulley};
 use crate::robot::{GRAVITY, Pulley, Robot, Stiffness, Winch};
 use crate::sim::capstan;
-use crate::sim::motor::{self, DriveParams, ServoDrive};
+use crate::sim::motor::{DriveParams, ServoDrive};
 use crate::sim::winch::PidWinch;
 use crate::sim::{ControlMode, SimConfig, SimError, SimState};
 use nalgebra::{Cholesky, Matrix3, Matrix6, Rotation3, U6, UnitQuaternion, Vector3, Vector6};
