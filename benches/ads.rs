@@ -112,6 +112,9 @@ fn benches(c: &mut Criterion) {
         tensions: vec![5.0; robot.cable_count()],
         cycle: 0,
         interference: false,
+        torques: Vec::new(),
+        feedforward_torques: Vec::new(),
+        payouts: Vec::new(),
     };
     c.bench_function("ads_exchange_cycle_read_and_write", |b| {
         b.iter(|| {
@@ -231,6 +234,9 @@ fn reaction_on_the_wall_clock(robot: &Robot) {
         tensions: vec![5.0; robot.cable_count()],
         cycle: 0,
         interference: false,
+        torques: Vec::new(),
+        feedforward_torques: Vec::new(),
+        payouts: Vec::new(),
     };
     let start = Instant::now();
     let mut next = start;

@@ -43,7 +43,8 @@ fn metres(x: f64) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refused {
     pub rejection: Rejection,
-    pub sample: CycleInputs,
+    /// Boxed: a refusal is rare, the result of every check small.
+    pub sample: Box<CycleInputs>,
 }
 
 impl CommandGuard {
@@ -78,7 +79,7 @@ impl CommandGuard {
                             jump_m: jump,
                             allowed_m: allowed,
                         },
-                        sample,
+                        sample: Box::new(sample),
                     });
                 }
             }

@@ -58,7 +58,7 @@ impl Commands {
                 Ok(good)
             }
             Err(Refused { rejection, sample }) => {
-                self.refused = Some(sample);
+                self.refused = Some(*sample);
                 self.unusable = false;
                 Err(rejection)
             }

@@ -285,7 +285,7 @@ fn guard_holds_the_last_good_command_on_an_impossible_jump() {
     let e = g.check(sample(1.1), 0.002).expect_err("100 mm in 2 ms");
     assert_eq!(e.rejection.cable, 1);
     assert!((e.rejection.allowed_m - 0.002).abs() < 1e-12);
-    assert_eq!(e.sample, sample(1.1), "handed back");
+    assert_eq!(*e.sample, sample(1.1), "handed back");
     assert_eq!(g.last_good().map(|s| s.commanded_lengths[0]), Some(1.0015));
     assert_eq!(g.rejected, 1);
 }
