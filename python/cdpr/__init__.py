@@ -27,6 +27,24 @@ import numpy as np
 from . import _cdpr
 from ._cdpr import CdprError, Robot, Sim, SweepSpec, __version__, robot_names
 
+def prediction(robot: RobotLike, predicted: Any, measured: Any, period: float, percent: bool = True) -> List[Dict[str, Any]]:
+    """How well a model predicts the drives, as ``cdpr shadow`` reports it beside a PLC that
+    gives their actual torques: ``predicted`` and ``measured`` are arrays (or DataFrames) of one
+    row per sample, taken every ``period`` s, and one column per drive (a shadow's record has
+    ``motor_torque_i`` and ``actual_torque_i``). Per drive: ``rms`` and ``max`` of measured −
+    predicted (N·m; ``rms_percent``, ``max_percent`` of the rated torque unless
+    ``percent=False``, for other series such as payouts in m), ``best_lag_s`` (the lag, up to
+    ±50 samples, at which the error spreads least about its mean: positive when the
+    measurement comes after the prediction) and ``rms_at_best_lag``."""
+    return _cdpr.prediction(
+        load(robot),
+        np.ascontiguousarray(predicted, dtype=np.float64),
+        np.ascontiguousarray(measured, dtype=np.float64),
+        float(period),
+        percent,
+    )
+
+
 __all__ = [
     "CdprError",
     "options",
@@ -42,6 +60,7 @@ __all__ = [
     "compare",
     "preflight",
     "feedforward",
+    "prediction",
     "SweepSpec",
     "sweep",
     "sweep_spec",

@@ -166,6 +166,16 @@ def feedforward(
     """`cdpr feedforward`'s table: ``columns``, ``values`` (one row per sample), ``drives``."""
     ...
 
+def prediction(
+    robot: Robot,
+    predicted: Any,
+    measured: Any,
+    period: float,
+    percent: bool = True,
+) -> List[Dict[str, Any]]:
+    """Per drive the RMS and largest measured − predicted and the best-aligning lag."""
+    ...
+
 def preflight(
     robot: Robot,
     trajectory: TrajectorySource,

@@ -40,6 +40,7 @@ fn _cdpr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::compare, m)?)?;
     m.add_function(wrap_pyfunction!(run::preflight, m)?)?;
     m.add_function(wrap_pyfunction!(run::feedforward, m)?)?;
+    m.add_function(wrap_pyfunction!(run::prediction, m)?)?;
     m.add_function(wrap_pyfunction!(run::option_table, m)?)?;
     m.add_function(wrap_pyfunction!(run::model_table, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

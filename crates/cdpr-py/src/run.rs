@@ -462,3 +462,65 @@ pub fn preflight<'py>(
     let report = report.map_err(|e| cdpr_err(Some("pre-flight"), &e))?;
     to_py(py, &report)
 }
+
+/// How well a model predicts a robot's drives (`cdpr shadow`'s torque prediction, on any two
+/// series): `predicted` and `measured` are arrays of one row per sample (taken every `period`
+/// s) and one column per drive; per drive the RMS and largest measured − predicted (N·m and,
+/// with `percent`, % of the robot's rated torques) and the lag that aligns them best.
+#[pyfunction]
+#[pyo3(signature = (robot, predicted, measured, period, percent = true))]
+pub fn prediction<'py>(
+    py: Python<'py>,
+    robot: &Robot,
+    predicted: PyReadonlyArray2<'py, f64>,
+    measured: PyReadonlyArray2<'py, f64>,
+    period: f64,
+    percent: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    use cdpr_core::run::prediction::PredictionTally;
+    let (p, m) = (predicted.as_array(), measured.as_array());
+    let cables = robot.inner.cable_count();
+    if p.shape() != m.shape() || p.ncols() != cables {
+        return Err(PyValueError::new_err(format!(
+            "predicted is {:?} and measured {:?}: both need one row per sample and one column \
+             per drive ({cables} for {})",
+            p.shape(),
+            m.shape(),
+            robot.inner.name
+        )));
+    }
+    if !(period.is_finite() && period > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "period must be > 0 s, got {period}"
+        )));
+    }
+    if percent && !robot.inner.has_drives() {
+        return Err(PyValueError::new_err(format!(
+            "{} describes no drives: no rated torque for percentages (percent=False for \
+             other series, lengths in m)",
+            robot.inner.name
+        )));
+    }
+    let mut tally = match percent {
+        true => PredictionTally::torques(&robot.inner, period),
+        false => PredictionTally::lengths(&robot.inner, period),
+    };
+    let (mut a, mut b) = (vec![0.0; cables], vec![0.0; cables]);
+    for (row, (rp, rm)) in p.rows().into_iter().zip(m.rows()).enumerate() {
+        let bad = rp.iter().chain(rm.iter()).position(|v| !v.is_finite());
+        if let Some(k) = bad {
+            let (which, col) = if k < cables {
+                ("predicted", k)
+            } else {
+                ("measured", k - cables)
+            };
+            return Err(PyValueError::new_err(format!(
+                "{which}[{row}, {col}] is not a finite number"
+            )));
+        }
+        a.iter_mut().zip(rp).for_each(|(x, v)| *x = *v);
+        b.iter_mut().zip(rm).for_each(|(x, v)| *x = *v);
+        tally.push(&a, &b);
+    }
+    to_py(py, &tally.errors())
+}

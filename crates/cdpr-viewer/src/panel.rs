@@ -237,6 +237,23 @@ fn live_section(ui: &mut egui::Ui, playback: &mut Playback) {
             "rejected / gaps",
             format!("{} / {}", latest.rejected, summary.gaps),
         );
+        // The controller gives its drives' actual torques: how well the shadow predicts them.
+        if let Some(worst) = summary
+            .torque_prediction
+            .iter()
+            .max_by(|a, b| a.rms.total_cmp(&b.rms))
+        {
+            row(
+                ui,
+                "torque error RMS (worst)",
+                format!(
+                    "{:.1} % of rated, {} (lag {:.0} ms)",
+                    worst.rms_percent.unwrap_or(f64::NAN),
+                    worst.name,
+                    worst.best_lag_s * 1e3
+                ),
+            );
+        }
     });
     let label = if playback.paused {
         "▶ follow"
