@@ -237,18 +237,27 @@ impl<T: Transport> ShadowLink<T> {
 
     /// The reals of the resolved name at `index`.
     fn reals_at(&self, index: usize, bytes: &[u8]) -> Result<Vec<f64>, ControllerError> {
+        self.decoded_at(index, bytes, wire::decode_reals)
+    }
+
+    /// The numbers of the resolved name at `index` (any elementary type), all finite.
+    fn numbers_at(&self, index: usize, bytes: &[u8]) -> Result<Vec<f64>, ControllerError> {
+        self.decoded_at(index, bytes, wire::decode_numbers)
+    }
+
+    /// The values `decode` reads of the resolved name at `index`, all finite.
+    fn decoded_at(
+        &self,
+        index: usize,
+        bytes: &[u8],
+        decode: fn(&IecType, &[u8]) -> Option<Vec<f64>>,
+    ) -> Result<Vec<f64>, ControllerError> {
         let (name, ty) = (&self.names[index], &self.types[index]);
-        let values = wire::decode_reals(ty, bytes).ok_or_else(|| ControllerError::Symbol {
+        let values = decode(ty, bytes).ok_or_else(|| ControllerError::Symbol {
             symbol: name.clone(),
             reason: format!("expected {} bytes, got {}", ty.size(), bytes.len()),
         })?;
-        if let Some((element, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(ControllerError::NotFinite {
-                symbol: name.clone(),
-                element: element + 1,
-                value,
-            });
-        }
+        all_finite(name, &values)?;
         Ok(values)
     }
 
@@ -262,13 +271,7 @@ impl<T: Transport> ShadowLink<T> {
 
     fn encode(&self, slot: Slot, values: &[f64]) -> Result<Vec<u8>, ControllerError> {
         let (name, ty) = (&self.names[slot.index()], &self.types[slot.index()]);
-        if let Some((element, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(ControllerError::NotFinite {
-                symbol: name.clone(),
-                element: element + 1,
-                value,
-            });
-        }
+        all_finite(name, values)?;
         wire::encode_reals(ty, values).ok_or_else(|| ControllerError::Symbol {
             symbol: name.clone(),
             reason: format!("{} values do not fit {}", values.len(), ty.type_name()),
@@ -431,22 +434,17 @@ impl<T: Transport> ShadowLink<T> {
         };
         Ok((torques, lengths))
     }
+}
 
-    /// The numbers of the resolved name at `index` (any elementary type), all finite.
-    fn numbers_at(&self, index: usize, bytes: &[u8]) -> Result<Vec<f64>, ControllerError> {
-        let (name, ty) = (&self.names[index], &self.types[index]);
-        let values = wire::decode_numbers(ty, bytes).ok_or_else(|| ControllerError::Symbol {
-            symbol: name.clone(),
-            reason: format!("expected {} bytes, got {}", ty.size(), bytes.len()),
-        })?;
-        if let Some((element, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(ControllerError::NotFinite {
-                symbol: name.clone(),
-                element: element + 1,
-                value,
-            });
-        }
-        Ok(values)
+/// Refuses a NaN or an infinity among `values` of `symbol`, naming its element (1-based).
+fn all_finite(symbol: &str, values: &[f64]) -> Result<(), ControllerError> {
+    match values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        Some((element, &value)) => Err(ControllerError::NotFinite {
+            symbol: symbol.to_string(),
+            element: element + 1,
+            value,
+        }),
+        None => Ok(()),
     }
 }
 

@@ -35,17 +35,26 @@ fn run(
     let t0 = Instant::now();
     let mut velocities = Vec::new();
     for tick in 1..=n {
-        for _ in 0..core.ticks_per_task() {
-            core.tick();
-        }
-        let report = s
-            .cycle_at(t0 + Duration::from_millis(10 * u64::from(tick)))
-            .expect("cycle");
-        if report.status == CycleStatus::Exchanged {
+        if plc_cycle(&mut core, &mut s, t0, tick) == CycleStatus::Exchanged {
             velocities.push(s.state().motor_velocities.clone());
         }
     }
     (s, core, velocities)
+}
+
+/// PLC cycle `tick` (its NC ticks), then the shadow's cycle at its time after `t0`.
+fn plc_cycle(
+    core: &mut PlcCore,
+    s: &mut Shadow<InProcessController>,
+    t0: Instant,
+    tick: u32,
+) -> CycleStatus {
+    for _ in 0..core.ticks_per_task() {
+        core.tick();
+    }
+    s.cycle_at(t0 + Duration::from_millis(10 * u64::from(tick)))
+        .expect("cycle")
+        .status
 }
 
 #[test]
@@ -192,11 +201,7 @@ fn the_record_carries_the_drives_actual_values_beside_the_shadows() {
     s.record_to(Recorder::new(Box::new(buffer.clone()), &robot, s.actuals()).expect("record"));
     let t0 = Instant::now();
     for tick in 1..=60u32 {
-        for _ in 0..core.ticks_per_task() {
-            core.tick();
-        }
-        s.cycle_at(t0 + Duration::from_millis(10 * u64::from(tick)))
-            .expect("cycle");
+        plc_cycle(&mut core, &mut s, t0, tick);
     }
     s.finish().expect("flush");
     let bytes = buffer.0.lock().expect("buffer").clone();
@@ -231,12 +236,7 @@ fn the_record_carries_the_drives_actual_values_beside_the_shadows() {
         Recorder::new(Box::new(buffer.clone()), &robot, Actuals::default()).expect("record"),
     );
     for tick in 61..=70u32 {
-        for _ in 0..core.ticks_per_task() {
-            core.tick();
-        }
-        plain
-            .cycle_at(t0 + Duration::from_millis(10 * u64::from(tick)))
-            .expect("cycle");
+        plc_cycle(&mut core, &mut plain, t0, tick);
     }
     plain.finish().expect("flush");
     let bytes = buffer.0.lock().expect("buffer").clone();
