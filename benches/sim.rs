@@ -5,6 +5,10 @@
 //! cascade, the motor equation implicit with the cable, substepped at its 200 Hz velocity
 //! loop), both in length mode.
 //! Run: cargo bench --no-default-features --bench sim
+//! A drive's cost is below the run-to-run noise of a shared machine: compare PID and drives in
+//! interleaved rounds pinned to one core and take the least of each one's medians, e.g.
+//! `for r in 1 2 3 4 5 6; do taskset -c 1 target/release/deps/sim-* --bench
+//! "step_elastic_uvigo8_(pid|drives)" --measurement-time 8; done` (docs/src/measurements.md).
 
 use cdpr_core::fixtures::{robot, uvigo8};
 use cdpr_core::kinematics::{self, Pose};

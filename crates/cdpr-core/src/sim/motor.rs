@@ -99,7 +99,7 @@ pub struct DriveParams {
     ki: f64,
     /// τ_limit/ρ, N.
     max_force: f64,
-    /// Half the fastest loop's rate, 1/s ([`substeps`]).
+    /// Half the fastest loop's rate, 1/s ([`DriveParams::substeps`]).
     half_fastest: f64,
 }
 
@@ -117,9 +117,18 @@ impl DriveParams {
         }
     }
 
-    /// [`substeps`] of a step of `dt`, without its division.
+    /// How many substeps a step of `dt` takes so that each spans at most two time constants
+    /// of the drive's fastest loop (the implicit step is stable at any length; beyond two its
+    /// lag grows: at 1 ms a 200 Hz velocity loop, 1.26 time constants, is one step and agrees
+    /// with RK4 at 1 µs to 20 µm, `motor::tests`): ⌈dt·ω/2⌉ within 1..=64, the usual single
+    /// substep found without a division or a call to `ceil`.
     pub fn substeps(&self, dt: f64) -> usize {
-        ((dt * self.half_fastest).ceil() as usize).clamp(1, 64)
+        let spans = dt * self.half_fastest;
+        if spans <= 1.0 {
+            1
+        } else {
+            (spans.ceil() as usize).clamp(1, 64)
+        }
     }
 }
 
@@ -221,14 +230,6 @@ impl ServoDrive {
             _ => 0.0,
         };
     }
-}
-
-/// How many substeps a step of `dt` takes so that each spans at most two time constants of
-/// the drive's fastest loop (the implicit step is stable at any length; beyond two its lag
-/// grows: at 1 ms a 200 Hz velocity loop, 1.26 time constants, is one step and agrees with
-/// RK4 at 1 µs to 20 µm, `motor::tests`).
-pub fn substeps(drive: &Drive, dt: f64) -> usize {
-    ((dt * drive.fastest_loop() / 2.0).ceil() as usize).clamp(1, 64)
 }
 
 #[cfg(test)]

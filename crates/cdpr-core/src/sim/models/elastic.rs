@@ -773,10 +773,13 @@ impl PhysicalModel for ElasticModel {
         }
         s.tensions_constraint.copy_from_slice(&s.tensions);
         s.winch.copy_from_slice(&self.rest);
-        for (k, m) in self.motors.iter().enumerate() {
-            s.motor_torques[k] = m.torque;
-            s.motor_velocities[k] = m.velocity;
-            s.following_errors[k] = m.following_error;
+        for (m, ((torque, velocity), error)) in self.motors.iter().zip(
+            s.motor_torques
+                .iter_mut()
+                .zip(&mut s.motor_velocities)
+                .zip(&mut s.following_errors),
+        ) {
+            (*torque, *velocity, *error) = (m.torque, m.velocity, m.following_error);
         }
         s.wrench_residual = if stepped.is_some() {
             self.residual
@@ -806,6 +809,7 @@ impl ElasticModel {
     }
 
     /// Cable `k`'s length and rate as its winch pulls them, and the capstan ratio.
+    #[inline]
     fn winch_side_of(&mut self, k: usize) -> (f64, f64, f64) {
         let rate = match self.motors.is_empty() {
             true => self.drives[k].velocity,
@@ -853,13 +857,13 @@ impl ElasticModel {
             let n = drive.substeps(dt);
             let h = if n == 1 { dt } else { dt / n as f64 };
             let servo = &mut self.motors[k];
-            for j in 1..=n {
+            for j in 0..n {
                 let law = servo.law(drive, command, s, v, h);
                 // The cable's pull k(L − s − h·v⁺) + c(L̇ − v⁺), affine in v⁺, with the length
                 // carried to the substep's end along its rate (the platform steps after the
                 // drives: a length of the step's start would lag the drive's pull by k·L̇·dt,
                 // 1.4 N on uvigo8 at 0.1 m/s, which only a stiff position loop rejects).
-                let length_then = length + j as f64 * h * length_rate;
+                let length_then = length + (j + 1) as f64 * h * length_rate;
                 let pull = k_cable * (length_then - s) + c_cable * length_rate;
                 v = law.solve(v, pull, k_cable * h + c_cable);
                 s += h * v;
