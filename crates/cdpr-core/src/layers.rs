@@ -28,7 +28,7 @@ const LAYERS: &[&[&str]] = &[
     &["run"],
     &["recording"],
     &["job"],
-    &["identify", "sweep", "report"],
+    &["identify", "calibrate", "sweep", "report"],
 ];
 
 /// Test-only modules, which may use anything.

@@ -15,12 +15,14 @@
 //! 8. `run` — trajectories played through controllers into the physics, recorded and
 //!    summarised; the one set of run options ([`run::RunRequest`]);
 //! 9. `recording` — runs as CSV or MCAP files, read back through one reader;
-//! 10. `identify`, `sweep`, `report` — what runs many runs or writes documents.
+//! 10. `identify`, `calibrate`, `sweep`, `report` — what runs many runs, fits recorded ones
+//!     or writes documents.
 //!
 //! Above this crate: `cdpr-ads` (the controller boundary and the live shadow),
 //! `cdpr-viewer` (Bevy) and the `cdpr` binary; none of them re-implements physics.
 #![deny(clippy::unwrap_used)]
 
+pub mod calibrate;
 pub mod choice;
 pub mod colors;
 pub mod csv_input;
