@@ -107,3 +107,25 @@ pub const HOSTILE_VALUES: &[&str] = &[
     "[]",
     "\"x\"",
 ];
+
+/// A small deterministic generator of test numbers (splitmix64): the same sequence on every
+/// machine, for random poses, anchors and measurement noise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Splitmix(pub u64);
+
+impl Splitmix {
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Normal of mean 0 and standard deviation `sigma` (Box–Muller).
+    pub fn normal(&mut self, sigma: f64) -> f64 {
+        let (u, v) = (self.uniform().max(1e-300), self.uniform());
+        sigma * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}

@@ -9,7 +9,9 @@
 //! ([`prepare`]); [`fit::calibrate`] fits the model of [`model`] to them.
 
 pub mod fit;
+pub mod input;
 pub mod model;
+pub mod output;
 pub mod signals;
 
 pub use fit::{Calibration, CalibrationError, Estimate, Residuals, Unexcited, calibrate};
@@ -99,7 +101,10 @@ pub fn prepare(
                 .all(|x| x.is_finite())
     };
     let uneven = |k: usize| {
-        k > 0 && ((measured.times[k] - measured.times[k - 1]) - h).abs() > STEP_TOLERANCE * h
+        k > 0 && {
+            let off = ((measured.times[k] - measured.times[k - 1]) - h).abs();
+            off.is_nan() || off > STEP_TOLERANCE * h
+        }
     };
     let prefix = |bad: &dyn Fn(usize) -> bool| {
         let mut p = vec![0usize; n + 1];

@@ -7,27 +7,9 @@
 //! from the drive law, then noise on everything measured.
 
 use super::*;
-use crate::fixtures::robot;
+use crate::fixtures::{Splitmix, robot};
 use crate::robot::{Robot, Stiffness};
 use nalgebra::{DMatrix, DVector, Matrix3, Rotation3, Vector3};
-
-/// A deterministic normal deviate source (splitmix64 and Box–Muller).
-struct Noise(u64);
-
-impl Noise {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self, sigma: f64) -> f64 {
-        let (u, v) = (self.uniform().max(1e-300), self.uniform());
-        sigma * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
-}
 
 /// The exciting motion: sums of sines in every coordinate, a few centimetres and degrees.
 fn pose_at(t: f64) -> [f64; 6] {
@@ -173,7 +155,7 @@ fn measured_run(
         fine_s.push(s.clone());
         fine_rate.push(rhs(m + 2, &s));
     }
-    let mut noise = Noise(38);
+    let mut noise = Splitmix(38);
     let mut m = Measured {
         cables,
         drives: real.drives.len(),
@@ -214,7 +196,17 @@ fn a_real_robot_is_recovered_from_its_noisy_run() {
     let file = robot("uvigo8-drives");
     let (real, torque_offsets, length_offsets) = real_robot(&file);
     let measured = measured_run(&real, &torque_offsets, &length_offsets, 20.0);
-    let samples = prepare(&file, &measured, &Preparation::default()).unwrap();
+    // Through a CSV as a lab would export it, read back by column name.
+    let dir = std::env::temp_dir().join(format!("cdpr-calibrate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("run.csv");
+    std::fs::write(&csv, csv_text(&measured, "")).unwrap();
+    let read = input::read_csv(&csv, &file).unwrap();
+    assert_eq!(
+        read, measured,
+        "a CSV of shortest round-trip numbers reads back bit for bit"
+    );
+    let samples = prepare(&file, &read, &Preparation::default()).unwrap();
     let groups = [Group::Drives, Group::Stiffness, Group::Geometry];
     let fit = calibrate(&file, &samples, &groups).unwrap();
     assert_eq!(
@@ -303,4 +295,121 @@ fn a_real_robot_is_recovered_from_its_noisy_run() {
     assert!(errors[3] < 0.02, "{errors:?}");
     assert!(anchor < 1e-3 && payout < 1e-3, "{anchor} {payout}");
     assert!(torque < 0.01 * file.drives[0].rated_torque, "{torque}");
+
+    // The fitted file: the robot parser (not the writer) reads the fitted values back, and
+    // the drives keep the gains they had.
+    let text = crate::fixtures::robot_text("uvigo8-drives");
+    let written = output::fitted_text(text, "uvigo8-drives.toml", &file, &fit, "run.csv").unwrap();
+    if let Some(path) = std::env::var_os("CDPR_SHOW_FITTED") {
+        std::fs::write(path, &written).unwrap();
+    }
+    let back = crate::robot::parse_robot(&written, "fitted.toml").unwrap();
+    for (b, f) in back.cables.iter().zip(&fitted.cables) {
+        assert!((b.frame_anchor - f.frame_anchor).norm() < 1e-6);
+        assert!((stiffness(b) / stiffness(f) - 1.0).abs() < 1e-5);
+    }
+    for ((b, f), d) in back.drives.iter().zip(&fitted.drives).zip(&file.drives) {
+        assert!((b.rotor_inertia / f.rotor_inertia - 1.0).abs() < 1e-5);
+        assert!((b.coulomb_friction / f.coulomb_friction - 1.0).abs() < 1e-5);
+        assert!(
+            (b.velocity_gain / d.velocity_gain - 1.0).abs() < 1e-5,
+            "the drive's own gain"
+        );
+        assert_eq!(b.torque_limit, d.torque_limit);
+    }
+    assert!(
+        written.contains("# Fitted frame anchors (standard errors):"),
+        "{written}"
+    );
+    assert!(
+        written.contains("# The drives' torques read off by"),
+        "{written}"
+    );
+    // Everything the fit did not touch is as the file had it, comments included.
+    assert!(
+        written.contains(
+            "encoder_increments = 1048576    # per motor turn (a 20-bit absolute encoder)"
+        )
+    );
+    assert_eq!(back.name, file.name);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `measured` as a CSV with the column names [`input`] reads, plus `extra` columns' header
+/// text appended (their cells empty).
+fn csv_text(measured: &Measured, extra: &str) -> String {
+    let mut header = vec!["t".to_string()];
+    header.extend(input::POSE_COLUMNS.iter().map(|c| c.to_string()));
+    header.extend((1..=measured.cables).map(|i| format!("actual_length_{i}")));
+    header.extend((1..=measured.drives).map(|i| format!("actual_torque_{i}")));
+    let mut text = header.join(",") + extra + "\n";
+    for k in 0..measured.times.len() {
+        let mut row = vec![measured.times[k]];
+        row.extend(measured.poses[k]);
+        row.extend(&measured.payouts[k * measured.cables..(k + 1) * measured.cables]);
+        row.extend(&measured.torques[k * measured.drives..(k + 1) * measured.drives]);
+        let cells: Vec<String> = row.iter().map(|v| format!("{v:?}")).collect();
+        text += &cells.join(",");
+        text += &",".repeat(extra.matches(',').count());
+        text += "\n";
+    }
+    text
+}
+
+/// What a recording's reader says of a file it cannot take: the file, the line and the column
+/// named; a shadow's record without a tracker's pose refused; a gap row's empty cells NaN.
+#[test]
+fn recordings_are_read_by_column_name_and_refused_with_the_column_named() {
+    let robot = robot("uvigo8-drives");
+    let dir = std::env::temp_dir().join(format!("cdpr-calibrate-input-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.csv");
+    let measured = Measured {
+        times: vec![0.0, 0.001],
+        poses: vec![[0.0, 0.0, 0.15, 0.0, 0.0, 0.0]; 2],
+        payouts: vec![1.5; 16],
+        torques: vec![-0.1; 16],
+        cables: 8,
+        drives: 8,
+    };
+    let mut text = csv_text(&measured, ",plc_cycle");
+    text.push_str(&format!("0.002{}\n", ",".repeat(6 + 16 + 1)));
+    std::fs::write(&path, &text).unwrap();
+    let read = input::read_csv(&path, &robot).unwrap();
+    assert_eq!(read.times.len(), 3);
+    assert!(
+        read.payouts[16..].iter().all(|v| v.is_nan()),
+        "a gap row: NaN"
+    );
+
+    // The shadow's own pose is not a measurement.
+    let shadow = text.replacen(
+        "actual_x,actual_y,actual_z,actual_roll,actual_pitch,actual_yaw",
+        "x,y,z,roll,pitch,yaw",
+        1,
+    );
+    std::fs::write(&path, &shadow).unwrap();
+    let err = input::read_csv(&path, &robot).unwrap_err();
+    assert!(matches!(err, input::InputError::ShadowPose { .. }), "{err}");
+    // Without the shadow's columns the same file is a lab's, its x … yaw a tracker's.
+    std::fs::write(&path, shadow.replace(",plc_cycle", ",other")).unwrap();
+    assert!(input::read_csv(&path, &robot).is_ok());
+
+    let missing = text.replace("actual_torque_5", "torque_5");
+    std::fs::write(&path, missing).unwrap();
+    let err = input::read_csv(&path, &robot).unwrap_err().to_string();
+    assert!(
+        err.contains("no column `actual_torque_5` (a drive's torque, N·m)"),
+        "{err}"
+    );
+    assert!(err.contains("run.csv"), "{err}");
+
+    let bad = text.replacen("0.001,", "0.001x,", 1);
+    std::fs::write(&path, bad).unwrap();
+    let err = input::read_csv(&path, &robot).unwrap_err().to_string();
+    assert!(
+        err.contains("run.csv:3: `0.001x` in column `t` is not a number"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
