@@ -3,6 +3,8 @@
 //! the other crates' (a dev-dependency feature: never in a build of the binary).
 #![allow(clippy::expect_used)]
 
+pub mod calibration;
+
 use crate::robot::{BUILTIN_ROBOTS, Robot};
 use std::path::PathBuf;
 

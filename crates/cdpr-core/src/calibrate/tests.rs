@@ -1,201 +1,22 @@
 //! The calibration recovers a "real" robot that differs from the file it starts from, from a
-//! run the test generates itself, independently of the simulator and of the fit's model code:
-//! the platform moved along a prescribed motion, its Newton–Euler written here with the
-//! angular velocity taken from the rotation matrices by differences (not from Euler rates),
-//! the tensions from a pseudo-inverse with a pretension in the null space, each cable's
-//! payout integrated (RK4) through its spring-damper from those tensions, the motor torques
-//! from the drive law, then noise on everything measured.
+//! run generated independently of the simulator and of the fit's model code
+//! ([`crate::fixtures::calibration`]).
 
 use super::*;
-use crate::fixtures::{Splitmix, robot};
-use crate::robot::{Robot, Stiffness};
-use nalgebra::{DMatrix, DVector, Matrix3, Rotation3, Vector3};
-
-/// The exciting motion: sums of sines in every coordinate, a few centimetres and degrees.
-fn pose_at(t: f64) -> [f64; 6] {
-    let s = |a: f64, f: f64, p: f64| a * (std::f64::consts::TAU * f * t + p).sin();
-    [
-        s(0.07, 0.37, 0.0) + s(0.03, 1.3, 0.4),
-        s(0.07, 0.29, 1.0) + s(0.03, 1.7, 0.2),
-        0.15 + s(0.07, 0.43, 0.5) + s(0.01, 2.9, 1.3),
-        s(0.04, 0.53, 0.3),
-        s(0.04, 0.61, 0.9),
-        s(0.05, 0.47, 1.7),
-    ]
-}
-
-fn rotation(p: &[f64; 6]) -> Matrix3<f64> {
-    *Rotation3::from_euler_angles(p[3], p[4], p[5]).matrix()
-}
-
-/// The world angular velocity at t from R(t ± h) (the skew part of Ṙ Rᵀ).
-fn omega_at(t: f64) -> Vector3<f64> {
-    let h = 1e-5;
-    let d = (rotation(&pose_at(t + h)) - rotation(&pose_at(t - h))) / (2.0 * h);
-    let w = d * rotation(&pose_at(t)).transpose();
-    Vector3::new(
-        w[(2, 1)] - w[(1, 2)],
-        w[(0, 2)] - w[(2, 0)],
-        w[(1, 0)] - w[(0, 1)],
-    ) * 0.5
-}
-
-/// The "real" robot: the file's with its drives, stiffness and geometry changed.
-fn real_robot(file: &Robot) -> (Robot, Vec<f64>, Vec<f64>) {
-    let mut real = file.clone();
-    for (i, d) in real.drives.iter_mut().enumerate() {
-        d.rotor_inertia *= 1.3 - 0.05 * i as f64;
-        d.viscous_friction *= 1.5;
-        d.coulomb_friction *= 0.7 + 0.1 * i as f64;
-    }
-    for (i, c) in real.cables.iter_mut().enumerate() {
-        c.stiffness = match c.stiffness {
-            Stiffness::Constant(k) => Stiffness::Constant(k * (0.9 + 0.02 * i as f64)),
-            Stiffness::Ea(ea) => Stiffness::Ea(ea * (0.9 + 0.02 * i as f64)),
-        };
-    }
-    real.cables[2].frame_anchor += Vector3::new(0.005, -0.003, 0.004);
-    real.cables[5].frame_anchor += Vector3::new(-0.002, 0.006, -0.003);
-    let torque_offsets = (0..8).map(|i| 0.004 * (i as f64 - 3.5)).collect();
-    let length_offsets = (0..8).map(|i| 0.001 * ((i % 3) as f64 - 1.0)).collect();
-    (real, torque_offsets, length_offsets)
-}
-
-/// Tensions holding the prescribed motion at t on `real`: W⁺w plus the projection of a
-/// uniform pretension onto W's null space.
-fn tensions_at(real: &Robot, t: f64) -> (Vec<f64>, Vec<f64>) {
-    let p = pose_at(t);
-    let r = rotation(&p);
-    let origin = Vector3::new(p[0], p[1], p[2]);
-    let h = 1e-4;
-    let position = |t: f64| {
-        let q = pose_at(t);
-        Vector3::new(q[0], q[1], q[2])
-    };
-    let acceleration = (position(t + h) - 2.0 * origin + position(t - h)) / (h * h);
-    let omega = omega_at(t);
-    let alpha = (omega_at(t + h) - omega_at(t - h)) / (2.0 * h);
-    let m = real.platform.mass;
-    let rc = r * real.platform.com;
-    let a_c = acceleration + alpha.cross(&rc) + omega.cross(&omega.cross(&rc));
-    let inertia = r * real.platform.inertia * r.transpose();
-    let gravity = Vector3::new(0.0, 0.0, -9.81 * m);
-    let force = m * a_c - gravity;
-    let moment = rc.cross(&(m * a_c - gravity)) + inertia * alpha + omega.cross(&(inertia * omega));
-    let mut w = DMatrix::zeros(6, real.cables.len());
-    let mut lengths = Vec::new();
-    for (i, c) in real.cables.iter().enumerate() {
-        let arm = r * c.platform_anchor;
-        let l = c.frame_anchor - origin - arm;
-        let d = l / l.norm();
-        let col = arm.cross(&d);
-        for k in 0..3 {
-            w[(k, i)] = d[k];
-            w[(k + 3, i)] = col[k];
-        }
-        lengths.push(l.norm());
-    }
-    let wrench =
-        DVector::from_column_slice(&[force.x, force.y, force.z, moment.x, moment.y, moment.z]);
-    let pinv = w.clone().pseudo_inverse(1e-12).expect("W has full rank");
-    let null = DMatrix::identity(8, 8) - &pinv * &w;
-    let tensions = &pinv * wrench + null * DVector::from_element(8, 25.0);
-    (tensions.iter().copied().collect(), lengths)
-}
-
-/// The run as the drives and a tracker measure it: `seconds` at 1 kHz.
-fn measured_run(
-    real: &Robot,
-    torque_offsets: &[f64],
-    length_offsets: &[f64],
-    seconds: f64,
-) -> Measured {
-    let dt = 1e-3;
-    let sub = 4;
-    let h = dt / sub as f64;
-    let steps = (seconds / dt).round() as usize;
-    let cables = real.cables.len();
-    // Tensions and lengths on a grid of h/2 (RK4's stages), L̇ by central differences.
-    let grid: Vec<(Vec<f64>, Vec<f64>)> = (0..=2 * steps * sub + 2)
-        .map(|m| tensions_at(real, m as f64 * 0.5 * h))
-        .collect();
-    let rate_of = |m: usize, i: usize| {
-        let (a, b) = (m.saturating_sub(1), (m + 1).min(grid.len() - 1));
-        (grid[b].1[i] - grid[a].1[i]) / ((b - a) as f64 * 0.5 * h)
-    };
-    // ṡ = L̇ − (T − k(L − s))/c per cable, at grid point m.
-    let rhs = |m: usize, s: &[f64]| -> Vec<f64> {
-        (0..cables)
-            .map(|i| {
-                let c = &real.cables[i];
-                let (tension, length) = (grid[m].0[i], grid[m].1[i]);
-                rate_of(m, i) - (tension - c.stiffness_at(s[i]) * (length - s[i])) / c.damping
-            })
-            .collect()
-    };
-    // Start at the static stretch (the dampers' transient dies in a few ms, before the window
-    // of the first sample kept).
-    let mut s: Vec<f64> = (0..cables)
-        .map(|i| grid[0].1[i] - grid[0].0[i] / real.cables[i].stiffness_at(grid[0].1[i]))
-        .collect();
-    let mut fine_s = vec![s.clone()];
-    let mut fine_rate = vec![rhs(0, &s)];
-    let add = |a: &[f64], b: &[f64], f: f64| -> Vec<f64> {
-        a.iter().zip(b).map(|(a, b)| a + f * b).collect()
-    };
-    for j in 0..steps * sub {
-        let m = 2 * j;
-        let k1 = rhs(m, &s);
-        let k2 = rhs(m + 1, &add(&s, &k1, 0.5 * h));
-        let k3 = rhs(m + 1, &add(&s, &k2, 0.5 * h));
-        let k4 = rhs(m + 2, &add(&s, &k3, h));
-        for i in 0..cables {
-            s[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
-        }
-        fine_s.push(s.clone());
-        fine_rate.push(rhs(m + 2, &s));
-    }
-    let mut noise = Splitmix(38);
-    let mut m = Measured {
-        cables,
-        drives: real.drives.len(),
-        ..Measured::default()
-    };
-    for n in 0..=steps {
-        let t = n as f64 * dt;
-        let j = n * sub;
-        let tension = &grid[2 * j].0;
-        let mut pose = pose_at(t);
-        for x in pose.iter_mut() {
-            // A tracker to 10 µm and 10 µrad.
-            *x += noise.normal(10e-6);
-        }
-        m.times.push(t);
-        m.poses.push(pose);
-        for i in 0..cables {
-            m.payouts
-                .push(fine_s[j][i] - length_offsets[i] + noise.normal(10e-6));
-        }
-        for (i, d) in real.drives.iter().enumerate() {
-            let rate = fine_rate[j][i];
-            let (ahead, behind) = (
-                &fine_rate[(j + 1).min(fine_rate.len() - 1)],
-                &fine_rate[j.saturating_sub(1)],
-            );
-            let acceleration = (ahead[i] - behind[i]) / (2.0 * h);
-            let rho = d.payout_per_radian();
-            let tau = d.torque_for(rate / rho, acceleration / rho, tension[i]) + torque_offsets[i];
-            m.torques.push(tau + noise.normal(0.005 * d.rated_torque));
-        }
-    }
-    m
-}
+use crate::fixtures::calibration::{RealRobot, measured_run, real_robot};
+use crate::fixtures::robot;
+use crate::robot::Stiffness;
 
 #[test]
 fn a_real_robot_is_recovered_from_its_noisy_run() {
     let file = robot("uvigo8-drives");
-    let (real, torque_offsets, length_offsets) = real_robot(&file);
-    let measured = measured_run(&real, &torque_offsets, &length_offsets, 20.0);
+    let truth = real_robot(&file);
+    let measured = measured_run(&truth, 20.0);
+    let RealRobot {
+        robot: real,
+        torque_offsets,
+        length_offsets,
+    } = truth;
     // Through a CSV as a lab would export it, read back by column name.
     let dir = std::env::temp_dir().join(format!("cdpr-calibrate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
