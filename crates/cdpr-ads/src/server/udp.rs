@@ -42,6 +42,10 @@ pub const SYSTEM_SERVICE_PORT: u16 = 10000;
 pub const DEFAULT_USER: &str = "Administrator";
 /// TwinCAT's factory password (Windows images; TwinCAT/BSD asks for one at install).
 pub const DEFAULT_PASSWORD: &str = "1";
+/// The UDP socket's receive buffer asked for, bytes: room for a burst of thousands of
+/// datagrams.
+const RECEIVE_BUFFER_BYTES: usize = 4 << 20;
+
 /// How long the first refusal of wrong credentials from a peer waits; each further one in a
 /// row waits twice as long as the one before.
 pub const FIRST_REFUSAL_DELAY: Duration = Duration::from_millis(100);
@@ -124,6 +128,11 @@ impl UdpResponder {
         routes: RouteTable,
     ) -> io::Result<UdpResponder> {
         let socket = UdpSocket::bind(config.listen)?;
+        // A receive buffer a burst cannot fill: the kernel's default (208 KiB, a few hundred
+        // small datagrams) drops whatever arrives behind a guesser's burst, other peers'
+        // requests included, before this thread can tell them apart. Best effort: the
+        // kernel caps it at its rmem_max.
+        let _ = socket2::SockRef::from(&socket).set_recv_buffer_size(RECEIVE_BUFFER_BYTES);
         // Short, so that the thread notices `stop`.
         socket.set_read_timeout(Some(Duration::from_millis(100)))?;
         let local_addr = socket.local_addr()?;
