@@ -212,8 +212,8 @@ pub fn calibrate(
         let (at, ratio) = (0..kept.len())
             .map(|k| {
                 let j = kept[k];
-                let std = covariance[(k, k)].max(0.0).sqrt() * problem.scales[j];
-                let ratio = std / (trusted(free[j].1) * problem.scales[j]);
+                // Both in scaled units.
+                let ratio = covariance[(k, k)].max(0.0).sqrt() / trusted(free[j].1);
                 (k, if ratio.is_nan() { f64::INFINITY } else { ratio })
             })
             .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
@@ -527,12 +527,16 @@ impl<'a> Problem<'a> {
         let mut jac = DMatrix::zeros(rows * self.samples.len(), self.free.len());
         let derivatives: Vec<f64> = (0..self.free.len()).map(|j| self.derivative(j)).collect();
         for n in 0..self.samples.len() {
+            // The drives' regressors of each cable at this sample, evaluated once for its
+            // four drive parameters.
+            let mut regressors: Vec<Option<[f64; 4]>> = vec![None; self.robot.cables.len()];
             for (j, &(i, q)) in self.free.iter().enumerate() {
                 let row0 = n * rows;
                 let dv = derivatives[j];
                 if q.group() == Group::Drives {
-                    let c = self.cable(&values, n, i);
-                    jac[(row0 + i, j)] = c.drive_terms[q.index()] * dv * self.weight(i);
+                    let terms =
+                        *regressors[i].get_or_insert_with(|| self.cable(&values, n, i).drive_terms);
+                    jac[(row0 + i, j)] = terms[q.index()] * dv * self.weight(i);
                     continue;
                 }
                 let step = 1e-4 * self.scales[j];
